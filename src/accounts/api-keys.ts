@@ -1,0 +1,39 @@
+// Creating API keys — one path for `POST /api-keys` and `posthorn keys create` (api-reference §10).
+import type { Store, ApiKeyRec, Permission } from '../store';
+import { errors } from '../api/errors';
+import { newId, nowIso } from '../ids';
+import { newToken, hashToken } from '../api/platform/auth';
+
+export interface NewKeyInput {
+  name: string;
+  permission?: string;
+  domain_id?: string | null;
+}
+
+/** Validate and persist a key; resolves after the flushed commit with the one-time token. */
+export async function createApiKey(store: Store, team: string, input: NewKeyInput): Promise<{ key: ApiKeyRec; token: string }> {
+  if (typeof input.name !== 'string') throw errors.missingField('name');
+  if (input.name.length > 50) throw errors.invalidField('name', 'must be at most 50 characters.');
+  const permission = (input.permission ?? 'full_access') as Permission;
+  if (permission !== 'full_access' && permission !== 'sending_access')
+    throw errors.invalidAccess();
+  const domainId = input.domain_id ?? null;
+  if (domainId !== null) {
+    if (permission !== 'sending_access') throw errors.validation('The `domain_id` field can only be used with `sending_access` permission.');
+    if (typeof domainId !== 'string' || !store.domains.get(team, domainId.toLowerCase()))
+      throw errors.validation('The `domain_id` field must name a domain of this team.');
+  }
+  const token = newToken();
+  const key: ApiKeyRec = {
+    id: newId(),
+    team_id: team,
+    created_at: nowIso(),
+    name: input.name,
+    permission,
+    domain_id: domainId ? domainId.toLowerCase() : null,
+    token_hash: hashToken(token),
+    last_used_at: null,
+  };
+  await store.apiKeys.put(key);
+  return { key, token };
+}

@@ -1,0 +1,90 @@
+// The Elysia application: global parse/error/response hooks, then one module per resource.
+// Authentication, rate limiting and the request log wrap it in server.ts, because they must run
+// before routing (api-reference §3.3).
+import { Elysia } from 'elysia';
+import { openapi } from '@elysiajs/openapi';
+import { ApiError, errors } from './errors';
+import { readJson } from './platform/body';
+import { stateOf } from './platform/context';
+import { jsonResponse, errorResponse } from './platform/json';
+import { fromValidation } from './platform/validation';
+import { log } from '../log';
+import type { Services } from '../services';
+import { VERSION } from '../version';
+import { apiKeysRoutes } from './resources/api-keys';
+import { logsRoutes } from './resources/logs';
+import { healthRoutes } from './resources/health';
+import { domainsRoutes } from './resources/domains';
+import { segmentsRoutes } from './resources/segments';
+import { contactsRoutes } from './resources/contacts';
+import { broadcastsRoutes } from './resources/broadcasts';
+import { suppressionsRoutes } from './resources/suppressions';
+
+/** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
+export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
+
+export function isPublic(path: string): boolean {
+  return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+}
+
+export type App = ReturnType<typeof createBase>;
+
+function createBase() {
+  return new Elysia({ normalize: false })
+    .use(
+      openapi({
+        path: '/openapi',
+        documentation: {
+          info: { title: 'Posthorn API', version: VERSION, description: 'Resend-compatible email API' },
+          components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+          security: [{ bearer: [] }],
+        },
+      }),
+    )
+    .onParse(async ({ request }) => {
+      const body = await readJson(request);
+      const s = stateOf(request);
+      if (s) s.body = body;
+      // Bodiless requests validate as an empty object, so a required field reads as "missing".
+      return body === undefined ? {} : body;
+    })
+    .onError(({ code, error, request }) => {
+      if (error instanceof ApiError) return errorResponse(request, error);
+      if (code === 'VALIDATION') return errorResponse(request, fromValidation(error as never));
+      if (code === 'NOT_FOUND') return errorResponse(request, routeMiss(request));
+      if (code === 'PARSE') return errorResponse(request, errors.badJson());
+      log.error('api.unhandled', { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
+      return errorResponse(request, errors.internal());
+    })
+    .mapResponse((ctx) => {
+      const value = (ctx as unknown as { responseValue: unknown }).responseValue;
+      if (value instanceof Response) return value;
+      return jsonResponse(ctx.request, typeof ctx.set.status === 'number' ? ctx.set.status : 200, value);
+    });
+}
+
+/** Routes by method, compiled once, to tell "no such path" (404) from "wrong method" (405). */
+let routeTable: { method: string; re: RegExp }[] = [];
+
+function routeMiss(request: Request): ApiError {
+  const path = stateOf(request)?.path ?? new URL(request.url).pathname;
+  const other = routeTable.some((r) => r.re.test(path) && r.method !== request.method);
+  return other ? errors.methodNotAllowed(request.method) : errors.routeNotFound();
+}
+
+export function buildApp(svc: Services) {
+  const app = createBase();
+  healthRoutes(app);
+  apiKeysRoutes(app, svc);
+  domainsRoutes(app, svc);
+  segmentsRoutes(app, svc);
+  contactsRoutes(app, svc);
+  broadcastsRoutes(app, svc);
+  suppressionsRoutes(app, svc);
+  logsRoutes(app, svc);
+  routeTable = app.routes.map((r) => ({
+    method: r.method,
+    re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`),
+  }));
+  return app;
+}

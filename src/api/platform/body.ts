@@ -1,0 +1,40 @@
+// Request bodies: JSON only, at most 50 MB (api-reference §1.4). An empty body is "no body", never
+// a parse error (the SDK sends Content-Type: application/json on bodiless requests).
+import { errors } from '../errors';
+
+export const MAX_BODY_BYTES = 50 * 1024 * 1024;
+
+/** Read and parse a JSON body; undefined when the body is empty. */
+export async function readJson(req: Request): Promise<unknown> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw errors.tooLarge();
+  let text: string;
+  if (declared !== null) text = await req.text();
+  else text = await readLimited(req);
+  if (text.length > MAX_BODY_BYTES) throw errors.tooLarge();
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw errors.badJson();
+  }
+}
+
+/** Chunked bodies carry no length: count while reading and stop at the limit. */
+async function readLimited(req: Request): Promise<string> {
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw errors.tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

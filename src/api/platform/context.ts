@@ -1,0 +1,31 @@
+// Per-request state shared between the outer server (auth, rate limit, request log) and the
+// Elysia handlers. Keyed by the Request object, which Elysia passes through untouched.
+import type { ApiKeyRec } from '../../store';
+
+export interface RequestState {
+  team: string;
+  key: ApiKeyRec;
+  /** Path after slash-collapsing, without the query. */
+  path: string;
+  /** Parsed JSON body (for the request log), undefined when there was none. */
+  body?: unknown;
+  /** JSON body of the response as sent (for the request log). */
+  responseBody?: unknown;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+export function setState(req: Request, s: RequestState): void {
+  states.set(req, s);
+}
+
+export function stateOf(req: Request): RequestState | undefined {
+  return states.get(req);
+}
+
+/** The authenticated caller of a request; every API handler runs behind authentication. */
+export function caller(req: Request): RequestState {
+  const s = states.get(req);
+  if (!s) throw new Error('request reached an API handler without authentication');
+  return s;
+}

@@ -1,0 +1,37 @@
+// Per-team fixed 1-second window, no burst (api-reference §6). Shared by every key of a team and,
+// later, by SMTP submissions. In memory: a window is one second, so nothing is worth persisting.
+export interface RateDecision {
+  allowed: boolean;
+  headers: Record<string, string>;
+}
+
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly limit: number) {}
+
+  take(team: string, now = Date.now()): RateDecision {
+    const windowStart = now - (now % 1000);
+    let w = this.windows.get(team);
+    if (!w || w.start !== windowStart) {
+      w = { start: windowStart, count: 0 };
+      this.windows.set(team, w);
+      if (this.windows.size > 10_000) this.prune(windowStart);
+    }
+    const allowed = w.count < this.limit;
+    if (allowed) w.count++;
+    const reset = Math.max(1, Math.ceil((windowStart + 1000 - now) / 1000));
+    const headers: Record<string, string> = {
+      'ratelimit-limit': String(this.limit),
+      'ratelimit-remaining': String(Math.max(0, this.limit - w.count)),
+      'ratelimit-reset': String(reset),
+      'ratelimit-policy': `${this.limit};w=1`,
+    };
+    if (!allowed) headers['retry-after'] = String(reset);
+    return { allowed, headers };
+  }
+
+  private prune(current: number) {
+    for (const [team, w] of this.windows) if (w.start !== current) this.windows.delete(team);
+  }
+}

@@ -1,0 +1,60 @@
+// The API request log (api-reference §15): one entry per authenticated request, errors included,
+// with attachment content left out and API key tokens masked. Written without holding up the
+// response; GET /logs waits for pending commits first, so a client always sees its own requests.
+import type { Store, LogRec, ApiKeyRec } from '../../store';
+import { newId, nowIso } from '../../ids';
+
+const TOKEN_ANYWHERE = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/g;
+const MAX_STRING = 64 * 1024;
+
+/** Copy of a body safe to keep: attachment content → "[n bytes]", tokens masked, huge strings cut. */
+export function redact(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const masked = value.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`);
+    return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
+  }
+  if (Array.isArray(value)) return value.map(redact);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = k === 'attachments' && Array.isArray(v) ? v.map(redactAttachment) : redact(v);
+    return out;
+  }
+  return value;
+}
+
+function redactAttachment(a: unknown): unknown {
+  if (!a || typeof a !== 'object' || Array.isArray(a)) return redact(a);
+  const { content, ...rest } = a as Record<string, unknown>;
+  const out = redact(rest) as Record<string, unknown>;
+  if (typeof content === 'string') out.content = `[${Buffer.byteLength(content, 'base64')} bytes]`;
+  else if (content !== undefined) out.content = redact(content);
+  return out;
+}
+
+export interface LogInput {
+  key: ApiKeyRec;
+  method: string;
+  path: string;
+  status: number;
+  userAgent: string | null;
+  startedAt: number;
+  requestBody: unknown;
+  responseBody: unknown;
+}
+
+export function recordRequest(store: Store, e: LogInput): void {
+  const rec: LogRec = {
+    id: newId(),
+    team_id: e.key.team_id,
+    created_at: nowIso(),
+    api_key_id: e.key.id,
+    endpoint: e.path,
+    method: e.method,
+    response_status: e.status,
+    user_agent: e.userAgent,
+    duration_ms: Math.round((performance.now() - e.startedAt) * 100) / 100,
+    request_body: e.requestBody === undefined ? null : redact(e.requestBody),
+    response_body: e.responseBody === undefined ? null : redact(e.responseBody),
+  };
+  void store.transaction(() => store.logs.putInTxn(rec));
+}

@@ -1,0 +1,36 @@
+// TypeBox validation failures (raised by Elysia before a handler runs) in Resend's words:
+// a missing field → 422 missing_required_field, a bad one → 422 validation_error naming it,
+// a body of the wrong top-level type → 400 validation_error (api-reference §1.4).
+import { ApiError, errors } from '../errors';
+
+interface ValueErrorLike {
+  path: string;
+  value: unknown;
+  message: string;
+  schema?: { error?: unknown; [k: string]: unknown };
+}
+
+/** `/tags/0/name` → `tags[0].name` */
+export function fieldName(path: string): string {
+  return path
+    .split('/')
+    .filter(Boolean)
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+}
+
+export function fromValidation(err: { all?: ValueErrorLike[]; type?: string }): ApiError {
+  const all = err.all ?? [];
+  const first = all[0];
+  if (!first) return errors.validation('Invalid request.');
+  if (first.path === '' || first.path === '/') {
+    if (err.type === 'body') return errors.badJson('The request body has the wrong type.');
+    return errors.validation(first.message);
+  }
+  // Prefer a missing field over other complaints about the same object.
+  const missing = all.find((e) => e.value === undefined && e.path.split('/').length === 2);
+  if (missing) return errors.missingField(fieldName(missing.path));
+  const field = fieldName(first.path);
+  const custom = typeof first.schema?.error === 'string' ? first.schema.error : null;
+  return custom ? errors.validation(custom.replace('{field}', field)) : errors.invalidField(field, first.message.toLowerCase() + '.');
+}

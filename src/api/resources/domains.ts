@@ -1,0 +1,176 @@
+// Domains (api-reference §9): create (with an RSA-2048 DKIM key and the DNS records to publish),
+// get, list, update, verify, delete.
+import { t } from 'elysia';
+import type { App } from '../app';
+import type { Services } from '../../services';
+import type { DomainRec } from '../../store';
+import { caller } from '../platform/context';
+import { pathId, pageQuery, listOf } from '../platform/params';
+import { ApiError, errors } from '../errors';
+import { newId, nowIso } from '../../ids';
+import { generateDkimKey } from '../../domains/dkim';
+import { recordViews, deriveStatus } from '../../domains/records';
+import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain, REGIONS } from '../../domains/validate';
+
+const tags = ['Domains'];
+const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `{field}` field must be "enabled" or "disabled".' });
+const Tls = t.Union([t.Literal('opportunistic'), t.Literal('enforced')], { error: 'The `tls` field must be "opportunistic" or "enforced".' });
+const Bool = (name: string) => t.Boolean({ error: `The \`${name}\` field must be a boolean.` });
+
+export function domainsRoutes(app: App, { store, config, domains: verifier }: Services) {
+  const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
+  const summary = (d: DomainRec) => ({
+    id: d.id,
+    name: d.name,
+    status: d.status,
+    created_at: d.created_at,
+    region: d.region,
+    open_tracking: d.open_tracking,
+    click_tracking: d.click_tracking,
+    capabilities: d.capabilities,
+  });
+  const load = (request: Request, raw: string) => {
+    const d = store.domains.get(caller(request).team, pathId(raw));
+    if (!d) throw errors.notFound('Domain');
+    return d;
+  };
+
+  app.post(
+    '/domains',
+    async ({ request, body, set }) => {
+      const { team } = caller(request);
+      const name = normaliseDomainName(body.name);
+      const region = body.region ?? 'us-east-1';
+      if (!REGIONS.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
+      const capabilities = { sending: body.capabilities?.sending ?? 'enabled', receiving: body.capabilities?.receiving ?? 'disabled' } as const;
+      if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled')
+        throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+      const taken = () => errors.validation(`The \`${name}\` domain has been registered already.`, 403);
+      if (store.domains.find('name', name)) throw taken();
+      const d: DomainRec = {
+        id: newId(),
+        team_id: team,
+        created_at: nowIso(),
+        name,
+        region,
+        custom_return_path: body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send',
+        open_tracking: body.open_tracking ?? false,
+        click_tracking: body.click_tracking ?? false,
+        tracking_subdomain: body.tracking_subdomain ? checkTrackingSubdomain(body.tracking_subdomain) : null,
+        tls: body.tls ?? 'opportunistic',
+        capabilities,
+        status: 'not_started',
+        dkim: await generateDkimKey(),
+        record_status: {},
+        verification: { requested_at: null, checked_at: null, verified_at: null, degraded_at: null },
+      };
+      // The name check is repeated inside the transaction: two concurrent creates, one winner.
+      const ok = await store.transaction(() => {
+        if (store.domains.find('name', name)) return false;
+        store.domains.putInTxn(d);
+        return true;
+      });
+      if (!ok) throw taken();
+      set.status = 201;
+      return {
+        id: d.id,
+        name: d.name,
+        created_at: d.created_at,
+        status: d.status,
+        open_tracking: d.open_tracking,
+        click_tracking: d.click_tracking,
+        tracking_subdomain: d.tracking_subdomain,
+        capabilities: d.capabilities,
+        records: recordViews(d, hosts),
+        region: d.region,
+      };
+    },
+    {
+      body: t.Object({
+        name: t.String({ error: 'The `name` field must be a string.' }),
+        region: t.Optional(t.String()),
+        custom_return_path: t.Optional(t.String({ error: 'The `custom_return_path` field must be a string.' })),
+        open_tracking: t.Optional(Bool('open_tracking')),
+        click_tracking: t.Optional(Bool('click_tracking')),
+        tracking_subdomain: t.Optional(t.Union([t.String(), t.Null()], { error: 'The `tracking_subdomain` field must be a string.' })),
+        tls: t.Optional(Tls),
+        capabilities: t.Optional(t.Object({ sending: t.Optional(Capability), receiving: t.Optional(Capability) })),
+      }),
+      detail: { summary: 'Create a domain', tags },
+    },
+  );
+
+  app.get('/domains', ({ request, query }) => listOf(store.domains.page(caller(request).team, pageQuery(query), null, summary)), {
+    detail: { summary: 'List domains', tags },
+  });
+
+  app.get(
+    '/domains/:id',
+    ({ request, params }) => {
+      const d = load(request, params.id);
+      return { object: 'domain', ...summary(d), tracking_subdomain: d.tracking_subdomain, records: recordViews(d, hosts) };
+    },
+    { detail: { summary: 'Retrieve a domain', tags } },
+  );
+
+  app.patch(
+    '/domains/:id',
+    async ({ request, params, body }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      if (body.tracking_subdomain === null) throw errors.invalidField('tracking_subdomain', 'can be changed but not removed.');
+      const tracking = body.tracking_subdomain !== undefined ? checkTrackingSubdomain(body.tracking_subdomain) : undefined;
+      const found = await store.transaction(() => {
+        const cur = store.domains.get(team, id);
+        if (!cur) return 'missing';
+        const capabilities = { ...cur.capabilities, ...(body.capabilities ?? {}) };
+        if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled') return 'no-capability';
+        const next: DomainRec = {
+          ...cur,
+          open_tracking: body.open_tracking ?? cur.open_tracking,
+          click_tracking: body.click_tracking ?? cur.click_tracking,
+          tls: body.tls ?? cur.tls,
+          tracking_subdomain: tracking ?? cur.tracking_subdomain,
+          capabilities,
+        };
+        next.status = deriveStatus(next);
+        store.domains.putInTxn(next);
+        return 'ok';
+      });
+      if (found === 'missing') throw errors.notFound('Domain');
+      if (found === 'no-capability') throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+      return { object: 'domain', id };
+    },
+    {
+      body: t.Object({
+        open_tracking: t.Optional(Bool('open_tracking')),
+        click_tracking: t.Optional(Bool('click_tracking')),
+        tls: t.Optional(Tls),
+        tracking_subdomain: t.Optional(t.Union([t.String(), t.Null()], { error: 'The `tracking_subdomain` field must be a string.' })),
+        capabilities: t.Optional(t.Object({ sending: t.Optional(Capability), receiving: t.Optional(Capability) })),
+      }),
+      detail: { summary: 'Update a domain', tags },
+    },
+  );
+
+  app.post(
+    '/domains/:id/verify',
+    async ({ request, params }) => {
+      const d = load(request, params.id);
+      await verifier.request(d.team_id, d.id);
+      return { object: 'domain', id: d.id };
+    },
+    { detail: { summary: 'Verify a domain (asynchronous DNS check)', tags } },
+  );
+
+  app.delete(
+    '/domains/:id',
+    async ({ request, params }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      if (!(await store.domains.remove(team, id))) throw errors.notFound('Domain');
+      return { object: 'domain', id, deleted: true };
+    },
+    { detail: { summary: 'Delete a domain', tags } },
+  );
+}

@@ -1,0 +1,53 @@
+// API request logs (api-reference §15).
+import type { App } from '../app';
+import type { Services } from '../../services';
+import { caller } from '../platform/context';
+import { pathId, pageQuery, listOf } from '../platform/params';
+import { errors } from '../errors';
+
+const tags = ['Logs'];
+
+export function logsRoutes(app: App, { store }: Services) {
+  app.get(
+    '/logs',
+    async ({ request, query }) => {
+      const { team } = caller(request);
+      await store.env.committed; // entries are written behind responses: see the caller's own
+      return listOf(
+        store.logs.page(team, pageQuery(query), 20, (l) => ({
+          id: l.id,
+          created_at: l.created_at,
+          endpoint: l.endpoint,
+          method: l.method,
+          response_status: l.response_status,
+          user_agent: l.user_agent,
+        })),
+      );
+    },
+    { detail: { summary: 'List API request logs', tags } },
+  );
+
+  app.get(
+    '/logs/:id',
+    async ({ request, params }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      await store.env.committed;
+      const l = store.logs.get(team, id);
+      if (!l) throw errors.notFound('Log');
+      return {
+        object: 'log',
+        id: l.id,
+        created_at: l.created_at,
+        endpoint: l.endpoint,
+        method: l.method,
+        response_status: l.response_status,
+        user_agent: l.user_agent,
+        duration_ms: l.duration_ms,
+        request_body: l.request_body,
+        response_body: l.response_body,
+      };
+    },
+    { detail: { summary: 'Retrieve an API request log', tags } },
+  );
+}

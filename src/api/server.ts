@@ -1,0 +1,89 @@
+// The HTTP front door. Order of checks (api-reference §3.3): path normalisation → authentication
+// (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
+// authenticated request gets the ratelimit-* headers and an entry in the request log.
+import type { Server } from 'bun';
+import { buildApp, isPublic } from './app';
+import { authenticate, allowedFor, touchKey } from './platform/auth';
+import { setState, stateOf } from './platform/context';
+import { errorResponse } from './platform/json';
+import { recordRequest } from './platform/requestlog';
+import { RateLimiter } from './platform/ratelimit';
+import { ApiError, errors } from './errors';
+import type { Services } from '../services';
+import { log } from '../log';
+
+export function createHandler(svc: Services) {
+  const app = buildApp(svc);
+  const limiter = new RateLimiter(svc.config.limits.requests_per_second);
+  const rps = svc.config.limits.requests_per_second;
+
+  return async function handle(incoming: Request): Promise<Response> {
+    const startedAt = performance.now();
+    const url = new URL(incoming.url);
+    let req = incoming;
+    // Repeated slashes (an SDK base URL with a trailing slash gives `//emails`) are collapsed.
+    if (url.pathname.includes('//')) {
+      url.pathname = url.pathname.replace(/\/{2,}/g, '/');
+      req = new Request(url, incoming);
+    }
+    const path = url.pathname;
+    if (isPublic(path)) return app.handle(req);
+
+    let key;
+    try {
+      key = authenticate(svc.store, req.headers.get('authorization'));
+    } catch (e) {
+      return errorResponse(null, e as ApiError);
+    }
+    setState(req, { team: key.team_id, key, path });
+    touchKey(svc.store, key);
+
+    let res: Response;
+    let headers: Record<string, string> = {};
+    if (!allowedFor(key, req.method, path)) {
+      res = errorResponse(req, errors.restrictedApiKey());
+    } else {
+      const rl = limiter.take(key.team_id);
+      headers = rl.headers;
+      if (!rl.allowed) {
+        res = errorResponse(req, new ApiError(429, 'rate_limit_exceeded', `Too many requests. You can only make ${rps} requests per second.`));
+      } else {
+        res = await app.handle(req);
+      }
+    }
+    for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+    const s = stateOf(req)!;
+    recordRequest(svc.store, {
+      key,
+      method: req.method,
+      path,
+      status: res.status,
+      userAgent: req.headers.get('user-agent'),
+      startedAt,
+      requestBody: s.body,
+      responseBody: s.responseBody,
+    });
+    return res;
+  };
+}
+
+export function startHttp(svc: Services): Server<unknown> {
+  const handle = createHandler(svc);
+  const { http } = svc.config;
+  const tls = http.tls_cert && http.tls_key ? { cert: Bun.file(http.tls_cert), key: Bun.file(http.tls_key) } : undefined;
+  const server = Bun.serve({
+    hostname: http.host,
+    port: http.port,
+    tls,
+    // Our own limit (50 MB, answered as JSON 413) is enforced while reading; Bun's must be higher.
+    maxRequestBodySize: 1024 * 1024 * 1024,
+    idleTimeout: 120,
+    fetch: handle,
+    error(err) {
+      log.error('http.error', { error: String(err?.stack ?? err) });
+      return errorResponse(null, errors.internal());
+    },
+  });
+  log.info('http.listening', { url: `${tls ? 'https' : 'http'}://${http.host}:${server.port}` });
+  return server;
+}

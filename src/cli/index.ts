@@ -1,0 +1,90 @@
+// Command line: serve, init, keys create, version (SPEC.md §4).
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError, type Config } from '../config';
+import { VERSION } from '../version';
+
+const USAGE = `Usage: posthorn <command> [options]
+
+Commands:
+  serve                         run the API, SMTP listeners and delivery (bootstraps on first start)
+  init [--json]                 create a team, an admin user and a full_access API key
+  keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID] [--json]
+                                create an API key
+  version                       print the version
+
+Options:
+  --config PATH                 TOML configuration file (or POSTHORN_CONFIG)
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return command ? 0 : 2;
+  }
+  if (command === 'version' || command === '--version') {
+    process.stdout.write(`posthorn ${VERSION} (bun ${Bun.version})\n`);
+    return 0;
+  }
+  try {
+    switch (command) {
+      case 'serve': {
+        const { values } = parseArgs({ args: rest, options: { config: { type: 'string' } }, strict: true });
+        const { serve } = await import('./serve');
+        return await serve(config(values.config));
+      }
+      case 'init': {
+        const { values } = parseArgs({
+          args: rest,
+          options: { config: { type: 'string' }, json: { type: 'boolean' }, 'admin-email': { type: 'string' } },
+          strict: true,
+        });
+        const { init } = await import('./init');
+        return await init(config(values.config), { json: !!values.json, adminEmail: values['admin-email'] });
+      }
+      case 'keys': {
+        const [sub, ...args] = rest;
+        if (sub !== 'create') throw new UsageError('keys: the only subcommand is `keys create`');
+        const { values } = parseArgs({
+          args,
+          options: {
+            config: { type: 'string' },
+            name: { type: 'string' },
+            permission: { type: 'string' },
+            domain: { type: 'string' },
+            team: { type: 'string' },
+            json: { type: 'boolean' },
+          },
+          strict: true,
+        });
+        if (values.name === undefined) throw new UsageError('keys create: --name is required');
+        const { keysCreate } = await import('./keys');
+        return await keysCreate(config(values.config), {
+          name: values.name,
+          permission: values.permission,
+          domain: values.domain,
+          team: values.team,
+          json: !!values.json,
+        });
+      }
+      default:
+        throw new UsageError(`unknown command: ${command}`);
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`posthorn: ${e.message}\n`);
+      return 78; // EX_CONFIG
+    }
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`posthorn: ${(e as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+class UsageError extends Error {}
+
+function config(path: string | undefined): Config {
+  return loadConfig({ path: path ?? null });
+}

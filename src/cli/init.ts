@@ -1,0 +1,29 @@
+// `posthorn init [--json]`: provision a team for automation (SPEC.md §4).
+import type { Config } from '../config';
+import { Store } from '../store';
+import { createTeam, type Credentials } from '../accounts/bootstrap';
+
+export async function init(config: Config, opts: { json: boolean; adminEmail?: string }): Promise<number> {
+  const store = new Store(config.data_dir, config.retention.days);
+  try {
+    const creds = await createTeam(store, { adminEmail: opts.adminEmail });
+    process.stdout.write(opts.json ? `${JSON.stringify(creds)}\n` : formatCredentials(creds));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+export function formatCredentials(c: Credentials): string {
+  return [
+    '',
+    '  Posthorn team created. These credentials are shown once — keep them safe.',
+    '',
+    `    API key         ${c.api_key}`,
+    `    Team id         ${c.team_id}`,
+    `    Admin email     ${c.admin_email}`,
+    `    Admin password  ${c.admin_password}`,
+    '',
+    '',
+  ].join('\n');
+}

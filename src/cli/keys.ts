@@ -1,0 +1,40 @@
+// `posthorn keys create`: the same key creation as POST /api-keys, from the shell.
+import type { Config } from '../config';
+import { Store } from '../store';
+import { createApiKey } from '../accounts/api-keys';
+import { ApiError } from '../api/errors';
+
+export async function keysCreate(
+  config: Config,
+  opts: { name: string; permission?: string; domain?: string; team?: string; json: boolean },
+): Promise<number> {
+  const store = new Store(config.data_dir, config.retention.days);
+  try {
+    const teams = [...store.teams.everything()];
+    const team = opts.team ? teams.find((t) => t.id === opts.team) : teams[0];
+    if (!team) {
+      process.stderr.write(opts.team ? `posthorn: no team ${opts.team}\n` : 'posthorn: no team yet — run `posthorn init` or `posthorn serve` first\n');
+      return 1;
+    }
+    if (!opts.team && teams.length > 1) {
+      process.stderr.write('posthorn: several teams exist — choose one with --team ID\n');
+      return 2;
+    }
+    const { key, token } = await createApiKey(store, team.id, {
+      name: opts.name,
+      permission: opts.permission,
+      domain_id: opts.domain ?? null,
+    });
+    const out = { id: key.id, token, name: key.name, permission: key.permission, domain_id: key.domain_id, team_id: team.id };
+    process.stdout.write(opts.json ? `${JSON.stringify(out)}\n` : `API key ${key.id} (${key.permission}): ${token}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof ApiError) {
+      process.stderr.write(`posthorn: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,36 @@
+// `posthorn serve`: open the store, bootstrap on first start, start every listener and job,
+// and shut down cleanly on SIGINT/SIGTERM.
+import type { Config } from '../config';
+import { createServices, closeServices } from '../services';
+import { startHttp } from '../api/server';
+import { createTeam } from '../accounts/bootstrap';
+import { formatCredentials } from './init';
+import { startScheduler } from '../scheduler';
+import { log } from '../log';
+
+export async function serve(config: Config): Promise<number> {
+  const svc = createServices(config);
+  if (svc.store.isEmpty()) {
+    const creds = await createTeam(svc.store);
+    process.stdout.write(formatCredentials(creds));
+    log.info('bootstrap.team_created', { team_id: creds.team_id, admin_email: creds.admin_email });
+  }
+  const http = startHttp(svc);
+  const scheduler = startScheduler(svc);
+  log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
+
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info('posthorn.stopping', { signal });
+      scheduler.stop();
+      await http.stop();
+      await closeServices(svc);
+      resolve(0);
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+  });
+}

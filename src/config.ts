@@ -1,0 +1,228 @@
+// Configuration: a TOML file (--config PATH or POSTHORN_CONFIG) overlaid by POSTHORN_* environment
+// variables, validated once at start-up. Every key is documented in config.example.toml; a bad value
+// stops start-up with a message naming the key (SPEC.md §4).
+import { readFileSync, existsSync } from 'node:fs';
+import { isIP } from 'node:net';
+
+export interface Config {
+  data_dir: string;
+  public_url: string;
+  http: { host: string; port: number; tls_cert: string | null; tls_key: string | null };
+  smtp: {
+    host: string;
+    hostname: string;
+    username: string;
+    starttls_ports: number[];
+    tls_ports: number[];
+    tls_cert: string | null;
+    tls_key: string | null;
+  };
+  dns: { servers: string[] };
+  delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[] };
+  limits: { requests_per_second: number };
+  retention: { days: number };
+  security: { allow_private_networks: boolean };
+  webhooks: { retry_schedule: number[] };
+}
+
+export class ConfigError extends Error {
+  constructor(public key: string, message: string) {
+    super(`config: \`${key}\` ${message}`);
+  }
+}
+
+/** Default delivery waits: exponential-ish backoff whose sum reaches the 72 h retry window. */
+export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
+export const DEFAULT_WEBHOOK_RETRY = '5s,5m,30m,2h,5h,10h,10h';
+
+type Kind = 'string' | 'nullable' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'durations' | 'enum';
+interface KeyDef {
+  key: string; // dotted TOML key
+  env: string;
+  kind: Kind;
+  default: unknown;
+  values?: string[]; // for enum
+  min?: number;
+  max?: number;
+}
+
+/** The operational contract of SPEC.md §4 — names are fixed, other tools depend on them. */
+export const KEYS: KeyDef[] = [
+  { key: 'data_dir', env: 'POSTHORN_DATA_DIR', kind: 'string', default: './data' },
+  { key: 'public_url', env: 'POSTHORN_PUBLIC_URL', kind: 'url', default: 'http://localhost:3000' },
+  { key: 'http.host', env: 'POSTHORN_HTTP_HOST', kind: 'string', default: '0.0.0.0' },
+  { key: 'http.port', env: 'POSTHORN_HTTP_PORT', kind: 'port', default: 3000 },
+  { key: 'http.tls_cert', env: 'POSTHORN_HTTP_TLS_CERT', kind: 'nullable', default: null },
+  { key: 'http.tls_key', env: 'POSTHORN_HTTP_TLS_KEY', kind: 'nullable', default: null },
+  { key: 'smtp.host', env: 'POSTHORN_SMTP_HOST', kind: 'string', default: '0.0.0.0' },
+  { key: 'smtp.hostname', env: 'POSTHORN_SMTP_HOSTNAME', kind: 'string', default: 'localhost' },
+  { key: 'smtp.username', env: 'POSTHORN_SMTP_USERNAME', kind: 'string', default: 'resend' },
+  { key: 'smtp.starttls_ports', env: 'POSTHORN_SMTP_STARTTLS_PORTS', kind: 'ports', default: [25, 587, 2587] },
+  { key: 'smtp.tls_ports', env: 'POSTHORN_SMTP_TLS_PORTS', kind: 'ports', default: [465, 2465] },
+  { key: 'smtp.tls_cert', env: 'POSTHORN_SMTP_TLS_CERT', kind: 'nullable', default: null },
+  { key: 'smtp.tls_key', env: 'POSTHORN_SMTP_TLS_KEY', kind: 'nullable', default: null },
+  { key: 'dns.servers', env: 'POSTHORN_DNS_SERVERS', kind: 'servers', default: [] },
+  { key: 'delivery.mode', env: 'POSTHORN_DELIVERY_MODE', kind: 'enum', values: ['direct', 'relay'], default: 'direct' },
+  { key: 'delivery.relay_url', env: 'POSTHORN_DELIVERY_RELAY_URL', kind: 'nullable', default: null },
+  { key: 'delivery.mx_port', env: 'POSTHORN_DELIVERY_MX_PORT', kind: 'port', default: 25 },
+  { key: 'delivery.retry_schedule', env: 'POSTHORN_DELIVERY_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_DELIVERY_RETRY },
+  { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
+  { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
+  { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
+  { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
+];
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "5s" / "10m" / "2h" / "1d" / "250ms" → milliseconds; null when malformed. */
+export function parseDuration(text: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(text);
+  if (!m) return null;
+  return Math.round(Number(m[1]) * UNITS[m[2]]);
+}
+
+function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
+  const bad = (why: string): never => {
+    throw new ConfigError(def.key, `${why} (got ${JSON.stringify(raw)}${fromEnv ? ` from ${def.env}` : ''})`);
+  };
+  const list = (v: unknown): unknown[] =>
+    Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : bad('must be a list');
+  const port = (v: unknown): number => {
+    const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) bad('must be a port number 0-65535');
+    return n as number;
+  };
+  switch (def.kind) {
+    case 'string':
+      if (typeof raw !== 'string' || raw.trim() === '') bad('must be a non-empty string');
+      return raw;
+    case 'nullable':
+      if (raw === null || raw === '') return null;
+      if (typeof raw !== 'string') bad('must be a string');
+      return raw;
+    case 'enum':
+      if (typeof raw !== 'string' || !def.values!.includes(raw)) bad(`must be one of ${def.values!.join(', ')}`);
+      return raw;
+    case 'url': {
+      if (typeof raw !== 'string') bad('must be a URL');
+      let u: URL;
+      try {
+        u = new URL(raw as string);
+      } catch {
+        return bad('must be an absolute http(s) URL');
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') bad('must be an http(s) URL');
+      return (raw as string).replace(/\/+$/, '');
+    }
+    case 'port':
+      return port(raw);
+    case 'ports':
+      return list(raw).map(port);
+    case 'int': {
+      const n = typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+      if (typeof n !== 'number' || !Number.isInteger(n)) bad('must be an integer');
+      if ((def.min !== undefined && (n as number) < def.min) || (def.max !== undefined && (n as number) > def.max))
+        bad(`must be between ${def.min} and ${def.max}`);
+      return n;
+    }
+    case 'bool':
+      if (typeof raw === 'boolean') return raw;
+      if (typeof raw === 'string' && /^(true|1|yes|on)$/i.test(raw.trim())) return true;
+      if (typeof raw === 'string' && /^(false|0|no|off)$/i.test(raw.trim())) return false;
+      return bad('must be true or false');
+    case 'servers':
+      return list(raw).map((s) => {
+        const text = String(s);
+        const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(text);
+        if (!m || !isIP(m[1]) || (m[2] !== undefined && (Number(m[2]) < 1 || Number(m[2]) > 65535)))
+          bad('must list DNS servers as ip or ip:port');
+        return text;
+      });
+    case 'durations': {
+      const items = list(raw);
+      if (items.length === 0) bad('must list at least one wait');
+      return items.map((s) => {
+        const ms = parseDuration(String(s));
+        if (ms === null || ms <= 0) bad('must be a comma list of durations such as 5s,10m,2h');
+        return ms;
+      });
+    }
+  }
+}
+
+function lookup(obj: Record<string, unknown>, dotted: string): unknown {
+  let cur: unknown = obj;
+  for (const part of dotted.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function assign(obj: Record<string, any>, dotted: string, value: unknown) {
+  const parts = dotted.split('.');
+  let cur = obj;
+  for (const p of parts.slice(0, -1)) cur = cur[p] ??= {};
+  cur[parts[parts.length - 1]] = value;
+}
+
+/** Reject keys nobody reads: a typo in the file must not be silently ignored. */
+function checkUnknown(file: Record<string, unknown>, prefix = '') {
+  const known = new Set(KEYS.map((k) => k.key));
+  const sections = new Set(KEYS.filter((k) => k.key.includes('.')).map((k) => k.key.split('.')[0]));
+  for (const [k, v] of Object.entries(file)) {
+    const full = prefix ? `${prefix}.${k}` : k;
+    if (!prefix && sections.has(k) && v && typeof v === 'object' && !Array.isArray(v)) checkUnknown(v as Record<string, unknown>, k);
+    else if (!known.has(full)) throw new ConfigError(full, 'is not a known configuration key (see config.example.toml)');
+  }
+}
+
+export interface LoadOptions {
+  path?: string | null;
+  env?: Record<string, string | undefined>;
+  overrides?: Partial<Record<string, unknown>>; // dotted keys, used by tests
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const path = opts.path ?? env.POSTHORN_CONFIG ?? null;
+  let file: Record<string, unknown> = {};
+  if (path) {
+    if (!existsSync(path)) throw new ConfigError('--config', `file not found: ${path}`);
+    try {
+      file = Bun.TOML.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    } catch (e) {
+      throw new ConfigError('--config', `cannot parse ${path}: ${(e as Error).message}`);
+    }
+    checkUnknown(file);
+  }
+  const out: Record<string, any> = {};
+  for (const def of KEYS) {
+    let raw: unknown = def.default;
+    let fromEnv = false;
+    const fileValue = lookup(file, def.key);
+    if (fileValue !== undefined) raw = fileValue;
+    if (env[def.env] !== undefined) {
+      raw = env[def.env];
+      fromEnv = true;
+    }
+    if (opts.overrides && def.key in opts.overrides) raw = opts.overrides[def.key];
+    assign(out, def.key, coerce(def, raw, fromEnv));
+  }
+  const cfg = out as Config;
+  if (cfg.delivery.mode === 'relay' && !cfg.delivery.relay_url)
+    throw new ConfigError('delivery.relay_url', 'is required when `delivery.mode` is relay');
+  if (cfg.delivery.relay_url) {
+    try {
+      const u = new URL(cfg.delivery.relay_url);
+      if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') throw new Error();
+    } catch {
+      throw new ConfigError('delivery.relay_url', 'must be an smtp:// or smtps:// URL');
+    }
+  }
+  for (const side of ['http', 'smtp'] as const) {
+    if (!!cfg[side].tls_cert !== !!cfg[side].tls_key)
+      throw new ConfigError(`${side}.tls_cert`, `and \`${side}.tls_key\` must be set together`);
+  }
+  return cfg;
+}

@@ -1,0 +1,88 @@
+// The DNS records a domain must publish (SPEC.md §3, api-reference §9.7) and how their check
+// results add up to the domain's status (§9.8).
+import type { DomainRec, DomainStatus, RecordStatus } from '../store';
+
+export type RecordId = 'SPF:MX' | 'SPF:TXT' | 'DKIM' | 'Receiving' | 'DMARC' | 'Tracking';
+
+export const SENDING_RECORDS: RecordId[] = ['SPF:MX', 'SPF:TXT', 'DKIM'];
+export const RECEIVING_RECORDS: RecordId[] = ['Receiving'];
+
+export interface RecordView {
+  record: string;
+  name: string;
+  type: 'MX' | 'TXT' | 'CNAME';
+  value: string;
+  ttl: 'Auto';
+  status: RecordStatus;
+  priority?: number;
+}
+
+export interface RecordHosts {
+  smtpHostname: string;
+  publicUrl: string;
+}
+
+/** Every record of a domain, in display order, with fully qualified lookup names. */
+export function recordSpecs(d: DomainRec, hosts: RecordHosts) {
+  const specs: { id: RecordId; view: Omit<RecordView, 'status'>; fqdn: string }[] = [];
+  const rp = d.custom_return_path;
+  if (d.capabilities.sending === 'enabled') {
+    specs.push(
+      { id: 'SPF:MX', fqdn: `${rp}.${d.name}`, view: { record: 'SPF', name: rp, type: 'MX', value: hosts.smtpHostname, ttl: 'Auto', priority: 10 } },
+      { id: 'SPF:TXT', fqdn: `${rp}.${d.name}`, view: { record: 'SPF', name: rp, type: 'TXT', value: `v=spf1 a:${hosts.smtpHostname} ~all`, ttl: 'Auto' } },
+      {
+        id: 'DKIM',
+        fqdn: `${d.dkim.selector}._domainkey.${d.name}`,
+        view: { record: 'DKIM', name: `${d.dkim.selector}._domainkey`, type: 'TXT', value: `p=${d.dkim.public_key}`, ttl: 'Auto' },
+      },
+    );
+  }
+  if (d.capabilities.receiving === 'enabled')
+    specs.push({ id: 'Receiving', fqdn: d.name, view: { record: 'Receiving', name: '@', type: 'MX', value: hosts.smtpHostname, ttl: 'Auto', priority: 10 } });
+  if (d.tracking_subdomain)
+    specs.push({
+      id: 'Tracking',
+      fqdn: `${d.tracking_subdomain}.${d.name}`,
+      view: { record: 'Tracking', name: d.tracking_subdomain, type: 'CNAME', value: new URL(hosts.publicUrl).hostname, ttl: 'Auto' },
+    });
+  specs.push({ id: 'DMARC', fqdn: `_dmarc.${d.name}`, view: { record: 'DMARC', name: '_dmarc', type: 'TXT', value: 'v=DMARC1; p=none;', ttl: 'Auto' } });
+  return specs;
+}
+
+export function recordViews(d: DomainRec, hosts: RecordHosts): RecordView[] {
+  return recordSpecs(d, hosts).map(({ id, view }) => ({ ...view, status: d.record_status[id] ?? 'not_started' }));
+}
+
+type CapState = 'verified' | 'pending' | 'failed' | 'temporary_failure' | 'not_started';
+
+function capability(d: DomainRec, ids: RecordId[]): CapState {
+  const st = ids.map((id) => d.record_status[id] ?? 'not_started');
+  if (st.every((s) => s === 'verified')) return 'verified';
+  if (st.every((s) => s === 'not_started')) return 'not_started';
+  if (st.includes('failed')) return 'failed';
+  if (st.includes('temporary_failure')) return 'temporary_failure';
+  return 'pending';
+}
+
+/** Domain status from its record statuses (api-reference §9.8). DMARC and Tracking never count. */
+export function deriveStatus(d: DomainRec): DomainStatus {
+  const caps: CapState[] = [];
+  if (d.capabilities.sending === 'enabled') caps.push(capability(d, SENDING_RECORDS));
+  if (d.capabilities.receiving === 'enabled') caps.push(capability(d, RECEIVING_RECORDS));
+  if (caps.length === 0 || caps.every((c) => c === 'not_started')) return 'not_started';
+  if (caps.includes('temporary_failure')) return 'temporary_failure';
+  if (caps.every((c) => c === 'verified')) return 'verified';
+  if (caps.every((c) => c === 'failed')) return 'failed';
+  if (caps.includes('failed')) return 'partially_failed';
+  if (caps.includes('verified')) return 'partially_verified';
+  return 'pending';
+}
+
+/**
+ * May mail be sent from this domain? Its SPF and DKIM records must be verified; a verified domain
+ * that lost a record keeps sending while it is re-checked (temporary_failure, api-reference §7.1).
+ */
+export function canSendFrom(d: DomainRec): boolean {
+  if (d.capabilities.sending !== 'enabled') return false;
+  return SENDING_RECORDS.every((id) => d.record_status[id] === 'verified' || d.record_status[id] === 'temporary_failure');
+}

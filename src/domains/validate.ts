@@ -1,0 +1,26 @@
+// Domain names and options as accepted by POST/PATCH /domains (api-reference §9.1, §9.4).
+import { domainToASCII } from 'node:url';
+import { errors } from '../api/errors';
+
+export const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Normalise a domain name (IDNA to ASCII, lowercase) or throw 422 naming the field. */
+export function normaliseDomainName(name: string): string {
+  const ascii = domainToASCII(name.trim().replace(/\.$/, '').toLowerCase());
+  const labels = ascii.split('.');
+  if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels[labels.length - 1]))
+    throw errors.invalidField('name', 'must be a domain name such as `example.com`.');
+  return ascii;
+}
+
+export function checkReturnPath(v: string): string {
+  if (v.length > 63 || !/^[a-z]([a-z0-9-]*[a-z0-9])?$/i.test(v))
+    throw errors.invalidField('custom_return_path', 'must be at most 63 letters, digits or hyphens, start with a letter and end with a letter or digit.');
+  return v.toLowerCase();
+}
+
+export function checkTrackingSubdomain(v: string): string {
+  if (!LABEL.test(v.toLowerCase())) throw errors.invalidField('tracking_subdomain', 'must be a single DNS label such as `links`.');
+  return v.toLowerCase();
+}

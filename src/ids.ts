@@ -1,0 +1,36 @@
+// Identifiers. Resource ids are UUIDv7 (time-ordered, so they double as pagination cursors and
+// LMDB keys sort newest last); secrets come from the CSPRNG.
+import { randomBytes, createHash } from 'node:crypto';
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A canonical lowercase UUIDv7; Bun's generator is monotonic within the process. */
+export function newId(): string {
+  return Bun.randomUUIDv7();
+}
+
+export function isUuid(text: unknown): boolean {
+  return typeof text === 'string' && UUID_RE.test(text.toLowerCase());
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Uniform random alphanumerics (rejection sampling: no modulo bias). */
+export function randomAlnum(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248 && out.length < length) out += ALNUM[b % 62];
+    }
+  }
+  return out;
+}
+
+export function sha256hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Timestamps: ISO 8601 UTC with milliseconds (api-reference §1.7). */
+export function nowIso(): string {
+  return new Date().toISOString();
+}

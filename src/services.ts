@@ -1,0 +1,24 @@
+// The running parts of one Posthorn process, handed to the API, SMTP and background jobs.
+import type { Config } from './config';
+import { Store } from './store';
+import { DomainVerifier } from './domains/verify';
+import { Resolver } from './dns/resolver';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  dns: Resolver;
+  domains: DomainVerifier;
+}
+
+export function createServices(config: Config): Services {
+  const store = new Store(config.data_dir, config.retention.days);
+  const dns = new Resolver(config.dns.servers);
+  const domains = new DomainVerifier(store, dns, config);
+  return { config, store, dns, domains };
+}
+
+export async function closeServices(svc: Services): Promise<void> {
+  svc.domains.stop();
+  await svc.store.close();
+}

@@ -1,0 +1,70 @@
+// The store: one LMDB environment, the typed collections of every part, the TTL index.
+// Kept behind this one object so a PostgreSQL-backed cluster store stays possible (SPEC.md §5).
+import { StoreEnv } from './env';
+import { TtlIndex } from './ttl';
+import { Collection } from './collection';
+import { Memberships } from './memberships';
+import type {
+  TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
+} from './records';
+
+export * from './records';
+export type { Page, PageQuery } from './paginate';
+export { Collection } from './collection';
+
+const DAY = 86_400_000;
+
+export class Store {
+  readonly env: StoreEnv;
+  readonly ttl: TtlIndex;
+  readonly teams: Collection<TeamRec>;
+  readonly users: Collection<UserRec>;
+  readonly apiKeys: Collection<ApiKeyRec>;
+  readonly domains: Collection<DomainRec>;
+  readonly segments: Collection<SegmentRec>;
+  readonly contacts: Collection<ContactRec>;
+  readonly memberships: Memberships;
+  readonly broadcasts: Collection<BroadcastRec>;
+  readonly suppressions: Collection<SuppressionRec>;
+  readonly logs: Collection<LogRec>;
+
+  constructor(dataDir: string, readonly retentionDays = 30) {
+    this.env = new StoreEnv(dataDir);
+    this.ttl = new TtlIndex(this.env);
+    const retained = (r: { created_at: string }) => Date.parse(r.created_at) + this.retentionDays * DAY;
+    this.teams = new Collection(this.env, this.ttl, 'teams');
+    this.users = new Collection(this.env, this.ttl, 'users', [
+      { name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true },
+    ]);
+    this.apiKeys = new Collection(this.env, this.ttl, 'api_keys', [
+      { name: 'hash', value: (k) => k.token_hash, unique: true, global: true },
+    ]);
+    this.domains = new Collection(this.env, this.ttl, 'domains', [
+      { name: 'name', value: (d) => d.name, unique: true, global: true },
+    ]);
+    this.segments = new Collection(this.env, this.ttl, 'segments');
+    this.contacts = new Collection(this.env, this.ttl, 'contacts', [
+      { name: 'email', value: (c) => c.email.toLowerCase(), unique: true },
+    ]);
+    this.memberships = new Memberships(this.env);
+    this.broadcasts = new Collection(this.env, this.ttl, 'broadcasts');
+    this.suppressions = new Collection(this.env, this.ttl, 'suppressions', [
+      { name: 'email', value: (s) => s.email.toLowerCase(), unique: true },
+    ]);
+    this.logs = new Collection<LogRec>(this.env, this.ttl, 'logs', [], retained);
+  }
+
+  transaction<T>(fn: () => T): Promise<T> {
+    return this.env.transaction(fn);
+  }
+
+  /** True when the environment holds no team yet (first start). */
+  isEmpty(): boolean {
+    for (const _ of this.teams.everything()) return false;
+    return true;
+  }
+
+  close(): Promise<void> {
+    return this.env.close();
+  }
+}

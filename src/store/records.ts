@@ -1,0 +1,104 @@
+// Record shapes of the core collections. Every record carries its team (SPEC.md §2).
+import type { Rec } from './collection';
+
+export interface TeamRec extends Rec {
+  name: string;
+}
+
+export interface UserRec extends Rec {
+  email: string;
+  password_hash: string;
+  role: 'admin' | 'member';
+}
+
+export type Permission = 'full_access' | 'sending_access';
+
+export interface ApiKeyRec extends Rec {
+  name: string;
+  permission: Permission;
+  domain_id: string | null;
+  token_hash: string; // sha256 of the token; the token itself is never stored
+  last_used_at: string | null;
+}
+
+export type RecordStatus = 'not_started' | 'pending' | 'verified' | 'failed' | 'temporary_failure';
+export type DomainStatus =
+  | 'not_started'
+  | 'pending'
+  | 'verified'
+  | 'partially_verified'
+  | 'partially_failed'
+  | 'failed'
+  | 'temporary_failure';
+
+export interface DomainRec extends Rec {
+  name: string;
+  region: string;
+  custom_return_path: string;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tracking_subdomain: string | null;
+  tls: 'opportunistic' | 'enforced';
+  capabilities: { sending: 'enabled' | 'disabled'; receiving: 'enabled' | 'disabled' };
+  status: DomainStatus;
+  dkim: { selector: string; private_key: string; public_key: string };
+  /** Status per record id (e.g. "SPF:MX", "DKIM:TXT"), see domains/records.ts. */
+  record_status: Record<string, RecordStatus>;
+  verification: {
+    requested_at: string | null; // first verify request of the current attempt (72 h window)
+    checked_at: string | null;
+    verified_at: string | null;
+    degraded_at: string | null; // when a verified domain lost a record (temporary_failure)
+  };
+}
+
+export interface SegmentRec extends Rec {
+  name: string;
+}
+
+export type PropertyValue = { value: string | number; type: 'string' | 'number' };
+
+export interface ContactRec extends Rec {
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  unsubscribed: boolean;
+  properties: Record<string, PropertyValue>;
+  updated_at: string;
+}
+
+export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent';
+
+export interface BroadcastRec extends Rec {
+  name: string | null;
+  segment_id: string;
+  from: string;
+  subject: string;
+  reply_to: string[] | null;
+  preview_text: string | null;
+  html: string | null;
+  text: string | null;
+  topic_id: string | null;
+  status: BroadcastStatus;
+  scheduled_at: string | null;
+  sent_at: string | null;
+}
+
+export type SuppressionOrigin = 'bounce' | 'complaint' | 'manual';
+
+export interface SuppressionRec extends Rec {
+  email: string;
+  origin: SuppressionOrigin;
+  source_id: string | null;
+}
+
+export interface LogRec extends Rec {
+  api_key_id: string;
+  endpoint: string;
+  method: string;
+  response_status: number;
+  user_agent: string | null;
+  duration_ms: number;
+  request_body: unknown;
+  response_body: unknown;
+}

@@ -1,0 +1,83 @@
+// Start a real Posthorn (HTTP on a loopback port, LMDB in a temp dir) inside the test process.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Resend } from 'resend';
+import { loadConfig } from '../../src/config';
+import { createServices, closeServices, type Services } from '../../src/services';
+import { startHttp } from '../../src/api/server';
+import { createTeam, type Credentials } from '../../src/accounts/bootstrap';
+import { setQuiet } from '../../src/log';
+
+setQuiet(true);
+
+export interface Running {
+  url: string;
+  apiKey: string;
+  creds: Credentials;
+  svc: Services;
+  dataDir: string;
+  resend: Resend;
+  /** A Resend SDK client for another key. */
+  client(key: string): Resend;
+  /** Plain HTTP with a key (default: the bootstrap key). */
+  api(method: string, path: string, init?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  newTeam(): Promise<Credentials>;
+  stop(): Promise<void>;
+}
+
+export async function startPosthorn(overrides: Record<string, unknown> = {}): Promise<Running> {
+  const dataDir = (overrides.data_dir as string) ?? mkdtempSync(join(tmpdir(), 'posthorn-test-'));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      data_dir: dataDir,
+      'http.host': '127.0.0.1',
+      'http.port': 0,
+      'smtp.host': '127.0.0.1',
+      'smtp.hostname': 'mx.posthorn.test',
+      'smtp.starttls_ports': [],
+      'smtp.tls_ports': [],
+      'limits.requests_per_second': 1000,
+      ...overrides,
+    },
+  });
+  const svc = createServices(config);
+  const creds = await createTeam(svc.store);
+  const server = startHttp(svc);
+  const url = `http://127.0.0.1:${server.port}`;
+  const client = (key: string) => new Resend(key, { baseUrl: url } as never);
+  const run: Running = {
+    url,
+    apiKey: creds.api_key,
+    creds,
+    svc,
+    dataDir,
+    resend: client(creds.api_key),
+    client,
+    async api(method, path, init = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...(init.headers ?? {}) };
+      const key = init.key === undefined ? creds.api_key : init.key;
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      const res = await fetch(url + path, {
+        method,
+        headers,
+        body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+      });
+      const text = await res.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      return { status: res.status, body, headers: res.headers };
+    },
+    newTeam: () => createTeam(svc.store),
+    async stop() {
+      await server.stop(true);
+      await svc.domains.idle();
+      await closeServices(svc);
+      if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return run;
+}
