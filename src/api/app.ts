@@ -30,7 +30,7 @@ export function isPublic(path: string): boolean {
 export type App = ReturnType<typeof createBase>;
 
 function createBase() {
-  return new Elysia({ normalize: false })
+  return new Elysia()
     .use(
       openapi({
         path: '/openapi',
@@ -50,9 +50,13 @@ function createBase() {
     })
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(request, error);
-      if (code === 'VALIDATION') return errorResponse(request, fromValidation(error as never));
+      if (code === 'VALIDATION') return errorResponse(request, fromValidation(error as never, stateOf(request)?.body));
       if (code === 'NOT_FOUND') return errorResponse(request, routeMiss(request));
-      if (code === 'PARSE') return errorResponse(request, errors.badJson());
+      // Errors thrown while reading the body arrive wrapped in Elysia's ParseError.
+      if (code === 'PARSE') {
+        const cause = (error as Error).cause;
+        return errorResponse(request, cause instanceof ApiError ? cause : errors.badJson());
+      }
       log.error('api.unhandled', { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
       return errorResponse(request, errors.internal());
     })

@@ -19,7 +19,20 @@ export function fieldName(path: string): string {
     .join('');
 }
 
-export function fromValidation(err: { all?: ValueErrorLike[]; type?: string }): ApiError {
+interface ValidationErrorLike {
+  all?: ValueErrorLike[];
+  type?: string;
+  validator?: { schema?: { type?: string } };
+}
+
+const jsonType = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v);
+
+/** `body` is the body as parsed (before Elysia normalised it), undefined when there was none. */
+export function fromValidation(err: ValidationErrorLike, body: unknown): ApiError {
+  // A body of the wrong top-level type (array vs object) is a 400, not a field error.
+  const expected = err.validator?.schema?.type;
+  if (err.type === 'body' && body !== undefined && expected && expected !== jsonType(body))
+    return errors.badJson(`The request body must be a JSON ${expected}.`);
   const all = err.all ?? [];
   const first = all[0];
   if (!first) return errors.validation('Invalid request.');

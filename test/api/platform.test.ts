@@ -1,0 +1,139 @@
+// The API platform: error shapes, routing errors, body limits, rate limiting, the request log,
+// health and the OpenAPI document (api-reference §1-§3, §6, §15).
+import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
+import { Resend } from 'resend';
+import { startPosthorn, type Running } from '../helpers/posthorn';
+
+let p: Running;
+beforeAll(async () => {
+  p = await startPosthorn();
+});
+afterAll(() => p.stop());
+
+const shape = (status: number, name: string) => ({ statusCode: status, name, message: expect.any(String) });
+
+describe('errors', () => {
+  test('unknown route → 404 JSON; wrong method on a known path → 405 JSON', async () => {
+    const a = await p.api('GET', '/nothing-here');
+    expect([a.status, a.body]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
+    const b = await p.api('PUT', '/domains');
+    expect([b.status, b.body]).toEqual([405, shape(405, 'method_not_allowed')]);
+    const c = await p.api('POST', '/api-keys/0195606f-e220-752e-89a7-834df2a74de4');
+    expect(c.status).toBe(405);
+    expect(a.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  });
+
+  test('malformed JSON and the wrong top-level type → 400 validation_error, nothing written', async () => {
+    const before = [...p.svc.store.apiKeys.all(p.creds.team_id)].length;
+    for (const raw of ['{"name":', 'not json', '[{"name":"x"}]', '"name"', '42']) {
+      const r = await p.api('POST', '/api-keys', { raw });
+      expect([r.status, r.body]).toEqual([400, shape(400, 'validation_error')]);
+    }
+    expect([...p.svc.store.apiKeys.all(p.creds.team_id)].length).toBe(before);
+  });
+
+  test('an empty body with Content-Type: application/json is "no body"', async () => {
+    const r = await p.api('GET', '/api-keys', { raw: '' });
+    expect(r.status).toBe(200);
+    const d = await p.api('DELETE', '/api-keys/0195606f-e220-752e-89a7-834df2a74de4', { raw: '' });
+    expect(d.status).toBe(404);
+  });
+
+  test('bodies over 50 MB → 413 validation_error, before parsing', async () => {
+    const big = `{"name":"${'x'.repeat(50 * 1024 * 1024)}"}`;
+    const r = await p.api('POST', '/api-keys', { raw: big });
+    expect([r.status, r.body]).toEqual([413, { statusCode: 413, name: 'validation_error', message: 'Request body is too large.' }]);
+  });
+
+  test('a path id that is not a UUID → 422 invalid_parameter', async () => {
+    const r = await p.api('DELETE', '/api-keys/abc');
+    expect([r.status, r.body]).toEqual([422, { statusCode: 422, name: 'invalid_parameter', message: 'The `id` must be a valid UUID.' }]);
+  });
+
+  test('pagination parameters are validated', async () => {
+    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'after=xyz', 'before=1', `after=${crypto.randomUUID()}&before=${crypto.randomUUID()}`]) {
+      const r = await p.api('GET', `/api-keys?${q}`);
+      expect([r.status, r.body.name]).toEqual([422, 'validation_error']);
+    }
+  });
+
+  test('repeated slashes are collapsed: an SDK base URL with a trailing slash works', async () => {
+    const sdk = new Resend(p.apiKey, { baseUrl: `${p.url}/` } as never);
+    const r = await sdk.apiKeys.list();
+    expect(r.error).toBeNull();
+  });
+});
+
+describe('rate limiting', () => {
+  test('headers on every authenticated response; 429 with retry-after past the limit', async () => {
+    const q = await startPosthorn({ 'limits.requests_per_second': 3 });
+    try {
+      // Unauthenticated requests never count against a team.
+      for (let i = 0; i < 5; i++) expect((await q.api('GET', '/domains', { key: 'bogus' })).status).toBe(403);
+      // Align with the start of a 1-second window so the burst lands in one window.
+      await Bun.sleep(1000 - (Date.now() % 1000) + 5);
+      const results = await Promise.all(Array.from({ length: 5 }, () => q.api('GET', '/api-keys')));
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const limited = results.find((r) => r.status === 429)!;
+      expect(limited.body).toEqual({ statusCode: 429, name: 'rate_limit_exceeded', message: 'Too many requests. You can only make 3 requests per second.' });
+      expect(limited.headers.get('retry-after')).toBe('1');
+      const ok = results.find((r) => r.status === 200)!;
+      expect(ok.headers.get('ratelimit-limit')).toBe('3');
+      expect(ok.headers.get('ratelimit-policy')).toBe('3;w=1');
+      expect(Number(ok.headers.get('ratelimit-remaining'))).toBeLessThan(3);
+      expect(Number(ok.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+      expect(ok.headers.get('retry-after')).toBeNull();
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
+describe('request log', () => {
+  test('every authenticated request is logged with bodies; attachments and tokens are redacted', async () => {
+    const created = await p.api('POST', '/api-keys', {
+      body: { name: 'logged', attachments: [{ filename: 'a.txt', content: Buffer.from('hello world').toString('base64') }] },
+      headers: { 'user-agent': 'resend-node:6.38.0' },
+    });
+    expect(created.status).toBe(201);
+    await p.api('GET', '/missing-route');
+    const logs = await p.api('GET', '/logs?limit=5');
+    expect(logs.status).toBe(200);
+    expect(logs.body.object).toBe('list');
+    const [miss, create] = logs.body.data as any[];
+    expect(miss).toEqual({ id: expect.any(String), created_at: expect.any(String), endpoint: '/missing-route', method: 'GET', response_status: 404, user_agent: 'Bun/1.4.5' });
+    expect(create.endpoint).toBe('/api-keys');
+    const one = await p.api('GET', `/logs/${create.id}`);
+    expect(one.body.object).toBe('log');
+    expect(one.body.user_agent).toBe('resend-node:6.38.0');
+    expect(one.body.response_status).toBe(201);
+    expect(one.body.request_body).toEqual({ name: 'logged', attachments: [{ filename: 'a.txt', content: '[11 bytes]' }] });
+    expect(one.body.response_body.id).toBe(created.body.id);
+    expect(one.body.response_body.token).not.toBe(created.body.token);
+    expect(JSON.stringify(one.body)).not.toContain(created.body.token);
+    expect((await p.api('GET', '/logs/0195606f-e220-752e-89a7-834df2a74de4')).status).toBe(404);
+  });
+
+  test('unauthenticated requests and /health are not logged; GET /logs logs itself', async () => {
+    await p.api('GET', '/api-keys', { key: null });
+    await p.api('GET', '/health', { key: null });
+    const first = await p.api('GET', '/logs?limit=1');
+    const second = await p.api('GET', '/logs?limit=1');
+    expect(second.body.data[0].endpoint).toBe('/logs');
+    expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
+  });
+});
+
+describe('public routes', () => {
+  test('GET /health answers without a key', async () => {
+    const r = await p.api('GET', '/health', { key: null });
+    expect([r.status, r.body]).toEqual([200, { status: 'ok' }]);
+  });
+
+  test('the OpenAPI document lists the resources', async () => {
+    const r = await p.api('GET', '/openapi/json', { key: null });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(['/api-keys', '/domains', '/logs']));
+  });
+});
