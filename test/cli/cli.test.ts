@@ -1,0 +1,97 @@
+// The command line as a user runs it: real child processes of `bun src/main.ts`.
+import { describe, test, expect, afterAll } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const MAIN = join(import.meta.dir, '../../src/main.ts');
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'posthorn-cli-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = Bun.spawnSync([process.execPath, MAIN, ...args], { env: { ...process.env, POSTHORN_LOG: 'silent', ...env } });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
+describe('posthorn CLI', () => {
+  test('version', () => {
+    const r = run(['version']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^posthorn \d+\.\d+\.\d+/);
+  });
+
+  test('init --json prints the credentials; keys create makes a working key', async () => {
+    const data = tmp();
+    const init = run(['init', '--json'], { POSTHORN_DATA_DIR: data });
+    expect(init.code).toBe(0);
+    const creds = JSON.parse(init.out);
+    expect(Object.keys(creds).sort()).toEqual(['admin_email', 'admin_password', 'api_key', 'team_id']);
+    expect(creds.api_key).toMatch(/^re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}$/);
+
+    const key = run(['keys', 'create', '--name', 'deploy', '--permission', 'sending_access', '--json'], { POSTHORN_DATA_DIR: data });
+    expect(key.code).toBe(0);
+    const k = JSON.parse(key.out);
+    expect(k).toMatchObject({ name: 'deploy', permission: 'sending_access', team_id: creds.team_id });
+
+    const bad = run(['keys', 'create', '--name', 'x', '--permission', 'root'], { POSTHORN_DATA_DIR: data });
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('full_access');
+    const missing = run(['keys', 'create'], { POSTHORN_DATA_DIR: data });
+    expect(missing.code).toBe(2);
+  });
+
+  test('a bad configuration value stops start-up with a message naming the key', () => {
+    const r = run(['serve'], { POSTHORN_DATA_DIR: tmp(), POSTHORN_HTTP_PORT: 'eighty' });
+    expect(r.code).toBe(78);
+    expect(r.err).toContain('`http.port`');
+    const dir = tmp();
+    writeFileSync(join(dir, 'c.toml'), '[delivery]\nmode = "carrier-pigeon"\n');
+    const f = run(['serve', '--config', join(dir, 'c.toml')], { POSTHORN_DATA_DIR: dir });
+    expect(f.code).toBe(78);
+    expect(f.err).toContain('`delivery.mode`');
+  });
+
+  test('first serve on an empty data dir bootstraps and prints the credentials once', async () => {
+    const data = tmp();
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const env = { ...process.env, POSTHORN_LOG: 'silent', POSTHORN_DATA_DIR: data, POSTHORN_HTTP_HOST: '127.0.0.1', POSTHORN_HTTP_PORT: String(port), POSTHORN_SMTP_STARTTLS_PORTS: '', POSTHORN_SMTP_TLS_PORTS: '' };
+    const start = async () => {
+      const child = Bun.spawn([process.execPath, MAIN, 'serve'], { env, stdout: 'pipe', stderr: 'pipe' });
+      let out = '';
+      const reader = child.stdout.getReader();
+      const dec = new TextDecoder();
+      // Wait (bounded) for /health; collect what the process printed meanwhile.
+      for (let i = 0; i < 100; i++) {
+        const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+        if (ok) break;
+        await Bun.sleep(100);
+      }
+      const read = async () => {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(300).then(() => null)]);
+        if (chunk && !chunk.done) {
+          out += dec.decode(chunk.value);
+          await read();
+        }
+      };
+      await read();
+      return { child, out: () => out };
+    };
+    const first = await start();
+    const key = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/.exec(first.out())?.[0];
+    expect(key).toBeDefined();
+    const r = await fetch(`http://127.0.0.1:${port}/api-keys`, { headers: { authorization: `Bearer ${key}` } });
+    expect(r.status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.child.exited).toBe(0);
+
+    const second = await start();
+    expect(second.out()).not.toMatch(/re_[A-Za-z0-9]{8}_/);
+    second.child.kill('SIGTERM');
+    await second.child.exited;
+  });
+});
