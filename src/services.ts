@@ -3,19 +3,22 @@ import type { Config } from './config';
 import { Store } from './store';
 import { DomainVerifier } from './domains/verify';
 import { Resolver } from './dns/resolver';
+import { Events } from './events';
 
 export interface Services {
   config: Config;
   store: Store;
   dns: Resolver;
   domains: DomainVerifier;
+  events: Events;
 }
 
 export function createServices(config: Config): Services {
   const store = new Store(config.data_dir, config.retention.days);
   const dns = new Resolver(config.dns.servers);
   const domains = new DomainVerifier(store, dns, config);
-  return { config, store, dns, domains };
+  const events = new Events(store);
+  return { config, store, dns, domains, events };
 }
 
 export async function closeServices(svc: Services): Promise<void> {

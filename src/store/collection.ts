@@ -36,6 +36,8 @@ export class Collection<T extends Rec> {
     private readonly indexes: IndexDef<T>[] = [],
     /** Expiry time (ms) of a record, or null to keep it forever. */
     private readonly expiresAt: ((r: T) => number | null) | null = null,
+    /** Inside the deleting transaction: remove what belongs to the record (bodies, blobs). */
+    private readonly cascade: ((team: string, id: string) => void) | null = null,
   ) {
     this.db = env.db(name);
     this.idx = env.db(`${name}.idx`);
@@ -91,6 +93,7 @@ export class Collection<T extends Rec> {
     if (!old) return false;
     this.unindex(old);
     this.db.remove([team, id]);
+    this.cascade?.(team, id);
     return true;
   }
 

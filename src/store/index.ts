@@ -4,11 +4,17 @@ import { StoreEnv } from './env';
 import { TtlIndex } from './ttl';
 import { Collection } from './collection';
 import { Memberships } from './memberships';
+import { DeliveryQueue } from './queue';
+import { Schedule } from './schedule';
+import { IdempotencyStore } from './idempotency';
+import type { Database } from 'lmdb';
 import type {
   TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
 } from './records';
+import type { EmailRec, EventRec, EmailContent } from './email-records';
 
 export * from './records';
+export * from './email-records';
 export type { Page, PageQuery } from './paginate';
 export { Collection } from './collection';
 
@@ -27,6 +33,13 @@ export class Store {
   readonly broadcasts: Collection<BroadcastRec>;
   readonly suppressions: Collection<SuppressionRec>;
   readonly logs: Collection<LogRec>;
+  readonly emails: Collection<EmailRec>;
+  readonly events: Collection<EventRec>;
+  /** Bodies and attachments of sent emails, [team, emailId] → EmailContent. */
+  readonly emailContent: Database;
+  readonly queue: DeliveryQueue;
+  readonly schedule: Schedule;
+  readonly idempotency: IdempotencyStore;
 
   constructor(dataDir: string, readonly retentionDays = 30) {
     this.env = new StoreEnv(dataDir);
@@ -52,6 +65,13 @@ export class Store {
       { name: 'email', value: (s) => s.email.toLowerCase(), unique: true },
     ]);
     this.logs = new Collection<LogRec>(this.env, this.ttl, 'logs', [], retained);
+    this.emailContent = this.env.db('email_content');
+    this.emails = new Collection<EmailRec>(this.env, this.ttl, 'emails', [], retained, (team, id) => this.emailContent.remove([team, id]));
+    // Events are listed per email/contact through the `subject` index (oldest first).
+    this.events = new Collection<EventRec>(this.env, this.ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
+    this.queue = new DeliveryQueue(this.env);
+    this.schedule = new Schedule(this.env);
+    this.idempotency = new IdempotencyStore(this.env, this.ttl);
   }
 
   transaction<T>(fn: () => T): Promise<T> {

@@ -10,7 +10,7 @@ afterAll(() => p.stop());
 
 describe('API keys authentication', () => {
   test('no header, empty token or another scheme → 401 missing_api_key (also on unknown paths)', async () => {
-    for (const headers of [{}, { authorization: 'Bearer ' }, { authorization: `Basic ${p.apiKey}` }]) {
+    for (const headers of [{}, { authorization: 'Bearer ' }, { authorization: `Basic ${p.apiKey}` }] as Record<string, string>[]) {
       const r = await p.api('GET', '/domains', { key: null, headers });
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ statusCode: 401, name: 'missing_api_key', message: expect.any(String) });

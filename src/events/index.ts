@@ -1,0 +1,109 @@
+// The one event function (SPEC.md §2): every state change of an email — and every other event a
+// webhook may carry — goes through `Events`. Inside the caller's transaction it updates the email's
+// `last_event` and recipient states, appends to the event log, and hands webhook-visible events to
+// the registered sinks (the webhook outbox), so the change and its notifications commit together.
+import type { Store, EmailRec, EmailStatus, EventRec, EventType, RecipientState } from '../store';
+import { newId, nowIso } from '../ids';
+
+/** Statuses that Resend reports by webhook (api-reference §14.2); the rest are internal. */
+const WEBHOOK_KINDS: Partial<Record<EmailStatus, EventType>> = {
+  sent: 'email.sent',
+  delivered: 'email.delivered',
+  delivery_delayed: 'email.delivery_delayed',
+  bounced: 'email.bounced',
+  complained: 'email.complained',
+  opened: 'email.opened',
+  clicked: 'email.clicked',
+};
+
+/** Recipient state implied by an event about specific recipients. */
+const RECIPIENT_STATE: Partial<Record<EmailStatus, RecipientState>> = {
+  delivered: 'delivered',
+  delivery_delayed: 'delayed',
+  bounced: 'bounced',
+  complained: 'complained',
+  suppressed: 'suppressed',
+};
+
+export interface Bounce {
+  type: 'Permanent' | 'Transient' | 'Undetermined';
+  subType: 'General' | 'NoEmail' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' | 'AttachmentRejected' | 'Undetermined';
+  message: string;
+  diagnosticCode?: string[];
+}
+
+export interface EmailEventDetails {
+  /** The recipients the event concerns (bare addresses); default: the email's `to`. */
+  recipients?: string[];
+  bounce?: Bounce;
+  click?: { ipAddress: string; link: string; timestamp: string; userAgent: string };
+  at?: string;
+}
+
+export type EventSink = (event: EventRec) => void;
+
+export class Events {
+  private readonly sinks: EventSink[] = [];
+
+  constructor(private readonly store: Store) {}
+
+  /** Register a consumer of webhook-visible events; it runs inside the event's transaction. */
+  onEvent(sink: EventSink): void {
+    this.sinks.push(sink);
+  }
+
+  /**
+   * Inside a transaction: move `email` to `status`. Returns the updated record (also stored).
+   * Reads the current record first, so concurrent updates inside one commit compose.
+   */
+  email(email: EmailRec, status: EmailStatus, details: EmailEventDetails = {}): EmailRec {
+    const cur = this.store.emails.get(email.team_id, email.id) ?? email;
+    const at = details.at ?? nowIso();
+    const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
+    const state = RECIPIENT_STATE[status];
+    if (state && details.recipients) for (const r of details.recipients) next.recipients[r.toLowerCase()] = state;
+    if (status === 'sent' && !next.sent_at) next.sent_at = at;
+    this.store.emails.putInTxn(next);
+
+    const kind = WEBHOOK_KINDS[status];
+    const data: Record<string, unknown> = kind ? emailPayload(next, details) : { email_id: next.id, recipients: details.recipients ?? null };
+    this.append(next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind);
+    return next;
+  }
+
+  /** Inside a transaction: an event that is not an email state change (email.received, contact.updated). */
+  other(team: string, type: EventType, subjectId: string, data: Record<string, unknown>): EventRec {
+    return this.append(team, type, subjectId, data, nowIso(), true);
+  }
+
+  /** An email's or contact's event log, oldest first. */
+  log(team: string, subjectId: string): EventRec[] {
+    return [...this.store.events.findAll('subject', subjectId, team)];
+  }
+
+  private append(team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean): EventRec {
+    const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
+    this.store.events.putInTxn(ev);
+    if (webhook) for (const sink of this.sinks) sink(ev);
+    return ev;
+  }
+}
+
+/** `data` of an outbound email event (api-reference §14.3). */
+function emailPayload(e: EmailRec, d: EmailEventDetails): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    email_id: e.id,
+    created_at: e.created_at,
+    message_id: e.message_id,
+    from: e.from,
+    to: d.recipients && !['sent', 'opened', 'clicked'].includes(e.last_event) ? d.recipients : e.to,
+    subject: e.subject,
+    tags: Object.fromEntries(e.tags.map((t) => [t.name, t.value])),
+  };
+  const headers = Object.entries(e.headers);
+  if (headers.length) data.headers = headers.map(([name, value]) => ({ name, value }));
+  if (e.broadcast_id) data.broadcast_id = e.broadcast_id;
+  if (d.bounce) data.bounce = d.bounce;
+  if (d.click) data.click = d.click;
+  return data;
+}

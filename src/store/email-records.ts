@@ -1,0 +1,100 @@
+// Record shapes of sent mail: the email, its content, per-recipient delivery state, events,
+// the delivery queue and the schedule (api-reference §7, §14).
+import type { Rec } from './collection';
+
+/** `last_event` values (api-reference §7.8). */
+export type EmailStatus =
+  | 'scheduled'
+  | 'queued'
+  | 'canceled'
+  | 'sent'
+  | 'delivered'
+  | 'delivery_delayed'
+  | 'bounced'
+  | 'complained'
+  | 'opened'
+  | 'clicked'
+  | 'failed'
+  | 'suppressed';
+
+export interface AttachmentMeta {
+  id: string;
+  filename: string | null;
+  content_type: string;
+  content_disposition: 'attachment' | 'inline';
+  content_id: string | null;
+  size: number; // decoded bytes
+}
+
+export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained';
+
+export interface EmailRec extends Rec {
+  from: string; // as sent, display name included
+  from_address: string; // bare address
+  domain_id: string;
+  domain: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  headers: Record<string, string>; // custom headers as given
+  tags: { name: string; value: string }[];
+  scheduled_at: string | null;
+  last_event: EmailStatus;
+  message_id: string;
+  broadcast_id: string | null;
+  attachments: AttachmentMeta[];
+  /** Delivery state per envelope recipient (bare lowercase address). */
+  recipients: Record<string, RecipientState>;
+  /** Set once `email.sent` has fired. */
+  sent_at: string | null;
+  api_key_id: string | null;
+}
+
+/** Bodies kept apart from the email record so that status updates do not rewrite them. */
+export interface EmailContent {
+  html: string | null;
+  text: string | null;
+  /** The composed RFC 5322 message, unsigned (DKIM is added per attempt). */
+  raw: Uint8Array;
+  /** Attachment payloads by attachment id. */
+  files: Record<string, Uint8Array>;
+}
+
+export type EventType =
+  | 'email.sent'
+  | 'email.delivered'
+  | 'email.delivery_delayed'
+  | 'email.bounced'
+  | 'email.complained'
+  | 'email.opened'
+  | 'email.clicked'
+  | 'email.received'
+  | 'contact.updated';
+
+/**
+ * One entry of an email's (or contact's) event log. Webhook-visible kinds carry the payload data of
+ * api-reference §14.3; internal state changes (queued, scheduled, canceled, failed, suppressed)
+ * are logged too, with `webhook: false`.
+ */
+export interface EventRec extends Rec {
+  type: EventType | `email.${EmailStatus}`;
+  webhook: boolean;
+  /** The email (sent or received) or contact the event concerns. */
+  subject_id: string;
+  data: Record<string, unknown>;
+}
+
+/** One delivery task: the recipients of an email at one destination domain. */
+export interface QueueEntry {
+  id: string;
+  team_id: string;
+  email_id: string;
+  /** Recipient domain (lowercase), the unit of MX resolution and connection reuse. */
+  domain: string;
+  recipients: string[];
+  attempts: number;
+  first_attempt_at: string | null;
+  last_error: string | null;
+}
