@@ -18,7 +18,7 @@ export interface Config {
     tls_key: string | null;
   };
   dns: { servers: string[] };
-  delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[] };
+  delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[]; retry_window: number };
   limits: { requests_per_second: number };
   retention: { days: number };
   security: { allow_private_networks: boolean };
@@ -35,7 +35,7 @@ export class ConfigError extends Error {
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
 export const DEFAULT_WEBHOOK_RETRY = '5s,5m,30m,2h,5h,10h,10h';
 
-type Kind = 'string' | 'nullable' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'durations' | 'enum';
+type Kind = 'string' | 'nullable' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -64,13 +64,37 @@ export const KEYS: KeyDef[] = [
   { key: 'dns.servers', env: 'POSTHORN_DNS_SERVERS', kind: 'servers', default: [] },
   { key: 'delivery.mode', env: 'POSTHORN_DELIVERY_MODE', kind: 'enum', values: ['direct', 'relay'], default: 'direct' },
   { key: 'delivery.relay_url', env: 'POSTHORN_DELIVERY_RELAY_URL', kind: 'nullable', default: null },
-  { key: 'delivery.mx_port', env: 'POSTHORN_DELIVERY_MX_PORT', kind: 'port', default: 25 },
+  { key: 'delivery.mx_port', env: 'POSTHORN_DELIVERY_MX_PORT', kind: 'port', default: 25, min: 1 },
   { key: 'delivery.retry_schedule', env: 'POSTHORN_DELIVERY_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_DELIVERY_RETRY },
+  { key: 'delivery.retry_window', env: 'POSTHORN_DELIVERY_RETRY_WINDOW', kind: 'duration', default: '72h' },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
 ];
+
+/**
+ * A DNS server as `dns.Resolver#setServers` takes it: `ip`, `ipv4:port`, `[ipv6]` or `[ipv6]:port`
+ * (a bare IPv6 address cannot carry a port). Null when malformed.
+ */
+export function parseServer(text: string): { ip: string; port: number | null } | null {
+  let ip: string;
+  let port: string | undefined;
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  if (bracketed) {
+    [, ip, port] = bracketed as unknown as [string, string, string | undefined];
+    if (isIP(ip) !== 6) return null;
+  } else if (isIP(text)) {
+    ip = text;
+  } else {
+    const v4 = /^([^:]+):(\d+)$/.exec(text);
+    if (!v4 || isIP(v4[1]) !== 4) return null;
+    [, ip, port] = v4 as unknown as [string, string, string];
+  }
+  if (port === undefined) return { ip, port: null };
+  const n = Number(port);
+  return n >= 1 && n <= 65535 ? { ip, port: n } : null;
+}
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -89,7 +113,8 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
     Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : bad('must be a list');
   const port = (v: unknown): number => {
     const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) bad('must be a port number 0-65535');
+    const min = def.min ?? 0;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > 65535) bad(`must be a port number ${min}-65535`);
     return n as number;
   };
   switch (def.kind) {
@@ -132,12 +157,15 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       return bad('must be true or false');
     case 'servers':
       return list(raw).map((s) => {
-        const text = String(s);
-        const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(text);
-        if (!m || !isIP(m[1]) || (m[2] !== undefined && (Number(m[2]) < 1 || Number(m[2]) > 65535)))
-          bad('must list DNS servers as ip or ip:port');
+        const text = String(s).trim();
+        if (parseServer(text) === null) bad('must list DNS servers as ip, ip:port or [ipv6]:port');
         return text;
       });
+    case 'duration': {
+      const ms = typeof raw === 'string' ? parseDuration(raw) : null;
+      if (ms === null || ms <= 0) bad('must be a duration such as 30m, 72h or 3d');
+      return ms;
+    }
     case 'durations': {
       const items = list(raw);
       if (items.length === 0) bad('must list at least one wait');
@@ -223,6 +251,19 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   for (const side of ['http', 'smtp'] as const) {
     if (!!cfg[side].tls_cert !== !!cfg[side].tls_key)
       throw new ConfigError(`${side}.tls_cert`, `and \`${side}.tls_key\` must be set together`);
+    for (const part of ['tls_cert', 'tls_key'] as const) {
+      const file = cfg[side][part];
+      if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);
+    }
+  }
+  // Each SMTP port is one listener: the same port twice (or in both lists) could never bind.
+  const seen = new Set<number>();
+  for (const list of ['starttls_ports', 'tls_ports'] as const) {
+    for (const p of cfg.smtp[list]) {
+      if (p !== 0 && seen.has(p))
+        throw new ConfigError(`smtp.${list}`, `lists port ${p} more than once (across \`smtp.starttls_ports\` and \`smtp.tls_ports\`)`);
+      seen.add(p);
+    }
   }
   return cfg;
 }

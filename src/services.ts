@@ -4,6 +4,7 @@ import { Store } from './store';
 import { DomainVerifier } from './domains/verify';
 import { Resolver } from './dns/resolver';
 import { Events } from './events';
+import { DeliveryEngine } from './delivery';
 
 export interface Services {
   config: Config;
@@ -11,6 +12,8 @@ export interface Services {
   dns: Resolver;
   domains: DomainVerifier;
   events: Events;
+  /** The delivery queue worker; `start()` is called by `serve` (and the test harness). */
+  delivery: DeliveryEngine;
 }
 
 export function createServices(config: Config): Services {
@@ -18,10 +21,12 @@ export function createServices(config: Config): Services {
   const dns = new Resolver(config.dns.servers);
   const domains = new DomainVerifier(store, dns, config);
   const events = new Events(store);
-  return { config, store, dns, domains, events };
+  const base = { config, store, dns, domains, events };
+  return { ...base, delivery: new DeliveryEngine(base) };
 }
 
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
+  await svc.delivery.stop();
   await svc.store.close();
 }

@@ -5,9 +5,11 @@ import { Elysia } from 'elysia';
 import { openapi } from '@elysiajs/openapi';
 import { ApiError, errors } from './errors';
 import { readJson } from './platform/body';
+import { redact } from './platform/requestlog';
 import { stateOf } from './platform/context';
 import { jsonResponse, errorResponse } from './platform/json';
 import { fromValidation } from './platform/validation';
+import { IDEMPOTENT_ROUTES, idempotencyKey } from './platform/idempotency';
 import { log } from '../log';
 import type { Services } from '../services';
 import { VERSION } from '../version';
@@ -19,6 +21,8 @@ import { segmentsRoutes } from './resources/segments';
 import { contactsRoutes } from './resources/contacts';
 import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
+import { emailsRoutes } from './resources/emails';
+import { downloadsRoutes } from './resources/downloads';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
 export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
@@ -30,7 +34,9 @@ export function isPublic(path: string): boolean {
 export type App = ReturnType<typeof createBase>;
 
 function createBase() {
-  return new Elysia()
+  // 'typebox' normalisation strips unknown keys without coercing wrong types into shape (the
+  // default mirror turns a string given for a record into {"0": …}).
+  return new Elysia({ normalize: 'typebox' })
     .use(
       openapi({
         path: '/openapi',
@@ -42,9 +48,12 @@ function createBase() {
       }),
     )
     .onParse(async ({ request }) => {
-      const body = await readJson(request);
       const s = stateOf(request);
-      if (s) s.body = body;
+      // The key's format is checked before the body is read (api-reference §3.3).
+      if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
+      const body = await readJson(request);
+      // The request log keeps a redacted copy: validation below strips unknown keys in place.
+      if (s) s.body = body === undefined ? undefined : redact(body);
       // Bodiless requests validate as an empty object, so a required field reads as "missing".
       return body === undefined ? {} : body;
     })
@@ -79,6 +88,8 @@ function routeMiss(request: Request): ApiError {
 export function buildApp(svc: Services) {
   const app = createBase();
   healthRoutes(app);
+  downloadsRoutes(app, svc);
+  emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);
   domainsRoutes(app, svc);
   segmentsRoutes(app, svc);

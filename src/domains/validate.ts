@@ -7,10 +7,16 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /** Normalise a domain name (IDNA to ASCII, lowercase) or throw 422 naming the field. */
 export function normaliseDomainName(name: string): string {
-  const ascii = domainToASCII(name.trim().replace(/\.$/, '').toLowerCase());
+  const ascii = asciiDomain(name.trim().replace(/\.$/, ''));
+  if (!ascii) throw errors.invalidField('name', 'must be a domain name such as `example.com`.');
+  return ascii;
+}
+
+/** A registrable-looking domain name as lowercase ASCII (IDNA), or null: ≥ 2 labels, non-numeric TLD. */
+export function asciiDomain(name: string): string | null {
+  const ascii = domainToASCII(name.toLowerCase());
   const labels = ascii.split('.');
-  if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels[labels.length - 1]))
-    throw errors.invalidField('name', 'must be a domain name such as `example.com`.');
+  if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels[labels.length - 1])) return null;
   return ascii;
 }
 
@@ -20,7 +26,12 @@ export function checkReturnPath(v: string): string {
   return v.toLowerCase();
 }
 
-export function checkTrackingSubdomain(v: string): string {
+/** The tracking CNAME cannot share a name with the return-path's MX and SPF records (RFC 1034 §3.6.2). */
+export const trackingClash = () =>
+  errors.invalidField('tracking_subdomain', 'must differ from `custom_return_path`, whose name holds the MX and SPF records.');
+
+export function checkTrackingSubdomain(v: string, returnPath?: string): string {
   if (!LABEL.test(v.toLowerCase())) throw errors.invalidField('tracking_subdomain', 'must be a single DNS label such as `links`.');
+  if (returnPath !== undefined && v.toLowerCase() === returnPath) throw trackingClash();
   return v.toLowerCase();
 }

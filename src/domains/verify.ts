@@ -4,6 +4,7 @@
 // periodically by the scheduler for domains awaiting verification or degraded.
 import type { Store, DomainRec, RecordStatus } from '../store';
 import type { Config } from '../config';
+import { BlockList, isIP } from 'node:net';
 import { Resolver } from '../dns/resolver';
 import { recordSpecs, deriveStatus, type RecordId } from './records';
 import { parseTags } from './dkim';
@@ -20,6 +21,7 @@ const sameHost = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() ==
 
 export class DomainVerifier {
   private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly queued = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(
@@ -53,20 +55,37 @@ export class DomainVerifier {
     return updated;
   }
 
-  /** Check now (one check per domain at a time). */
+  /**
+   * Check now. One check per domain runs at a time; a check asked for while one is running runs
+   * once after it (its lookups may predate records the user just published).
+   */
   check(team: string, id: string): Promise<void> {
     const running = this.inFlight.get(id);
-    if (running) return running;
-    const p = this.runCheck(team, id)
+    if (!running) return this.start(team, id);
+    let next = this.queued.get(id);
+    if (!next) {
+      next = running.then(() => {
+        this.queued.delete(id);
+        return this.start(team, id);
+      });
+      this.queued.set(id, next);
+    }
+    return next;
+  }
+
+  private start(team: string, id: string): Promise<void> {
+    const p: Promise<void> = this.runCheck(team, id)
       .catch((e) => log.error('domain.verify_failed', { domain_id: id, error: String(e) }))
-      .finally(() => this.inFlight.delete(id));
+      .finally(() => {
+        if (this.inFlight.get(id) === p) this.inFlight.delete(id);
+      });
     this.inFlight.set(id, p);
     return p;
   }
 
-  /** Wait for every running check (tests, shutdown). */
+  /** Wait for every running and queued check (tests, shutdown). */
   async idle(): Promise<void> {
-    await Promise.all(this.inFlight.values());
+    while (this.inFlight.size || this.queued.size) await Promise.all([...this.inFlight.values(), ...this.queued.values()]);
   }
 
   /** Scheduler entry: re-check domains that are waiting, degraded, or verified but not seen lately. */
@@ -97,10 +116,10 @@ export class DomainVerifier {
     const outcomes = new Map<RecordId, Outcome>();
     await Promise.all(
       specs.map(async (s) => {
-        if (s.id === 'Tracking') return; // informational: links live under public_url
         outcomes.set(s.id, await this.lookup(s.id, s.fqdn, d).catch(() => 'error' as const));
       }),
     );
+    if (this.stopped) return;
     const at = nowIso();
     await this.store.transaction(() => {
       const cur = this.store.domains.get(team, id);
@@ -108,10 +127,16 @@ export class DomainVerifier {
       const record_status: Record<string, RecordStatus> = { ...cur.record_status };
       const inWindow = !cur.verification.requested_at || Date.now() - Date.parse(cur.verification.requested_at) < VERIFY_WINDOW_MS;
       const degradedFor = cur.verification.degraded_at ? Date.now() - Date.parse(cur.verification.degraded_at) : 0;
+      // A PATCH during the lookups may have changed what a record is (tracking subdomain) or
+      // dropped it (capability disabled): apply only outcomes still about the same name.
+      const looked = new Map(specs.map((s) => [s.id, s.fqdn]));
+      const current = new Map(recordSpecs(cur, this.hosts()).map((s) => [s.id, s.fqdn]));
       for (const [rid, outcome] of outcomes) {
+        if (current.get(rid) !== looked.get(rid)) continue;
         const prev = record_status[rid];
         if (outcome === 'ok') record_status[rid] = 'verified';
-        else if (outcome === 'error') record_status[rid] = prev && prev !== 'not_started' ? prev : 'pending';
+        else if (prev === undefined || prev === 'not_started') continue; // not asked for yet (e.g. added by PATCH): only a match moves it
+        else if (outcome === 'error') continue; // DNS unreachable: nothing learned, keep the status
         else if (prev === 'verified' || prev === 'temporary_failure')
           record_status[rid] = degradedFor < VERIFY_WINDOW_MS ? 'temporary_failure' : 'failed';
         else if (outcome === 'wrong') record_status[rid] = 'failed';
@@ -140,25 +165,79 @@ export class DomainVerifier {
         return mx.some((r) => sameHost(r.exchange, host)) ? 'ok' : 'wrong';
       }
       case 'SPF:TXT': {
-        // RFC 7208 §4.5: exactly one record starting with "v=spf1".
-        const spf = (await this.dns.txt(fqdn)).filter((t) => /^v=spf1(\s|$)/i.test(t.trim()));
+        // RFC 7208 §4.5: of the TXT records, those beginning with the version section "v=spf1";
+        // none → no SPF, more than one → permerror.
+        const spf = (await this.dns.txt(fqdn)).filter((t) => /^v=spf1( |$)/i.test(t));
         if (spf.length === 0) return 'missing';
         if (spf.length > 1) return 'wrong';
-        const terms = spf[0].trim().toLowerCase().split(/\s+/);
-        const h = host.toLowerCase();
-        return terms.some((t) => [`a:${h}`, `+a:${h}`, `include:${h}`, 'mx', '+mx'].includes(t)) ? 'ok' : 'wrong';
+        return (await this.spfAuthorises(spf[0], fqdn)) ? 'ok' : 'wrong';
       }
       case 'DKIM': {
         const keys = (await this.dns.txt(fqdn)).map(parseTags).filter((t) => t.has('p'));
         if (keys.length === 0) return 'missing';
-        return keys.some((t) => t.get('p') === d.dkim.public_key && (t.get('k') ?? 'rsa') === 'rsa') ? 'ok' : 'wrong';
+        return keys.some((t) => isOurKey(t, d.dkim.public_key)) ? 'ok' : 'wrong';
       }
       case 'DMARC': {
-        const recs = (await this.dns.txt(fqdn)).filter((t) => /^v=DMARC1/i.test(t.trim()));
+        const recs = (await this.dns.txt(fqdn)).filter((t) => /^v=DMARC1\s*(;|$)/i.test(t.trim()));
         return recs.length ? 'ok' : 'missing';
+      }
+      case 'Tracking': {
+        const target = await this.dns.cname(fqdn);
+        if (target.length === 0) return 'missing';
+        return target.some((t) => sameHost(t, new URL(this.config.public_url).hostname)) ? 'ok' : 'wrong';
       }
       default:
         return 'missing';
     }
   }
+
+  /**
+   * Does the SPF record authorise Posthorn's host? Its terms are read left to right (RFC 7208
+   * §4.6.2) up to the first that matches the host: it must carry the pass qualifier (`+` or none).
+   * Matching: `a:<host>` and `include:<host>` (with or without a CIDR suffix), a bare `mx` when
+   * the return-path's MX is the host, `ip4:`/`ip6:` covering one of the host's addresses. `all` ends the
+   * search (even `+all`: a record that authorises everyone does not name Posthorn); other
+   * includes, `exists`, `ptr` and `redirect=` are not followed.
+   */
+  private async spfAuthorises(record: string, fqdn: string): Promise<boolean> {
+    const host = this.config.smtp.hostname;
+    const addresses = new Map<string, Promise<string[]>>();
+    const hostAddresses = (family: 'ipv4' | 'ipv6') => {
+      let p = addresses.get(family);
+      if (!p) addresses.set(family, (p = (family === 'ipv4' ? this.dns.a(host) : this.dns.aaaa(host)).catch(() => [])));
+      return p;
+    };
+    for (const term of record.toLowerCase().split(' ').slice(1).filter(Boolean)) {
+      const m = /^([+\-~?]?)(all|include|a|mx|ptr|ip4|ip6|exists)(?::([^/]+))?((?:\/\/?\d+){0,2})$/.exec(term);
+      if (!m) continue; // modifiers (redirect=, exp=) and unknown terms
+      const [, qualifier, mech, arg, cidr] = m;
+      let match = false;
+      if (mech === 'all') return false;
+      if ((mech === 'a' || mech === 'include') && arg) match = sameHost(arg, host);
+      else if (mech === 'mx' && !arg) match = (await this.dns.mx(fqdn).catch(() => [])).some((r) => sameHost(r.exchange, host));
+      else if ((mech === 'ip4' || mech === 'ip6') && arg && isIP(arg)) {
+        const family = mech === 'ip4' ? 'ipv4' : 'ipv6';
+        const bits = Number(/\d+/.exec(cidr ?? '')?.[0] ?? (mech === 'ip4' ? 32 : 128));
+        const range = new BlockList();
+        try {
+          range.addSubnet(arg, bits, family);
+        } catch {
+          continue;
+        }
+        match = (await hostAddresses(family)).some((a) => range.check(a, family));
+      }
+      if (match) return qualifier === '' || qualifier === '+';
+    }
+    return false;
+  }
+}
+
+/** A DKIM key record (RFC 6376 §3.6.1) publishing our RSA key: v=DKIM1 if present, k=rsa, h incl. sha256. */
+function isOurKey(tags: Map<string, string>, publicKey: string): boolean {
+  const v = tags.get('v');
+  if (v !== undefined && v !== 'DKIM1') return false;
+  if ((tags.get('k') ?? 'rsa').toLowerCase() !== 'rsa') return false;
+  const h = tags.get('h');
+  if (h !== undefined && !h.toLowerCase().split(':').includes('sha256')) return false;
+  return tags.get('p') === publicKey;
 }

@@ -1,8 +1,8 @@
-// Background jobs on croner: retention/idempotency sweeps and DNS re-checks. (Due scheduled
-// sends join here with the sending core.)
+// Background jobs on croner: due scheduled sends, retention/idempotency sweeps, DNS re-checks.
 import { Cron } from 'croner';
 import type { Services } from '../services';
 import { log } from '../log';
+import { releaseDue } from './sends';
 
 export interface Scheduler {
   stop(): void;
@@ -12,11 +12,14 @@ export function startScheduler(svc: Services): Scheduler {
   const jobs: Cron[] = [];
   const job = (name: string, pattern: string, fn: () => Promise<unknown>) => {
     jobs.push(
-      new Cron(pattern, { name, protect: true, catch: (e) => log.error('job.failed', { job: name, error: String(e) }) }, async () => {
+      new Cron(pattern, { protect: true, catch: (e) => log.error('job.failed', { job: name, error: String(e) }) }, async () => {
         await fn();
       }),
     );
   };
+  // Scheduled sends: every second, read the due head of the schedule index (restart-safe: on the
+  // first tick after a restart everything overdue goes out).
+  job('scheduled-sends', '* * * * * *', () => releaseDue(svc));
   // TTL sweep: reads only the expired head of the TTL index.
   job('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.ttl.sweep();

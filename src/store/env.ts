@@ -34,10 +34,12 @@ export class StoreEnv {
 
   /**
    * Run `fn` inside one write transaction; resolves after the commit is flushed to disk.
-   * Reads inside `fn` see the transaction's own writes, so check-then-write is atomic.
+   * Reads inside `fn` see the transaction's own writes, so check-then-write is atomic. If `fn`
+   * throws, its writes are rolled back: lmdb-js keeps the writes of a throwing async-transaction
+   * callback, so `fn` runs in a child transaction, which it does abort.
    */
   transaction<T>(fn: () => T): Promise<T> {
-    return this.root.transaction(fn) as Promise<T>;
+    return this.root.transaction(() => this.root.childTransaction(fn)) as Promise<T>;
   }
 
   /** Resolves once every write issued so far is committed (read-your-writes for unawaited puts). */

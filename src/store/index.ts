@@ -7,6 +7,7 @@ import { Memberships } from './memberships';
 import { DeliveryQueue } from './queue';
 import { Schedule } from './schedule';
 import { IdempotencyStore } from './idempotency';
+import { Secrets } from './secrets';
 import type { Database } from 'lmdb';
 import type {
   TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
@@ -40,6 +41,7 @@ export class Store {
   readonly queue: DeliveryQueue;
   readonly schedule: Schedule;
   readonly idempotency: IdempotencyStore;
+  readonly secrets: Secrets;
 
   constructor(dataDir: string, readonly retentionDays = 30) {
     this.env = new StoreEnv(dataDir);
@@ -72,6 +74,7 @@ export class Store {
     this.queue = new DeliveryQueue(this.env);
     this.schedule = new Schedule(this.env);
     this.idempotency = new IdempotencyStore(this.env, this.ttl);
+    this.secrets = new Secrets(this.env);
   }
 
   transaction<T>(fn: () => T): Promise<T> {

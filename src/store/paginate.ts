@@ -2,7 +2,32 @@
 // end in a UUIDv7 (or other time-sortable id), so "newest first" is a reverse range scan and a
 // cursor is just a position in key order: it need not exist any more, and inserts or deletes
 // elsewhere never shift a page.
-import type { Database, Key } from 'lmdb';
+import type { Key } from 'lmdb';
+
+/** What the engine reads: an ordered key range (an lmdb Database, or `sortedSource` below). */
+export interface RangeSource {
+  getRange(opts: { start?: Key; end?: Key; reverse?: boolean }): Iterable<{ key: Key; value: unknown }>;
+}
+
+/**
+ * Items held in memory (e.g. the attachments of one email) as a RangeSource keyed [id], so they
+ * page by exactly the same rules.
+ */
+export function sortedSource<T extends { id: string }>(items: T[]): RangeSource {
+  const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return {
+    *getRange({ start, end, reverse }) {
+      const s = (start as string[] | undefined)?.[0];
+      const e = (end as string[] | undefined)?.[0];
+      const list = reverse ? [...sorted].reverse() : sorted;
+      for (const item of list) {
+        // Forward: start ≤ id < end; reverse: end < id ≤ start (lmdb's semantics).
+        if (reverse ? (s !== undefined && item.id > s) || (e !== undefined && item.id <= e) : (s !== undefined && item.id < s) || (e !== undefined && item.id >= e)) continue;
+        yield { key: [item.id], value: item };
+      }
+    },
+  };
+}
 
 export interface PageQuery {
   limit?: number; // validated 1-100 by the API layer
@@ -23,7 +48,7 @@ const HIGH = '\uffff'; // sorts after every id
  * `load` maps an index entry to the item (or undefined to skip it, e.g. a filtered-out record).
  */
 export function paginate<T>(
-  db: Database,
+  db: RangeSource,
   prefix: Key[],
   q: PageQuery,
   defaultLimit: number | null,

@@ -8,6 +8,7 @@ import { createServices, closeServices, type Services } from '../../src/services
 import { startHttp } from '../../src/api/server';
 import { createTeam, type Credentials } from '../../src/accounts/bootstrap';
 import { setQuiet } from '../../src/log';
+import { startScheduler } from '../../src/scheduler';
 
 setQuiet(true);
 
@@ -39,12 +40,17 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       'smtp.starttls_ports': [],
       'smtp.tls_ports': [],
       'limits.requests_per_second': 1000,
+      // Tests never reach DNS outside 127.0.0.0/8 (SPEC.md §5): without a test DNS server, lookups
+      // (MX lookups of queued mail included) go to a loopback port where nothing answers.
+      'dns.servers': ['127.0.0.1:9'],
       ...overrides,
     },
   });
   const svc = createServices(config);
   const creds = await createTeam(svc.store);
   const server = startHttp(svc);
+  const scheduler = startScheduler(svc);
+  svc.delivery.start();
   const url = `http://127.0.0.1:${server.port}`;
   const client = (key: string) => new Resend(key, { baseUrl: url } as never);
   const run: Running = {
@@ -73,6 +79,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
     },
     newTeam: () => createTeam(svc.store),
     async stop() {
+      scheduler.stop();
       await server.stop(true);
       await svc.domains.idle();
       await closeServices(svc);

@@ -4,31 +4,23 @@ import { isUuid } from '../../ids';
 import type { PageQuery } from '../../store';
 
 /** A path id that must be a UUID (api-reference §1.6). */
-export function pathId(value: string | undefined, name = 'id'): string {
-  const v = decodeSegment(value ?? '');
+export function pathId(value: string | undefined | null, name = 'id'): string {
+  const v = value ?? '';
   if (!isUuid(v)) throw errors.invalidParameter(`The \`${name}\` must be a valid UUID.`);
   return v.toLowerCase();
 }
 
 /**
- * A path segment that is an id or an email (api-reference §2 item 4): percent-escapes decoded once,
- * a literal `+` stays a plus; UUID → id, contains `@` → email, else 422 invalid_parameter.
+ * A path segment that is an id or an email (api-reference §2 item 4): UUID → id, contains `@` →
+ * email, else 422 invalid_parameter. Elysia has already percent-decoded `params` exactly once
+ * (`%40` → `@`, `%2B` → `+`, `%252B` → `%2B`; a literal `+` stays a plus; a malformed escape
+ * gives null), so path values must not be decoded again here.
  */
-export function idOrEmail(value: string | undefined): { id: string } | { email: string } {
-  const v = decodeSegment(value ?? '');
+export function idOrEmail(value: string | undefined | null): { id: string } | { email: string } {
+  const v = value ?? '';
   if (isUuid(v)) return { id: v.toLowerCase() };
   if (v.includes('@')) return { email: v };
   throw errors.invalidParameter('The `id` must be a valid UUID or an email address.');
-}
-
-/** Decode a raw path segment once. Elysia may already have decoded it; decoding twice is avoided. */
-export function decodeSegment(v: string): string {
-  if (!v.includes('%')) return v;
-  try {
-    return decodeURIComponent(v);
-  } catch {
-    return v;
-  }
 }
 
 const LIMIT_MSG = 'The pagination limit must be a number between 1 and 100.';

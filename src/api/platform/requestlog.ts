@@ -53,7 +53,7 @@ export function recordRequest(store: Store, e: LogInput): void {
     response_status: e.status,
     user_agent: e.userAgent,
     duration_ms: Math.round((performance.now() - e.startedAt) * 100) / 100,
-    request_body: e.requestBody === undefined ? null : redact(e.requestBody),
+    request_body: e.requestBody === undefined ? null : e.requestBody, // redacted when parsed
     response_body: e.responseBody === undefined ? null : redact(e.responseBody),
   };
   void store.transaction(() => store.logs.putInTxn(rec));

@@ -10,7 +10,7 @@ import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../../ids';
 import { generateDkimKey } from '../../domains/dkim';
 import { recordViews, deriveStatus } from '../../domains/records';
-import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain, REGIONS } from '../../domains/validate';
+import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain, trackingClash, REGIONS } from '../../domains/validate';
 
 const tags = ['Domains'];
 const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `{field}` field must be "enabled" or "disabled".' });
@@ -39,9 +39,12 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     '/domains',
     async ({ request, body, set }) => {
       const { team } = caller(request);
+      // Every field is checked before the name's availability (422 before 403, api-reference §3.3).
       const name = normaliseDomainName(body.name);
       const region = body.region ?? 'us-east-1';
       if (!REGIONS.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
+      const custom_return_path = body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send';
+      const tracking_subdomain = typeof body.tracking_subdomain === 'string' ? checkTrackingSubdomain(body.tracking_subdomain, custom_return_path) : null;
       const capabilities = { sending: body.capabilities?.sending ?? 'enabled', receiving: body.capabilities?.receiving ?? 'disabled' } as const;
       if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled')
         throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
@@ -53,10 +56,10 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
         created_at: nowIso(),
         name,
         region,
-        custom_return_path: body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send',
+        custom_return_path,
         open_tracking: body.open_tracking ?? false,
         click_tracking: body.click_tracking ?? false,
-        tracking_subdomain: body.tracking_subdomain ? checkTrackingSubdomain(body.tracking_subdomain) : null,
+        tracking_subdomain,
         tls: body.tls ?? 'opportunistic',
         capabilities,
         status: 'not_started',
@@ -123,6 +126,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
       const found = await store.transaction(() => {
         const cur = store.domains.get(team, id);
         if (!cur) return 'missing';
+        if (tracking !== undefined && tracking === cur.custom_return_path) return 'tracking-clash';
         const capabilities = { ...cur.capabilities, ...(body.capabilities ?? {}) };
         if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled') return 'no-capability';
         const next: DomainRec = {
@@ -133,11 +137,17 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
           tracking_subdomain: tracking ?? cur.tracking_subdomain,
           capabilities,
         };
+        if (next.tracking_subdomain !== cur.tracking_subdomain) {
+          // A new name to publish: its earlier check result says nothing about it.
+          const { Tracking: _, ...rest } = cur.record_status;
+          next.record_status = rest;
+        }
         next.status = deriveStatus(next);
         store.domains.putInTxn(next);
         return 'ok';
       });
       if (found === 'missing') throw errors.notFound('Domain');
+      if (found === 'tracking-clash') throw trackingClash();
       if (found === 'no-capability') throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
       return { object: 'domain', id };
     },
@@ -157,7 +167,8 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     '/domains/:id/verify',
     async ({ request, params }) => {
       const d = load(request, params.id);
-      await verifier.request(d.team_id, d.id);
+      // Answers once the pending state is stored; the DNS lookups run in the background.
+      if (!(await verifier.request(d.team_id, d.id))) throw errors.notFound('Domain');
       return { object: 'domain', id: d.id };
     },
     { detail: { summary: 'Verify a domain (asynchronous DNS check)', tags } },

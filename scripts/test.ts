@@ -1,0 +1,205 @@
+#!/usr/bin/env bun
+/**
+ * `npm test` — run the test suite with the pinned Bun and finish with one plain summary line.
+ *
+ *   npm test                      every test under test/
+ *   npm test -- test/api          only files whose path contains test/api (bun's own filters)
+ *   npm test -- -t "domains" --bail
+ *
+ * Runs `bun test` as a child process (process.execPath, so the same Bun that runs this script),
+ * with POSTHORN_LOG=silent and --timeout=60000 (unless given). The child's stdout and stderr pass
+ * through unchanged; stderr is also read for bun's summary (` N pass`, ` N fail`, ` N skip`, ` N todo`, ` N error`,
+ * `Ran N tests across N files.`). The last line printed is always
+ *
+ *   N passed, N failed[, N skipped]
+ *
+ * (skipped = skip + todo, printed only when non-zero), and the exit code is bun's. Two guards keep
+ * the line honest: errors outside tests count as failures when bun reports no failed test but
+ * exits non-zero, and when no summary can be found (no tests, bun crashed or was killed) the line
+ * is `0 passed, 1 failed` and the exit code is 1. With --bail bun prints no counts; the per-test
+ * result lines seen on the way stand in for them.
+ */
+import { resolve } from 'node:path';
+import { constants } from 'node:os';
+
+const ROOT = resolve(import.meta.dir, '..');
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** bun test flags that take a value as the next argument (when not written as --flag=value). */
+const VALUE_FLAGS = new Set([
+  '-t', '--test-name-pattern', '--timeout', '--rerun-each', '--retry', '--seed', '--coverage-reporter',
+  '--coverage-dir', '--reporter', '--reporter-outfile', '--max-concurrency', '--path-ignore-patterns',
+  '--parallel-delay', '--shard', '--timings', '--preload', '-r',
+]);
+/** Flags whose value is optional: a following bare number is taken as their value. */
+const OPTIONAL_NUMBER_FLAGS = new Set(['--bail', '--parallel']);
+
+/** True when the arguments name test files or filters of their own (then test/ is not added). */
+function hasPositional(args: string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return i + 1 < args.length;
+    if (a.startsWith('-')) {
+      if (a.includes('=')) continue;
+      if (VALUE_FLAGS.has(a)) i++;
+      else if (OPTIONAL_NUMBER_FLAGS.has(a) && /^\d+$/.test(args[i + 1] ?? '')) i++;
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+export interface Summary {
+  pass: number;
+  fail: number;
+  skip: number;
+  todo: number;
+  error: number;
+  ran: number;
+  files: number;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+/** Per-test result markers bun prints at the start of a line (plain and coloured output). */
+const MARKERS: [RegExp, 'pass' | 'fail' | 'skip' | 'todo'][] = [
+  [/^\s*(\(pass\)|\u2713) /, 'pass'],
+  [/^\s*(\(fail\)|\u2717) /, 'fail'],
+  [/^\s*(\(skip\)|\u00bb) /, 'skip'],
+  [/^\s*(\(todo\)|\u270e) /, 'todo'],
+];
+
+/** Counts result markers line by line while the output streams past. */
+export class MarkerCounter {
+  counts = { pass: 0, fail: 0, skip: 0, todo: 0 };
+  private partial = '';
+  push(text: string): void {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop()!;
+    for (const line of lines) this.line(line);
+  }
+  end(): void {
+    if (this.partial) this.line(this.partial);
+    this.partial = '';
+  }
+  private line(raw: string): void {
+    const line = raw.replace(ANSI, '');
+    for (const [re, kind] of MARKERS) if (re.test(line)) this.counts[kind]++;
+  }
+}
+
+/**
+ * Bun's closing summary from the tail of its stderr: the count lines directly above the last
+ * `Ran N tests across N files.` line. Null when there is no such line. With --bail bun prints no
+ * counts; then the per-test markers counted on the way (if given) stand in for them.
+ */
+export function parseSummary(stderr: string, markers?: MarkerCounter['counts']): Summary | null {
+  const lines = stderr.replace(ANSI, '').split(/\r?\n/);
+  let ranAt = -1;
+  let ran = 0;
+  let files = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^\s*Ran (\d+) tests? across (\d+) files?\b/.exec(lines[i]!);
+    if (m) {
+      ranAt = i;
+      ran = Number(m[1]);
+      files = Number(m[2]);
+      break;
+    }
+  }
+  if (ranAt < 0) return null;
+  const s: Summary = { pass: 0, fail: 0, skip: 0, todo: 0, error: 0, ran, files };
+  let seen = false;
+  for (let i = ranAt - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    // ` 3 pass`, ` 1 fail`, ` 2 skip`, ` 1 todo`, ` 1 error`, ` 6 filtered out`, ` 9 expect() calls`, …
+    const m = /^\s*(\d+) ([a-z][a-z() ]*?)\s*$/.exec(line);
+    if (!m) {
+      if (line.trim() === '' && !seen) continue;
+      break; // the summary block ends at the first line that is not a count
+    }
+    seen = true;
+    const kind = m[2]!.startsWith('error') ? 'error' : m[2]!;
+    if (kind === 'pass' || kind === 'fail' || kind === 'skip' || kind === 'todo' || kind === 'error') s[kind] = Number(m[1]);
+  }
+  if (!seen) {
+    if (!markers) return null;
+    Object.assign(s, markers);
+  }
+  return s;
+}
+
+export function closingLine(s: Summary | null, code: number): { line: string; code: number } {
+  if (!s) return { line: '0 passed, 1 failed', code: 1 };
+  let failed = s.fail;
+  if (code !== 0 && failed === 0) failed = Math.max(s.error, 1);
+  const skipped = s.skip + s.todo;
+  return { line: `${s.pass} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`, code };
+}
+
+function write(stream: NodeJS.WriteStream, chunk: string | Uint8Array): Promise<void> {
+  return new Promise((done) => {
+    stream.write(chunk, () => done());
+  });
+}
+
+async function main(): Promise<number> {
+  const extra = process.argv.slice(2);
+  const args = [process.execPath, 'test'];
+  // Bun 1.4.5 ignores `[test] timeout` in bunfig.toml (checked): give the generous per-test
+  // timeout here — the tests drive real sockets and child processes — unless the caller set one.
+  if (!extra.some((a) => a === '--timeout' || a.startsWith('--timeout='))) args.push(`--timeout=${DEFAULT_TIMEOUT_MS}`);
+  args.push(...extra);
+  if (!hasPositional(extra)) args.push('./test');
+
+  const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent' };
+  // stderr goes through a pipe: keep bun's colours when our own stderr is a terminal.
+  if (process.stderr.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined) env.FORCE_COLOR = '1';
+
+  const child = Bun.spawn(args, { cwd: ROOT, env, stdin: 'inherit', stdout: 'inherit', stderr: 'pipe' });
+  const forward = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null) child.kill(signal);
+  };
+  process.on('SIGINT', () => forward('SIGINT'));
+  process.on('SIGTERM', () => forward('SIGTERM'));
+
+  // Keep only the tail of stderr: the summary is at the very end, test output can be large.
+  const KEEP = 256 * 1024;
+  const decoder = new TextDecoder();
+  const markers = new MarkerCounter();
+  let tail = '';
+  const reader = child.stderr.getReader();
+  for (;;) {
+    const { done, value: chunk } = await reader.read();
+    if (done) break;
+    await write(process.stderr, chunk);
+    const text = decoder.decode(chunk, { stream: true });
+    markers.push(text);
+    tail += text;
+    if (tail.length > 2 * KEEP) tail = tail.slice(-KEEP);
+  }
+  const rest = decoder.decode();
+  markers.push(rest);
+  markers.end();
+  tail += rest;
+  await child.exited;
+
+  let code = child.exitCode ?? 1;
+  if (child.signalCode) code = 128 + ((constants.signals as Record<string, number>)[child.signalCode] ?? 1);
+  const result = closingLine(parseSummary(tail, markers.counts), code);
+  await write(process.stdout, `\n${result.line}\n`);
+  return result.code;
+}
+
+if (import.meta.main) {
+  main().then(
+    (code) => process.exit(code),
+    async (err) => {
+      await write(process.stderr, `scripts/test.ts: ${(err as Error)?.stack ?? err}\n`);
+      await write(process.stdout, '\n0 passed, 1 failed\n');
+      process.exit(1);
+    },
+  );
+}

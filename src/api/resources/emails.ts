@@ -1,0 +1,185 @@
+// Emails (api-reference §7): send, batch, retrieve, list, reschedule, cancel, attachments.
+// Sending goes through the one sending core (src/sending/submit.ts).
+import { t } from 'elysia';
+import type { App } from '../app';
+import type { Services } from '../../services';
+import type { EmailRec } from '../../store';
+import { sortedSource, paginate } from '../../store/paginate';
+import { caller } from '../platform/context';
+import { pathId, pageQuery, listOf } from '../platform/params';
+import { withIdempotency, idempotencyKey, fingerprint, type Outcome } from '../platform/idempotency';
+import { ApiError, errors } from '../errors';
+import { prepare, commit, type Prepared } from '../../sending/submit';
+import { parseScheduledAt } from '../../sending/schedule';
+import { reschedule, cancel } from '../../scheduler/sends';
+import { SignedLinks } from '../../links/signed';
+
+const tags = ['Emails'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+export function emailsRoutes(app: App, svc: Services) {
+  const { store } = svc;
+  const links = new SignedLinks(store.secrets, svc.config.public_url);
+  const load = (request: Request, raw: string) => {
+    const email = store.emails.get(caller(request).team, pathId(raw));
+    if (!email) throw errors.notFound('Email');
+    return email;
+  };
+  const summary = (e: EmailRec) => ({
+    id: e.id,
+    message_id: e.message_id,
+    to: e.to,
+    from: e.from,
+    created_at: e.created_at,
+    subject: e.subject,
+    bcc: e.bcc,
+    cc: e.cc,
+    reply_to: e.reply_to,
+    last_event: e.last_event,
+    scheduled_at: e.scheduled_at,
+  });
+  const reply = (set: { status?: unknown }, o: Outcome) => {
+    set.status = o.status;
+    return o.body;
+  };
+
+  app.post(
+    '/emails',
+    async ({ request, body, set }) => {
+      const { team, key } = caller(request);
+      if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
+      const scope = { team, endpoint: '/emails', key: idempotencyKey(request.headers), fingerprint: fingerprint(body) };
+      const outcome = await withIdempotency(svc, scope, async (remember) => {
+        const p = await prepare(svc, { team, key }, body);
+        const o = { status: 200, body: { id: p.email.id } };
+        await commit(svc, [p], remember && (() => remember(o)));
+        return o;
+      });
+      return reply(set, outcome);
+    },
+    { detail: { summary: 'Send an email', tags } },
+  );
+
+  app.post(
+    '/emails/batch',
+    async ({ request, body, set }) => {
+      const { team, key } = caller(request);
+      const mode = (request.headers.get('x-batch-validation') ?? 'strict').toLowerCase();
+      if (mode !== 'strict' && mode !== 'permissive')
+        throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
+      if (!Array.isArray(body)) throw errors.badJson('The request body must be a JSON array.');
+      if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
+      const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: fingerprint({ mode, body }) };
+      const outcome = await withIdempotency(svc, scope, async (remember) => {
+        const results = await Promise.allSettled(
+          body.map((item) => {
+            if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
+            return prepare(svc, { team, key }, item, { batchItem: true });
+          }),
+        );
+        const failure = (r: PromiseSettledResult<Prepared>) => {
+          if (r.status === 'fulfilled') return null;
+          if (r.reason instanceof ApiError) return r.reason;
+          throw r.reason;
+        };
+        const accepted: Prepared[] = [];
+        const failed: { index: number; message: string }[] = [];
+        results.forEach((r, index) => {
+          const err = failure(r);
+          if (err) {
+            if (mode === 'strict') throw new ApiError(err.statusCode, err.errorName, `[${index}] ${err.message}`);
+            failed.push({ index, message: err.message });
+          } else accepted.push((r as PromiseFulfilledResult<Prepared>).value);
+        });
+        const data = accepted.map((p) => ({ id: p.email.id }));
+        const o = { status: 200, body: mode === 'strict' ? { data } : { data, errors: failed } };
+        if (accepted.length) await commit(svc, accepted, remember && (() => remember(o)));
+        else if (remember) await store.transaction(() => remember(o));
+        return o;
+      });
+      return reply(set, outcome);
+    },
+    { detail: { summary: 'Send up to 100 emails', tags } },
+  );
+
+  app.get('/emails', ({ request, query }) => listOf(store.emails.page(caller(request).team, pageQuery(query), 20, summary)), {
+    detail: { summary: 'List sent emails', tags },
+  });
+
+  app.get(
+    '/emails/:id',
+    ({ request, params }) => {
+      const e = load(request, params.id);
+      const content = store.emailContent.get([e.team_id, e.id]) as { html: string | null; text: string | null } | undefined;
+      return {
+        object: 'email',
+        ...summary(e),
+        html: content?.html ?? null,
+        text: content?.text ?? null,
+        tags: e.tags,
+        topic_id: null,
+      };
+    },
+    { detail: { summary: 'Retrieve an email', tags } },
+  );
+
+  app.patch(
+    '/emails/:id',
+    async ({ request, params, body }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      const at = parseScheduledAt(body.scheduled_at);
+      await reschedule(svc, team, id, at);
+      return { object: 'email', id };
+    },
+    {
+      body: t.Object({ scheduled_at: t.String({ error: 'The `scheduled_at` field must be a string.' }) }),
+      detail: { summary: 'Reschedule a scheduled email', tags },
+    },
+  );
+
+  app.post(
+    '/emails/:id/cancel',
+    async ({ request, params }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      await cancel(svc, team, id);
+      return { object: 'email', id };
+    },
+    { detail: { summary: 'Cancel a scheduled email', tags } },
+  );
+
+  const attachmentView = async (e: EmailRec, a: EmailRec['attachments'][number]) => ({
+    object: 'attachment',
+    id: a.id,
+    filename: a.filename,
+    size: a.size,
+    content_type: a.content_type,
+    content_disposition: a.content_disposition,
+    content_id: a.content_id,
+    ...(await links.download({ kind: 'sent-attachment', team: e.team_id, email: e.id, attachment: a.id })),
+  });
+
+  app.get(
+    '/emails/:id/attachments',
+    async ({ request, params, query }) => {
+      const e = load(request, params.id);
+      const page = paginate(sortedSource(e.attachments), [], pageQuery(query), 20, (_k, v) => v as EmailRec['attachments'][number]);
+      return listOf({ has_more: page.has_more, data: await Promise.all(page.data.map((a) => attachmentView(e, a))) });
+    },
+    { detail: { summary: 'List the attachments of a sent email', tags } },
+  );
+
+  app.get(
+    '/emails/:id/attachments/:attachment_id',
+    async ({ request, params }) => {
+      const e = load(request, params.id);
+      const attId = pathId(params.attachment_id, 'attachment_id');
+      const a = e.attachments.find((x) => x.id === attId);
+      if (!a) throw errors.notFound('Attachment');
+      return attachmentView(e, a);
+    },
+    { detail: { summary: 'Retrieve an attachment of a sent email', tags } },
+  );
+}

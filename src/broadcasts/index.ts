@@ -1,0 +1,106 @@
+// Broadcasts (api-reference §13): content validation, the state rules, and the hand-off to sending.
+// Lifecycle: draft → (scheduled) → queued → sent; only drafts are edited or sent, a scheduled
+// broadcast can be cancelled back to a draft.
+import type { Store, BroadcastRec } from '../store';
+import { errors } from '../api/errors';
+import { isUuid } from '../ids';
+import { addressField, addressList } from '../sending/address';
+import { sendingDomain } from '../sending/sender';
+
+/** Content fields as the API takes them (create and update; all optional here). */
+export interface BroadcastInput {
+  name?: string | null;
+  segment_id?: string;
+  audience_id?: string;
+  from?: string;
+  subject?: string;
+  reply_to?: string | string[] | null;
+  preview_text?: string | null;
+  html?: string | null;
+  text?: string | null;
+  topic_id?: string | null;
+}
+
+export type BroadcastContent = Pick<
+  BroadcastRec,
+  'name' | 'segment_id' | 'from' | 'subject' | 'reply_to' | 'preview_text' | 'html' | 'text' | 'topic_id'
+>;
+
+/** Validate the content fields given (api-reference §13.2); only those present are returned. */
+export function contentFields(store: Store, team: string, input: BroadcastInput): Partial<BroadcastContent> {
+  const out: Partial<BroadcastContent> = {};
+  const segmentId = segmentField(store, team, input);
+  if (segmentId !== undefined) out.segment_id = segmentId;
+  if (input.from !== undefined) {
+    addressField('from', input.from);
+    out.from = input.from;
+  }
+  if (input.subject !== undefined) out.subject = input.subject;
+  if (input.reply_to !== undefined) {
+    // Stored as given, always as an array; null or [] clears it.
+    const given = input.reply_to === null ? [] : [input.reply_to].flat();
+    addressList('reply_to', given);
+    out.reply_to = given.length ? given : null;
+  }
+  for (const k of ['name', 'preview_text', 'html', 'text'] as const) if (input[k] !== undefined) out[k] = input[k];
+  if (input.topic_id !== undefined) {
+    // Topics (§18) do not exist yet: refuse rather than silently send to everyone.
+    if (input.topic_id !== null) throw errors.validation('The `topic_id` field is not supported yet.');
+    out.topic_id = null;
+  }
+  return out;
+}
+
+/** `segment_id`, or its deprecated alias `audience_id`: a segment of the team (lowercase id). */
+function segmentField(store: Store, team: string, input: BroadcastInput): string | undefined {
+  const { segment_id: seg, audience_id: aud } = input;
+  if (seg !== undefined && aud !== undefined && seg.toLowerCase() !== aud.toLowerCase())
+    throw errors.validation('The `segment_id` and `audience_id` fields must name the same segment.');
+  const field = seg !== undefined ? 'segment_id' : 'audience_id';
+  const id = seg ?? aud;
+  if (id === undefined) return undefined;
+  if (!segmentExists(store, team, id)) throw errors.validation(`The \`${field}\` field must name a segment of this team.`);
+  return id.toLowerCase();
+}
+
+function segmentExists(store: Store, team: string, id: string): boolean {
+  return isUuid(id) && store.segments.get(team, id.toLowerCase()) !== undefined;
+}
+
+/**
+ * Throw unless `b` may be sent now (api-reference §13.3): a draft with `html` or `text`, its
+ * segment still there, `from` on a verified domain of the team (403). Writes nothing, so it may
+ * run at the top of a transaction callback.
+ */
+export function checkSendable(store: Store, b: BroadcastRec): void {
+  if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be sent.');
+  if (!b.html && !b.text) throw errors.validation('Missing `html` or `text` field.');
+  if (!segmentExists(store, b.team_id, b.segment_id)) throw errors.validation('The `segment_id` field must name a segment of this team.');
+  sendingDomain(store, b.team_id, addressField('from', b.from));
+}
+
+/**
+ * Inside a transaction, after `checkSendable`: start sending a draft — `scheduled` when a future
+ * time is given, else `queued`. This is where the sending core plugs in: it creates the recipient
+ * emails of a queued broadcast (and marks it `sent`); the scheduler starts due scheduled ones.
+ */
+export function startBroadcast(store: Store, b: BroadcastRec, scheduledAt: string | null): BroadcastRec {
+  const next: BroadcastRec = { ...b, status: scheduledAt ? 'scheduled' : 'queued', scheduled_at: scheduledAt };
+  store.broadcasts.putInTxn(next);
+  return next;
+}
+
+/** Throw unless the broadcast may be edited (PATCH). */
+export function checkEditable(b: BroadcastRec): void {
+  if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be updated.');
+}
+
+/** Throw unless the broadcast may be cancelled: scheduled ones go back to draft. */
+export function checkCancelable(b: BroadcastRec): void {
+  if (b.status !== 'scheduled') throw errors.validation('Only scheduled broadcasts can be canceled.');
+}
+
+/** Throw unless the broadcast may be deleted (deleting a scheduled one cancels it). */
+export function checkDeletable(b: BroadcastRec): void {
+  if (b.status !== 'draft' && b.status !== 'scheduled') throw errors.validation('Only draft or scheduled broadcasts can be deleted.');
+}

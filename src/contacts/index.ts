@@ -1,0 +1,183 @@
+// Contacts and their segment memberships (api-reference §11, §12): the logic shared by the
+// top-level `/contacts` routes and the legacy `/audiences/{id}/contacts` ones, so neither family
+// repeats it. Contacts are one per email address and team, matched case-insensitively and stored
+// with the casing first given.
+import type { Store, ContactRec, SegmentRec, PageQuery, PropertyValue } from '../store';
+import { ApiError, errors } from '../api/errors';
+import { newId, nowIso } from '../ids';
+import { parseEmail } from '../sending/address';
+
+/** A contact named by a path segment: its id or its email. */
+export type ContactRef = { id: string } | { email: string };
+
+/**
+ * What a create or update may set: a missing key keeps the stored value, `null` clears a name.
+ * `properties` arrives unchecked (see checkProperties).
+ */
+export interface ContactFields {
+  email?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  unsubscribed?: boolean;
+  properties?: unknown;
+}
+
+/** A segment a create adds the contact to, and the error to answer when it does not exist. */
+export interface SegmentTarget {
+  id: string;
+  ifMissing: ApiError;
+}
+
+// Views (api-reference §11, §12.3).
+export const segmentSummary = (s: SegmentRec) => ({ id: s.id, name: s.name, created_at: s.created_at });
+
+export const contactSummary = (c: ContactRec) => ({
+  id: c.id,
+  email: c.email,
+  first_name: c.first_name,
+  last_name: c.last_name,
+  created_at: c.created_at,
+  unsubscribed: c.unsubscribed,
+});
+
+export const contactView = (c: ContactRec) => ({ object: 'contact' as const, ...contactSummary(c), properties: c.properties });
+
+/**
+ * The one place a contact change is noticed: create-on-existing, PATCH (both route families) and
+ * later the unsubscribe link call it inside their write transaction, with the stored contact before
+ * and after. `contact.updated` (api-reference §14.2) is to be enqueued here; for now it only says
+ * whether anything changed.
+ */
+export function contactChanged(before: ContactRec, after: ContactRec, membershipsAdded = false): boolean {
+  return (
+    membershipsAdded ||
+    before.email !== after.email ||
+    before.first_name !== after.first_name ||
+    before.last_name !== after.last_name ||
+    before.unsubscribed !== after.unsubscribed ||
+    JSON.stringify(before.properties) !== JSON.stringify(after.properties)
+  );
+}
+
+export function findContact(store: Store, team: string, ref: ContactRef): ContactRec | undefined {
+  return 'id' in ref ? store.contacts.get(team, ref.id) : store.contacts.find('email', ref.email.toLowerCase(), team);
+}
+
+/** A contact on a legacy audience path: the audience must exist and the contact be a member of it. */
+export function findInAudience(store: Store, team: string, audienceId: string, ref: ContactRef): ContactRec | ApiError {
+  if (!store.segments.get(team, audienceId)) return errors.notFound('Audience');
+  const c = findContact(store, team, ref);
+  return c && store.memberships.has(team, audienceId, c.id) ? c : errors.notFound('Contact');
+}
+
+/** Create a contact, or update the one with the same email (201 with its id either way, §12.2). */
+export async function upsertContact(store: Store, team: string, fields: ContactFields & { email: string }, segments: SegmentTarget[]): Promise<string> {
+  checkEmail(fields.email);
+  const properties = checkProperties(fields.properties);
+  return settle(store, () => {
+    const missing = segments.find((s) => !store.segments.get(team, s.id));
+    if (missing) return missing.ifMissing;
+    const at = nowIso();
+    const existing = store.contacts.find('email', fields.email.toLowerCase(), team);
+    const base: ContactRec = existing ?? {
+      id: newId(),
+      team_id: team,
+      created_at: at,
+      updated_at: at,
+      email: fields.email,
+      first_name: null,
+      last_name: null,
+      unsubscribed: false,
+      properties: {},
+    };
+    // The stored email keeps the casing it was first given.
+    const next = apply(base, { ...fields, email: base.email }, properties);
+    let added = false;
+    for (const s of segments) added = store.memberships.addInTxn(team, s.id, base.id, at) || added;
+    if (!existing) store.contacts.putInTxn(next);
+    else if (contactChanged(existing, next, added)) store.contacts.putInTxn({ ...next, updated_at: at });
+    return base.id;
+  });
+}
+
+/** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (§12.4). */
+export async function updateContact(store: Store, team: string, ref: ContactRef, fields: ContactFields, audienceId?: string): Promise<string> {
+  if (fields.email !== undefined) checkEmail(fields.email);
+  const properties = checkProperties(fields.properties);
+  return settle(store, () => {
+    const cur = audienceId === undefined ? (findContact(store, team, ref) ?? errors.notFound('Contact')) : findInAudience(store, team, audienceId, ref);
+    if (cur instanceof ApiError) return cur;
+    if (fields.email !== undefined) {
+      const holder = store.contacts.find('email', fields.email.toLowerCase(), team);
+      if (holder && holder.id !== cur.id) return errors.invalidField('email', 'another contact already uses this email address.');
+    }
+    const next = apply(cur, fields, properties);
+    if (contactChanged(cur, next)) store.contacts.putInTxn({ ...next, updated_at: nowIso() });
+    return cur.id;
+  });
+}
+
+/** Delete a contact and all its memberships; its id, or null when nothing matched (§12.5). */
+export function deleteContact(store: Store, team: string, ref: ContactRef): Promise<string | null> {
+  return store.transaction(() => {
+    const c = findContact(store, team, ref);
+    if (!c) return null;
+    store.memberships.removeContactInTxn(team, c.id);
+    store.contacts.removeInTxn(team, c.id);
+    return c.id;
+  });
+}
+
+/** Contacts of a team, or of one segment, newest first; no limit → everything (§4). */
+export function listContacts(store: Store, team: string, q: PageQuery, segmentId?: string) {
+  if (segmentId === undefined) return store.contacts.page(team, q, null, contactSummary);
+  return store.memberships.pageContacts(team, segmentId, q, (id) => {
+    const c = store.contacts.get(team, id);
+    return c && contactSummary(c);
+  });
+}
+
+function checkEmail(email: string): void {
+  if (!parseEmail(email)) throw errors.validation('Invalid `email` field. The email address needs to follow the `email@example.com` format.');
+}
+
+/**
+ * `properties` as given (§12.2): until contact properties (§18) exist any key is accepted, each value
+ * a string or a number. Checked here rather than by a TypeBox t.Record, which Elysia's default body
+ * normaliser reshapes before validating (a string or array given there would pass as {"0": …}).
+ */
+function checkProperties(value: unknown): Record<string, string | number> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw errors.validation('The `properties` field must be an object of strings and numbers.');
+  for (const [key, v] of Object.entries(value)) {
+    // The one key an object (and the stored msgpack) cannot hold as an ordinary property.
+    if (key === '__proto__') throw errors.validation('The `properties` key `__proto__` is not allowed.');
+    if (typeof v !== 'string' && typeof v !== 'number') throw errors.validation(`The \`properties.${key}\` property must be a string or a number.`);
+  }
+  return value as Record<string, string | number>;
+}
+
+/** Given fields over a stored contact; properties merge key by key, their type inferred from the value. */
+function apply(base: ContactRec, f: ContactFields, given: Record<string, string | number>): ContactRec {
+  const properties: Record<string, PropertyValue> = { ...base.properties };
+  for (const [key, value] of Object.entries(given)) properties[key] = { value, type: typeof value === 'number' ? 'number' : 'string' };
+  return {
+    ...base,
+    email: f.email ?? base.email,
+    first_name: f.first_name !== undefined ? f.first_name : base.first_name,
+    last_name: f.last_name !== undefined ? f.last_name : base.last_name,
+    unsubscribed: f.unsubscribed ?? base.unsubscribed,
+    properties,
+  };
+}
+
+/**
+ * A check-then-write transaction whose callback returns an ApiError instead of throwing (its checks
+ * run before any write, so nothing is written then); the error is thrown once the transaction is over.
+ */
+export async function settle<T>(store: Store, fn: () => T | ApiError): Promise<T> {
+  const r = await store.transaction(fn);
+  if (r instanceof ApiError) throw r;
+  return r;
+}

@@ -1,0 +1,130 @@
+// One delivery attempt of one queue entry (an email's recipients at one domain): sign, find the
+// destination (MX hosts, or the relay), hand the message over, and return a reply for every
+// recipient. Touches no state: the engine persists before and after.
+import type { Config } from '../config';
+import type { DomainRec, EmailContent, QueueEntry } from '../store';
+import { DnsError, type Resolver } from '../dns/resolver';
+import { signMessage } from './dkim';
+import { resolveMx, hostAddresses } from './mx';
+import { relayTarget } from './relay';
+import { localReply, type Reply } from './reply';
+import { ConnectError, type Target } from './smtp-client';
+import type { ConnectionPool } from './pool';
+
+export interface AttemptInput {
+  entry: QueueEntry;
+  domain: DomainRec;
+  content: EmailContent;
+  /** The VERP envelope sender. */
+  from: string;
+}
+
+export interface AttemptResult {
+  /** A reply for every recipient of the entry. */
+  replies: Map<string, Reply>;
+  /** The host that took the transaction, or null when none did. */
+  host: string | null;
+  tls: boolean | null;
+}
+
+export async function attemptDelivery(input: AttemptInput, deps: { config: Config; dns: Resolver; pool: ConnectionPool }): Promise<AttemptResult> {
+  const { entry, domain } = input;
+  const { config, dns, pool } = deps;
+  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
+
+  let message: Buffer;
+  try {
+    message = await signMessage(input.content.raw, domain);
+  } catch (e) {
+    // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
+    return everyone(localReply(451, '4.3.0', (e as Error).message));
+  }
+
+  const security = domain.tls === 'enforced' ? 'require-starttls' : 'starttls';
+  let targets: AsyncIterable<Step>;
+  if (config.delivery.mode === 'relay') {
+    targets = single({ target: relayTarget(config.delivery.relay_url!, config.smtp.hostname, domain.tls === 'enforced') });
+  } else {
+    let route;
+    try {
+      route = await resolveMx(dns, entry.domain);
+    } catch (e) {
+      return everyone(dnsFailure(entry.domain, e));
+    }
+    // RFC 7505 §4.2: mail for a null-MX domain fails at once with 556 5.1.10.
+    if (route.kind === 'null') return everyone(localReply(556, '5.1.10', `${entry.domain}: the domain accepts no mail (null MX)`));
+    // RFC 5321 §5.1: no MX and no address — there is nowhere to deliver (RFC 3463 X.1.2).
+    if (route.kind === 'none') return everyone(localReply(550, '5.1.2', `${entry.domain}: no MX or address records`));
+    targets = mxTargets(route.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname);
+  }
+
+  let last: Reply | null = null;
+  try {
+    for await (const step of targets) {
+      if ('failure' in step) {
+        last = step.failure;
+        continue;
+      }
+      const { target } = step;
+      let session;
+      try {
+        session = await pool.acquire(target);
+      } catch (e) {
+        if (!(e instanceof ConnectError)) throw e;
+        last = e.reply;
+        continue; // RFC 5321 §5.1: try the next host
+      }
+      const reused = session.messages > 0;
+      let out = await session.send(input.from, entry.recipients, message);
+      if (out.lost && reused) {
+        // A kept-open session the server had already dropped: once more on a fresh connection.
+        pool.release(session, false);
+        try {
+          session = await pool.acquire(target);
+        } catch (e) {
+          if (!(e instanceof ConnectError)) throw e;
+          last = e.reply;
+          continue;
+        }
+        out = await session.send(input.from, entry.recipients, message);
+      }
+      const reusable = out.reusable && (!out.needsReset || (await session.reset()));
+      pool.release(session, reusable);
+      return { replies: out.replies, host: target.host, tls: session.secure };
+    }
+  } catch (e) {
+    last = localReply(451, '4.4.0', `delivery failed: ${(e as Error).message}`);
+  }
+  return everyone(last ?? localReply(451, '4.4.4', `${entry.domain}: no reachable mail server`));
+}
+
+/** A host to try, or why a host cannot be tried. */
+type Step = { target: Target } | { failure: Reply };
+
+async function* single(step: Step): AsyncIterable<Step> {
+  yield step;
+}
+
+/** MX hosts in order, each resolved as it is reached; a host that fails DNS yields its failure. */
+async function* mxTargets(hosts: string[], dns: Resolver, port: number, security: Target['security'], ehloName: string): AsyncIterable<Step> {
+  for (const host of hosts) {
+    let addresses: string[];
+    try {
+      addresses = await hostAddresses(dns, host);
+    } catch (e) {
+      yield { failure: dnsFailure(host, e) };
+      continue;
+    }
+    if (addresses.length === 0) {
+      yield { failure: localReply(451, '4.4.4', `${host}: the MX host has no address records`) };
+      continue;
+    }
+    yield { target: { host, addresses, port, security, ehloName } };
+  }
+}
+
+/** RFC 3463 X.4.3: directory server failure — a temporary DNS error. */
+function dnsFailure(name: string, e: unknown): Reply {
+  if (e instanceof DnsError) return localReply(451, '4.4.3', `DNS lookup of ${name} failed: ${e.code}`);
+  return localReply(451, '4.4.3', `DNS lookup of ${name} failed: ${(e as Error).message}`);
+}

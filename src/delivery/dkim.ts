@@ -1,0 +1,25 @@
+// DKIM signing of outgoing mail (RFC 6376): rsa-sha256, relaxed/relaxed (§3.4.2, §3.4.4), d= the
+// sender domain, s= its selector. Signed per attempt from the stored unsigned message, with
+// mailauth (STACK-NOTES.md: nodemailer's signer sends ed25519-keyed mail unsigned, dkim-signer is
+// unmaintained). The DKIM-Signature header goes in front of the message (§5.6). Errors never
+// carry the key.
+import { dkimSign } from 'mailauth/lib/dkim/sign';
+import type { DomainRec } from '../store';
+
+export class DkimError extends Error {}
+
+export async function signMessage(raw: Uint8Array, d: Pick<DomainRec, 'name' | 'dkim'>): Promise<Buffer> {
+  const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const { signatures, errors } = await dkimSign(message, {
+    signingDomain: d.name,
+    selector: d.dkim.selector,
+    privateKey: d.dkim.private_key,
+    algorithm: 'rsa-sha256',
+    canonicalization: 'relaxed/relaxed',
+  });
+  if (!signatures) {
+    const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
+    throw new DkimError(`DKIM signing for ${d.name} failed: ${why || 'no signature produced'}`);
+  }
+  return Buffer.concat([Buffer.from(signatures, 'latin1'), message]);
+}

@@ -1,0 +1,272 @@
+// The delivery engine: a loop that takes due queue entries, persists each one at its next attempt
+// time *before* trying it (SPEC.md §2 "persist before acting" — a crash mid-attempt means a retry),
+// runs the attempts concurrently, and records every recipient's outcome through the one event
+// function, all outcomes of one attempt in one commit:
+//   2xx → delivered; 5xx → bounced (Permanent) + suppression; 4xx or no connection → retried,
+//   delivery_delayed on a recipient's first temporary failure, bounced (Transient) once the
+//   retry window is over (SPEC.md §3, api-reference §7.8, §14.2).
+// It sleeps until the next entry is due, or until kick() (new work committed) wakes it.
+import type { Services } from '../services';
+import type { DomainRec, EmailContent, EmailRec, QueueEntry } from '../store';
+import { canSendFrom } from '../domains/records';
+import { suppress } from '../suppressions';
+import { log } from '../log';
+import { attemptDelivery, type AttemptResult } from './attempt';
+import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
+import { bounceFor, localReply, verdict, type Reply } from './reply';
+import { retryWait, windowOver } from './retry';
+import { Verp } from './verp';
+
+/** What the engine needs; `Services` without the engine itself. */
+export type DeliveryDeps = Omit<Services, 'delivery'>;
+
+export interface EngineOptions {
+  /** Attempts in flight at once, across all destinations. */
+  concurrency?: number;
+  pool?: Partial<PoolOptions>;
+}
+
+/** An entry taken for an attempt, already persisted at `due` (its next attempt time). */
+interface Claimed {
+  entry: QueueEntry;
+  due: number;
+  domain: DomainRec;
+  content: EmailContent;
+}
+
+const MAX_SLEEP_MS = 60_000;
+/** How often to look again while due entries are all in flight (their retry time passed mid-attempt). */
+const BUSY_POLL_MS = 1_000;
+
+export class DeliveryEngine {
+  readonly verp: Verp;
+  readonly pool: ConnectionPool;
+  private readonly concurrency: number;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly settling = new Set<Promise<unknown>>();
+  private running = false;
+  private aborted = false;
+  private loop: Promise<void> | null = null;
+  private woken = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly svc: DeliveryDeps,
+    opts: EngineOptions = {},
+  ) {
+    this.verp = new Verp(svc.store);
+    this.pool = new ConnectionPool({ ...DEFAULT_POOL, ...opts.pool });
+    this.concurrency = opts.concurrency ?? 50;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.aborted = false;
+    this.loop = this.run();
+  }
+
+  /**
+   * Stop taking work and let attempts in flight finish for up to `graceMs`; after that their
+   * connections are dropped and their outcomes not recorded — each entry is already persisted at
+   * its next attempt time, so it is simply retried after a restart.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.kick();
+    await this.loop;
+    const all = Promise.allSettled([...this.inFlight.values()]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finished = await Promise.race([all.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.aborted = true;
+      this.pool.close(true);
+      log.warn('delivery.stop_abandoned', { in_flight: this.inFlight.size });
+    } else this.pool.close();
+    // No write may follow the store's close.
+    await Promise.allSettled([...this.settling]);
+  }
+
+  /** New entries are due: look at the queue now. */
+  kick(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Resolves once nothing is due now and no attempt is in flight (tests). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const next = this.svc.store.queue.nextDue();
+      if (this.inFlight.size === 0 && (next === null || next > Date.now())) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      const free = this.concurrency - this.inFlight.size;
+      if (free > 0) {
+        let batch: Claimed[] = [];
+        try {
+          batch = await this.claim(free);
+        } catch (e) {
+          log.error('delivery.claim_failed', { error: String(e) });
+        }
+        for (const c of batch) this.launch(c);
+        if (batch.length === free && this.running) continue; // probably more due
+      }
+      await this.sleep();
+    }
+  }
+
+  /** Wait for a kick, a finished attempt, or the next due time. */
+  private async sleep(): Promise<void> {
+    if (this.woken || !this.running) {
+      this.woken = false;
+      return;
+    }
+    const next = this.svc.store.queue.nextDue();
+    let wait: number | null = next === null ? null : next - Date.now();
+    if (wait !== null && wait <= 0) wait = this.inFlight.size ? BUSY_POLL_MS : 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      this.wakeUp = resolve;
+      if (wait !== null) timer = setTimeout(resolve, Math.min(wait, MAX_SLEEP_MS));
+    });
+    clearTimeout(timer);
+    this.wakeUp = null;
+    this.woken = false;
+  }
+
+  /**
+   * In one commit: take up to `max` due entries not already in flight, move each to its next
+   * attempt time with attempts+1, and fire `email.sent` for emails leaving `queued`. Entries whose
+   * email is gone (retention) are dropped; emails whose domain was deleted or lost verification
+   * are marked `failed` (no webhook) and leave the queue.
+   */
+  private claim(max: number): Promise<Claimed[]> {
+    const { store, events, config } = this.svc;
+    return store.transaction(() => {
+      const now = Date.now();
+      const out: Claimed[] = [];
+      for (const { entry } of store.queue.due(now, max + this.inFlight.size)) {
+        if (out.length >= max) break;
+        if (this.inFlight.has(entry.id)) continue;
+        const email = store.emails.get(entry.team_id, entry.email_id);
+        const content = email && (store.emailContent.get([entry.team_id, entry.email_id]) as EmailContent | undefined);
+        if (!email || !content) {
+          store.queue.removeInTxn(entry);
+          log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: 'email no longer stored' });
+          continue;
+        }
+        const domain = store.domains.get(email.team_id, email.domain_id);
+        if (!domain || !canSendFrom(domain)) {
+          this.failInTxn(email, domain ? 'domain not verified' : 'domain deleted');
+          continue;
+        }
+        const attempts = entry.attempts + 1;
+        const due = now + retryWait(config.delivery.retry_schedule, attempts);
+        const next: QueueEntry = { ...entry, attempts, first_attempt_at: entry.first_attempt_at ?? new Date(now).toISOString() };
+        store.queue.putInTxn(next, due);
+        if (!store.emails.get(email.team_id, email.id)?.sent_at) events.email(email, 'sent');
+        out.push({ entry: next, due, domain, content });
+      }
+      return out;
+    });
+  }
+
+  /** Inside a transaction: the email cannot be sent any more; every entry of it leaves the queue. */
+  private failInTxn(email: EmailRec, reason: string): void {
+    const { store, events } = this.svc;
+    const recipients: string[] = [];
+    for (const e of store.queue.entriesOf(email.team_id, email.id)) {
+      recipients.push(...e.recipients);
+      store.queue.removeInTxn(e);
+    }
+    events.email(email, 'failed', { recipients });
+    log.warn('delivery.failed', { team_id: email.team_id, email_id: email.id, domain_id: email.domain_id, reason });
+  }
+
+  private launch(c: Claimed): void {
+    const p = this.attempt(c)
+      .catch((e) => log.error('delivery.attempt_crashed', { email_id: c.entry.email_id, entry_id: c.entry.id, error: String(e) }))
+      .finally(() => {
+        this.inFlight.delete(c.entry.id);
+        this.kick(); // a slot is free
+      });
+    this.inFlight.set(c.entry.id, p);
+  }
+
+  private async attempt(c: Claimed): Promise<void> {
+    const started = Date.now();
+    const from = this.verp.sender({ id: c.entry.email_id }, c.domain);
+    const result = await attemptDelivery({ entry: c.entry, domain: c.domain, content: c.content, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
+    if (this.aborted) return; // shutting down: the entry is persisted for its next attempt
+    const settle = this.settle(c, result);
+    this.settling.add(settle);
+    try {
+      const counts = await settle;
+      const problem = [...result.replies.values()].find((r) => verdict(r) !== 'delivered');
+      log.info('delivery.attempt', {
+        team_id: c.entry.team_id,
+        email_id: c.entry.email_id,
+        entry_id: c.entry.id,
+        domain: c.entry.domain,
+        attempt: c.entry.attempts,
+        host: result.host,
+        tls: result.tls,
+        duration_ms: Date.now() - started,
+        ...counts,
+        reply: problem?.text,
+      });
+    } finally {
+      this.settling.delete(settle);
+    }
+  }
+
+  /** Record an attempt's outcome, every recipient in one commit. */
+  private settle(c: Claimed, result: AttemptResult): Promise<{ delivered: number; deferred: number; bounced: number }> {
+    const { store, events, config } = this.svc;
+    const { entry } = c;
+    return store.transaction(() => {
+      const counts = { delivered: 0, deferred: 0, bounced: 0 };
+      let email = store.emails.get(entry.team_id, entry.email_id);
+      const live = store.queue.entriesOf(entry.team_id, entry.email_id).find((e) => e.id === entry.id);
+      if (!email || !live) return counts; // removed meanwhile (retention, domain failure)
+      const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, Date.now());
+      const remaining: string[] = [];
+      let lastTemporary: Reply | null = null;
+      for (const rcpt of entry.recipients) {
+        const reply = result.replies.get(rcpt) ?? localReply(451, '4.4.0', 'no reply for this recipient');
+        switch (verdict(reply)) {
+          case 'delivered':
+            email = events.email(email, 'delivered', { recipients: [rcpt] });
+            counts.delivered++;
+            break;
+          case 'permanent':
+            email = events.email(email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Permanent') });
+            suppress(store, email.team_id, rcpt, 'bounce', email.id);
+            counts.bounced++;
+            break;
+          case 'temporary':
+            if (over) {
+              email = events.email(email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient') });
+              counts.bounced++;
+              break;
+            }
+            // email.delivery_delayed once per recipient: its state is `delayed` from then on.
+            if (email.recipients[rcpt] !== 'delayed') email = events.email(email, 'delivery_delayed', { recipients: [rcpt] });
+            remaining.push(rcpt);
+            lastTemporary = reply;
+            counts.deferred++;
+        }
+      }
+      // The retry time was persisted before the attempt; the entry keeps it, with who is left.
+      if (remaining.length) store.queue.putInTxn({ ...live, recipients: remaining, last_error: lastTemporary!.text }, c.due);
+      else store.queue.removeInTxn(live);
+      return counts;
+    });
+  }
+}

@@ -1,0 +1,247 @@
+// One SMTP client session to a destination host, on nodemailer's SMTPConnection: connect (trying
+// the host's addresses in turn), EHLO as `smtp.hostname`, STARTTLS, optional AUTH, then any number
+// of mail transactions in sequence (RFC 5321 §3.3 — a finished transaction needs no RSET), each
+// answered per recipient.
+//
+// TLS (RFC 3207): 'starttls' upgrades when the server offers STARTTLS and carries on in plain text
+// when it does not, or when the handshake fails (reconnecting without TLS), as MTAs do — MX
+// certificates are often self-signed or name the wrong host, so they are not verified (the
+// alternative is plain text). 'require-starttls' (a domain with `tls: enforced`) fails the
+// connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays).
+import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
+import type { NodemailerError } from 'nodemailer/lib/errors';
+import { parseReply, localReply, type Reply } from './reply';
+
+export type Security = 'starttls' | 'require-starttls' | 'implicit';
+
+/** Where a session connects to. */
+export interface Target {
+  /** Host name (MX host, relay host): SNI and logs. */
+  host: string;
+  /** Addresses to try in order; empty = let the connection resolve `host` (relay mode). */
+  addresses: string[];
+  port: number;
+  security: Security;
+  auth?: { user: string; pass: string };
+  /** EHLO name (`smtp.hostname`). */
+  ehloName: string;
+}
+
+/** A failure to set a session up (connect, greeting, TLS, AUTH): retry later or try the next host. */
+export class ConnectError extends Error {
+  constructor(
+    readonly reply: Reply,
+    /** What failed: ETLS, EAUTH, or the connection's error code (ECONNREFUSED, ETIMEDOUT, …). */
+    readonly code = 'ECONNECTION',
+  ) {
+    super(reply.text);
+  }
+}
+
+/** Per-recipient answers to one transaction. */
+export interface SendOutcome {
+  replies: Map<string, Reply>;
+  /** The session can carry another transaction (after `reset()` when `needsReset`). */
+  reusable: boolean;
+  needsReset: boolean;
+  /** The connection broke without a reply: nothing is known to have been accepted. */
+  lost?: boolean;
+}
+
+// RFC 5321 §4.5.3.2 suggests 5 minutes per command and 10 for the end of data; connecting and
+// the greeting get less, so an unreachable host does not hold a delivery slot for long.
+const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 5 * 60_000 };
+
+export class SmtpSession {
+  messages = 0;
+  private dead = false;
+
+  private constructor(
+    private readonly conn: SMTPConnection,
+    readonly target: Target,
+    readonly address: string,
+  ) {
+    // Failures surface through send()/open(); the listener keeps an 'error' from being unhandled.
+    conn.on('error', () => (this.dead = true));
+    conn.on('end', () => (this.dead = true));
+  }
+
+  /** Open a session, trying the target's addresses in order; throws ConnectError. */
+  static async open(target: Target): Promise<SmtpSession> {
+    const addresses = target.addresses.length ? target.addresses : [target.host];
+    let last: ConnectError | null = null;
+    for (const address of addresses) {
+      try {
+        return await SmtpSession.openAt(target, address, false);
+      } catch (e) {
+        last = e as ConnectError;
+        // Opportunistic TLS whose handshake failed: the same host again, in plain text.
+        if (target.security === 'starttls' && (e as ConnectError).code === 'ETLS') {
+          try {
+            return await SmtpSession.openAt(target, address, true);
+          } catch (e2) {
+            last = e2 as ConnectError;
+          }
+        }
+      }
+    }
+    throw last ?? new ConnectError(localReply(451, '4.4.4', `${target.host}: no address to connect to`));
+  }
+
+  private static openAt(target: Target, address: string, noTls: boolean): Promise<SmtpSession> {
+    const opts: SMTPConnectionOptions = {
+      host: address,
+      port: target.port,
+      name: target.ehloName,
+      secure: target.security === 'implicit',
+      requireTLS: target.security === 'require-starttls',
+      opportunisticTLS: target.security === 'starttls',
+      ignoreTLS: noTls,
+      // SNI with the host name; certificates are not verified (see the header comment).
+      servername: /^[\d.:]+$/.test(target.host) ? undefined : target.host,
+      tls: { rejectUnauthorized: false },
+      // A relay named `localhost` (a local MTA) is an expected set-up.
+      allowInternalNetworkInterfaces: true,
+      ...TIMEOUTS,
+    };
+    const where = `${target.host}[${address}]:${target.port}`;
+    return new Promise<SmtpSession>((resolve, reject) => {
+      const conn = new SMTPConnection(opts);
+      let settled = false;
+      const fail = (err: NodemailerError | Error) => {
+        if (settled) return;
+        settled = true;
+        conn.close();
+        reject(connectError(where, err as NodemailerError, target));
+      };
+      conn.on('error', fail);
+      conn.once('end', () => fail(new Error('connection closed')));
+      conn.connect((err) => {
+        if (err) return fail(err);
+        if (target.security === 'require-starttls' && !conn.secure) return fail(Object.assign(new Error('TLS required but not in use'), { code: 'ETLS' }));
+        const done = () => {
+          if (settled) return;
+          settled = true;
+          conn.removeListener('error', fail);
+          conn.removeAllListeners('end');
+          resolve(new SmtpSession(conn, target, address));
+        };
+        if (!target.auth) return done();
+        conn.login({ user: target.auth.user, pass: target.auth.pass }, (authErr) => (authErr ? fail(authErr) : done()));
+      });
+    });
+  }
+
+  get secure(): boolean {
+    return this.conn.secure;
+  }
+
+  get alive(): boolean {
+    return !this.dead && !this.conn.destroyed;
+  }
+
+  /**
+   * One mail transaction: MAIL FROM, RCPT TO each recipient, DATA. Never throws: every recipient
+   * gets a reply — the server's, or one made up for a lost connection (RFC 3463 4.4.2).
+   */
+  send(from: string, recipients: string[], message: Buffer): Promise<SendOutcome> {
+    this.messages++;
+    // nodemailer keeps its per-recipient bookkeeping (accepted, rejectedErrors) on the envelope
+    // object it is given, which tells RCPT rejections apart from a failed DATA.
+    const envelope = { from, to: recipients, size: message.length } as SMTPConnectionEnvelope;
+    const byLower = new Map(recipients.map((r) => [r.toLowerCase(), r]));
+    const own = (addr: string | undefined) => (addr ? byLower.get(addr.toLowerCase()) : undefined);
+    return new Promise<SendOutcome>((resolve) => {
+      let settled = false;
+      const finish = (o: SendOutcome) => {
+        if (settled) return;
+        settled = true;
+        this.conn.removeListener('end', onEnd);
+        resolve(o);
+      };
+      const all = (reply: Reply) => new Map(recipients.map((r) => [r, reply]));
+      const lost = (detail: string) =>
+        finish({ replies: all(localReply(451, '4.4.2', `${this.target.host}: connection lost: ${detail}`)), reusable: false, needsReset: false, lost: true });
+      // close() from outside (shutdown) drops the pending callback: the 'end' event settles it.
+      const onEnd = () => lost('connection closed');
+      this.conn.once('end', onEnd);
+      this.conn.send(envelope, message, (err, info) => {
+        const replies = new Map<string, Reply>();
+        const rejections = (errs: NodemailerError[] | undefined) => {
+          for (const e of errs ?? []) {
+            const r = own(e.recipient);
+            const reply = e.response ? parseReply(e.response) : null;
+            if (r && reply) replies.set(r, reply);
+          }
+        };
+        if (!err) {
+          const ok = parseReply(info.response ?? '') ?? { code: 250, text: '250 OK' };
+          for (const a of info.accepted) {
+            const r = own(a);
+            if (r) replies.set(r, ok);
+          }
+          rejections(info.rejectedErrors);
+          for (const r of recipients) if (!replies.has(r)) replies.set(r, ok);
+          return finish({ replies, reusable: this.alive, needsReset: false });
+        }
+        const e = err as NodemailerError;
+        const reply = e.response ? parseReply(e.response) : null;
+        if (e.code === 'EENVELOPE' && reply) {
+          // MAIL FROM refused (all recipients), every RCPT refused, or DATA refused: RCPT
+          // rejections keep their own replies, the others share the failing reply.
+          rejections(e.rejectedErrors ?? envelope.rejectedErrors);
+          for (const r of recipients) if (!replies.has(r)) replies.set(r, reply);
+          return finish({ replies, reusable: this.alive, needsReset: true });
+        }
+        if (e.code === 'EMESSAGE' && reply) {
+          // The server refused the message after DATA: the recipients it had accepted share that reply.
+          rejections(envelope.rejectedErrors);
+          for (const r of recipients) if (!replies.has(r)) replies.set(r, reply);
+          return finish({ replies, reusable: this.alive, needsReset: false });
+        }
+        if (e.code === 'EMESSAGE' && /larger than allowed/.test(e.message)) {
+          // RFC 1870 §6: the server's advertised SIZE is smaller than the message.
+          return finish({ replies: all(localReply(552, '5.3.4', `${this.target.host}: ${e.message}`)), reusable: this.alive, needsReset: false });
+        }
+        if (reply) return finish({ replies: all(reply), reusable: false, needsReset: false }); // e.g. 421 closing
+        lost(e.message);
+      });
+    });
+  }
+
+  /** RSET after a refused transaction (RFC 5321 §4.1.1.5); false when the session is unusable. */
+  reset(): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (!this.alive) return resolve(false);
+      this.conn.reset((err) => resolve(!err && this.alive));
+    });
+  }
+
+  /** QUIT politely (idle sessions). */
+  quit(): void {
+    this.dead = true;
+    try {
+      this.conn.quit();
+    } catch {
+      this.conn.close();
+    }
+  }
+
+  /** Drop the connection now. */
+  close(): void {
+    this.dead = true;
+    this.conn.close();
+  }
+}
+
+function connectError(where: string, err: NodemailerError, target: Target): ConnectError {
+  const serverSaid = err.response ? ` (${err.response.replace(/\s+/g, ' ').trim()})` : '';
+  const code = err.code === 'ETLS' ? 'ETLS' : err.code === 'EAUTH' ? 'EAUTH' : (err.originalCode ?? err.code ?? 'ECONNECTION');
+  let reply: Reply;
+  if (code === 'ETLS' && target.security === 'require-starttls')
+    // RFC 3463 X.7.0: the sending domain requires TLS (`tls: enforced`) and none could be set up.
+    reply = localReply(451, '4.7.0', `${where}: TLS required by the sending domain but not available${serverSaid}`);
+  else if (code === 'EAUTH') reply = localReply(451, '4.7.0', `${where}: authentication failed${serverSaid}`);
+  else reply = localReply(451, '4.4.1', `${where}: ${err.message.replace(/: \d{3}[\s\S]*$/, '')}${serverSaid}`);
+  return new ConnectError(reply, code);
+}

@@ -1,0 +1,230 @@
+// Outbound HTTP to URLs that API callers choose (attachment `path`, webhook endpoints) without
+// letting them reach the host's own network (SSRF). The host is resolved here, every address it
+// resolves to must be public, and the connection goes to the vetted address itself — a second,
+// different DNS answer (rebinding) never gets used. Redirects are followed by hand, each hop
+// vetted again. `security.allow_private_networks` (tests, trusted LANs) lifts the address check.
+import { BlockList, isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+
+export type GuardErrorCode = 'invalid_url' | 'forbidden_address' | 'unresolvable' | 'redirects' | 'too_large' | 'timeout' | 'network';
+
+/** Why a URL was refused or its fetch failed; the message completes "could not fetch <url>: …". */
+export class GuardError extends Error {
+  constructor(readonly code: GuardErrorCode, message: string) {
+    super(message);
+  }
+}
+
+// Addresses no caller-chosen URL may reach: RFC 6890 special-purpose ranges plus multicast.
+// BlockList also matches IPv4-mapped IPv6 (::ffff:127.0.0.1) against the IPv4 rules.
+const PRIVATE = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8], // RFC 1918
+  ['100.64.0.0', 10], // CGNAT, RFC 6598
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
+  ['172.16.0.0', 12], // RFC 1918
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.168.0.0', 16], // RFC 1918
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['64:ff9b:1::', 48], // local-use NAT64, RFC 8215
+  ['100::', 64], // discard
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed by some stacks)
+  ['ff00::', 8], // multicast
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv6');
+
+/** The IPv4 address a translated IPv6 address carries (NAT64 64:ff9b::/96, 6to4 2002::/16), or null. */
+function embeddedIpv4(ip: string): string | null {
+  const groups = expandIpv6(ip);
+  if (!groups) return null;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7]);
+  if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
+  return null;
+}
+
+/** Eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null. */
+function expandIpv6(ip: string): number[] | null {
+  let text = ip;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1].split('.').map(Number);
+    text = text.slice(0, -dotted[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = parse(head);
+  const t = parse(tail);
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill(0), ...t];
+  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+/** True when `ip` (a literal IPv4 or IPv6 address) is loopback, private, link-local or otherwise not public. */
+export function isPrivateAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return PRIVATE.check(ip, 'ipv4');
+  if (family !== 6) return true; // not an address at all: never treat as public
+  if (PRIVATE.check(ip, 'ipv6')) return true;
+  const v4 = embeddedIpv4(ip);
+  return v4 !== null && PRIVATE.check(v4, 'ipv4');
+}
+
+export interface VettedUrl {
+  url: URL;
+  /** The address to connect to. */
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Parse `url`, insist on http(s), resolve its host (all addresses) and refuse it when any address
+ * is not public — unless `allowPrivate`. Returns the address to connect to.
+ */
+export async function assertPublicUrl(url: string, allowPrivate: boolean): Promise<VettedUrl> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new GuardError('invalid_url', 'it is not a valid URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new GuardError('invalid_url', 'only http and https URLs can be fetched');
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  let addresses: { address: string; family: number }[];
+  if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch {
+      addresses = [];
+    }
+    if (addresses.length === 0) throw new GuardError('unresolvable', `the host \`${host}\` cannot be resolved`);
+  }
+  // Refuse when any address is private: which one a client would pick is not ours to predict.
+  const blocked = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+  if (blocked) throw new GuardError('forbidden_address', `the host \`${host}\` resolves to a private or loopback address (${blocked.address})`);
+  const first = addresses[0];
+  return { url: u, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+export interface SafeFetchOptions {
+  allowPrivate: boolean;
+  /** Largest response body accepted (bytes, after content decoding). */
+  maxBytes: number;
+  /** Time for the whole exchange, redirects and body included. */
+  timeoutMs: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Redirects followed (each hop vetted again); 0 returns the 3xx response itself. */
+  maxRedirects?: number;
+}
+
+export interface SafeResponse {
+  status: number;
+  headers: Headers;
+  bytes: Uint8Array;
+  /** The URL that answered, after redirects. */
+  url: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Fetch a caller-chosen URL under the rules above; throws GuardError on refusal or failure. */
+export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<SafeResponse> {
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const timedOut = () => new GuardError('timeout', `no complete answer within ${opts.timeoutMs / 1000} s`);
+  const maxRedirects = opts.maxRedirects ?? 3;
+  let method = (opts.method ?? 'GET').toUpperCase();
+  let body = opts.body;
+  let current = url;
+  try {
+    for (let hop = 0; ; hop++) {
+      const target = await abortable(assertPublicUrl(current, opts.allowPrivate), signal);
+      const res = await connect(target, { method, body, headers: opts.headers ?? {}, signal });
+      const location = res.headers.get('location');
+      if (REDIRECTS.has(res.status) && location && maxRedirects > 0) {
+        await res.body?.cancel();
+        if (hop >= maxRedirects) throw new GuardError('redirects', `more than ${maxRedirects} redirects`);
+        current = new URL(location, target.url).href;
+        // RFC 9110 §15.4: 303 (and, by long practice, 301/302 after POST) continue as GET without a body.
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+          if (method !== 'HEAD') method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      const bytes = await readLimited(res, opts.maxBytes);
+      return { status: res.status, headers: res.headers, bytes, url: target.url.href };
+    }
+  } catch (e) {
+    if (signal.aborted) throw timedOut();
+    if (e instanceof GuardError) throw e;
+    throw new GuardError('network', `the connection failed (${(e as Error).message})`);
+  }
+}
+
+/** One request to the vetted address, the original host in `Host` (and in SNI and certificate checks). */
+function connect(target: VettedUrl, init: { method: string; body?: string | Uint8Array; headers: Record<string, string>; signal: AbortSignal }) {
+  const direct = new URL(target.url.href);
+  direct.hostname = target.family === 6 ? `[${target.address}]` : target.address;
+  const hostname = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return fetch(direct.href, {
+    method: init.method,
+    body: init.body,
+    headers: { ...init.headers, host: target.url.host },
+    redirect: 'manual',
+    signal: init.signal,
+    proxy: false, // the vetted address is where we connect, not some proxy's idea of the host
+    tls: isIP(hostname) ? undefined : { serverName: hostname },
+  } as RequestInit);
+}
+
+/** The response body, refusing more than `maxBytes` while streaming (Content-Length may lie or be absent). */
+async function readLimited(res: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () => new GuardError('too_large', `the response is larger than ${maxBytes} bytes`);
+  const declared = Number(res.headers.get('content-length'));
+  if (!res.headers.get('content-encoding') && declared > maxBytes) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** `p`, or a rejection as soon as `signal` aborts (DNS lookups cannot be cancelled themselves). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,0 +1,69 @@
+// The RFC 5322 message for a validated email, built by nodemailer's composer (SPEC.md §2: no
+// home-made MIME). DKIM signing happens later, at delivery, over exactly these bytes.
+import { createHash } from 'node:crypto';
+import { compile } from 'html-to-text';
+import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
+import type { Address } from './address';
+import type { ResolvedAttachment, ValidatedEmail } from './types';
+
+export interface ComposeOptions {
+  /** The Message-ID header, exactly: `<id@domain>`. */
+  messageId: string;
+  date: Date;
+  attachments: ResolvedAttachment[];
+  /** Derive a text/plain part from the html when `text` was not given (default true). */
+  textFromHtml?: boolean;
+}
+
+// A plain-text rendering for clients that do not show html; images carry no text worth keeping.
+const htmlToText = compile({
+  wordwrap: 78,
+  selectors: [
+    { selector: 'img', format: 'skip' },
+    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+  ],
+});
+
+// A lone CR is no line break to nodemailer's CRLF conversion, yet RFC 5322 §2.3 forbids it bare.
+const lines = (s: string) => s.replace(/\r\n?/g, '\n');
+
+const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.address } : a.address);
+
+export async function composeMime(email: ValidatedEmail, opts: ComposeOptions): Promise<Buffer> {
+  // `text` null = derive it; "" = the caller wants no text part (api-reference §7.1).
+  const text = email.text ?? (email.html && opts.textFromHtml !== false ? htmlToText(email.html).trim() : null);
+  const composer = new MailComposer({
+    from: mailbox(email.from),
+    to: email.to.map(mailbox),
+    cc: email.cc.length ? email.cc.map(mailbox) : undefined,
+    // Bcc recipients travel in the envelope only: never in a header.
+    replyTo: email.reply_to.length ? email.reply_to.map(mailbox) : undefined,
+    subject: email.subject,
+    messageId: opts.messageId,
+    date: opts.date,
+    text: text ? lines(text) : undefined,
+    html: email.html ? lines(email.html) : undefined,
+    attachments: opts.attachments.map(attachment),
+    // RFC 5322 §2.1: CRLF line endings, whatever the caller's html used.
+    newline: 'win',
+    // Boundaries derived from the Message-ID: the same inputs give the same bytes, and a sender
+    // cannot predict them (the id is generated after the request arrives) to break out of a part.
+    baseBoundary: createHash('sha256').update(opts.messageId).digest('hex').slice(0, 24),
+  });
+  const root = composer.compile();
+  // After the standard fields, in the caller's order (validate.ts refused the reserved ones).
+  for (const [name, value] of Object.entries(email.headers)) root.addHeader(name, value);
+  return root.build();
+}
+
+function attachment(a: ResolvedAttachment): MailComposerAttachment {
+  return {
+    content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
+    // No name given → none invented (nodemailer would make up `attachment-1.bin`).
+    filename: a.filename ?? false,
+    contentType: a.content_type,
+    // A content id makes the part inline, referenced from the html as `cid:<id>` (RFC 2392);
+    // nodemailer then puts it in multipart/related beside the html.
+    ...(a.content_id ? { cid: a.content_id, contentDisposition: 'inline' } : { contentDisposition: 'attachment' }),
+  };
+}

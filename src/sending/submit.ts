@@ -1,0 +1,118 @@
+// The sending core (SPEC.md §2): every way in — POST /emails, batch, SMTP, broadcasts — calls
+// `prepare` then `commit`. Prepare does the checks and the work that needs no lock (validation,
+// sending domain, attachment fetches, MIME); commit persists the email, its content and its queue
+// entries (or schedule) in one flushed transaction, checking suppressions inside it.
+import type { Services } from '../services';
+import type { ApiKeyRec, EmailRec, EmailContent } from '../store';
+import { errors } from '../api/errors';
+import { newId } from '../ids';
+import { isSuppressed } from '../suppressions';
+import { validateEmail } from './validate';
+import { resolveAttachments } from './attachments';
+import { composeMime } from './mime';
+import { sendingDomain } from './sender';
+import { enqueueInTxn } from './enqueue';
+import type { EmailInput, ValidatedEmail } from './types';
+
+export interface SubmitContext {
+  team: string;
+  /** The API key used (REST or SMTP); null for internal senders such as broadcasts. */
+  key: ApiKeyRec | null;
+  broadcastId?: string | null;
+}
+
+export interface Prepared {
+  email: EmailRec;
+  content: EmailContent;
+}
+
+/** Validate and build one email; throws the documented ApiError; writes nothing. */
+export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
+  const v = opts.validated ?? validateEmail(input, { batchItem: opts.batchItem });
+  const domain = sendingDomain(svc.store, ctx.team, v.from);
+  if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
+    throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
+  const attachments = await resolveAttachments(v.attachments, { allowPrivate: svc.config.security.allow_private_networks });
+  const id = newId();
+  const created = new Date();
+  const messageId = `<${id}@${domain.name}>`;
+  const raw = await composeMime(v, { messageId, date: created, attachments });
+  const files: Record<string, Uint8Array> = {};
+  const metas = attachments.map((a) => {
+    const attId = newId();
+    files[attId] = a.content;
+    return {
+      id: attId,
+      filename: a.filename,
+      content_type: a.content_type,
+      content_disposition: a.content_id ? ('inline' as const) : ('attachment' as const),
+      content_id: a.content_id,
+      size: a.content.byteLength,
+    };
+  });
+  const recipients: EmailRec['recipients'] = {};
+  for (const a of [...v.to, ...v.cc, ...v.bcc]) recipients[a.address.toLowerCase()] = 'pending';
+  const email: EmailRec = {
+    id,
+    team_id: ctx.team,
+    created_at: created.toISOString(),
+    from: v.fromText,
+    from_address: v.from.address,
+    domain_id: domain.id,
+    domain: domain.name,
+    to: v.to.map(show),
+    cc: v.cc.map(show),
+    bcc: v.bcc.map(show),
+    reply_to: v.reply_to.map(show),
+    subject: v.subject,
+    headers: v.headers,
+    tags: v.tags,
+    scheduled_at: v.scheduled_at,
+    last_event: v.scheduled_at ? 'scheduled' : 'queued',
+    message_id: messageId,
+    broadcast_id: ctx.broadcastId ?? null,
+    attachments: metas,
+    recipients,
+    sent_at: null,
+    api_key_id: ctx.key?.id ?? null,
+  };
+  return { email, content: { html: v.html, text: v.text, raw, files } };
+}
+
+const show = (a: { name: string | null; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
+
+/** Inside a transaction: persist one prepared email and queue or schedule it. */
+export function commitInTxn(svc: Services, p: Prepared): EmailRec {
+  const { store, events } = svc;
+  const email: EmailRec = { ...p.email, recipients: { ...p.email.recipients } };
+  // Checked inside the transaction, so a suppression committed before this send always counts.
+  for (const rcpt of Object.keys(email.recipients)) if (isSuppressed(store, email.team_id, rcpt)) email.recipients[rcpt] = 'suppressed';
+  store.emails.putInTxn(email);
+  store.emailContent.put([email.team_id, email.id], p.content);
+  if (email.scheduled_at) {
+    store.schedule.addInTxn(Date.parse(email.scheduled_at), email.team_id, email.id);
+    return events.email(email, 'scheduled');
+  }
+  return enqueueInTxn(svc, email);
+}
+
+/**
+ * Persist prepared emails in one flushed commit; `alsoInTxn` runs inside it (the idempotency
+ * record, so a replay can never send twice). Wakes the delivery engine afterwards.
+ */
+export async function commit(svc: Services, prepared: Prepared[], alsoInTxn?: () => void): Promise<EmailRec[]> {
+  const saved = await svc.store.transaction(() => {
+    const out = prepared.map((p) => commitInTxn(svc, p));
+    alsoInTxn?.();
+    return out;
+  });
+  svc.delivery?.kick();
+  return saved;
+}
+
+/** One email, start to finish: what REST, SMTP and broadcasts call for a single message. */
+export async function submit(svc: Services, ctx: SubmitContext, input: EmailInput): Promise<EmailRec> {
+  const [email] = await commit(svc, [await prepare(svc, ctx, input)]);
+  return email;
+}
+

@@ -1,0 +1,191 @@
+// Every check of a send request that needs no I/O (api-reference §7.1; batch items §7.2), in the
+// order Resend reports them: unsupported features, required fields, addresses, body, headers,
+// tags, schedule, attachments. The first failure is thrown as an ApiError naming its field.
+// Attachment `path`s are fetched later (attachments.ts); unknown keys are ignored (§1.4).
+import { ApiError, errors } from '../api/errors';
+import { addressField, addressList, formatAddress, type Address } from './address';
+import { parseScheduledAt } from './schedule';
+import type { AttachmentInput, EmailInput, ValidatedEmail } from './types';
+
+export const MAX_TO = 50;
+export const MAX_TAGS = 75;
+export const MAX_TAG_LENGTH = 256;
+/** Limit on one email's attachments, measured after base64 encoding (§7.1). */
+export const MAX_ATTACHMENTS_BASE64 = 40 * 1024 * 1024;
+
+// Headers Posthorn writes itself; for the address and subject ones the field to use instead.
+const RESERVED_HEADERS: Record<string, string | null> = {
+  from: 'from', to: 'to', cc: 'cc', bcc: 'bcc', 'reply-to': 'reply_to', subject: 'subject',
+  date: null, 'message-id': null, 'mime-version': null, 'content-type': null,
+  'content-transfer-encoding': null, 'dkim-signature': null, 'return-path': null,
+};
+// RFC 5322 §3.6.8: a field name is printable ASCII except the colon.
+const FIELD_NAME = /^[!-9;-~]+$/;
+// RFC 5322 §3.2.5 unstructured text: a CR or LF would start a header of the caller's choosing.
+const HEADER_CONTROL = /[\0-\x08\n-\x1f\x7f]/;
+const TAG_TEXT = /^[A-Za-z0-9_-]*$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+// RFC 2045 §5.1 type/subtype tokens, optionally followed by parameters.
+const MIME_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*;[^\0-\x1f\x7f]*)?$/;
+// A Content-ID's id-left (RFC 2392): printable ASCII without space or angle brackets.
+const CONTENT_ID = /^[!-;=?-~]{1,127}$/;
+
+const given = (v: unknown) => v !== undefined && v !== null;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A Content-Type value (`type/subtype` and optional parameters) safe to put in a header. */
+export const isMimeType = (text: string) => MIME_TYPE.test(text);
+
+export function invalidAttachment(message: string): ApiError {
+  return new ApiError(422, 'invalid_attachment', message);
+}
+
+export function attachmentsTooLarge(): ApiError {
+  return errors.invalidField('attachments', 'attachments may total at most 40 MB after base64 encoding.');
+}
+
+export interface ValidateOptions {
+  /** An item of POST /emails/batch, where `attachments` are not allowed. */
+  batchItem?: boolean;
+  /** The current time (ms) for `scheduled_at`; defaults to the clock. */
+  now?: number;
+}
+
+export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): ValidatedEmail {
+  // Before the required fields: a template would supply subject and body itself.
+  if (given(input.topic_id)) throw errors.validation('The `topic_id` field is not supported yet.');
+  if (given(input.template)) throw errors.validation('The `template` field is not supported yet.');
+  for (const f of ['from', 'to', 'subject'])
+    if (!given(input[f]) || (f !== 'subject' && (input[f] === '' || (Array.isArray(input[f]) && (input[f] as unknown[]).length === 0))))
+      throw errors.missingField(f);
+
+  if (typeof input.from !== 'string') throw errors.invalidField('from', 'must be a string.');
+  const from = addressField('from', input.from);
+  const to = recipients('to', input.to);
+  if (to.length > MAX_TO) throw errors.invalidField('to', `must contain at most ${MAX_TO} addresses.`);
+  if (typeof input.subject !== 'string') throw errors.invalidField('subject', 'must be a string.');
+  const cc = recipients('cc', input.cc);
+  const bcc = recipients('bcc', input.bcc);
+  const reply_to = recipients('reply_to', input.reply_to);
+
+  const html = optionalString(input, 'html');
+  const text = optionalString(input, 'text');
+  if (!html && !text) throw errors.validation('Missing `html` or `text` field.');
+
+  const headers = customHeaders(input.headers);
+  const tags = emailTags(input.tags);
+  let scheduled_at: string | null = null;
+  if (given(input.scheduled_at)) {
+    if (typeof input.scheduled_at !== 'string') throw errors.invalidField('scheduled_at', 'must be a string.');
+    scheduled_at = parseScheduledAt(input.scheduled_at, 'scheduled_at', opts.now ?? Date.now());
+  }
+  if (opts.batchItem && given(input.attachments))
+    throw errors.validation('The `attachments` field is not supported in batch emails.');
+  const attachments = attachmentInputs(input.attachments);
+
+  return { from, fromText: formatAddress(from), to, cc, bcc, reply_to, subject: input.subject, html, text, headers, tags, scheduled_at, attachments };
+}
+
+/** An address field taking a string or an array of strings; absent, `""` or `[]` = none. */
+function recipients(field: string, value: unknown): Address[] {
+  if (!given(value) || value === '') return [];
+  if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
+    throw errors.invalidField(field, 'must be a string or an array of strings.');
+  return addressList(field, value);
+}
+
+function optionalString(obj: Record<string, unknown>, key: string, field = key): string | null {
+  const v = obj[key];
+  if (!given(v)) return null;
+  if (typeof v !== 'string') throw errors.invalidField(field, 'must be a string.');
+  return v;
+}
+
+function customHeaders(value: unknown): Record<string, string> {
+  if (!given(value)) return {};
+  if (!isObject(value)) throw errors.invalidField('headers', 'must be an object of header names and string values.');
+  const entries = Object.entries(value);
+  for (const [name, v] of entries) {
+    if (!FIELD_NAME.test(name)) throw errors.invalidField('headers', `\`${name}\` is not a valid header name.`);
+    const key = name.toLowerCase();
+    if (Object.hasOwn(RESERVED_HEADERS, key)) {
+      const field = RESERVED_HEADERS[key];
+      throw errors.invalidField(
+        'headers',
+        field ? `the \`${name}\` header cannot be set here; use the \`${field}\` field.` : `the \`${name}\` header is set by Posthorn and cannot be overridden.`,
+      );
+    }
+    if (typeof v !== 'string') throw errors.invalidField('headers', `the value of \`${name}\` must be a string.`);
+    if (HEADER_CONTROL.test(v)) throw errors.invalidField('headers', `the value of \`${name}\` must not contain line breaks or other control characters.`);
+  }
+  // fromEntries defines own properties: a `__proto__` key cannot reach the prototype.
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+function emailTags(value: unknown): { name: string; value: string }[] {
+  if (!given(value)) return [];
+  if (!Array.isArray(value)) throw errors.invalidField('tags', 'must be an array of `{ name, value }` objects.');
+  if (value.length > MAX_TAGS) throw errors.invalidField('tags', `must contain at most ${MAX_TAGS} tags.`);
+  return value.map((tag, i) => {
+    if (!isObject(tag)) throw errors.invalidField(`tags[${i}]`, 'must be an object with `name` and `value`.');
+    return { name: tagText(tag, `tags[${i}]`, 'name'), value: tagText(tag, `tags[${i}]`, 'value') };
+  });
+}
+
+function tagText(tag: Record<string, unknown>, prefix: string, key: 'name' | 'value'): string {
+  const field = `${prefix}.${key}`;
+  const v = tag[key];
+  if (!given(v)) throw errors.missingField(field);
+  if (typeof v !== 'string' || !TAG_TEXT.test(v) || v.length > MAX_TAG_LENGTH || (key === 'name' && v === ''))
+    throw errors.invalidField(field, `must only contain ASCII letters, numbers, underscores or dashes, at most ${MAX_TAG_LENGTH} characters.`);
+  return v;
+}
+
+function attachmentInputs(value: unknown): AttachmentInput[] {
+  if (!given(value)) return [];
+  if (!Array.isArray(value)) throw errors.invalidField('attachments', 'must be an array.');
+  let total = 0;
+  return value.map((item, i): AttachmentInput => {
+    const field = `attachments[${i}]`;
+    if (!isObject(item)) throw errors.invalidField(field, 'must be an object.');
+    const filename = optionalString(item, 'filename', `${field}.filename`);
+    const content_type = optionalString(item, 'content_type', `${field}.content_type`);
+    if (content_type !== null && !isMimeType(content_type))
+      throw errors.invalidField(`${field}.content_type`, 'must be a MIME type such as `application/pdf`.');
+    // SDK 4.x–5.x send `inline_content_id`, 6.x `content_id`; the latter wins (§2 item 6).
+    const cidKey = given(item.content_id) ? 'content_id' : 'inline_content_id';
+    let content_id = optionalString(item, cidKey, `${field}.${cidKey}`);
+    if (content_id !== null) {
+      content_id = content_id.replace(/^<(.*)>$/, '$1');
+      if (!CONTENT_ID.test(content_id))
+        throw errors.invalidField(`${field}.${cidKey}`, 'must be 1 to 127 printable ASCII characters without spaces or angle brackets.');
+    }
+
+    const content = item.content;
+    const path = item.path;
+    if (given(content)) {
+      if (typeof content !== 'string') throw invalidAttachment(`Invalid \`${field}.content\` field: it must be a base64 string.`);
+      const compact = content.replace(/[\t\n\r ]+/g, '');
+      if (!BASE64.test(compact) || compact.length % 4 === 1 || (compact.endsWith('=') && compact.length % 4 !== 0))
+        throw invalidAttachment(`Invalid \`${field}.content\` field: it is not valid base64.`);
+      total += Math.ceil(compact.length / 4) * 4; // as padded base64, the way attachments.ts counts it
+      if (total > MAX_ATTACHMENTS_BASE64) throw attachmentsTooLarge();
+      return { filename, content, path: null, content_type, content_id };
+    }
+    if (given(path)) {
+      if (typeof path !== 'string' || !isHttpUrl(path))
+        throw invalidAttachment(`Invalid \`${field}.path\` field: it must be an http or https URL.`);
+      return { filename, content: null, path, content_type, content_id };
+    }
+    throw invalidAttachment(`Invalid \`${field}\` field: an attachment needs \`content\` or \`path\`.`);
+  });
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

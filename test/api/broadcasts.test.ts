@@ -1,0 +1,418 @@
+// Broadcasts (api-reference §13): drafts, the send/cancel/delete state rules, pagination, teams.
+// Actual delivery belongs to the sending core: here a started broadcast stops at queued/scheduled.
+import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
+import { startPosthorn, type Running } from '../helpers/posthorn';
+import { invalidAddressMessage } from '../../src/sending/address';
+import { newId, nowIso } from '../../src/ids';
+
+let p: Running;
+let team: string;
+let segmentId: string;
+
+/** A segment through the API (falls back to the store while the segments route is not there). */
+async function newSegment(key = p.apiKey, teamId = team): Promise<string> {
+  const r = await p.api('POST', '/segments', { body: { name: 'Newsletter' }, key });
+  if (r.status === 201) return r.body.id;
+  const rec = { id: newId(), team_id: teamId, created_at: nowIso(), name: 'Newsletter' };
+  await p.svc.store.segments.put(rec);
+  return rec.id;
+}
+
+/** A domain created through the API, its sending records then marked verified in the store. */
+async function verifiedDomain(name: string, key = p.apiKey, teamId = team): Promise<void> {
+  const r = await p.api('POST', '/domains', { body: { name }, key });
+  expect(r.status).toBe(201);
+  const d = p.svc.store.domains.get(teamId, r.body.id)!;
+  const record_status = { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const;
+  await p.svc.store.domains.put({ ...d, status: 'verified', record_status });
+}
+
+const snapshot = (t = team) => JSON.stringify([...p.svc.store.broadcasts.all(t)]);
+
+async function draft(extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await p.api('POST', '/broadcasts', {
+    body: { segment_id: segmentId, from: 'Acme <news@verified.test>', subject: 'Hi', html: '<p>Hi</p>', ...extra },
+  });
+  expect(r.status).toBe(201);
+  return r.body.id;
+}
+
+const status = (id: string) => p.svc.store.broadcasts.get(team, id)?.status;
+const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
+
+beforeAll(async () => {
+  p = await startPosthorn();
+  team = p.creds.team_id;
+  segmentId = await newSegment();
+  await verifiedDomain('verified.test');
+  await p.api('POST', '/domains', { body: { name: 'unverified.test' } });
+});
+afterAll(() => p.stop());
+
+describe('create and retrieve', () => {
+  test('the SDK creates a draft; GET returns every field, audience_id equal to segment_id', async () => {
+    const { data, error } = await p.resend.broadcasts.create({
+      segmentId,
+      from: 'Acme <news@verified.test>',
+      subject: 'Hello {{{contact.first_name|there}}}',
+      html: '<p>Hi</p>',
+      name: 'March news',
+      replyTo: 'reply@verified.test',
+      previewText: 'Spring is here',
+    });
+    expect(error).toBeNull();
+    expect(data).toEqual({ object: 'broadcast', id: expect.any(String) } as never);
+    const got = await p.resend.broadcasts.get(data!.id);
+    expect(got.error).toBeNull();
+    expect(got.data).toEqual({
+      object: 'broadcast',
+      id: data!.id,
+      name: 'March news',
+      audience_id: segmentId,
+      segment_id: segmentId,
+      from: 'Acme <news@verified.test>',
+      subject: 'Hello {{{contact.first_name|there}}}',
+      reply_to: ['reply@verified.test'],
+      preview_text: 'Spring is here',
+      html: '<p>Hi</p>',
+      text: null,
+      status: 'draft',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      scheduled_at: null,
+      sent_at: null,
+      topic_id: null,
+    });
+  });
+
+  test('audience_id is accepted as an alias of segment_id (plain HTTP, 201)', async () => {
+    const r = await p.api('POST', '/broadcasts', { body: { audience_id: segmentId.toUpperCase(), from: 'news@verified.test', subject: 'S', text: 'T' } });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ object: 'broadcast', id: expect.any(String) });
+    const got = await p.api('GET', `/broadcasts/${r.body.id}`);
+    expect(got.body.segment_id).toBe(segmentId);
+    expect(got.body.audience_id).toBe(segmentId);
+    expect(got.body.reply_to).toBeNull();
+    expect(got.body.name).toBeNull();
+  });
+
+  test('both segment_id and audience_id may be sent when they agree', async () => {
+    const r = await p.api('POST', '/broadcasts', { body: { segment_id: segmentId, audience_id: segmentId, from: 'a@verified.test', subject: 'S' } });
+    expect(r.status).toBe(201);
+  });
+
+  test('reply_to arrays are kept in order', async () => {
+    const id = await draft({ reply_to: ['a@verified.test', 'B <b@verified.test>'] });
+    expect((await p.api('GET', `/broadcasts/${id}`)).body.reply_to).toEqual(['a@verified.test', 'B <b@verified.test>']);
+  });
+
+  test('bad input is refused and changes nothing', async () => {
+    const ok = { segment_id: segmentId, from: 'news@verified.test', subject: 'Hi' };
+    const otherTeam = await p.newTeam();
+    const foreignSegment = await newSegment(otherTeam.api_key, otherTeam.team_id);
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [{ from: 'a@verified.test', subject: 'S' }, 422, 'missing_required_field', 'Missing `segment_id` field.'],
+      [{ segment_id: segmentId, subject: 'S' }, 422, 'missing_required_field', 'Missing `from` field.'],
+      [{ segment_id: segmentId, from: 'a@verified.test' }, 422, 'missing_required_field', 'Missing `subject` field.'],
+      [{ ...ok, segment_id: newId() }, 422, 'validation_error', 'The `segment_id` field must name a segment of this team.'],
+      [{ ...ok, segment_id: 'nope' }, 422, 'validation_error', 'The `segment_id` field must name a segment of this team.'],
+      [{ ...ok, segment_id: foreignSegment }, 422, 'validation_error', 'The `segment_id` field must name a segment of this team.'],
+      [{ ...ok, segment_id: undefined, audience_id: newId() }, 422, 'validation_error', 'The `audience_id` field must name a segment of this team.'],
+      [{ ...ok, audience_id: foreignSegment }, 422, 'validation_error', 'The `segment_id` and `audience_id` fields must name the same segment.'],
+      [{ ...ok, from: 'news@verified' }, 422, 'validation_error', invalidAddressMessage('from')],
+      [{ ...ok, from: 'Acme news@verified.test' }, 422, 'validation_error', invalidAddressMessage('from')],
+      [{ ...ok, reply_to: ['a@verified.test', 'nope'] }, 422, 'validation_error', invalidAddressMessage('reply_to')],
+      [{ ...ok, reply_to: 5 }, 422, 'validation_error', 'The `reply_to` field must be a string or an array of strings.'],
+      [{ ...ok, subject: 7 }, 422, 'validation_error', 'The `subject` field must be a string.'],
+      [{ ...ok, name: ['x'] }, 422, 'validation_error', 'The `name` field must be a string.'],
+      [{ ...ok, send: 'yes' }, 422, 'validation_error', 'The `send` field must be a boolean.'],
+      [{ ...ok, scheduled_at: inDays(1) }, 422, 'validation_error', 'The `scheduled_at` field can only be used with `send: true`.'],
+      [{ ...ok, topic_id: newId() }, 422, 'validation_error', 'The `topic_id` field is not supported yet.'],
+    ];
+    const before = snapshot();
+    for (const [body, code, name, message] of cases) {
+      const r = await p.api('POST', '/broadcasts', { body });
+      expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
+    }
+    const bad = await p.api('POST', '/broadcasts', { raw: '{"segment_id":' });
+    expect(bad.status).toBe(400);
+    expect(snapshot()).toBe(before);
+  });
+
+  test('unknown or malformed ids', async () => {
+    expect((await p.api('GET', `/broadcasts/${newId()}`)).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Broadcast not found' });
+    const bad = await p.api('GET', '/broadcasts/nope');
+    expect(bad.status).toBe(422);
+    expect(bad.body.name).toBe('invalid_parameter');
+    const sdk = await p.resend.broadcasts.get(newId());
+    expect(sdk.error?.name).toBe('not_found');
+  });
+});
+
+describe('list', () => {
+  test('newest first, summary fields only, everything without a limit, cursors both ways', async () => {
+    const fresh = await startPosthorn();
+    try {
+      const ft = fresh.creds.team_id;
+      const seg = newId();
+      await fresh.svc.store.segments.put({ id: seg, team_id: ft, created_at: nowIso(), name: 's' });
+      const ids: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        const r = await fresh.api('POST', '/broadcasts', { body: { segment_id: seg, from: 'a@x.test', subject: `n${i}`, name: `b${i}` } });
+        ids.unshift(r.body.id); // newest first
+      }
+      const all = await fresh.resend.broadcasts.list();
+      expect(all.error).toBeNull();
+      expect(all.data!.has_more).toBe(false);
+      expect(all.data!.data.map((b) => b.id)).toEqual(ids);
+      expect(all.data!.data[0]).toEqual({
+        id: ids[0],
+        name: 'b24',
+        audience_id: seg,
+        segment_id: seg,
+        status: 'draft',
+        created_at: expect.any(String),
+        scheduled_at: null,
+        sent_at: null,
+      });
+      const first = await fresh.resend.broadcasts.list({ limit: 10 });
+      expect(first.data!.has_more).toBe(true);
+      expect(first.data!.data.map((b) => b.id)).toEqual(ids.slice(0, 10));
+      const next = await fresh.resend.broadcasts.list({ limit: 10, after: ids[9] });
+      expect(next.data!.data.map((b) => b.id)).toEqual(ids.slice(10, 20));
+      const last = await fresh.api('GET', `/broadcasts?limit=10&after=${ids[19]}`);
+      expect(last.body).toEqual({ object: 'list', has_more: false, data: expect.any(Array) });
+      expect(last.body.data.map((b: { id: string }) => b.id)).toEqual(ids.slice(20));
+      const back = await fresh.resend.broadcasts.list({ limit: 5, before: ids[10] });
+      expect(back.data!.has_more).toBe(true);
+      expect(back.data!.data.map((b) => b.id)).toEqual(ids.slice(5, 10));
+      for (const q of ['limit=0', 'limit=101', 'after=nope', `after=${ids[0]}&before=${ids[1]}`]) {
+        const r = await fresh.api('GET', `/broadcasts?${q}`);
+        expect(r.status).toBe(422);
+        expect(r.body.name).toBe('validation_error');
+      }
+    } finally {
+      await fresh.stop();
+    }
+  });
+});
+
+describe('update', () => {
+  test('the SDK updates a draft; null clears nullable fields; omitted ones stay', async () => {
+    const id = await draft({ name: 'old', text: 'plain', reply_to: 'r@verified.test' });
+    const seg2 = await newSegment();
+    const { data, error } = await p.resend.broadcasts.update(id, {
+      name: 'new',
+      subject: 'Updated',
+      segmentId: seg2,
+      from: '"Acme, Inc." <hello@verified.test>',
+      replyTo: ['x@verified.test', 'y@verified.test'],
+    });
+    expect(error).toBeNull();
+    expect(data).toEqual({ object: 'broadcast', id } as never);
+    let got = (await p.api('GET', `/broadcasts/${id}`)).body;
+    expect(got).toMatchObject({
+      name: 'new',
+      subject: 'Updated',
+      segment_id: seg2,
+      audience_id: seg2,
+      from: '"Acme, Inc." <hello@verified.test>',
+      reply_to: ['x@verified.test', 'y@verified.test'],
+      html: '<p>Hi</p>',
+      text: 'plain',
+      status: 'draft',
+    });
+    const r = await p.api('PATCH', `/broadcasts/${id}`, { body: { html: null, reply_to: null, name: null } });
+    expect(r.status).toBe(200);
+    got = (await p.api('GET', `/broadcasts/${id}`)).body;
+    expect(got).toMatchObject({ html: null, reply_to: null, name: null, text: 'plain', subject: 'Updated' });
+  });
+
+  test('bad input, unknown ids and non-drafts are refused and change nothing', async () => {
+    const id = await draft();
+    const before = snapshot();
+    const cases: [string, Record<string, unknown>, number, string, string][] = [
+      [id, { from: 'bad' }, 422, 'validation_error', invalidAddressMessage('from')],
+      [id, { from: null }, 422, 'validation_error', 'The `from` field must be a string.'],
+      [id, { subject: null }, 422, 'validation_error', 'The `subject` field must be a string.'],
+      [id, { segment_id: newId() }, 422, 'validation_error', 'The `segment_id` field must name a segment of this team.'],
+      [id, { reply_to: 'a@b' }, 422, 'validation_error', invalidAddressMessage('reply_to')],
+      [newId(), { name: 'x' }, 404, 'not_found', 'Broadcast not found'],
+      ['nope', { name: 'x' }, 422, 'invalid_parameter', 'The `id` must be a valid UUID.'],
+    ];
+    for (const [target, body, code, name, message] of cases) {
+      const r = await p.api('PATCH', `/broadcasts/${target}`, { body });
+      expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
+    }
+    expect(snapshot()).toBe(before);
+
+    const sent = await draft();
+    expect((await p.api('POST', `/broadcasts/${sent}/send`, { body: { scheduled_at: inDays(1) } })).status).toBe(200);
+    const frozen = snapshot();
+    const r = await p.api('PATCH', `/broadcasts/${sent}`, { body: { name: 'late' } });
+    expect(r.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only draft broadcasts can be updated.' });
+    expect(snapshot()).toBe(frozen);
+  });
+});
+
+describe('send', () => {
+  test('the SDK sends a draft: it is queued (the sending core takes over from there)', async () => {
+    const id = await draft();
+    const { data, error } = await p.resend.broadcasts.send(id);
+    expect(error).toBeNull();
+    expect(data).toEqual({ id });
+    const got = (await p.api('GET', `/broadcasts/${id}`)).body;
+    expect(got).toMatchObject({ status: 'queued', scheduled_at: null, sent_at: null });
+  });
+
+  test('with a future scheduled_at it is scheduled; a past one means now', async () => {
+    const id = await draft();
+    const at = new Date(Date.now() + 3_600_000);
+    const { error } = await p.resend.broadcasts.send(id, { scheduledAt: at.toISOString().replace('Z', '+00:00') });
+    expect(error).toBeNull();
+    expect((await p.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', scheduled_at: at.toISOString() });
+
+    const now = await draft();
+    const r = await p.api('POST', `/broadcasts/${now}/send`, { body: { scheduled_at: '2020-01-01T00:00:00Z' } });
+    expect(r.status).toBe(200);
+    expect((await p.api('GET', `/broadcasts/${now}`)).body).toMatchObject({ status: 'queued', scheduled_at: null });
+  });
+
+  test('create with send: true starts at once, or schedules', async () => {
+    const q = await p.api('POST', '/broadcasts', { body: { segment_id: segmentId, from: 'news@verified.test', subject: 'S', text: 'T', send: true } });
+    expect(q.status).toBe(201);
+    expect(status(q.body.id)).toBe('queued');
+    const { data, error } = await p.resend.broadcasts.create({
+      segmentId,
+      from: 'news@verified.test',
+      subject: 'S',
+      html: '<p>x</p>',
+      send: true,
+      scheduledAt: inDays(2),
+    });
+    expect(error).toBeNull();
+    expect(status(data!.id)).toBe('scheduled');
+  });
+
+  test('refusals: not a draft, no content, unverified or foreign domain, bad scheduled_at — nothing changes', async () => {
+    const other = await p.newTeam();
+    await verifiedDomain('other-team.test', other.api_key, other.team_id);
+    const queued = await draft();
+    await p.api('POST', `/broadcasts/${queued}/send`);
+    const cases: [string, Record<string, unknown> | undefined, number, string | RegExp][] = [
+      [queued, undefined, 422, 'Only draft broadcasts can be sent.'],
+      [await draft({ html: null }), {}, 422, 'Missing `html` or `text` field.'],
+      [await draft({ html: '' }), {}, 422, 'Missing `html` or `text` field.'],
+      [await draft({ from: 'news@unverified.test' }), {}, 403, 'The `unverified.test` domain is not verified. Please, add and verify your domain.'],
+      [await draft({ from: 'news@unknown.test' }), {}, 403, 'The `unknown.test` domain is not verified. Please, add and verify your domain.'],
+      [await draft({ from: 'news@sub.verified.test' }), {}, 403, 'The `sub.verified.test` domain is not verified. Please, add and verify your domain.'],
+      [await draft({ from: 'news@other-team.test' }), {}, 403, 'The `other-team.test` domain is not verified. Please, add and verify your domain.'],
+      [await draft(), { scheduled_at: inDays(31) }, 422, 'Invalid `scheduled_at` field: it must be at most 30 days in the future.'],
+      [await draft(), { scheduled_at: 'next week' }, 422, /^Invalid `scheduled_at` field: it must be an ISO 8601 date-time/],
+    ];
+    const before = snapshot();
+    for (const [id, body, code, message] of cases) {
+      const r = await p.api('POST', `/broadcasts/${id}/send`, { body });
+      expect({ id, res: r.body }).toEqual({ id, res: { statusCode: code, name: 'validation_error', message: typeof message === 'string' ? message : expect.stringMatching(message) } });
+    }
+    expect(snapshot()).toBe(before);
+    expect((await p.api('POST', `/broadcasts/${newId()}/send`)).body.name).toBe('not_found');
+  });
+
+  test('a segment deleted after the draft was written blocks the send', async () => {
+    const seg = await newSegment();
+    const id = await draft({ segment_id: seg });
+    await p.svc.store.segments.remove(team, seg);
+    const r = await p.api('POST', `/broadcasts/${id}/send`);
+    expect(r.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The `segment_id` field must name a segment of this team.' });
+    expect(status(id)).toBe('draft');
+  });
+
+  test('create with send: true and a refused send stores nothing', async () => {
+    const before = snapshot();
+    for (const [body, code] of [
+      [{ from: 'news@unverified.test', html: '<p>x</p>' }, 403],
+      [{ from: 'news@verified.test' }, 422],
+      [{ from: 'news@verified.test', html: '<p>x</p>', scheduled_at: inDays(40) }, 422],
+    ] as const) {
+      const r = await p.api('POST', '/broadcasts', { body: { segment_id: segmentId, subject: 'S', send: true, ...body } });
+      expect(r.status).toBe(code);
+      expect(r.body.name).toBe('validation_error');
+    }
+    expect(snapshot()).toBe(before);
+  });
+});
+
+describe('cancel, delete, duplicate', () => {
+  test('cancel turns a scheduled broadcast back into a draft; anything else is 422', async () => {
+    const id = await draft();
+    await p.api('POST', `/broadcasts/${id}/send`, { body: { scheduled_at: inDays(1) } });
+    const { data, error } = await p.resend.broadcasts.cancel(id);
+    expect(error).toBeNull();
+    expect(data).toEqual({ object: 'broadcast', id });
+    expect((await p.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'draft', scheduled_at: null });
+
+    const again = await p.api('POST', `/broadcasts/${id}/cancel`);
+    expect(again.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only scheduled broadcasts can be canceled.' });
+    const queued = await draft();
+    await p.api('POST', `/broadcasts/${queued}/send`);
+    expect((await p.api('POST', `/broadcasts/${queued}/cancel`)).status).toBe(422);
+    expect(status(queued)).toBe('queued');
+    expect((await p.api('POST', `/broadcasts/${newId()}/cancel`)).status).toBe(404);
+  });
+
+  test('delete: drafts and scheduled ones go; queued ones stay', async () => {
+    const d = await draft();
+    const { data, error } = await p.resend.broadcasts.remove(d);
+    expect(error).toBeNull();
+    expect(data).toEqual({ object: 'broadcast', id: d, deleted: true });
+    expect((await p.api('GET', `/broadcasts/${d}`)).status).toBe(404);
+
+    const s = await draft();
+    await p.api('POST', `/broadcasts/${s}/send`, { body: { scheduled_at: inDays(1) } });
+    expect((await p.api('DELETE', `/broadcasts/${s}`)).status).toBe(200);
+    expect(status(s)).toBeUndefined();
+
+    const q = await draft();
+    await p.api('POST', `/broadcasts/${q}/send`);
+    const r = await p.api('DELETE', `/broadcasts/${q}`);
+    expect(r.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only draft or scheduled broadcasts can be deleted.' });
+    expect(status(q)).toBe('queued');
+    expect((await p.api('DELETE', `/broadcasts/${newId()}`)).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Broadcast not found' });
+  });
+
+  test('duplicate copies any broadcast as a new draft', async () => {
+    const id = await draft({ name: 'orig', reply_to: ['r@verified.test'], preview_text: 'pre', text: 'plain' });
+    await p.api('POST', `/broadcasts/${id}/send`, { body: { scheduled_at: inDays(1) } });
+    const { data, error } = await p.resend.broadcasts.duplicate(id);
+    expect(error).toBeNull();
+    expect(data).toEqual({ object: 'broadcast', id: expect.any(String) } as never);
+    expect(data!.id).not.toBe(id);
+    const [orig, copy] = await Promise.all([id, data!.id].map(async (x) => (await p.api('GET', `/broadcasts/${x}`)).body));
+    expect(copy).toEqual({ ...orig, id: data!.id, created_at: expect.any(String), status: 'draft', scheduled_at: null });
+    expect(orig.status).toBe('scheduled');
+    expect((await p.api('POST', `/broadcasts/${newId()}/duplicate`)).status).toBe(404);
+  });
+});
+
+describe('teams', () => {
+  test('another team cannot see or touch a broadcast', async () => {
+    const id = await draft();
+    const other = await p.newTeam();
+    const sdk = p.client(other.api_key);
+    expect((await sdk.broadcasts.list()).data!.data).toEqual([]);
+    expect((await sdk.broadcasts.get(id)).error?.name).toBe('not_found');
+    const before = snapshot();
+    for (const [method, path, body] of [
+      ['PATCH', `/broadcasts/${id}`, { name: 'x' }],
+      ['DELETE', `/broadcasts/${id}`, undefined],
+      ['POST', `/broadcasts/${id}/send`, {}],
+      ['POST', `/broadcasts/${id}/cancel`, undefined],
+      ['POST', `/broadcasts/${id}/duplicate`, undefined],
+    ] as const) {
+      const r = await p.api(method, path, { body, key: other.api_key });
+      expect(r.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Broadcast not found' });
+    }
+    expect(snapshot()).toBe(before);
+    expect(snapshot(other.team_id)).toBe('[]');
+  });
+});

@@ -1,0 +1,129 @@
+// Emails for delivery tests, written to the store the way the sending core writes them: the
+// EmailRec, its content (raw MIME from nodemailer's MailComposer, unsigned) and one queue entry per
+// recipient domain (src/sending/enqueue.ts), in one transaction; then the engine is kicked.
+//
+//   const d = await verifiedDomain(p, 'example.test', { dns });   // DKIM + SPF published in the test DNS
+//   const email = await queueEmail(p.svc, d, { to: ['bob@dest.test'] });
+//   const done = await waitForEmail(p.svc, email, (e) => e.recipients['bob@dest.test'] === 'delivered');
+//   eventTypes(p.svc, email)  // ['email.queued', 'email.sent', 'email.delivered']
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { Services } from '../../src/services';
+import type { DomainRec, EmailRec, EventRec } from '../../src/store';
+import { enqueueInTxn } from '../../src/sending/enqueue';
+import { newId } from '../../src/ids';
+import type { Running } from './posthorn';
+import type { TestDns } from './dns';
+
+/**
+ * A domain created through the API, its sending records then marked verified in the store. With
+ * `dns`, its DKIM key and the SPF record of its return path are published there as well.
+ */
+export async function verifiedDomain(
+  p: Running,
+  name: string,
+  opts: { dns?: TestDns; tls?: 'opportunistic' | 'enforced'; key?: string; team?: string } = {},
+): Promise<DomainRec> {
+  const r = await p.api('POST', '/domains', { body: { name, ...(opts.tls ? { tls: opts.tls } : {}) }, key: opts.key });
+  if (r.status !== 201) throw new Error(`POST /domains ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  const team = opts.team ?? p.creds.team_id;
+  const d = p.svc.store.domains.get(team, r.body.id)!;
+  const record_status = { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const;
+  const verified: DomainRec = { ...d, status: 'verified', record_status, tls: opts.tls ?? d.tls };
+  await p.svc.store.domains.put(verified);
+  if (opts.dns) {
+    opts.dns.zone.set(`${d.dkim.selector}._domainkey.${name}`, 'TXT', [`v=DKIM1; k=rsa; p=${d.dkim.public_key}`]);
+    opts.dns.zone.set(`${d.custom_return_path}.${name}`, 'TXT', ['v=spf1 ip4:127.0.0.0/8 -all']);
+  }
+  return verified;
+}
+
+export interface TestEmail {
+  from?: string;
+  to: string[];
+  cc?: string[];
+  bcc?: string[];
+  subject?: string;
+  text?: string;
+  html?: string;
+  headers?: Record<string, string>;
+}
+
+/** Compose, store and queue one email from `domain`; wakes the delivery engine. */
+export async function queueEmail(svc: Services, domain: DomainRec, input: TestEmail, opts: { kick?: boolean } = {}): Promise<EmailRec> {
+  const id = newId();
+  const created = new Date();
+  const from = input.from ?? `Sender <hello@${domain.name}>`;
+  const fromAddress = /<([^>]+)>/.exec(from)?.[1] ?? from;
+  const messageId = `<${id}@${domain.name}>`;
+  const subject = input.subject ?? 'Delivery test';
+  const text = input.text ?? 'Hello from the delivery tests.\n';
+  const raw = await new MailComposer({
+    from,
+    to: input.to,
+    cc: input.cc,
+    subject,
+    text,
+    html: input.html,
+    messageId,
+    date: created,
+    headers: input.headers,
+  })
+    .compile()
+    .build();
+  const recipients: EmailRec['recipients'] = {};
+  for (const a of [...input.to, ...(input.cc ?? []), ...(input.bcc ?? [])]) recipients[a.toLowerCase()] = 'pending';
+  const email: EmailRec = {
+    id,
+    team_id: domain.team_id,
+    created_at: created.toISOString(),
+    from,
+    from_address: fromAddress,
+    domain_id: domain.id,
+    domain: domain.name,
+    to: input.to,
+    cc: input.cc ?? [],
+    bcc: input.bcc ?? [],
+    reply_to: [],
+    subject,
+    headers: input.headers ?? {},
+    tags: [],
+    scheduled_at: null,
+    last_event: 'queued',
+    message_id: messageId,
+    broadcast_id: null,
+    attachments: [],
+    recipients,
+    sent_at: null,
+    api_key_id: null,
+  };
+  const saved = await svc.store.transaction(() => {
+    svc.store.emails.putInTxn(email);
+    svc.store.emailContent.put([email.team_id, email.id], { html: input.html ?? null, text, raw, files: {} });
+    return enqueueInTxn(svc, email);
+  });
+  if (opts.kick !== false) svc.delivery.kick();
+  return saved;
+}
+
+/** Poll the stored email until `done` holds (bounded; throws with its last state on time-out). */
+export async function waitForEmail(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>, done: (e: EmailRec) => boolean, timeoutMs = 15_000): Promise<EmailRec> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const cur = svc.store.emails.get(email.team_id, email.id)!;
+    if (done(cur)) return cur;
+    if (Date.now() > deadline)
+      throw new Error(`email ${email.id}: condition not met within ${timeoutMs} ms; last state ${JSON.stringify({ last_event: cur.last_event, recipients: cur.recipients })}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Every recipient is done (delivered, bounced, suppressed or complained). */
+export const settled = (e: EmailRec) => Object.values(e.recipients).every((s) => s !== 'pending' && s !== 'delayed');
+
+export function eventsOf(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): EventRec[] {
+  return svc.events.log(email.team_id, email.id);
+}
+
+export function eventTypes(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): string[] {
+  return eventsOf(svc, email).map((e) => e.type);
+}
