@@ -10,13 +10,15 @@ export class DkimError extends Error {}
 
 export async function signMessage(raw: Uint8Array, d: Pick<DomainRec, 'name' | 'dkim'>): Promise<Buffer> {
   const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const { signatures, errors } = await dkimSign(message, {
+  const signature = {
     signingDomain: d.name,
     selector: d.dkim.selector,
     privateKey: d.dkim.private_key,
     algorithm: 'rsa-sha256',
     canonicalization: 'relaxed/relaxed',
-  });
+  };
+  // The signer reads its signatures from `signatureData` only; the top-level fields satisfy the type.
+  const { signatures, errors } = await dkimSign(message, { ...signature, signatureData: [signature] });
   if (!signatures) {
     const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
     throw new DkimError(`DKIM signing for ${d.name} failed: ${why || 'no signature produced'}`);

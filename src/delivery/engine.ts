@@ -151,9 +151,10 @@ export class DeliveryEngine {
     return store.transaction(() => {
       const now = Date.now();
       const out: Claimed[] = [];
+      const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
       for (const { entry } of store.queue.due(now, max + this.inFlight.size)) {
         if (out.length >= max) break;
-        if (this.inFlight.has(entry.id)) continue;
+        if (this.inFlight.has(entry.id) || failed.has(entry.email_id)) continue;
         const email = store.emails.get(entry.team_id, entry.email_id);
         const content = email && (store.emailContent.get([entry.team_id, entry.email_id]) as EmailContent | undefined);
         if (!email || !content) {
@@ -164,6 +165,7 @@ export class DeliveryEngine {
         const domain = store.domains.get(email.team_id, email.domain_id);
         if (!domain || !canSendFrom(domain)) {
           this.failInTxn(email, domain ? 'domain not verified' : 'domain deleted');
+          failed.add(email.id);
           continue;
         }
         const attempts = entry.attempts + 1;

@@ -7,12 +7,12 @@
 // (oven-sh/bun#21370, still present in Bun 1.4.5). A 2048-bit DKIM key is longer than 255 bytes,
 // so it always arrives as two or more strings of one record, and SPF (RFC 7208 §3.3) and DKIM
 // (RFC 6376 §3.6.2.2) both need the strings of each record joined — and only those. So TXT
-// queries are sent here directly: RFC 1035 wire format over UDP (EDNS0, 1232-byte payload), retried
-// over TCP when the answer is truncated, with the same servers, timeout and tries as node:dns.
+// queries are sent here directly: RFC 1035 wire format over UDP (EDNS0, 1232-byte payload; without
+// EDNS for a server answering FORMERR), retried over TCP when the answer is truncated, with the same
+// servers, timeout and tries as node:dns. Nothing is cached: every check sees the zone as it is.
 import { promises as dns } from 'node:dns';
 import { createSocket } from 'node:dgram';
-import { connect } from 'node:net';
-import { isIP } from 'node:net';
+import { connect, isIP } from 'node:net';
 import { randomBytes } from 'node:crypto';
 
 const NO_RECORDS = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ENONAME']);
@@ -33,9 +33,10 @@ export class Resolver {
   }
 
   /**
-   * A fresh c-ares channel per lookup: a Bun channel keeps a NODATA answer for good (checked on
-   * 1.4.5 — a name that had no MX never shows the MX published later), which would keep a domain
-   * pending until a restart. A channel costs well under a millisecond and no file descriptor.
+   * A fresh c-ares channel per lookup: a Bun channel keeps a NODATA answer cached regardless of
+   * the SOA's TTL (checked on 1.4.5: a name that had no MX did not show the MX published later),
+   * which would keep a domain pending until a restart. A channel costs well under a millisecond
+   * and holds no file descriptor between lookups.
    */
   private channel(): dns.Resolver {
     const r = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
@@ -61,9 +62,11 @@ export class Resolver {
   /** TXT records as their character-strings (node:dns `resolveTxt` shape); [] for NXDOMAIN/NODATA. */
   async txtStrings(host: string): Promise<string[][]> {
     const name = host.replace(/\.$/, '');
-    let query: Buffer;
+    let edns: Buffer;
+    let plain: Buffer;
     try {
-      query = buildQuery(name, TYPE_TXT);
+      edns = buildQuery(name, TYPE_TXT, true);
+      plain = buildQuery(name, TYPE_TXT, false);
     } catch {
       throw new DnsError('EBADNAME', host);
     }
@@ -71,7 +74,13 @@ export class Resolver {
     for (let attempt = 0; attempt < Math.max(1, this.tries); attempt++) {
       for (const server of this.servers.map(parseServer)) {
         try {
+          let query = edns;
           let res = parseResponse(await udpExchange(server, query, this.timeoutMs), query);
+          if (res.rcode === RCODE_FORMERR) {
+            // RFC 6891 §7: a server that does not know EDNS answers FORMERR; ask it again without.
+            query = plain;
+            res = parseResponse(await udpExchange(server, query, this.timeoutMs), query);
+          }
           if (res.truncated) res = parseResponse(await tcpExchange(server, query, this.timeoutMs), query);
           if (res.rcode === RCODE_NOERROR) return res.txt;
           if (res.rcode === RCODE_NXDOMAIN) return [];
@@ -113,6 +122,7 @@ const TYPE_TXT = 16;
 const TYPE_OPT = 41;
 const CLASS_IN = 1;
 const RCODE_NOERROR = 0;
+const RCODE_FORMERR = 1;
 const RCODE_NXDOMAIN = 3;
 const RCODE_NAMES: Record<number, string> = { 1: 'EFORMERR', 2: 'ESERVFAIL', 4: 'ENOTIMP', 5: 'EREFUSED' };
 const EDNS_PAYLOAD = 1232;
@@ -132,25 +142,28 @@ function dnsError(code: string): NodeJS.ErrnoException {
   return e;
 }
 
-function buildQuery(name: string, type: number): Buffer {
+function buildQuery(name: string, type: number, edns: boolean): Buffer {
+  if (!/^[\x21-\x7e]+$/.test(name)) throw dnsError('EBADNAME'); // IDNs arrive in their ASCII form
   const labels = name.split('.').map((l) => Buffer.from(l, 'ascii'));
   if (labels.some((l) => l.length === 0 || l.length > 63) || labels.reduce((n, l) => n + l.length + 1, 1) > 255) throw dnsError('EBADNAME');
   const header = Buffer.alloc(12);
   randomBytes(2).copy(header, 0); // id
   header.writeUInt16BE(0x0100, 2); // RD
   header.writeUInt16BE(1, 4); // QDCOUNT
-  header.writeUInt16BE(1, 10); // ARCOUNT: the OPT record
+  header.writeUInt16BE(edns ? 1 : 0, 10); // ARCOUNT: the OPT record
   const qname = Buffer.concat([...labels.flatMap((l) => [Buffer.from([l.length]), l]), Buffer.from([0])]);
-  const tail = Buffer.alloc(4 + 11);
-  tail.writeUInt16BE(type, 0);
-  tail.writeUInt16BE(CLASS_IN, 2);
+  const question = Buffer.alloc(4);
+  question.writeUInt16BE(type, 0);
+  question.writeUInt16BE(CLASS_IN, 2);
+  if (!edns) return Buffer.concat([header, qname, question]);
   // OPT: root name, type 41, class = UDP payload size, ttl 0 (no extended flags), no options.
-  tail.writeUInt8(0, 4);
-  tail.writeUInt16BE(TYPE_OPT, 5);
-  tail.writeUInt16BE(EDNS_PAYLOAD, 7);
-  tail.writeUInt32BE(0, 9);
-  tail.writeUInt16BE(0, 13);
-  return Buffer.concat([header, qname, tail]);
+  const opt = Buffer.alloc(11);
+  opt.writeUInt8(0, 0);
+  opt.writeUInt16BE(TYPE_OPT, 1);
+  opt.writeUInt16BE(EDNS_PAYLOAD, 3);
+  opt.writeUInt32BE(0, 5);
+  opt.writeUInt16BE(0, 9);
+  return Buffer.concat([header, qname, question, opt]);
 }
 
 /** Offset after the (possibly compressed) name starting at `off`. */
@@ -188,7 +201,7 @@ function parseResponse(buf: Buffer, query: Buffer): Parsed {
       if (end - off !== qEnd - 12 || buf.subarray(off, end).toString('latin1').toLowerCase() !== query.subarray(12, qEnd).toString('latin1').toLowerCase())
         throw dnsError('EBADRESP');
       off = end;
-    } else if (qd !== 0 || !truncated) throw dnsError('EBADRESP');
+    } else if (qd !== 0 || (rcode === RCODE_NOERROR && !truncated)) throw dnsError('EBADRESP'); // errors may omit the question
     const txt: string[][] = [];
     if (!truncated) {
       for (let i = 0; i < an; i++) {

@@ -11,6 +11,7 @@ import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
 import { composeMime } from './mime';
 import { sendingDomain } from './sender';
+import { formatAddress } from './address';
 import { enqueueInTxn } from './enqueue';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -79,7 +80,7 @@ export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInp
   return { email, content: { html: v.html, text: v.text, raw, files } };
 }
 
-const show = (a: { name: string | null; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
+const show = formatAddress;
 
 /** Inside a transaction: persist one prepared email and queue or schedule it. */
 export function commitInTxn(svc: Services, p: Prepared): EmailRec {

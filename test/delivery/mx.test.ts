@@ -78,3 +78,168 @@ describe('MX delivery', () => {
     expect(res.dmarc && res.dmarc.status.result).toBe('pass');
   });
 });
+
+describe('routes (RFC 5321 §5.1, RFC 7505)', () => {
+  test('no MX: the domain itself is the implicit MX (its A record)', async () => {
+    dns.zone.set('implicit.test', 'A', ['127.0.0.1']);
+    const email = await queueEmail(p.svc, sender, { to: ['ann@implicit.test'] });
+    const done = await waitForEmail(p.svc, email, settled);
+    expect(done.recipients).toEqual({ 'ann@implicit.test': 'delivered' });
+    expect(sink.to('ann@implicit.test')).toHaveLength(1);
+    expect(dns.queries.some((q) => q.name === 'implicit.test' && q.type === 'MX')).toBe(true);
+  });
+
+  test('null MX: bounced (Permanent, 5.1.10) without a connection, and suppressed', async () => {
+    dns.zone.set('nomail.test', 'MX', [{ exchange: '.', priority: 0 }]);
+    dns.zone.set('nomail.test', 'A', ['127.0.0.1']); // must not be used as an implicit MX
+    const before = sink.connections();
+    const email = await queueEmail(p.svc, sender, { to: ['ann@nomail.test'] });
+    const done = await waitForEmail(p.svc, email, settled);
+    expect(done.recipients).toEqual({ 'ann@nomail.test': 'bounced' });
+    expect(sink.connections()).toBe(before);
+    const bounced = eventsOf(p.svc, email).find((e) => e.type === 'email.bounced')!;
+    expect(bounced.data.to).toEqual(['ann@nomail.test']);
+    expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
+    expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 556 5.1.10 ');
+    const s = await p.api('GET', `/suppressions/${encodeURIComponent('ann@nomail.test')}`);
+    expect(s.status).toBe(200);
+    expect(s.body).toMatchObject({ email: 'ann@nomail.test', origin: 'bounce', source_id: email.id });
+  });
+
+  test('neither MX nor address records: bounced Permanent (5.1.2)', async () => {
+    const email = await queueEmail(p.svc, sender, { to: ['ann@nowhere.test'] });
+    await waitForEmail(p.svc, email, settled);
+    const bounced = eventsOf(p.svc, email).find((e) => e.type === 'email.bounced')!;
+    expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
+    expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 550 5.1.2 ');
+  });
+
+  test('MX hosts in preference order: the preferred host refuses connections, the next one takes the mail', async () => {
+    // 127.0.0.2 is loopback too, but the sink listens on 127.0.0.1 only: connections are refused.
+    dns.zone.set('pref.test', 'MX', [
+      { exchange: 'backup.pref.test', priority: 20 },
+      { exchange: 'primary.pref.test', priority: 10 },
+    ]);
+    dns.zone.set('primary.pref.test', 'A', ['127.0.0.2']);
+    dns.zone.set('backup.pref.test', 'A', ['127.0.0.1']);
+    const email = await queueEmail(p.svc, sender, { to: ['ann@pref.test'] });
+    const done = await waitForEmail(p.svc, email, settled);
+    expect(done.recipients).toEqual({ 'ann@pref.test': 'delivered' });
+    const asked = dns.queries.filter((q) => q.name.endsWith('pref.test') && q.type === 'A').map((q) => q.name);
+    expect(asked.indexOf('primary.pref.test')).toBeGreaterThanOrEqual(0);
+    expect(asked.indexOf('primary.pref.test')).toBeLessThan(asked.indexOf('backup.pref.test'));
+  });
+});
+
+describe('per-recipient outcomes', () => {
+  test('one email, recipients at two domains: delivered, bounced with the right sub-type, delayed', async () => {
+    dns.zone.set('two.test', 'MX', [{ exchange: 'mx.dest.test', priority: 5 }]);
+    sink.respond('gone@dest.test', { code: 550, message: '5.1.1 <gone@dest.test>: user unknown' });
+    sink.respond('full@dest.test', { code: 552, message: '5.2.2 mailbox full' });
+    sink.respond('spam@two.test', { code: 550, message: '5.7.1 message refused by policy' });
+    sink.respond('odd@two.test', { code: 554, message: 'rejected' });
+    sink.respond('later@two.test', { code: 451, message: '4.3.0 try again later' });
+    const email = await queueEmail(p.svc, sender, {
+      to: ['ok@dest.test', 'gone@dest.test', 'ok@two.test'],
+      cc: ['full@dest.test', 'spam@two.test'],
+      bcc: ['odd@two.test', 'later@two.test'],
+    });
+    const done = await waitForEmail(p.svc, email, (e) => Object.values(e.recipients).every((s) => s !== 'pending'));
+    expect(done.recipients).toEqual({
+      'ok@dest.test': 'delivered',
+      'gone@dest.test': 'bounced',
+      'ok@two.test': 'delivered',
+      'full@dest.test': 'bounced',
+      'spam@two.test': 'bounced',
+      'odd@two.test': 'bounced',
+      'later@two.test': 'delayed',
+    });
+    // One transaction per domain; refused recipients are not in it.
+    expect(sink.to('ok@dest.test').at(-1)!.rcptTo).toEqual(['ok@dest.test']);
+    expect(sink.to('ok@two.test').at(-1)!.rcptTo).toEqual(['ok@two.test']);
+
+    const evs = eventsOf(p.svc, email);
+    const bounce = (rcpt: string) => evs.find((e) => e.type === 'email.bounced' && (e.data.to as string[])[0] === rcpt)!.data.bounce;
+    expect(bounce('gone@dest.test')).toEqual({
+      type: 'Permanent',
+      subType: 'NoEmail',
+      message: "The recipient's mailbox does not exist.",
+      diagnosticCode: ['smtp; 550 5.1.1 <gone@dest.test>: user unknown'],
+    });
+    expect(bounce('full@dest.test')).toMatchObject({ type: 'Permanent', subType: 'MailboxFull', diagnosticCode: ['smtp; 552 5.2.2 mailbox full'] });
+    expect(bounce('spam@two.test')).toMatchObject({ type: 'Permanent', subType: 'ContentRejected' });
+    expect(bounce('odd@two.test')).toMatchObject({ type: 'Permanent', subType: 'General', diagnosticCode: ['smtp; 554 rejected'] });
+    // Per recipient: one delivered event each, one delivery_delayed for the deferred one.
+    expect(evs.filter((e) => e.type === 'email.delivered').map((e) => e.data.to)).toEqual(expect.arrayContaining([['ok@dest.test'], ['ok@two.test']]));
+    expect(evs.filter((e) => e.type === 'email.delivery_delayed').map((e) => e.data.to)).toEqual([['later@two.test']]);
+    expect(evs.filter((e) => e.type === 'email.sent')).toHaveLength(1);
+
+    // Permanent bounces join the suppression list; the deferred recipient stays queued.
+    for (const addr of ['gone@dest.test', 'full@dest.test', 'spam@two.test', 'odd@two.test']) {
+      const s = await p.api('GET', `/suppressions/${encodeURIComponent(addr)}`);
+      expect({ addr, status: s.status, origin: s.body.origin, source_id: s.body.source_id }).toEqual({ addr, status: 200, origin: 'bounce', source_id: email.id });
+    }
+    expect((await p.api('GET', `/suppressions/${encodeURIComponent('later@two.test')}`)).status).toBe(404);
+    const left = p.svc.store.queue.entriesOf(email.team_id, email.id);
+    expect(left.map((q) => ({ domain: q.domain, recipients: q.recipients, attempts: q.attempts }))).toEqual([{ domain: 'two.test', recipients: ['later@two.test'], attempts: 1 }]);
+    expect(left[0]!.last_error).toBe('451 4.3.0 try again later');
+    // Leave nothing queued for the next tests.
+    await p.svc.store.transaction(() => p.svc.store.queue.removeInTxn(left[0]!));
+  });
+
+  test('a message refused after DATA bounces every recipient the server had accepted', async () => {
+    sink.respondData({ code: 554, message: '5.7.1 message content rejected' }, { times: 1 });
+    const email = await queueEmail(p.svc, sender, { to: ['one@dest.test', 'two@dest.test'] });
+    const done = await waitForEmail(p.svc, email, settled);
+    expect(done.recipients).toEqual({ 'one@dest.test': 'bounced', 'two@dest.test': 'bounced' });
+    const bounces = eventsOf(p.svc, email).filter((e) => e.type === 'email.bounced');
+    expect(bounces.map((e) => e.data.bounce)).toEqual([
+      expect.objectContaining({ type: 'Permanent', subType: 'ContentRejected', diagnosticCode: ['smtp; 554 5.7.1 message content rejected'] }),
+      expect.objectContaining({ type: 'Permanent', subType: 'ContentRejected' }),
+    ]);
+  });
+});
+
+describe('connections', () => {
+  test('a session is reused for the next message to the same host, without a new connection', async () => {
+    const a = await queueEmail(p.svc, sender, { to: ['reuse1@dest.test'] });
+    await waitForEmail(p.svc, a, settled);
+    const b = await queueEmail(p.svc, sender, { to: ['reuse2@dest.test'] });
+    await waitForEmail(p.svc, b, settled);
+    expect(sink.to('reuse2@dest.test')[0]!.session).toBe(sink.to('reuse1@dest.test')[0]!.session);
+  });
+
+  test('at most 5 connections to one destination host, however many messages are due', async () => {
+    await p.svc.delivery.idle();
+    const before = sink.connections();
+    const emails = await Promise.all(Array.from({ length: 30 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
+    for (const e of emails) await waitForEmail(p.svc, e, settled);
+    expect(emails.map((e) => p.svc.store.emails.get(e.team_id, e.id)!.last_event)).toEqual(emails.map(() => 'delivered'));
+    expect(sink.connections() - before).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('emails that can no longer be sent', () => {
+  test('sending domain deleted: failed (no webhook event), queue entry removed, nothing sent', async () => {
+    const d = await verifiedDomain(p, 'deleted.test');
+    const r = await p.api('DELETE', `/domains/${d.id}`);
+    expect(r.status).toBe(200);
+    const email = await queueEmail(p.svc, d, { to: ['ann@dest.test', 'bob@two.test'] });
+    const done = await waitForEmail(p.svc, email, (e) => e.last_event === 'failed');
+    expect(done.sent_at).toBeNull();
+    expect(eventsOf(p.svc, email).map((e) => [e.type, e.webhook])).toEqual([
+      ['email.queued', false],
+      ['email.failed', false],
+    ]);
+    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+  });
+
+  test('sending domain no longer verified: failed', async () => {
+    const d = await verifiedDomain(p, 'lapsed.test');
+    await p.svc.store.domains.put({ ...d, status: 'failed', record_status: { ...d.record_status, DKIM: 'failed' } });
+    const email = await queueEmail(p.svc, d, { to: ['ann@dest.test'] });
+    await waitForEmail(p.svc, email, (e) => e.last_event === 'failed');
+    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+    expect(sink.to('ann@dest.test').filter((m) => m.mailFrom.endsWith('@send.lapsed.test'))).toEqual([]);
+  });
+});

@@ -101,6 +101,23 @@ describe('test DNS server and Posthorn resolver', () => {
     expect(seen.map((q) => q.transport)).toEqual(['udp', 'tcp']);
   });
 
+  test('a server without EDNS (FORMERR) is asked again without it', async () => {
+    const name = uniq('noedns');
+    const key = 'v=DKIM1; k=rsa; p=' + 'K'.repeat(392);
+    dns.zone.set(name, 'TXT', [key, 'x'.repeat(200)]); // > 512 bytes: truncated without EDNS
+    dns.zone.set(name, 'MX', [{ exchange: 'mx.example.test', priority: 10 }]);
+    dns.setEdns(false);
+    try {
+      const before = dns.queries.length;
+      const r = new Resolver([dns.address], 1000, 1);
+      expect(await r.txt(name)).toEqual([key, 'x'.repeat(200)]);
+      expect(dns.queries.slice(before).map((q) => q.transport)).toEqual(['udp', 'udp', 'tcp']);
+      expect(await r.mx(name)).toEqual([{ exchange: 'mx.example.test', priority: 10 }]);
+    } finally {
+      dns.setEdns(true);
+    }
+  });
+
   test('MX, A, AAAA, CNAME through node:dns; NXDOMAIN and NODATA are "no records"', async () => {
     const base = uniq('types');
     dns.zone.set(base, 'MX', [{ exchange: 'mx2.example.test', priority: 20 }, { exchange: 'mx1.example.test', priority: 10 }]);

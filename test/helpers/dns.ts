@@ -199,6 +199,8 @@ export interface TestDns {
   queries: { name: string; type: string; transport: 'udp' | 'tcp' }[];
   /** Fail every query (SERVFAIL, REFUSED) or ignore it (DROP, a timeout for the client); null to answer again. */
   failWith(failure: Failure | null): void;
+  /** false: behave like a pre-EDNS server, answering FORMERR to queries that carry an OPT record. */
+  setEdns(supported: boolean): void;
   close(): Promise<void>;
 }
 
@@ -207,6 +209,7 @@ export async function startDnsServer(): Promise<TestDns> {
   const zone = new Zone();
   const queries: TestDns['queries'] = [];
   let globalFailure: Failure | null = null;
+  let ednsSupported = true;
 
   /** The answer to one query packet, or null to stay silent. */
   const answer = (query: Buffer, transport: 'udp' | 'tcp'): Buffer | null => {
@@ -237,6 +240,10 @@ export async function startDnsServer(): Promise<TestDns> {
     if (failure === 'DROP') return null;
     if (failure) {
       res.header.rcode = RCODE[failure];
+      return res.toBuffer();
+    }
+    if (!ednsSupported && hasOpt(query)) {
+      res.header.rcode = 1; // FORMERR (RFC 6891 §7)
       return res.toBuffer();
     }
 
@@ -330,6 +337,9 @@ export async function startDnsServer(): Promise<TestDns> {
       failWith(failure) {
         globalFailure = failure;
       },
+      setEdns(supported) {
+        ednsSupported = supported;
+      },
       close() {
         closed ??= Promise.all([
           new Promise<void>((resolve) => udp.close(() => resolve())),
@@ -384,6 +394,16 @@ function soa(name: string): Record<string, unknown> {
 
 /** The largest UDP answer the client accepts: 512, or the payload size of its EDNS OPT record. */
 function udpLimit(query: Buffer): number {
+  const size = optPayloadSize(query);
+  return size === null ? 512 : Math.max(512, size);
+}
+
+function hasOpt(query: Buffer): boolean {
+  return optPayloadSize(query) !== null;
+}
+
+/** The UDP payload size of the query's OPT record (RFC 6891 §6.1.2), or null without one. */
+function optPayloadSize(query: Buffer): number | null {
   try {
     let off = 12;
     const skipName = () => {
@@ -409,10 +429,9 @@ function udpLimit(query: Buffer): number {
     for (let i = 0; i < an + ns + ar; i++) {
       skipName();
       const type = query.readUInt16BE(off);
-      const cls = query.readUInt16BE(off + 2);
-      if (type === 41 && i >= an + ns) return Math.max(512, cls);
+      if (type === 41 && i >= an + ns) return query.readUInt16BE(off + 2);
       off += 10 + query.readUInt16BE(off + 8);
     }
   } catch {}
-  return 512;
+  return null;
 }

@@ -112,7 +112,13 @@ export async function waitForEmail(svc: Services, email: Pick<EmailRec, 'team_id
     const cur = svc.store.emails.get(email.team_id, email.id)!;
     if (done(cur)) return cur;
     if (Date.now() > deadline)
-      throw new Error(`email ${email.id}: condition not met within ${timeoutMs} ms; last state ${JSON.stringify({ last_event: cur.last_event, recipients: cur.recipients })}`);
+      throw new Error(
+        `email ${email.id}: condition not met within ${timeoutMs} ms; last state ${JSON.stringify({
+          last_event: cur.last_event,
+          recipients: cur.recipients,
+          queue: svc.store.queue.entriesOf(email.team_id, email.id).map((q) => ({ attempts: q.attempts, last_error: q.last_error })),
+        })}`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }

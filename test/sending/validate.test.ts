@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { validateEmail, MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
 import { ApiError } from '../../src/api/errors';
+import { parseAddress } from '../../src/sending/address';
 import type { EmailInput } from '../../src/sending/types';
 
 const NOW = Date.parse('2025-03-04T09:00:00.000Z');
@@ -61,6 +62,14 @@ describe('a valid email', () => {
       scheduled_at: '2025-03-04T10:00:00.000Z',
       attachments: [],
     });
+  });
+
+  test('fromText reads back as the same address', () => {
+    for (const from of ['news@acme.test', 'Acme News <news@acme.test>', '"Say \\"hi\\" <now>" <a@acme.test>', 'Zoë Ä <z@acme.test>', '"a\\\\b" <c@acme.test>']) {
+      const v = validateEmail({ ...base, from });
+      expect(parseAddress(v.fromText)).toEqual(v.from);
+    }
+    expect(validateEmail({ ...base, from: '"Say \\"hi\\"" <a@acme.test>' }).fromText).toBe('"Say \\"hi\\"" <a@acme.test>');
   });
 
   test('optional fields default to empty', () => {

@@ -1,0 +1,290 @@
+// POST /emails and friends end to end: the official SDK against a running Posthorn, a test DNS
+// server publishing the destination's MX, and a loopback MTA receiving the DKIM-signed message.
+import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
+import { Resolver } from '../../src/dns/resolver';
+import { authenticate } from 'mailauth';
+import { simpleParser } from 'mailparser';
+import { startPosthorn, type Running } from '../helpers/posthorn';
+import { startDnsServer, type TestDns } from '../helpers/dns';
+import { startSink, type Sink } from '../helpers/sink';
+import { verifiedDomain } from '../helpers/emails';
+import type { DomainRec } from '../../src/store';
+
+let p: Running;
+let dns: TestDns;
+let sink: Sink;
+let domain: DomainRec;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  sink = await startSink();
+  p = await startPosthorn({
+    'dns.servers': [dns.address],
+    'delivery.mx_port': sink.port,
+    'delivery.retry_schedule': ['1s'],
+    'security.allow_private_networks': true,
+  });
+  domain = await verifiedDomain(p, 'example.test', { dns });
+  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
+  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+});
+afterAll(async () => {
+  await p.stop();
+  await sink.close();
+  await dns.close();
+});
+
+async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, tries = 150): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v !== undefined && v !== null && v !== false) return v as T;
+    await Bun.sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const lastEvent = async (id: string) => (await p.api('GET', `/emails/${id}`)).body.last_event as string;
+
+describe('send with the SDK', () => {
+  test('arrives DKIM-signed at the recipient MX and GET shows last_event delivered', async () => {
+    const { data, error } = await p.resend.emails.send({
+      from: 'Acme <hello@example.test>',
+      to: ['ann@dest.test'],
+      subject: 'Hello World',
+      html: '<p>Hi <strong>Ann</strong></p>',
+      tags: [{ name: 'category', value: 'confirm_email' }],
+      headers: { 'X-Entity-Ref-ID': '123' },
+    });
+    expect(error).toBeNull();
+    const id = data!.id;
+    await until(async () => (await lastEvent(id)) === 'delivered', 'delivery');
+    const msg = sink.messages.find((m) => m.raw.toString().includes(`<${id}@example.test>`))!;
+    expect(msg.rcptTo).toEqual(['ann@dest.test']);
+    expect(msg.mailFrom).toMatch(/^bounces\+[^@]+@send\.example\.test$/);
+
+    // DKIM verifies against the key published in the test DNS.
+    // Posthorn's resolver keeps TXT record boundaries (Bun's resolveTxt splits DKIM keys).
+    const resolver = new Resolver([dns.address]);
+    const auth = await authenticate(msg.raw, {
+      ip: '127.0.0.1',
+      helo: 'mx.posthorn.test',
+      sender: msg.mailFrom,
+      mta: 'mx.dest.test',
+      // Each TXT record's character-strings joined into one (DKIM keys exceed 255 bytes).
+      resolver: async (name: string, rr: string) => (rr === 'TXT' ? (await resolver.txt(name)).map((t) => [t]) : []),
+    } as never);
+    const sig = auth.dkim.results[0];
+    expect(sig.status.result).toBe('pass');
+    expect(sig.signingDomain).toBe('example.test');
+    expect(sig.selector).toBe('posthorn');
+
+    const parsed = await simpleParser(msg.raw);
+    expect(parsed.subject).toBe('Hello World');
+    expect(parsed.text?.trim()).toBe('Hi ANN'.replace('ANN', 'Ann'));
+    expect(parsed.headers.get('x-entity-ref-id')).toBe('123');
+
+    const got = await p.resend.emails.get(id);
+    expect(got.data).toMatchObject({
+      object: 'email',
+      id,
+      message_id: `<${id}@example.test>`,
+      to: ['ann@dest.test'],
+      from: 'Acme <hello@example.test>',
+      subject: 'Hello World',
+      html: '<p>Hi <strong>Ann</strong></p>',
+      text: null,
+      bcc: [],
+      cc: [],
+      reply_to: [],
+      last_event: 'delivered',
+      scheduled_at: null,
+      tags: [{ name: 'category', value: 'confirm_email' }],
+    });
+    expect(p.svc.events.log(p.creds.team_id, id).map((e) => e.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+  });
+
+  test('list: newest first, default page 20, no bodies', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await p.resend.emails.send({ from: 'hello@example.test', to: 'bob@dest.test', subject: `n${i}`, text: 'x' })).data!.id);
+    const list = await p.resend.emails.list({ limit: 2 });
+    expect(list.data!.data.map((e) => e.id)).toEqual([ids[2], ids[1]]);
+    expect(list.data!.has_more).toBe(true);
+    expect(Object.keys(list.data!.data[0]).sort()).toEqual(['bcc', 'cc', 'created_at', 'from', 'id', 'last_event', 'message_id', 'reply_to', 'scheduled_at', 'subject', 'to']);
+    const all = await p.api('GET', '/emails');
+    expect(all.body.data.length).toBeLessThanOrEqual(20);
+  });
+
+  test('attachments: listed with signed download URLs that need no key', async () => {
+    const pdf = Buffer.from('%PDF-1.4 test invoice');
+    const { data } = await p.resend.emails.send({
+      from: 'hello@example.test',
+      to: 'carl@dest.test',
+      subject: 'Invoice',
+      html: '<p>See attached <img src="cid:logo"></p>',
+      attachments: [
+        { filename: 'invoice.pdf', content: pdf.toString('base64') },
+        { filename: 'logo.png', content: Buffer.from('PNGDATA').toString('base64'), contentId: 'logo' } as never,
+      ],
+    });
+    const list = await p.api('GET', `/emails/${data!.id}/attachments`);
+    expect(list.status).toBe(200);
+    const [logo, invoice] = list.body.data;
+    expect(invoice).toMatchObject({ object: 'attachment', filename: 'invoice.pdf', size: pdf.length, content_type: 'application/pdf', content_disposition: 'attachment', content_id: null });
+    expect(logo).toMatchObject({ filename: 'logo.png', content_disposition: 'inline', content_id: 'logo' });
+    const dl = await fetch(invoice.download_url.replace('http://localhost:3000', p.url));
+    expect(dl.status).toBe(200);
+    expect(Buffer.from(await dl.arrayBuffer())).toEqual(pdf);
+    const one = await p.api('GET', `/emails/${data!.id}/attachments/${invoice.id}`);
+    expect(one.body.id).toBe(invoice.id);
+    const forged = await fetch(invoice.download_url.replace('http://localhost:3000', p.url).replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')));
+    expect(forged.status).toBe(404);
+  });
+});
+
+describe('rules', () => {
+  test('unverified or unknown sender domain → 403 validation_error, nothing stored', async () => {
+    const before = [...p.svc.store.emails.all(p.creds.team_id)].length;
+    const r = await p.resend.emails.send({ from: 'a@unknown.test', to: 'x@dest.test', subject: 's', text: 't' });
+    expect(r.error).toMatchObject({ name: 'validation_error', statusCode: 403, message: 'The `unknown.test` domain is not verified. Please, add and verify your domain.' });
+    expect([...p.svc.store.emails.all(p.creds.team_id)].length).toBe(before);
+  });
+
+  test('a sending_access key bound to another domain → 403', async () => {
+    const other = await verifiedDomain(p, 'other.test');
+    const key = await p.resend.apiKeys.create({ name: 'bound', permission: 'sending_access', domain_id: other.id });
+    const r = await p.client(key.data!.token).emails.send({ from: 'a@example.test', to: 'x@dest.test', subject: 's', text: 't' });
+    expect(r.error).toMatchObject({ statusCode: 403, message: 'This API key is not authorized to send emails from `example.test`.' });
+    const ok = await p.client(key.data!.token).emails.send({ from: 'a@other.test', to: 'x@dest.test', subject: 's', text: 't' });
+    expect(ok.error).toBeNull();
+  });
+
+  test('a suppressed recipient is skipped; all suppressed → last_event suppressed', async () => {
+    await p.api('POST', '/suppressions', { body: { email: 'Gone@Dest.test' } });
+    const r = await p.resend.emails.send({ from: 'hello@example.test', to: 'gone@dest.test', subject: 's', text: 't' });
+    expect(r.error).toBeNull();
+    expect(await lastEvent(r.data!.id)).toBe('suppressed');
+    const mixed = await p.resend.emails.send({ from: 'hello@example.test', to: ['gone@dest.test', 'dan@dest.test'], subject: 'mixed', text: 't' });
+    await until(async () => (await lastEvent(mixed.data!.id)) === 'delivered', 'mixed delivery');
+    const rec = p.svc.store.emails.get(p.creds.team_id, mixed.data!.id)!;
+    expect(rec.recipients).toEqual({ 'gone@dest.test': 'suppressed', 'dan@dest.test': 'delivered' });
+    expect(sink.to('gone@dest.test').length).toBe(0);
+  });
+
+  test('bad fields → documented errors', async () => {
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ to: 'a@dest.test', subject: 's', text: 't' }, 422, 'missing_required_field'],
+      [{ from: 'nope', to: 'a@dest.test', subject: 's', text: 't' }, 422, 'validation_error'],
+      [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's' }, 422, 'validation_error'],
+      [{ from: 'hello@example.test', to: Array.from({ length: 51 }, (_, i) => `u${i}@dest.test`), subject: 's', text: 't' }, 422, 'validation_error'],
+      [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', attachments: [{ filename: 'x' }] }, 422, 'invalid_attachment'],
+      [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', scheduled_at: 'next blue moon' }, 422, 'validation_error'],
+    ];
+    for (const [body, status, name] of cases) {
+      const r = await p.api('POST', '/emails', { body });
+      expect([r.status, r.body.name]).toEqual([status, name]);
+    }
+  });
+});
+
+describe('batch', () => {
+  test('strict: all or nothing, error prefixed with the item index', async () => {
+    const ok = await p.resend.batch.send([
+      { from: 'hello@example.test', to: 'b1@dest.test', subject: '1', text: 't' },
+      { from: 'hello@example.test', to: 'b2@dest.test', subject: '2', text: 't' },
+    ]);
+    expect(ok.error).toBeNull();
+    expect(ok.data!.data.length).toBe(2);
+    const before = [...p.svc.store.emails.all(p.creds.team_id)].length;
+    const bad = await p.resend.batch.send([
+      { from: 'hello@example.test', to: 'b3@dest.test', subject: '3', text: 't' },
+      { from: 'hello@example.test', to: 'not-an-address', subject: '4', text: 't' },
+    ]);
+    expect(bad.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(bad.error!.message).toStartWith('[1] Invalid `to` field.');
+    expect([...p.svc.store.emails.all(p.creds.team_id)].length).toBe(before);
+  });
+
+  test('permissive: accepted items sent, rejected ones reported by index', async () => {
+    const r = await p.resend.batch.send(
+      [
+        { from: 'hello@example.test', to: 'p1@dest.test', subject: '1', text: 't' },
+        { from: 'hello@example.test', to: 'bad', subject: '2', text: 't' },
+        { from: 'hello@example.test', to: 'p3@dest.test', subject: '3', text: 't' },
+      ],
+      { batchValidation: 'permissive' },
+    );
+    expect(r.error).toBeNull();
+    expect(r.data!.data.length).toBe(2);
+    expect((r.data as any).errors).toEqual([{ index: 1, message: expect.stringContaining('Invalid `to` field.') }]);
+  });
+
+  test('size limits and header values', async () => {
+    expect((await p.api('POST', '/emails/batch', { body: [] })).status).toBe(422);
+    expect((await p.api('POST', '/emails/batch', { body: {} })).status).toBe(400);
+    const odd = await p.api('POST', '/emails/batch', { body: [{}], headers: { 'x-batch-validation': 'lenient' } });
+    expect([odd.status, odd.body.name]).toEqual([422, 'validation_error']);
+    const att = await p.api('POST', '/emails/batch', {
+      body: [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', attachments: [{ content: 'eA==', filename: 'x' }] }],
+    });
+    expect(att.status).toBe(422);
+  });
+});
+
+describe('idempotency', () => {
+  test('replay returns the original answer and sends nothing; a different body → 409', async () => {
+    const body = { from: 'hello@example.test', to: 'idem@dest.test', subject: 'once', text: 't' };
+    const first = await p.resend.emails.send(body, { idempotencyKey: 'welcome-user/123' });
+    const again = await p.resend.emails.send({ text: 't', subject: 'once', to: 'idem@dest.test', from: 'hello@example.test' }, { idempotencyKey: 'welcome-user/123' });
+    expect(again.data!.id).toBe(first.data!.id);
+    const other = await p.resend.emails.send({ ...body, subject: 'twice' }, { idempotencyKey: 'welcome-user/123' });
+    expect(other.error).toMatchObject({ statusCode: 409, name: 'invalid_idempotent_request' });
+    // Same key on the batch endpoint is unrelated.
+    const batch = await p.resend.batch.send([body], { idempotencyKey: 'welcome-user/123' });
+    expect(batch.error).toBeNull();
+    const count = [...p.svc.store.emails.all(p.creds.team_id)].filter((e) => e.subject === 'once').length;
+    expect(count).toBe(2);
+    // A 4xx outcome is replayed as well.
+    const bad = await p.api('POST', '/emails', { body: { from: 'x' }, headers: { 'idempotency-key': 'k-bad' } });
+    const badAgain = await p.api('POST', '/emails', { body: { from: 'x' }, headers: { 'idempotency-key': 'k-bad' } });
+    expect([badAgain.status, badAgain.body]).toEqual([bad.status, bad.body]);
+  });
+
+  test('concurrent requests with one key: one wins, the other gets 409 concurrent_idempotent_requests', async () => {
+    const body = { from: 'hello@example.test', to: 'race@dest.test', subject: 'race', text: 't' };
+    const rs = await Promise.all([0, 1, 2].map(() => p.api('POST', '/emails', { body, headers: { 'idempotency-key': 'race-1' } })));
+    const ok = rs.filter((r) => r.status === 200);
+    const busy = rs.filter((r) => r.status === 409);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
+    for (const r of busy) expect(r.body.name).toBe('concurrent_idempotent_requests');
+  });
+
+  test('malformed key → 400 invalid_idempotency_key', async () => {
+    const r = await p.api('POST', '/emails', { body: {}, headers: { 'idempotency-key': 'x'.repeat(257) } });
+    expect([r.status, r.body.name]).toEqual([400, 'invalid_idempotency_key']);
+  });
+});
+
+describe('scheduling', () => {
+  test('scheduled, rescheduled to now, then delivered; cancel of a sent email → 422', async () => {
+    const { data } = await p.resend.emails.send({ from: 'hello@example.test', to: 'later@dest.test', subject: 'later', text: 't', scheduledAt: 'in 1 hour' });
+    const got = await p.resend.emails.get(data!.id);
+    expect(got.data!.last_event).toBe('scheduled');
+    const at = Date.parse(got.data!.scheduled_at!);
+    expect(Math.abs(at - (Date.now() + 3_600_000))).toBeLessThan(60_000);
+    const upd = await p.resend.emails.update({ id: data!.id, scheduledAt: new Date(Date.now() + 1500).toISOString() });
+    expect(upd.data).toEqual({ object: 'email', id: data!.id } as never);
+    await until(async () => (await lastEvent(data!.id)) === 'delivered', 'scheduled delivery');
+    const cancel = await p.resend.emails.cancel(data!.id);
+    expect(cancel.error).toMatchObject({ statusCode: 422, message: 'Only scheduled emails can be canceled.' });
+  });
+
+  test('cancel keeps it from ever being sent', async () => {
+    const { data } = await p.resend.emails.send({ from: 'hello@example.test', to: 'never@dest.test', subject: 'never', text: 't', scheduledAt: new Date(Date.now() + 1200).toISOString() });
+    const c = await p.resend.emails.cancel(data!.id);
+    expect(c.data).toEqual({ object: 'email', id: data!.id } as never);
+    await Bun.sleep(2500);
+    expect(await lastEvent(data!.id)).toBe('canceled');
+    expect(sink.to('never@dest.test').length).toBe(0);
+  });
+});
