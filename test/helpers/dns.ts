@@ -18,18 +18,24 @@
 // - A name with records of another type (or with records only below it, an "empty non-terminal"
 //   such as `_domainkey.example.test`) answers NOERROR with no answers (NODATA); any other name
 //   answers NXDOMAIN. Both carry an SOA in the authority section with TTL 0 and minimum 0, so no
-//   resolver caches the negative answer. (On Bun, node:dns reports NODATA as ENOTFOUND, like
-//   NXDOMAIN — see STACK-NOTES.md.)
+//   resolver should cache the negative answer. (On Bun, node:dns reports NODATA as ENOTFOUND, like
+//   NXDOMAIN — see STACK-NOTES.md — and one `dns.Resolver` keeps a NODATA answer cached anyway:
+//   src/dns/resolver.ts uses a fresh channel per lookup.)
 // - A name holding a CNAME answers any other type with the CNAME, followed by the target's records
 //   of the asked type when the target is in the zone (chains are followed up to 8 steps).
 // - Records default to TTL 0: the zone is mutable and resolvers (c-ares keeps a query cache) must
 //   see each change on the next query.
 // - TXT: a record given as a string is split into 255-byte character-strings (RFC 1035 §3.3.14;
 //   needed for DKIM keys); give a string[] to choose the split yourself. Resolvers return the
-//   strings separately (node:dns `resolveTxt` → string[][]); consumers join them.
+//   strings separately (node:dns `resolveTxt` → string[][]); consumers join them. Bun's own
+//   `resolveTxt` loses which strings belong to which record (oven-sh/bun#21370): read TXT with
+//   Posthorn's `Resolver#txt` / `#txtStrings` (e.g. as mailauth's `resolver`).
+// - `publish(domain, records)` puts the records of a `GET /domains/{id}` answer into the zone.
 // - UDP answers larger than the client's limit (512 bytes, or its EDNS payload size) are sent
 //   truncated (TC bit, no records) so the client retries over TCP, which is served on the same port.
 // - `queries` logs every question received ({name, type}), for tests that assert lookups happened.
+// - Failures on demand: `zone.fail(name, …)` or `failWith(…)` for SERVFAIL / REFUSED / DROP (no
+//   answer: the client times out); `setEdns(false)` for a server that answers FORMERR to EDNS.
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import { createRequire } from 'node:module';
