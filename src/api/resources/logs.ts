@@ -4,6 +4,7 @@ import type { Services } from '../../services';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../errors';
+import { flushRequestLog } from '../platform/requestlog';
 
 const tags = ['Logs'];
 
@@ -12,7 +13,7 @@ export function logsRoutes(app: App, { store }: Services) {
     '/logs',
     async ({ request, query }) => {
       const { team } = caller(request);
-      await store.env.committed; // entries are written behind responses: see the caller's own
+      await flushRequestLog(store); // entries are written behind responses: see the caller's own
       return listOf(
         store.logs.page(team, pageQuery(query), 20, (l) => ({
           id: l.id,
@@ -32,7 +33,7 @@ export function logsRoutes(app: App, { store }: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await store.env.committed;
+      await flushRequestLog(store);
       const l = store.logs.get(team, id);
       if (!l) throw errors.notFound('Log');
       return {

@@ -1,0 +1,155 @@
+// Shared pieces of the benchmarks: a Posthorn child process on loopback, a closed-loop load
+// generator with latency percentiles, and number formatting. Nothing leaves 127.0.0.1.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
+
+export const ROOT = resolve(import.meta.dir, '..', '..');
+/** The highest `limits.requests_per_second` accepts: the limiter must not be what is measured. */
+export const RATE_LIMIT = 1_000_000;
+
+export function fail(message: string): never {
+  console.error(`bench: ${message}`);
+  process.exit(1);
+}
+
+export async function freePort(): Promise<number> {
+  return await new Promise((ok, ko) => {
+    const srv = createServer();
+    srv.once('error', ko);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface Target {
+  url: string;
+  apiKey: string;
+  version: string;
+  /** Resident set size of the server process, in bytes. */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * `posthorn serve` as a child process (`bun src/main.ts serve`) on a fresh data dir, configured by
+ * POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
+ */
+export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<Target> {
+  const port = await freePort();
+  const fullEnv: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    POSTHORN_LOG: 'silent',
+    POSTHORN_CONFIG: '',
+    POSTHORN_DATA_DIR: dataDir,
+    POSTHORN_HTTP_HOST: '127.0.0.1',
+    POSTHORN_HTTP_PORT: String(port),
+    POSTHORN_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    POSTHORN_SMTP_HOST: '127.0.0.1',
+    POSTHORN_SMTP_HOSTNAME: 'mx.bench.test',
+    POSTHORN_SMTP_STARTTLS_PORTS: '',
+    POSTHORN_SMTP_TLS_PORTS: '',
+    POSTHORN_LIMITS_REQUESTS_PER_SECOND: String(RATE_LIMIT),
+    ...env,
+  };
+  const main = join(ROOT, 'src', 'main.ts');
+  const init = Bun.spawnSync([process.execPath, main, 'init', '--json'], { cwd: dataDir, env: fullEnv, stderr: 'pipe' });
+  if (init.exitCode !== 0) fail(`posthorn init failed (${init.exitCode}): ${init.stderr.toString()}`);
+  const creds = JSON.parse(init.stdout.toString()) as { api_key: string };
+  const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
+  const child = Bun.spawn([process.execPath, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
+  process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) fail(`posthorn serve exited with ${child.exitCode} before answering`);
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) fail('posthorn serve did not answer /health within 30 s');
+    await Bun.sleep(50);
+  }
+  return {
+    url,
+    apiKey: creds.api_key,
+    version,
+    rss: () => {
+      const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) * 1024 : NaN;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export class Non2xx extends Error {}
+
+/** One authenticated JSON call; throws Non2xx on any other answer. Returns the parsed body. */
+export async function call(target: Target, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  const res = await fetch(target.url + path, {
+    method,
+    headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status < 200 || res.status > 299) throw new Non2xx(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** `workers` loops, each with one `op` in flight, for `seconds`; the first failure stops them all. */
+export async function closedLoop(workers: number, seconds: number, op: () => Promise<unknown>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let failure: unknown = null;
+  const worker = async () => {
+    while (failure === null && performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        await op();
+      } catch (e) {
+        failure ??= e;
+        return;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (failure !== null) throw failure;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+  return { requests: latencies.length, seconds: (performance.now() - started) / 1000, p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? NaN };
+}
+
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-';
+export const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024, 1)} MB`;
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${mb(totalmem())} RAM, ${process.platform}/${process.arch}`;
+}
+
+/** A fixed-width table printer. */
+export function table(widths: number[]) {
+  return (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+}
