@@ -51,7 +51,7 @@ const pending = new WeakMap<Store, LogRec[]>();
  */
 export function flushRequestLog(store: Store): Promise<unknown> {
   const batch = pending.get(store);
-  if (!batch?.length) return store.env.committed;
+  if (!batch?.length) return Promise.resolve();
   pending.set(store, []);
   return store.transaction(() => {
     for (const rec of batch) store.logs.putInTxn(rec);

@@ -13,7 +13,9 @@ export function logsRoutes(app: App, { store }: Services) {
     '/logs',
     async ({ request, query }) => {
       const { team } = caller(request);
-      await flushRequestLog(store); // entries are written behind responses: see the caller's own
+      // Entries are written behind responses: flush, then wait for every pending commit.
+      await flushRequestLog(store);
+      await store.env.committed;
       return listOf(
         store.logs.page(team, pageQuery(query), 20, (l) => ({
           id: l.id,
@@ -34,6 +36,7 @@ export function logsRoutes(app: App, { store }: Services) {
       const { team } = caller(request);
       const id = pathId(params.id);
       await flushRequestLog(store);
+      await store.env.committed;
       const l = store.logs.get(team, id);
       if (!l) throw errors.notFound('Log');
       return {
