@@ -4,7 +4,10 @@ import { Store } from './store';
 import { DomainVerifier } from './domains/verify';
 import { Resolver } from './dns/resolver';
 import { Events } from './events';
+import { flushRequestLog } from './api/platform/requestlog';
 import { DeliveryEngine } from './delivery';
+import { WebhookDispatcher } from './events/webhooks';
+import { RateLimiter } from './api/platform/ratelimit';
 
 export interface Services {
   config: Config;
@@ -14,6 +17,10 @@ export interface Services {
   events: Events;
   /** The delivery queue worker; `start()` is called by `serve` (and the test harness). */
   delivery: DeliveryEngine;
+  /** The webhook outbox worker; started like `delivery`. */
+  webhooks: WebhookDispatcher;
+  /** The per-team request limit, one instance shared by the HTTP API and SMTP submission (api-reference §6). */
+  limiter: RateLimiter;
 }
 
 export function createServices(config: Config): Services {
@@ -21,12 +28,14 @@ export function createServices(config: Config): Services {
   const dns = new Resolver(config.dns.servers);
   const domains = new DomainVerifier(store, dns, config);
   const events = new Events(store);
-  const base = { config, store, dns, domains, events };
-  return { ...base, delivery: new DeliveryEngine(base) };
+  const limiter = new RateLimiter(config.limits.requests_per_second);
+  const base = { config, store, dns, domains, events, limiter };
+  return { ...base, delivery: new DeliveryEngine(base), webhooks: new WebhookDispatcher(base) };
 }
 
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
-  await svc.delivery.stop();
+  await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
+  await flushRequestLog(svc.store);
   await svc.store.close();
 }

@@ -23,6 +23,7 @@ import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
 import { emailsRoutes } from './resources/emails';
 import { downloadsRoutes } from './resources/downloads';
+import { webhooksRoutes } from './resources/webhooks';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
 export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
@@ -97,6 +98,7 @@ export function buildApp(svc: Services) {
   broadcastsRoutes(app, svc);
   suppressionsRoutes(app, svc);
   logsRoutes(app, svc);
+  webhooksRoutes(app, svc);
   routeTable = app.routes.map((r) => ({
     method: r.method,
     re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`),

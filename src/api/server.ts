@@ -7,14 +7,14 @@ import { authenticate, allowedFor, touchKey } from './platform/auth';
 import { setState, stateOf } from './platform/context';
 import { errorResponse } from './platform/json';
 import { recordRequest } from './platform/requestlog';
-import { RateLimiter } from './platform/ratelimit';
 import { ApiError, errors } from './errors';
 import type { Services } from '../services';
 import { log } from '../log';
 
 export function createHandler(svc: Services) {
   const app = buildApp(svc);
-  const limiter = new RateLimiter(svc.config.limits.requests_per_second);
+  // The team's limit is shared with SMTP submission (api-reference §6): one instance, in Services.
+  const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
 
   return async function handle(incoming: Request): Promise<Response> {

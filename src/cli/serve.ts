@@ -18,6 +18,7 @@ export async function serve(config: Config): Promise<number> {
   const http = startHttp(svc);
   const scheduler = startScheduler(svc);
   svc.delivery.start();
+  svc.webhooks.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
 
   return await new Promise<number>((resolve) => {

@@ -3,9 +3,16 @@
 // repeats it. Contacts are one per email address and team, matched case-insensitively and stored
 // with the casing first given.
 import type { Store, ContactRec, SegmentRec, PageQuery, PropertyValue } from '../store';
+import type { Events } from '../events';
 import { ApiError, errors } from '../api/errors';
 import { newId, nowIso } from '../ids';
 import { parseEmail } from '../sending/address';
+
+/** What contact writes need: the store, and the event function for `contact.updated`. */
+export interface ContactDeps {
+  store: Store;
+  events: Events;
+}
 
 /** A contact named by a path segment: its id or its email. */
 export type ContactRef = { id: string } | { email: string };
@@ -45,18 +52,35 @@ export const contactView = (c: ContactRec) => ({ object: 'contact' as const, ...
 /**
  * The one place a contact change is noticed: create-on-existing, PATCH (both route families) and
  * later the unsubscribe link call it inside their write transaction, with the stored contact before
- * and after. `contact.updated` (api-reference §14.2) is to be enqueued here; for now it only says
- * whether anything changed.
+ * and the one about to be stored (new `updated_at`, memberships already added). When anything
+ * changed it emits `contact.updated` (api-reference §14.2) and answers true: the caller stores it.
  */
-export function contactChanged(before: ContactRec, after: ContactRec, membershipsAdded = false): boolean {
-  return (
+export function contactChanged({ store, events }: ContactDeps, before: ContactRec, after: ContactRec, membershipsAdded = false): boolean {
+  const changed =
     membershipsAdded ||
     before.email !== after.email ||
     before.first_name !== after.first_name ||
     before.last_name !== after.last_name ||
     before.unsubscribed !== after.unsubscribed ||
-    JSON.stringify(before.properties) !== JSON.stringify(after.properties)
-  );
+    JSON.stringify(before.properties) !== JSON.stringify(after.properties);
+  if (changed) events.other(after.team_id, 'contact.updated', after.id, contactEventData(store, after));
+  return changed;
+}
+
+/** `data` of `contact.updated` (§14.3): `audience_id` is the oldest membership, or null. */
+export function contactEventData(store: Store, c: ContactRec): Record<string, unknown> {
+  const segment_ids = store.memberships.membershipsOf(c.team_id, c.id).map((m) => m.segment_id);
+  return {
+    id: c.id,
+    audience_id: segment_ids[0] ?? null,
+    segment_ids,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+    email: c.email,
+    first_name: c.first_name,
+    last_name: c.last_name,
+    unsubscribed: c.unsubscribed,
+  };
 }
 
 export function findContact(store: Store, team: string, ref: ContactRef): ContactRec | undefined {
@@ -71,7 +95,8 @@ export function findInAudience(store: Store, team: string, audienceId: string, r
 }
 
 /** Create a contact, or update the one with the same email (201 with its id either way, §12.2). */
-export async function upsertContact(store: Store, team: string, fields: ContactFields & { email: string }, segments: SegmentTarget[]): Promise<string> {
+export async function upsertContact(deps: ContactDeps, team: string, fields: ContactFields & { email: string }, segments: SegmentTarget[]): Promise<string> {
+  const { store } = deps;
   checkEmail(fields.email);
   const properties = checkProperties(fields.properties);
   return settle(store, () => {
@@ -95,13 +120,17 @@ export async function upsertContact(store: Store, team: string, fields: ContactF
     let added = false;
     for (const s of segments) added = store.memberships.addInTxn(team, s.id, base.id, at) || added;
     if (!existing) store.contacts.putInTxn(next);
-    else if (contactChanged(existing, next, added)) store.contacts.putInTxn({ ...next, updated_at: at });
+    else {
+      const updated = { ...next, updated_at: at };
+      if (contactChanged(deps, existing, updated, added)) store.contacts.putInTxn(updated);
+    }
     return base.id;
   });
 }
 
 /** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (§12.4). */
-export async function updateContact(store: Store, team: string, ref: ContactRef, fields: ContactFields, audienceId?: string): Promise<string> {
+export async function updateContact(deps: ContactDeps, team: string, ref: ContactRef, fields: ContactFields, audienceId?: string): Promise<string> {
+  const { store } = deps;
   if (fields.email !== undefined) checkEmail(fields.email);
   const properties = checkProperties(fields.properties);
   return settle(store, () => {
@@ -111,8 +140,8 @@ export async function updateContact(store: Store, team: string, ref: ContactRef,
       const holder = store.contacts.find('email', fields.email.toLowerCase(), team);
       if (holder && holder.id !== cur.id) return errors.invalidField('email', 'another contact already uses this email address.');
     }
-    const next = apply(cur, fields, properties);
-    if (contactChanged(cur, next)) store.contacts.putInTxn({ ...next, updated_at: nowIso() });
+    const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
+    if (contactChanged(deps, cur, next)) store.contacts.putInTxn(next);
     return cur.id;
   });
 }

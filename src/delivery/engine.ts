@@ -5,7 +5,7 @@
 //   2xx → delivered; 5xx → bounced (Permanent) + suppression; 4xx or no connection → retried,
 //   delivery_delayed on a recipient's first temporary failure, bounced (Transient) once the
 //   retry window is over (SPEC.md §3, api-reference §7.8, §14.2).
-// It sleeps until the next entry is due, or until kick() (new work committed) wakes it.
+// The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared DueWorker.
 import type { Services } from '../services';
 import type { DomainRec, EmailContent, EmailRec, QueueEntry } from '../store';
 import { canSendFrom } from '../domains/records';
@@ -16,9 +16,10 @@ import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
 import { bounceFor, localReply, verdict, type Reply } from './reply';
 import { retryWait, windowOver } from './retry';
 import { Verp } from './verp';
+import { DueWorker } from '../scheduler/due-worker';
 
-/** What the engine needs; `Services` without the engine itself. */
-export type DeliveryDeps = Omit<Services, 'delivery'>;
+/** What the engine needs; `Services` without the background workers. */
+export type DeliveryDeps = Omit<Services, 'delivery' | 'webhooks'>;
 
 export interface EngineOptions {
   /** Attempts in flight at once, across all destinations. */
@@ -34,21 +35,15 @@ interface Claimed {
   content: EmailContent;
 }
 
-const MAX_SLEEP_MS = 60_000;
-/** How often to look again while due entries are all in flight (their retry time passed mid-attempt). */
-const BUSY_POLL_MS = 1_000;
+interface Attempted {
+  result: AttemptResult;
+  started: number;
+}
 
 export class DeliveryEngine {
   readonly verp: Verp;
   readonly pool: ConnectionPool;
-  private readonly concurrency: number;
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly settling = new Set<Promise<unknown>>();
-  private running = false;
-  private aborted = false;
-  private loop: Promise<void> | null = null;
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly worker: DueWorker<Claimed, Attempted>;
 
   constructor(
     private readonly svc: DeliveryDeps,
@@ -56,14 +51,23 @@ export class DeliveryEngine {
   ) {
     this.verp = new Verp(svc.store);
     this.pool = new ConnectionPool({ ...DEFAULT_POOL, ...opts.pool });
-    this.concurrency = opts.concurrency ?? 50;
+    this.worker = new DueWorker(
+      'delivery',
+      {
+        nextDue: () => svc.store.queue.nextDue(),
+        claim: (max, busy) => this.claim(max, busy),
+        key: (c) => c.entry.id,
+        attempt: (c) => this.attempt(c),
+        settle: (c, a) => this.record(c, a),
+        abandon: () => this.pool.close(true),
+      },
+      opts.concurrency ?? 50,
+    );
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.aborted = false;
-    this.loop = this.run();
+    this.worker.start();
+    log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: this.svc.store.queue.size() });
   }
 
   /**
@@ -72,72 +76,17 @@ export class DeliveryEngine {
    * its next attempt time, so it is simply retried after a restart.
    */
   async stop(graceMs = 10_000): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.kick();
-    await this.loop;
-    const all = Promise.allSettled([...this.inFlight.values()]);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const finished = await Promise.race([all.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
-    clearTimeout(timer);
-    if (!finished) {
-      this.aborted = true;
-      this.pool.close(true);
-      log.warn('delivery.stop_abandoned', { in_flight: this.inFlight.size });
-    } else this.pool.close();
-    // No write may follow the store's close.
-    await Promise.allSettled([...this.settling]);
+    if (await this.worker.stop(graceMs)) this.pool.close();
   }
 
   /** New entries are due: look at the queue now. */
   kick(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.worker.kick();
   }
 
   /** Resolves once nothing is due now and no attempt is in flight (tests). */
-  async idle(): Promise<void> {
-    for (;;) {
-      const next = this.svc.store.queue.nextDue();
-      if (this.inFlight.size === 0 && (next === null || next > Date.now())) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      const free = this.concurrency - this.inFlight.size;
-      if (free > 0) {
-        let batch: Claimed[] = [];
-        try {
-          batch = await this.claim(free);
-        } catch (e) {
-          log.error('delivery.claim_failed', { error: String(e) });
-        }
-        for (const c of batch) this.launch(c);
-        if (batch.length === free && this.running) continue; // probably more due
-      }
-      await this.sleep();
-    }
-  }
-
-  /** Wait for a kick, a finished attempt, or the next due time. */
-  private async sleep(): Promise<void> {
-    if (this.woken || !this.running) {
-      this.woken = false;
-      return;
-    }
-    const next = this.svc.store.queue.nextDue();
-    let wait: number | null = next === null ? null : next - Date.now();
-    if (wait !== null && wait <= 0) wait = this.inFlight.size ? BUSY_POLL_MS : 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await new Promise<void>((resolve) => {
-      this.wakeUp = resolve;
-      if (wait !== null) timer = setTimeout(resolve, Math.min(wait, MAX_SLEEP_MS));
-    });
-    clearTimeout(timer);
-    this.wakeUp = null;
-    this.woken = false;
+  idle(): Promise<void> {
+    return this.worker.idle();
   }
 
   /**
@@ -146,15 +95,15 @@ export class DeliveryEngine {
    * email is gone (retention) are dropped; emails whose domain was deleted or lost verification
    * are marked `failed` (no webhook) and leave the queue.
    */
-  private claim(max: number): Promise<Claimed[]> {
+  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store, events, config } = this.svc;
     return store.transaction(() => {
       const now = Date.now();
       const out: Claimed[] = [];
       const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      for (const { entry } of store.queue.due(now, max + this.inFlight.size)) {
+      for (const { entry } of store.queue.due(now, max + busy.size)) {
         if (out.length >= max) break;
-        if (this.inFlight.has(entry.id) || failed.has(entry.email_id)) continue;
+        if (busy.has(entry.id) || failed.has(entry.email_id)) continue;
         const email = store.emails.get(entry.team_id, entry.email_id);
         const content = email && (store.emailContent.get([entry.team_id, entry.email_id]) as EmailContent | undefined);
         if (!email || !content) {
@@ -191,41 +140,28 @@ export class DeliveryEngine {
     log.warn('delivery.failed', { team_id: email.team_id, email_id: email.id, domain_id: email.domain_id, reason });
   }
 
-  private launch(c: Claimed): void {
-    const p = this.attempt(c)
-      .catch((e) => log.error('delivery.attempt_crashed', { email_id: c.entry.email_id, entry_id: c.entry.id, error: String(e) }))
-      .finally(() => {
-        this.inFlight.delete(c.entry.id);
-        this.kick(); // a slot is free
-      });
-    this.inFlight.set(c.entry.id, p);
-  }
-
-  private async attempt(c: Claimed): Promise<void> {
+  private async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
     const from = this.verp.sender({ id: c.entry.email_id }, c.domain);
     const result = await attemptDelivery({ entry: c.entry, domain: c.domain, content: c.content, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
-    if (this.aborted) return; // shutting down: the entry is persisted for its next attempt
-    const settle = this.settle(c, result);
-    this.settling.add(settle);
-    try {
-      const counts = await settle;
-      const problem = [...result.replies.values()].find((r) => verdict(r) !== 'delivered');
-      log.info('delivery.attempt', {
-        team_id: c.entry.team_id,
-        email_id: c.entry.email_id,
-        entry_id: c.entry.id,
-        domain: c.entry.domain,
-        attempt: c.entry.attempts,
-        host: result.host,
-        tls: result.tls,
-        duration_ms: Date.now() - started,
-        ...counts,
-        reply: problem?.text,
-      });
-    } finally {
-      this.settling.delete(settle);
-    }
+    return { result, started };
+  }
+
+  private async record(c: Claimed, { result, started }: Attempted): Promise<void> {
+    const counts = await this.settle(c, result);
+    const problem = [...result.replies.values()].find((r) => verdict(r) !== 'delivered');
+    log.info('delivery.attempt', {
+      team_id: c.entry.team_id,
+      email_id: c.entry.email_id,
+      entry_id: c.entry.id,
+      domain: c.entry.domain,
+      attempt: c.entry.attempts,
+      host: result.host,
+      tls: result.tls,
+      duration_ms: Date.now() - started,
+      ...counts,
+      reply: problem?.text,
+    });
   }
 
   /** Record an attempt's outcome, every recipient in one commit. */

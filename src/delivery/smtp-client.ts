@@ -111,11 +111,15 @@ export class SmtpSession {
       const fail = (err: NodemailerError | Error) => {
         if (settled) return;
         settled = true;
+        // A failed handshake can surface as a socket error: it is a TLS failure all the same.
+        const e = err as NodemailerError;
+        if (conn.upgrading || /^ERR_SSL|^ERR_TLS/.test(e.originalCode ?? '') || /SSL routines/.test(e.message)) e.code = 'ETLS';
         conn.close();
-        reject(connectError(where, err as NodemailerError, target));
+        reject(connectError(where, e, target));
       };
+      const onEnd = () => fail(new Error('connection closed'));
       conn.on('error', fail);
-      conn.once('end', () => fail(new Error('connection closed')));
+      conn.once('end', onEnd);
       conn.connect((err) => {
         if (err) return fail(err);
         if (target.security === 'require-starttls' && !conn.secure) return fail(Object.assign(new Error('TLS required but not in use'), { code: 'ETLS' }));
@@ -123,7 +127,7 @@ export class SmtpSession {
           if (settled) return;
           settled = true;
           conn.removeListener('error', fail);
-          conn.removeAllListeners('end');
+          conn.removeListener('end', onEnd);
           resolve(new SmtpSession(conn, target, address));
         };
         if (!target.auth) return done();

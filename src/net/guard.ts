@@ -132,6 +132,8 @@ export interface SafeFetchOptions {
   body?: string | Uint8Array;
   /** Redirects followed (each hop vetted again); 0 returns the 3xx response itself. */
   maxRedirects?: number;
+  /** Keep the first `maxBytes` of a longer body instead of failing (e.g. a webhook reply excerpt). */
+  truncate?: boolean;
 }
 
 export interface SafeResponse {
@@ -168,7 +170,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
         }
         continue;
       }
-      const bytes = await readLimited(res, opts.maxBytes);
+      const bytes = await readLimited(res, opts.maxBytes, opts.truncate ?? false);
       return { status: res.status, headers: res.headers, bytes, url: target.url.href };
     }
   } catch (e) {
@@ -194,11 +196,14 @@ function connect(target: VettedUrl, init: { method: string; body?: string | Uint
   } as RequestInit);
 }
 
-/** The response body, refusing more than `maxBytes` while streaming (Content-Length may lie or be absent). */
-async function readLimited(res: Response, maxBytes: number): Promise<Uint8Array> {
+/**
+ * The response body, refusing more than `maxBytes` while streaming (Content-Length may lie or be
+ * absent) — or, with `truncate`, cut at `maxBytes`.
+ */
+async function readLimited(res: Response, maxBytes: number, truncate: boolean): Promise<Uint8Array> {
   const tooLarge = () => new GuardError('too_large', `the response is larger than ${maxBytes} bytes`);
   const declared = Number(res.headers.get('content-length'));
-  if (!res.headers.get('content-encoding') && declared > maxBytes) {
+  if (!truncate && !res.headers.get('content-encoding') && declared > maxBytes) {
     await res.body?.cancel();
     throw tooLarge();
   }
@@ -212,7 +217,9 @@ async function readLimited(res: Response, maxBytes: number): Promise<Uint8Array>
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel();
-      throw tooLarge();
+      if (!truncate) throw tooLarge();
+      chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
+      return Buffer.concat(chunks, maxBytes);
     }
     chunks.push(value);
   }

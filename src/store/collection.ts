@@ -117,6 +117,18 @@ export class Collection<T extends Rec> {
     });
   }
 
+  /**
+   * One page of a team's records whose non-unique index equals `value`, newest first (by id, so
+   * the ids must be time-ordered).
+   */
+  pageBy<R = T>(index: string, value: string, team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Page<R> {
+    const def = this.index(index);
+    return paginate(this.idx, [def.name, team, value], q, defaultLimit, (k) => {
+      const r = this.get(team, String(k[3]));
+      return r && (map ? map(r) : (r as unknown as R));
+    });
+  }
+
   /** Every record of a team, oldest first. */
   *all(team: string): Iterable<T> {
     for (const { value } of this.db.getRange({ start: [team, ''], end: [team, '\uffff'] })) yield strip(value as T & Stored);

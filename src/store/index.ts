@@ -8,14 +8,19 @@ import { DeliveryQueue } from './queue';
 import { Schedule } from './schedule';
 import { IdempotencyStore } from './idempotency';
 import { Secrets } from './secrets';
+import { WebhookOutbox } from './outbox';
 import type { Database } from 'lmdb';
 import type {
   TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
 } from './records';
 import type { EmailRec, EventRec, EmailContent } from './email-records';
+import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
+import { InboundStore } from './inbound-records';
 
 export * from './records';
 export * from './email-records';
+export * from './webhook-records';
+export * from './inbound-records';
 export type { Page, PageQuery } from './paginate';
 export { Collection } from './collection';
 
@@ -42,6 +47,13 @@ export class Store {
   readonly schedule: Schedule;
   readonly idempotency: IdempotencyStore;
   readonly secrets: Secrets;
+  readonly webhooks: Collection<WebhookRec>;
+  /** Keyed [team, msg_id]; listed per webhook, and its outstanding ones found, through indexes. */
+  readonly webhookEvents: Collection<WebhookEventRec>;
+  readonly webhookAttempts: Collection<WebhookAttemptRec>;
+  readonly webhookOutbox: WebhookOutbox;
+  /** Received mail (api-reference §8): records, and the messages apart from them. */
+  readonly received: InboundStore;
 
   constructor(dataDir: string, readonly retentionDays = 30) {
     this.env = new StoreEnv(dataDir);
@@ -75,6 +87,20 @@ export class Store {
     this.schedule = new Schedule(this.env);
     this.idempotency = new IdempotencyStore(this.env, this.ttl);
     this.secrets = new Secrets(this.env);
+    this.webhooks = new Collection(this.env, this.ttl, 'webhooks');
+    this.webhookEvents = new Collection<WebhookEventRec>(
+      this.env,
+      this.ttl,
+      'webhook_events',
+      [
+        { name: 'webhook', value: (e) => e.webhook_id },
+        { name: 'outstanding', value: (e) => (e.due === null ? null : e.webhook_id) },
+      ],
+      retained,
+    );
+    this.webhookAttempts = new Collection<WebhookAttemptRec>(this.env, this.ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
+    this.webhookOutbox = new WebhookOutbox(this.env);
+    this.received = new InboundStore(this.env, this.ttl, retained);
   }
 
   transaction<T>(fn: () => T): Promise<T> {

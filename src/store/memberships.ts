@@ -38,6 +38,15 @@ export class Memberships {
     return Array.from(this.byContact.getKeys({ start: [team, contactId, ''], end: [team, contactId, '\uffff'] }), (k) => String((k as Key[])[2]));
   }
 
+  /** A contact's memberships with the time each was added, oldest first. */
+  membershipsOf(team: string, contactId: string): { segment_id: string; at: string }[] {
+    const all = Array.from(this.byContact.getRange({ start: [team, contactId, ''], end: [team, contactId, '\uffff'] }), ({ key, value }) => ({
+      segment_id: String((key as Key[])[2]),
+      at: String(value),
+    }));
+    return all.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.segment_id < b.segment_id ? -1 : 1));
+  }
+
   contactsOf(team: string, segmentId: string): string[] {
     return Array.from(this.bySegment.getKeys({ start: [team, segmentId, ''], end: [team, segmentId, '\uffff'] }), (k) => String((k as Key[])[2]));
   }

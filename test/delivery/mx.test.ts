@@ -200,6 +200,25 @@ describe('per-recipient outcomes', () => {
   });
 });
 
+describe('message size (RFC 1870)', () => {
+  test('a message over the SIZE the host advertises bounces MessageTooLarge without being sent', async () => {
+    const small = await startSink({ size: 200 });
+    const q = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': small.port });
+    try {
+      const d = await verifiedDomain(q, 'example.test');
+      const email = await queueEmail(q.svc, d, { to: ['ann@dest.test'], text: 'x'.repeat(1000) });
+      await waitForEmail(q.svc, email, settled);
+      const bounced = eventsOf(q.svc, email).find((e) => e.type === 'email.bounced')!;
+      expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'MessageTooLarge' });
+      expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 552 5.3.4 ');
+      expect(small.messages).toEqual([]);
+    } finally {
+      await q.stop();
+      await small.close();
+    }
+  });
+});
+
 describe('connections', () => {
   test('a session is reused for the next message to the same host, without a new connection', async () => {
     const a = await queueEmail(p.svc, sender, { to: ['reuse1@dest.test'] });

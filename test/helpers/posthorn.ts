@@ -9,6 +9,7 @@ import { startHttp } from '../../src/api/server';
 import { createTeam, type Credentials } from '../../src/accounts/bootstrap';
 import { setQuiet } from '../../src/log';
 import { startScheduler } from '../../src/scheduler';
+import { startDnsServer } from './dns';
 
 setQuiet(true);
 
@@ -29,6 +30,11 @@ export interface Running {
 
 export async function startPosthorn(overrides: Record<string, unknown> = {}): Promise<Running> {
   const dataDir = (overrides.data_dir as string) ?? mkdtempSync(join(tmpdir(), 'posthorn-test-'));
+  // Tests never reach DNS outside 127.0.0.0/8 (SPEC.md §5): without a `dns.servers` override, every
+  // lookup (MX lookups of queued mail included) goes to a loopback DNS server refusing all queries,
+  // a fast temporary failure.
+  const refusingDns = 'dns.servers' in overrides ? null : await startDnsServer();
+  refusingDns?.failWith('REFUSED');
   const config = loadConfig({
     env: {},
     overrides: {
@@ -40,9 +46,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       'smtp.starttls_ports': [],
       'smtp.tls_ports': [],
       'limits.requests_per_second': 1000,
-      // Tests never reach DNS outside 127.0.0.0/8 (SPEC.md §5): without a test DNS server, lookups
-      // (MX lookups of queued mail included) go to a loopback port where nothing answers.
-      'dns.servers': ['127.0.0.1:9'],
+      ...(refusingDns ? { 'dns.servers': [refusingDns.address] } : {}),
       ...overrides,
     },
   });
@@ -51,6 +55,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
   const server = startHttp(svc);
   const scheduler = startScheduler(svc);
   svc.delivery.start();
+  svc.webhooks.start();
   const url = `http://127.0.0.1:${server.port}`;
   const client = (key: string) => new Resend(key, { baseUrl: url } as never);
   const run: Running = {
@@ -83,6 +88,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       await server.stop(true);
       await svc.domains.idle();
       await closeServices(svc);
+      await refusingDns?.close();
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -16,6 +16,7 @@
 // Recipients refused at RCPT are not in `rcptTo` of the recorded message, like a real MTA.
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { generate } from 'selfsigned';
+import type { TlsOptions } from 'node:tls';
 
 export interface SinkReply {
   code: number;
@@ -43,6 +44,10 @@ export interface SinkOptions {
   auth?: { user: string; pass: string };
   /** Bind address (default 127.0.0.1). */
   host?: string;
+  /** Advertise SIZE with this limit (RFC 1870) and refuse bigger messages. */
+  size?: number;
+  /** Extra TLS server options (e.g. a protocol range no client accepts, to make handshakes fail). */
+  tlsOptions?: TlsOptions;
 }
 
 export interface Sink {
@@ -105,6 +110,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const { key, cert } = await sinkCertificate();
 
   const options: SMTPServerOptions = {
+    ...opts.tlsOptions,
     secure: tls === 'implicit',
     key,
     cert,
@@ -115,6 +121,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     disableReverseLookup: true,
     logger: false,
     closeTimeout: 100,
+    size: opts.size,
     onConnect(session, cb) {
       sessionNo.set(session.id, ++sessions);
       cb(refusal ? smtpError(refusal) : null);

@@ -1,5 +1,6 @@
-// Per-team fixed 1-second window, no burst (api-reference §6). Shared by every key of a team and,
-// later, by SMTP submissions. In memory: a window is one second, so nothing is worth persisting.
+// Per-team fixed 1-second window, no burst (api-reference §6). Shared by every key of a team and by
+// SMTP submissions: one instance lives in Services (src/services.ts). In memory: a window is one
+// second, so nothing is worth persisting.
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;

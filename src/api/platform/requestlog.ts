@@ -1,16 +1,19 @@
 // The API request log (api-reference §15): one entry per authenticated request, errors included,
-// with attachment content left out and API key tokens masked. Written without holding up the
-// response, batched; GET /logs flushes and waits first, so a client always sees its own requests.
+// with attachment content left out and API key tokens and webhook secrets masked. Written without
+// holding up the response, batched; GET /logs flushes and waits first, so a client always sees its
+// own requests.
 import type { Store, LogRec, ApiKeyRec } from '../../store';
 import { newId, nowIso } from '../../ids';
 
 const TOKEN_ANYWHERE = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/g;
+/** Webhook signing secrets (POST /webhooks, GET /webhooks/{id}, rotate) are masked the same way. */
+const SECRET_ANYWHERE = /whsec_[A-Za-z0-9+/]{32}/g;
 const MAX_STRING = 64 * 1024;
 
 /** Copy of a body safe to keep: attachment content → "[n bytes]", tokens masked, huge strings cut. */
 export function redact(value: unknown): unknown {
   if (typeof value === 'string') {
-    const masked = value.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`);
+    const masked = value.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`).replace(SECRET_ANYWHERE, 'whsec_…');
     return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
   }
   if (Array.isArray(value)) return value.map(redact);

@@ -39,7 +39,8 @@ const legacyUpdate = {
 };
 const legacyCreate = { email: Email, ...legacyUpdate, properties: t.Optional(Properties) };
 
-export function contactsRoutes(app: App, { store }: Services) {
+export function contactsRoutes(app: App, svc: Services) {
+  const { store } = svc;
   /** A contact by id or email, or 404. */
   const load = (team: string, raw: string | undefined) => {
     const c = findContact(store, team, idOrEmail(raw));
@@ -69,7 +70,7 @@ export function contactsRoutes(app: App, { store }: Services) {
         throw errors.validation(`The \`segments[${i}]\` field must be a segment id or an object with an \`id\`.`);
       });
       if (body.audience_id !== undefined) targets.push(target(body.audience_id, 'audience_id'));
-      const id = await upsertContact(store, team, body, targets);
+      const id = await upsertContact(svc, team, body, targets);
       set.status = 201;
       return { object: 'contact', id };
     },
@@ -106,7 +107,7 @@ export function contactsRoutes(app: App, { store }: Services) {
     '/contacts/:id_or_email',
     async ({ request, params, body }) => ({
       object: 'contact',
-      id: await updateContact(store, caller(request).team, idOrEmail(params.id_or_email), body),
+      id: await updateContact(svc, caller(request).team, idOrEmail(params.id_or_email), body),
     }),
     {
       body: t.Object({ email: t.Optional(Email), ...legacyUpdate, properties: t.Optional(Properties) }),
@@ -173,7 +174,7 @@ export function contactsRoutes(app: App, { store }: Services) {
     '/audiences/:id/contacts',
     async ({ request, params, body, set }) => {
       const audienceId = pathId(params.id);
-      const id = await upsertContact(store, caller(request).team, body, [{ id: audienceId, ifMissing: errors.notFound('Audience') }]);
+      const id = await upsertContact(svc, caller(request).team, body, [{ id: audienceId, ifMissing: errors.notFound('Audience') }]);
       set.status = 201;
       return { object: 'contact', id };
     },
@@ -197,7 +198,7 @@ export function contactsRoutes(app: App, { store }: Services) {
       const ref = idOrEmail(params.id_or_email);
       // Picked one by one: other keys (the SDK also sends `properties`) are not for this route.
       const fields = { first_name: body.first_name, last_name: body.last_name, unsubscribed: body.unsubscribed };
-      return { object: 'contact', id: await updateContact(store, caller(request).team, ref, fields, audienceId) };
+      return { object: 'contact', id: await updateContact(svc, caller(request).team, ref, fields, audienceId) };
     },
     { body: t.Object(legacyUpdate), detail: { summary: 'Update a contact of an audience (legacy)', tags } },
   );

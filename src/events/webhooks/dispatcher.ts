@@ -1,0 +1,172 @@
+// The webhook dispatcher: the outbox's worker (the shared DueWorker loop). Each claim persists the
+// event's next attempt time before the attempt (SPEC.md §2): the wait of
+// `webhooks.retry_schedule` after this attempt, so a crash mid-attempt means a retry; the last
+// attempt (and a manual replay) gets a lease instead, after which a crashed attempt is retried once.
+// Endpoints are served round-robin with at most `perEndpoint` attempts each in flight, under a
+// global limit, so a slow or dead endpoint never delays the others.
+import type { Services } from '../../services';
+import type { WebhookEventRec, WebhookRec } from '../../store';
+import { DueWorker } from '../../scheduler/due-worker';
+import { retryWait } from '../../delivery/retry';
+import { newId } from '../../ids';
+import { log } from '../../log';
+import { deliver, ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from './deliver';
+import { fanOutInTxn, moveInTxn } from './outbox';
+
+export type DispatcherDeps = Pick<Services, 'config' | 'store' | 'events'>;
+
+export interface DispatcherOptions {
+  /** Attempts in flight at once, over all endpoints. */
+  concurrency?: number;
+  /** Attempts in flight at once to one endpoint. */
+  perEndpoint?: number;
+  timeoutMs?: number;
+}
+
+interface Claimed {
+  rec: WebhookEventRec;
+  webhook: WebhookRec;
+  /** The next attempt time persisted by the claim; settle keeps it for a retry. */
+  due: number;
+  /** No retry after this attempt (the last one, or a replay). */
+  final: boolean;
+}
+
+/** A final attempt (or replay) cut short by a crash is retried after this. */
+const LEASE_MS = 60_000;
+
+/** Worker keys: `<webhook id> <event id>` (webhook ids are 36-char UUIDs), so per-endpoint load is countable. */
+const slot = (webhookId: string, eventId: string) => `${webhookId} ${eventId}`;
+
+export class WebhookDispatcher {
+  private readonly worker: DueWorker<Claimed, AttemptOutcome>;
+  private readonly perEndpoint: number;
+  private readonly timeoutMs: number;
+  /** Where the last claim stopped: the next one starts after it (round robin). */
+  private lastServed: { team: string; webhook: string } | undefined;
+
+  constructor(
+    private readonly svc: DispatcherDeps,
+    opts: DispatcherOptions = {},
+  ) {
+    this.perEndpoint = opts.perEndpoint ?? 4;
+    this.timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+    this.worker = new DueWorker(
+      'webhooks',
+      {
+        nextDue: () => svc.store.webhookOutbox.nextDue(),
+        claim: (max, busy) => this.claim(max, busy),
+        key: (c) => slot(c.webhook.id, c.rec.id),
+        attempt: (c) => deliver(c.webhook, c.rec, { allowPrivate: svc.config.security.allow_private_networks, timeoutMs: this.timeoutMs }),
+        settle: (c, out) => this.settle(c, out),
+      },
+      opts.concurrency ?? 64,
+    );
+    // The outbox fan-out runs inside every webhook-visible event's transaction.
+    svc.events.onEvent((ev) => {
+      if (fanOutInTxn(svc.store, ev)) this.kick();
+    });
+  }
+
+  /** Attempts per event: the first, then one after each wait of the schedule. */
+  get maxAttempts(): number {
+    return this.svc.config.webhooks.retry_schedule.length + 1;
+  }
+
+  start(): void {
+    this.worker.start();
+  }
+
+  /** Attempts still running after `graceMs` are abandoned: their events are retried after a restart. */
+  async stop(graceMs = 5_000): Promise<void> {
+    await this.worker.stop(graceMs);
+  }
+
+  kick(): void {
+    this.worker.kick();
+  }
+
+  /** Resolves once nothing is due now and no attempt is in flight (tests, benchmarks). */
+  idle(): Promise<void> {
+    return this.worker.idle();
+  }
+
+  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+    const { store, config } = this.svc;
+    const load = new Map<string, number>();
+    for (const key of busy) load.set(key.slice(0, 36), (load.get(key.slice(0, 36)) ?? 0) + 1);
+    return store.transaction(() => {
+      const now = Date.now();
+      const out: Claimed[] = [];
+      for (const head of store.webhookOutbox.heads(this.lastServed)) {
+        if (out.length >= max) break;
+        if (head.due > now) continue;
+        const inFlight = load.get(head.webhook) ?? 0;
+        let free = Math.min(this.perEndpoint - inFlight, max - out.length);
+        if (free <= 0) continue;
+        const webhook = store.webhooks.get(head.team, head.webhook);
+        for (const { due, id } of store.webhookOutbox.due(head.team, head.webhook, now, free + inFlight)) {
+          if (free === 0) break;
+          if (busy.has(slot(head.webhook, id))) continue;
+          const rec = store.webhookEvents.get(head.team, id);
+          if (!rec || rec.due !== due) {
+            // The event expired (retention) or the entry is stale: nothing to send.
+            store.webhookOutbox.removeInTxn(head.team, head.webhook, due, id);
+            continue;
+          }
+          if (!webhook || webhook.status !== 'enabled') {
+            moveInTxn(store, rec, null, { status: 'failed', replay: false });
+            continue;
+          }
+          const attempts = rec.attempts + 1;
+          const final = rec.replay || attempts >= this.maxAttempts;
+          const next = now + (final ? LEASE_MS : retryWait(config.webhooks.retry_schedule, attempts));
+          out.push({ rec: moveInTxn(store, rec, next, { attempts }), webhook, due: next, final });
+          free--;
+        }
+        this.lastServed = { team: head.team, webhook: head.webhook };
+      }
+      return out;
+    });
+  }
+
+  /** Log the attempt and move the event on: success, a retry at the persisted time, or failed. */
+  private async settle(c: Claimed, out: AttemptOutcome): Promise<void> {
+    const { store } = this.svc;
+    const { rec } = c;
+    const status = await store.transaction(() => {
+      const cur = store.webhookEvents.get(rec.team_id, rec.id);
+      if (!cur) return null; // expired meanwhile
+      store.webhookAttempts.putInTxn({
+        id: newId(),
+        team_id: rec.team_id,
+        created_at: out.sent_at,
+        webhook_id: rec.webhook_id,
+        event_id: rec.id,
+        http_status_code: out.http_status_code,
+        response: out.response,
+        duration_ms: out.duration_ms,
+        error: out.error,
+      });
+      if (cur.due !== c.due) {
+        // Dropped meanwhile (endpoint disabled or deleted); a success still counts.
+        if (out.ok && cur.due === null) moveInTxn(store, cur, null, { status: 'success' });
+        return cur.status;
+      }
+      if (out.ok) return moveInTxn(store, cur, null, { status: 'success', replay: false }).status;
+      if (c.final) return moveInTxn(store, cur, null, { status: 'failed', replay: false }).status;
+      return moveInTxn(store, cur, c.due, { status: 'attempting' }).status;
+    });
+    log.info('webhooks.attempt', {
+      team_id: rec.team_id,
+      webhook_id: rec.webhook_id,
+      event_id: rec.id,
+      type: rec.type,
+      attempt: rec.attempts,
+      http_status_code: out.http_status_code,
+      duration_ms: out.duration_ms,
+      error: out.error,
+      status,
+    });
+  }
+}

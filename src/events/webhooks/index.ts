@@ -1,0 +1,130 @@
+// Webhooks (api-reference §14): endpoints and their management — create, update, delete, secret
+// rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
+// outbox writes in outbox.ts.
+import type { Store, WebhookEventRec, WebhookRec, WebhookStatus } from '../../store';
+import { ApiError, errors } from '../../api/errors';
+import { assertPublicUrl, GuardError } from '../../net/guard';
+import { newId, nowIso } from '../../ids';
+import { isWebhookEventKind } from './kinds';
+import { newSigningSecret } from './signing';
+import { dropOutstandingInTxn, moveInTxn } from './outbox';
+
+export { WebhookDispatcher, type DispatcherOptions } from './dispatcher';
+export { isMsgId } from './signing';
+
+/** How long the secret before a rotation keeps signing (§14.5). */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+export interface WebhookFields {
+  endpoint?: string;
+  events?: string[];
+  status?: WebhookStatus;
+}
+
+// Views (§14.1).
+export const webhookSummary = (w: WebhookRec) => ({ id: w.id, created_at: w.created_at, status: w.status, endpoint: w.endpoint, events: w.events });
+export const webhookView = (w: WebhookRec) => ({ object: 'webhook' as const, ...webhookSummary(w), signing_secret: w.signing_secret });
+export const eventSummary = (e: WebhookEventRec) => ({ id: e.id, type: e.type, created_at: e.created_at, status: e.status });
+export const eventView = (e: WebhookEventRec) => ({
+  object: 'webhook_event' as const,
+  ...eventSummary(e),
+  next_attempt_at: e.due === null ? null : new Date(e.due).toISOString(),
+  payload: e.payload,
+});
+
+/**
+ * An endpoint URL must be http(s) and, unless `security.allow_private_networks`, resolve to public
+ * addresses only. Checked here and again at every attempt (the host may re-resolve).
+ */
+export async function checkEndpoint(endpoint: string, allowPrivate: boolean): Promise<string> {
+  try {
+    await assertPublicUrl(endpoint, allowPrivate);
+  } catch (e) {
+    if (e instanceof GuardError) throw errors.invalidField('endpoint', `${e.message}.`);
+    throw e;
+  }
+  return endpoint;
+}
+
+/** At least one kind, each one of Resend's (§14.1); duplicates dropped. */
+export function checkEvents(events: string[]): string[] {
+  if (events.length === 0) throw errors.validation('The `events` field must list at least one event type.');
+  const unknown = events.find((k) => !isWebhookEventKind(k));
+  if (unknown !== undefined) throw errors.invalidField('events', `\`${unknown}\` is not a webhook event type.`);
+  return [...new Set(events)];
+}
+
+export async function createWebhook(store: Store, team: string, fields: { endpoint: string; events: string[] }, allowPrivate: boolean): Promise<WebhookRec> {
+  const events = checkEvents(fields.events);
+  const endpoint = await checkEndpoint(fields.endpoint, allowPrivate);
+  const w: WebhookRec = {
+    id: newId(),
+    team_id: team,
+    created_at: nowIso(),
+    endpoint,
+    events,
+    status: 'enabled',
+    signing_secret: newSigningSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+  };
+  await store.webhooks.put(w);
+  return w;
+}
+
+/** Returns false when the webhook does not exist. Disabling drops its outstanding events. */
+export async function updateWebhook(store: Store, team: string, id: string, fields: WebhookFields, allowPrivate: boolean): Promise<boolean> {
+  const events = fields.events !== undefined ? checkEvents(fields.events) : undefined;
+  const endpoint = fields.endpoint !== undefined ? await checkEndpoint(fields.endpoint, allowPrivate) : undefined;
+  return store.transaction(() => {
+    const cur = store.webhooks.get(team, id);
+    if (!cur) return false;
+    const next: WebhookRec = { ...cur, endpoint: endpoint ?? cur.endpoint, events: events ?? cur.events, status: fields.status ?? cur.status };
+    store.webhooks.putInTxn(next);
+    if (next.status === 'disabled') dropOutstandingInTxn(store, team, id);
+    return true;
+  });
+}
+
+/** Returns false when the webhook does not exist. Its outstanding events are dropped; its log expires with retention. */
+export function deleteWebhook(store: Store, team: string, id: string): Promise<boolean> {
+  return store.transaction(() => {
+    if (!store.webhooks.get(team, id)) return false;
+    dropOutstandingInTxn(store, team, id);
+    return store.webhooks.removeInTxn(team, id);
+  });
+}
+
+/** A new secret; the current one keeps signing next to it for 24 h. Null when the webhook does not exist. */
+export function rotateSecret(store: Store, team: string, id: string): Promise<WebhookRec | null> {
+  return store.transaction(() => {
+    const cur = store.webhooks.get(team, id);
+    if (!cur) return null;
+    const next: WebhookRec = {
+      ...cur,
+      signing_secret: newSigningSecret(),
+      previous_secret: cur.signing_secret,
+      previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
+    };
+    store.webhooks.putInTxn(next);
+    return next;
+  });
+}
+
+/**
+ * One immediate extra attempt of a finished (`success` or `failed`) event, same id, no retries
+ * after it (§14.4). Answers the error to throw, or null.
+ */
+export function replayEvent(store: Store, team: string, webhookId: string, eventId: string): Promise<ApiError | null> {
+  return store.transaction(() => {
+    const w = store.webhooks.get(team, webhookId);
+    if (!w) return errors.notFound('Webhook');
+    const ev = store.webhookEvents.get(team, eventId);
+    if (!ev || ev.webhook_id !== webhookId) return errors.notFound('Webhook event');
+    if (ev.status !== 'success' && ev.status !== 'failed')
+      return errors.validation(`The webhook event is still being delivered (status \`${ev.status}\`); only \`success\` and \`failed\` events can be replayed.`);
+    if (w.status !== 'enabled') return errors.validation('The webhook is disabled; enable it to replay events.');
+    moveInTxn(store, ev, Date.now(), { status: 'pending', replay: true });
+    return null;
+  });
+}

@@ -1,0 +1,64 @@
+// Received (inbound) mail (api-reference §8): one record per stored message and team, kept for the
+// retention period, with the message itself (raw bytes, parsed bodies, headers, attachment
+// payloads) apart from the record, as for sent mail, so listing never reads the bodies.
+import type { Database } from 'lmdb';
+import { Collection, type Rec } from './collection';
+import type { StoreEnv } from './env';
+import type { TtlIndex } from './ttl';
+import type { AttachmentMeta } from './email-records';
+
+/** One result of SPF, DKIM or DMARC as the receiving API reports it (api-reference §8). */
+export type AuthVerdict = 'pass' | 'fail' | 'gray' | 'processing_failed' | 'unknown';
+
+export interface ReceivedEmailRec extends Rec {
+  /** Bare address of the `From:` header ('' when there is none). */
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  /** `Message-ID:` as written, angle brackets included; null when absent. */
+  message_id: string | null;
+  /** The envelope recipients (RCPT TO) of this team that the message was accepted for. */
+  received_for: string[];
+  attachments: AttachmentMeta[];
+  authentication: { spf: AuthVerdict; dkim: AuthVerdict; dmarc: AuthVerdict } | null;
+  /** The SMTP transaction it arrived in. */
+  envelope: { mail_from: string; remote_address: string; helo: string; tls: boolean };
+  /** Bytes of the stored message (trace headers included). */
+  size: number;
+}
+
+/** The stored message, [team, id] → ReceivedContent. */
+export interface ReceivedContent {
+  /** The message as stored: Posthorn's Return-Path and Received lines, then the bytes received. */
+  raw: Uint8Array;
+  /** html with `cid:` references as received; null when there is no html part. */
+  html: string | null;
+  text: string | null;
+  /** Header fields, names lowercased, repeated ones joined with ", " (api-reference §8). */
+  headers: Record<string, string>;
+  /** Attachment payloads by attachment id. */
+  files: Record<string, Uint8Array>;
+}
+
+export class InboundStore {
+  readonly emails: Collection<ReceivedEmailRec>;
+  readonly content: Database;
+
+  constructor(env: StoreEnv, ttl: TtlIndex, expiresAt: (r: ReceivedEmailRec) => number) {
+    this.content = env.db('received_content');
+    this.emails = new Collection<ReceivedEmailRec>(env, ttl, 'received_emails', [], expiresAt, (team, id) => this.content.remove([team, id]));
+  }
+
+  /** Inside a transaction: store one received message for its team. */
+  putInTxn(rec: ReceivedEmailRec, content: ReceivedContent): void {
+    this.emails.putInTxn(rec);
+    this.content.put([rec.team_id, rec.id], content);
+  }
+
+  getContent(team: string, id: string): ReceivedContent | undefined {
+    return this.content.get([team, id]) as ReceivedContent | undefined;
+  }
+}

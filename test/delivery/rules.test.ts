@@ -1,0 +1,160 @@
+// The rules delivery applies, checked directly: reply parsing and bounce classification (RFC 3463,
+// api-reference §14.3), retry waits, MX ordering (RFC 5321 §5.1), VERP tokens.
+import { describe, test, expect, afterAll } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseReply, verdict, bounceFor, bounceSubType } from '../../src/delivery/reply';
+import { retryWait, windowOver } from '../../src/delivery/retry';
+import { byPreference } from '../../src/delivery/mx';
+import { Verp } from '../../src/delivery/verp';
+import { Store } from '../../src/store';
+import { loadConfig, ConfigError } from '../../src/config';
+
+const reply = (raw: string) => parseReply(raw)!;
+
+describe('replies', () => {
+  test('multi-line replies fold into one line, the code kept once', () => {
+    expect(parseReply('550-5.1.1 The email account that you tried to reach does not exist.\n550-5.1.1 Please try\n550 5.1.1 double-checking.')).toEqual({
+      code: 550,
+      text: '550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking.',
+    });
+    expect(parseReply('250 2.0.0 Ok: queued as 12345')).toEqual({ code: 250, text: '250 2.0.0 Ok: queued as 12345' });
+    expect(parseReply('hello')).toBeNull();
+  });
+
+  test('2xx delivered, 4xx temporary, 5xx permanent; 503 (bad sequence) temporary', () => {
+    expect(['250 ok', '451 4.3.0 later', '550 5.1.1 no', '503 5.5.1 bad sequence'].map((r) => verdict(reply(r)))).toEqual([
+      'delivered',
+      'temporary',
+      'permanent',
+      'temporary',
+    ]);
+  });
+
+  test('bounce sub-types from the enhanced status code', () => {
+    const cases: [string, string][] = [
+      ['550 5.1.1 user unknown', 'NoEmail'],
+      ['553 5.1.3 bad address syntax', 'NoEmail'],
+      ['556 5.1.10 null MX', 'NoEmail'],
+      ['552 5.2.2 mailbox full', 'MailboxFull'],
+      ['452 4.2.2 over quota', 'MailboxFull'],
+      ['552 5.3.4 message too big', 'MessageTooLarge'],
+      ['550 5.7.1 spam', 'ContentRejected'],
+      ['554 5.7.26 DMARC policy', 'ContentRejected'],
+      ['550 5.2.1 mailbox disabled', 'General'],
+      ['554 transaction failed', 'General'],
+      ['451 4.1.1 temporarily unknown', 'General'],
+    ];
+    expect(cases.map(([r]) => [r, bounceSubType(reply(r))])).toEqual(cases);
+  });
+
+  test('bounce objects carry the diagnostic code as smtp; <reply>', () => {
+    expect(bounceFor(reply('550 5.1.1 <a@b.test>: unknown'), 'Permanent')).toEqual({
+      type: 'Permanent',
+      subType: 'NoEmail',
+      message: "The recipient's mailbox does not exist.",
+      diagnosticCode: ['smtp; 550 5.1.1 <a@b.test>: unknown'],
+    });
+    expect(bounceFor(reply('421 4.4.2 timeout'), 'Transient')).toMatchObject({ type: 'Transient', subType: 'General', diagnosticCode: ['smtp; 421 4.4.2 timeout'] });
+  });
+});
+
+describe('retry schedule', () => {
+  test('the wait after attempt n is schedule[n-1], the last one repeating', () => {
+    const s = [1000, 5000, 60_000];
+    expect([1, 2, 3, 4, 10].map((n) => retryWait(s, n))).toEqual([1000, 5000, 60_000, 60_000, 60_000]);
+  });
+
+  test('the window counts from the first attempt', () => {
+    const first = new Date(1_000_000).toISOString();
+    expect(windowOver(first, 500, 1_000_400)).toBe(false);
+    expect(windowOver(first, 500, 1_000_500)).toBe(true);
+    expect(windowOver(null, 500, 9_999_999)).toBe(false);
+  });
+});
+
+describe('delivery.retry_window', () => {
+  test('72 h by default; a duration from the file, POSTHORN_DELIVERY_RETRY_WINDOW or an override', () => {
+    expect(loadConfig({ env: {} }).delivery.retry_window).toBe(72 * 3_600_000);
+    expect(loadConfig({ env: { POSTHORN_DELIVERY_RETRY_WINDOW: '3d' } }).delivery.retry_window).toBe(3 * 86_400_000);
+    expect(loadConfig({ env: {}, overrides: { 'delivery.retry_window': '90m' } }).delivery.retry_window).toBe(90 * 60_000);
+    for (const bad of ['soon', '0s', '72']) {
+      let err: unknown;
+      try {
+        loadConfig({ env: { POSTHORN_DELIVERY_RETRY_WINDOW: bad } });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).key).toBe('delivery.retry_window');
+    }
+  });
+});
+
+describe('MX order', () => {
+  test('lowest preference first; equal preferences in random order', () => {
+    const records = [
+      { exchange: 'c.test', priority: 30 },
+      { exchange: 'a1.test', priority: 10 },
+      { exchange: 'b.test', priority: 20 },
+      { exchange: 'a2.test.', priority: 10 },
+    ];
+    const seen = new Set<string>();
+    for (let i = 0; i < 200 && seen.size < 2; i++) {
+      const order = byPreference(records);
+      expect(order.slice(2)).toEqual(['b.test', 'c.test']);
+      expect([...order.slice(0, 2)].sort()).toEqual(['a1.test', 'a2.test']);
+      seen.add(order.join(','));
+    }
+    expect(seen.size).toBe(2);
+  });
+});
+
+describe('VERP', () => {
+  const dirs: string[] = [];
+  const open = (dir?: string) => {
+    const d = dir ?? mkdtempSync(join(tmpdir(), 'posthorn-verp-'));
+    if (!dir) dirs.push(d);
+    return { dir: d, store: new Store(d) };
+  };
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const id = '0195608a-51e4-70ed-a079-d3bde8e25d94';
+  const domain = { name: 'example.test', custom_return_path: 'send' };
+
+  test('round trip; the local part fits RFC 5321 §4.5.3.1.1 (64 octets)', async () => {
+    const { store } = open();
+    const verp = new Verp(store);
+    const addr = verp.sender({ id }, domain);
+    expect(addr).toMatch(/^bounces\+0195608a51e470eda079d3bde8e25d94-[0-9a-f]{10}@send\.example\.test$/);
+    expect(addr.split('@')[0]!.length).toBeLessThanOrEqual(64);
+    expect(verp.decode(addr)).toEqual({ emailId: id, host: 'send.example.test' });
+    expect(verp.decode(addr.toUpperCase())).toEqual({ emailId: id, host: 'send.example.test' });
+    await store.close();
+  });
+
+  test('a forged or mangled token is refused', async () => {
+    const { store } = open();
+    const verp = new Verp(store);
+    const addr = verp.sender({ id }, domain);
+    const other = '0195608a-51e4-70ed-a079-d3bde8e25d95';
+    const forged = addr.replace('d3bde8e25d94', 'd3bde8e25d95');
+    expect(verp.decode(forged)).toBeNull();
+    expect(verp.decode(verp.sender({ id: other }, domain))).toEqual({ emailId: other, host: 'send.example.test' });
+    expect(verp.decode('bounces@send.example.test')).toBeNull();
+    expect(verp.decode('someone@example.test')).toBeNull();
+    await store.close();
+  });
+
+  test('the secret is created once per install and survives a restart; another install differs', async () => {
+    const a = open();
+    const first = new Verp(a.store).token(id);
+    await a.store.close();
+    const again = open(a.dir);
+    expect(new Verp(again.store).token(id)).toBe(first);
+    await again.store.close();
+    const b = open();
+    expect(new Verp(b.store).token(id)).not.toBe(first);
+    await b.store.close();
+  });
+});
