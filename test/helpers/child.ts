@@ -1,0 +1,77 @@
+// A real `posthorn serve` child process for tests that must kill it (kill -9 durability) or run
+// it as a user would. Configured through POSTHORN_* variables on a data dir of the test's own.
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+
+const MAIN = join(import.meta.dir, '../../src/main.ts');
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/** Poll `fn` every 100 ms until it holds; throws after `tries` polls. */
+export async function until(fn: () => Promise<boolean> | boolean, what: string, tries = 300): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await fn()) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface ServeChild {
+  base: string;
+  apiKey: string;
+  headers: Record<string, string>;
+  /** Start `serve` (again, on the same data) and wait for /health. */
+  start(): Promise<void>;
+  /** SIGKILL the running process and wait for it to go. */
+  kill(): Promise<void>;
+  readonly process: ReturnType<typeof Bun.spawn> | null;
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+}
+
+/** Provision a team with `init --json` in `dataDir`, ready to `start()`. */
+export async function serveChild(dataDir: string, env: Record<string, string> = {}): Promise<ServeChild> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const fullEnv = {
+    ...process.env,
+    POSTHORN_LOG: 'silent',
+    POSTHORN_DATA_DIR: dataDir,
+    POSTHORN_HTTP_HOST: '127.0.0.1',
+    POSTHORN_HTTP_PORT: String(port),
+    POSTHORN_SMTP_STARTTLS_PORTS: '',
+    POSTHORN_SMTP_TLS_PORTS: '',
+    POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
+    POSTHORN_LIMITS_REQUESTS_PER_SECOND: '100000',
+    ...env,
+  };
+  const init = Bun.spawnSync([process.execPath, MAIN, 'init', '--json'], { env: fullEnv });
+  const { api_key } = JSON.parse(init.stdout.toString());
+  const headers = { authorization: `Bearer ${api_key}`, 'content-type': 'application/json' };
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+  return {
+    base,
+    apiKey: api_key,
+    headers,
+    get process() {
+      return proc;
+    },
+    async start() {
+      proc = Bun.spawn([process.execPath, MAIN, 'serve'], { env: fullEnv, stdout: 'ignore', stderr: 'inherit' });
+      await until(() => fetch(`${base}/health`).then((r) => r.ok, () => false), 'posthorn serve to answer /health');
+    },
+    async kill() {
+      proc?.kill('SIGKILL');
+      await proc?.exited;
+    },
+    async api(method, path, body) {
+      const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: await res.json() };
+    },
+  };
+}
