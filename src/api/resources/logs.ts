@@ -1,6 +1,7 @@
 // API request logs (api-reference §15).
 import type { App } from '../app';
 import type { Services } from '../../services';
+import type { LogRec, Store } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../errors';
@@ -8,24 +9,28 @@ import { flushRequestLog } from '../platform/requestlog';
 
 const tags = ['Logs'];
 
+const summary = (l: LogRec) => ({
+  id: l.id,
+  created_at: l.created_at,
+  endpoint: l.endpoint,
+  method: l.method,
+  response_status: l.response_status,
+  user_agent: l.user_agent,
+});
+
+/** Entries are written behind responses: flush them and wait for every pending commit. */
+async function settled(store: Store) {
+  await flushRequestLog(store);
+  await store.env.committed;
+}
+
 export function logsRoutes(app: App, { store }: Services) {
   app.get(
     '/logs',
     async ({ request, query }) => {
       const { team } = caller(request);
-      // Entries are written behind responses: flush, then wait for every pending commit.
-      await flushRequestLog(store);
-      await store.env.committed;
-      return listOf(
-        store.logs.page(team, pageQuery(query), 20, (l) => ({
-          id: l.id,
-          created_at: l.created_at,
-          endpoint: l.endpoint,
-          method: l.method,
-          response_status: l.response_status,
-          user_agent: l.user_agent,
-        })),
-      );
+      await settled(store);
+      return listOf(store.logs.page(team, pageQuery(query), 20, summary));
     },
     { detail: { summary: 'List API request logs', tags } },
   );
@@ -35,22 +40,10 @@ export function logsRoutes(app: App, { store }: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await flushRequestLog(store);
-      await store.env.committed;
+      await settled(store);
       const l = store.logs.get(team, id);
       if (!l) throw errors.notFound('Log');
-      return {
-        object: 'log',
-        id: l.id,
-        created_at: l.created_at,
-        endpoint: l.endpoint,
-        method: l.method,
-        response_status: l.response_status,
-        user_agent: l.user_agent,
-        duration_ms: l.duration_ms,
-        request_body: l.request_body,
-        response_body: l.response_body,
-      };
+      return { object: 'log', ...summary(l), duration_ms: l.duration_ms, request_body: l.request_body, response_body: l.response_body };
     },
     { detail: { summary: 'Retrieve an API request log', tags } },
   );
