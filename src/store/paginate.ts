@@ -55,28 +55,18 @@ export function paginate<T>(
   load: (key: Key[], value: unknown) => T | undefined,
 ): Page<T> {
   const limit = q.limit ?? defaultLimit ?? Infinity;
+  // `before` walks upwards from the cursor, keeping the `limit` nearest, then shows them newest
+  // first; otherwise walk downwards from `after` (or the top).
+  const upwards = q.before !== undefined;
+  const cursor = upwards ? q.before : q.after;
+  const range = upwards
+    ? db.getRange({ start: [...prefix, q.before] as Key, end: [...prefix, HIGH] as Key })
+    : db.getRange({ start: [...prefix, q.after ?? HIGH] as Key, end: prefix as Key, reverse: true });
   const data: T[] = [];
   let has_more = false;
-  if (q.before !== undefined) {
-    // Walk upwards from the cursor (exclusive), keep the `limit` nearest, then present newest first.
-    for (const { key, value } of db.getRange({ start: [...prefix, q.before] as Key, end: [...prefix, HIGH] as Key })) {
-      const k = key as Key[];
-      if (k[prefix.length] === q.before) continue;
-      const item = load(k, value);
-      if (item === undefined) continue;
-      if (data.length === limit) {
-        has_more = true;
-        break;
-      }
-      data.push(item);
-    }
-    data.reverse();
-    return { has_more, data };
-  }
-  const start = [...prefix, q.after ?? HIGH] as Key;
-  for (const { key, value } of db.getRange({ start, end: prefix as Key, reverse: true })) {
+  for (const { key, value } of range) {
     const k = key as Key[];
-    if (q.after !== undefined && k[prefix.length] === q.after) continue;
+    if (cursor !== undefined && k[prefix.length] === cursor) continue;
     const item = load(k, value);
     if (item === undefined) continue;
     if (data.length === limit) {
@@ -85,5 +75,6 @@ export function paginate<T>(
     }
     data.push(item);
   }
+  if (upwards) data.reverse();
   return { has_more, data };
 }
