@@ -4,35 +4,22 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { Resolver } from '../../src/dns/resolver';
 import { authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
-import { startPosthorn, type Running } from '../helpers/posthorn';
-import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startSink, type Sink } from '../helpers/sink';
+import type { Running } from '../helpers/posthorn';
+import type { TestDns } from '../helpers/dns';
+import type { Sink } from '../helpers/sink';
 import { verifiedDomain } from '../helpers/emails';
-import type { DomainRec } from '../../src/store';
+import { startMailWorld, type MailWorld } from '../helpers/world';
 
+let world: MailWorld;
 let p: Running;
 let dns: TestDns;
 let sink: Sink;
-let domain: DomainRec;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSink();
-  p = await startPosthorn({
-    'dns.servers': [dns.address],
-    'delivery.mx_port': sink.port,
-    'delivery.retry_schedule': ['1s'],
-    'security.allow_private_networks': true,
-  });
-  domain = await verifiedDomain(p, 'example.test', { dns });
-  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+  world = await startMailWorld({ 'delivery.retry_schedule': ['1s'], 'security.allow_private_networks': true });
+  ({ p, dns, sink } = world);
 });
-afterAll(async () => {
-  await p.stop();
-  await sink.close();
-  await dns.close();
-});
+afterAll(() => world.stop());
 
 async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, tries = 150): Promise<T> {
   for (let i = 0; i < tries; i++) {

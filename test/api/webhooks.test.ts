@@ -6,36 +6,27 @@
 import { describe, test, expect, beforeAll, afterAll, afterEach } from 'bun:test';
 import { Webhook as SvixWebhook } from 'svix';
 import { startPosthorn, type Running } from '../helpers/posthorn';
-import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startSink, type Sink } from '../helpers/sink';
+import type { Sink } from '../helpers/sink';
+import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startReceiver, type Hook, type Receiver } from '../helpers/receiver';
-import { verifiedDomain } from '../helpers/emails';
 import type { WebhookRec } from '../../src/store';
 
+let world: MailWorld;
 let p: Running;
-let dns: TestDns;
 let sink: Sink;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSink();
-  p = await startPosthorn({
-    'dns.servers': [dns.address],
-    'delivery.mx_port': sink.port,
+  world = await startMailWorld({
     'delivery.retry_schedule': ['300ms'],
     'webhooks.retry_schedule': ['200ms', '400ms'],
     'security.allow_private_networks': true,
   });
-  await verifiedDomain(p, 'example.test', { dns });
-  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+  ({ p, sink } = world);
 });
 afterAll(async () => {
-  await p.stop();
+  await world.stop();
   for (const r of receivers) await r.close();
-  await sink.close();
-  await dns.close();
 });
 
 // Each test's webhooks go at its end, so later events do not reach earlier receivers.
