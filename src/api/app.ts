@@ -23,6 +23,7 @@ import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
 import { emailsRoutes } from './resources/emails';
 import { downloadsRoutes } from './resources/downloads';
+import { receivingRoutes } from './resources/receiving';
 import { webhooksRoutes } from './resources/webhooks';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
@@ -90,6 +91,7 @@ export function buildApp(svc: Services) {
   const app = createBase();
   healthRoutes(app);
   downloadsRoutes(app, svc);
+  receivingRoutes(app, svc);
   emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);
   domainsRoutes(app, svc);

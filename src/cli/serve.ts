@@ -6,6 +6,7 @@ import { startHttp } from '../api/server';
 import { createTeam } from '../accounts/bootstrap';
 import { formatCredentials } from './init';
 import { startScheduler } from '../scheduler';
+import { startSmtp } from '../smtp';
 import { log } from '../log';
 
 export async function serve(config: Config): Promise<number> {
@@ -16,6 +17,8 @@ export async function serve(config: Config): Promise<number> {
     log.info('bootstrap.team_created', { team_id: creds.team_id, admin_email: creds.admin_email });
   }
   const http = startHttp(svc);
+  // A port that cannot be bound is logged with its fix; the other listeners run regardless.
+  const smtp = await startSmtp(svc);
   const scheduler = startScheduler(svc);
   svc.delivery.start();
   svc.webhooks.start();
@@ -28,7 +31,7 @@ export async function serve(config: Config): Promise<number> {
       stopping = true;
       log.info('posthorn.stopping', { signal });
       scheduler.stop();
-      await http.stop();
+      await Promise.all([http.stop(), smtp.stop()]);
       await closeServices(svc);
       resolve(0);
     };

@@ -46,7 +46,11 @@ type SubType = Bounce['subType'];
 
 /** api-reference §14.3: 5.1.x NoEmail, x.2.2 MailboxFull, x.3.4 MessageTooLarge, 5.7.x ContentRejected. */
 export function bounceSubType(r: Reply): SubType {
-  const code = enhancedCode(r);
+  return bounceSubTypeOf(enhancedCode(r));
+}
+
+/** The same mapping for an enhanced status code alone (e.g. a DSN's Status field, RFC 3464 §2.3.4). */
+export function bounceSubTypeOf(code: string | null): SubType {
   if (!code) return 'General';
   const [cls, subject, detail] = code.split('.');
   if (subject === '2' && detail === '2') return 'MailboxFull'; // RFC 3463 §3.3 X.2.2 mailbox full
@@ -65,6 +69,9 @@ const MESSAGES: Record<SubType, string> = {
   AttachmentRejected: "The recipient's email provider rejected an attachment of the message.",
   Undetermined: 'The bounce could not be classified.',
 };
+
+/** The human-readable `bounce.message` of a sub-type. */
+export const bounceMessage = (subType: SubType): string => MESSAGES[subType];
 
 /** `bounce` of an email.bounced event for a 5xx reply (Permanent) or an exhausted retry window (Transient). */
 export function bounceFor(r: Reply, type: 'Permanent' | 'Transient'): Bounce {

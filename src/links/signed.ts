@@ -28,8 +28,10 @@ export class SignedLinks {
     const dot = token.indexOf('.');
     if (dot < 0) return null;
     const payload = token.slice(0, dot);
-    const given = Buffer.from(token.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(await this.sign(payload), 'base64url');
+    // Compare the text, not decoded bytes: base64url's last character carries spare bits, so
+    // several spellings decode alike and only the canonical one may pass.
+    const given = Buffer.from(token.slice(dot + 1));
+    const expected = Buffer.from(await this.sign(payload));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     try {
       const t = JSON.parse(Buffer.from(payload, 'base64url').toString()) as DownloadTarget & { x: number };

@@ -123,7 +123,7 @@ describe('send with the SDK', () => {
     expect(Buffer.from(await dl.arrayBuffer())).toEqual(pdf);
     const one = await p.api('GET', `/emails/${data!.id}/attachments/${invoice.id}`);
     expect(one.body.id).toBe(invoice.id);
-    const forged = await fetch(invoice.download_url.replace('http://localhost:3000', p.url).replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')));
+    const forged = await fetch(invoice.download_url.replace('http://localhost:3000', p.url).replace(/.$/, (c: string) => (c === 'B' ? 'A' : 'B')));
     expect(forged.status).toBe(404);
   });
 });

@@ -19,17 +19,37 @@ export function downloadsRoutes(app: App, svc: Services) {
         const content = email && (svc.store.emailContent.get([target.team, target.email]) as EmailContent | undefined);
         const bytes = meta && content?.files[meta.id];
         if (!meta || !bytes) throw errors.notFound('Attachment');
-        const name = (meta.filename ?? 'attachment').replace(/["\\\r\n]/g, '_');
-        return new Response(Buffer.from(bytes), {
-          headers: {
-            'content-type': meta.content_type,
-            'content-disposition': `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(meta.filename ?? 'attachment')}`,
-            'cache-control': 'private, max-age=0',
-          },
-        });
+        return file(bytes, meta.content_type, meta.filename ?? 'attachment');
+      }
+      // Received mail (api-reference §8): an attachment, or the original message as an .eml file.
+      const received = svc.store.received.emails.get(target.team, target.email);
+      const content = received && svc.store.received.getContent(target.team, target.email);
+      if (target.kind === 'received-raw') {
+        if (!received || !content) throw errors.notFound('Email');
+        return file(content.raw, 'message/rfc822', `${received.id}.eml`);
+      }
+      if (target.kind === 'received-attachment') {
+        const meta = received?.attachments.find((a) => a.id === target.attachment);
+        const bytes = meta && content?.files[meta.id];
+        if (!meta || !bytes) throw errors.notFound('Attachment');
+        return file(bytes, meta.content_type, meta.filename ?? 'attachment');
       }
       throw errors.notFound('Download');
     },
     { detail: { summary: 'Download through a signed link', tags: ['Downloads'], security: [] } },
   );
+}
+
+/** The bytes as a download, named (RFC 6266: a plain fallback name and the UTF-8 one). */
+function file(bytes: Uint8Array, contentType: string, filename: string): Response {
+  const plain = filename.replace(/["\\\r\n]/g, '_');
+  return new Response(Buffer.from(bytes), {
+    headers: {
+      'content-type': contentType,
+      'content-disposition': `attachment; filename="${plain}"; filename*=UTF-8''${encodeURIComponent(filename)}`,
+      'cache-control': 'private, max-age=0',
+      // Received attachments carry the sender's content type: never let a browser sniff one into html.
+      'x-content-type-options': 'nosniff',
+    },
+  });
 }

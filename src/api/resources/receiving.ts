@@ -1,0 +1,127 @@
+// Received emails (api-reference §8): list, retrieve (html with `cid:` references or inlined as
+// data: URIs), attachments with signed download URLs, and the raw message through a signed URL.
+// Registered before emails.ts; `/emails/receiving` is a literal segment, which Elysia's router
+// prefers over the `/emails/:id` parameter whatever the order (api-reference §2 item 15).
+import type { App } from '../app';
+import type { Services } from '../../services';
+import type { ReceivedEmailRec, AttachmentMeta, ReceivedContent } from '../../store';
+import { sortedSource, paginate } from '../../store/paginate';
+import { caller } from '../platform/context';
+import { pathId, pageQuery, listOf } from '../platform/params';
+import { errors } from '../errors';
+import { SignedLinks } from '../../links/signed';
+
+const tags = ['Receiving'];
+const HTML_FORMATS = ['cid', 'data_uri'] as const;
+
+/** List items and the retrieve response share these fields (api-reference §8). */
+function summary(r: ReceivedEmailRec) {
+  return {
+    id: r.id,
+    to: r.to,
+    from: r.from,
+    created_at: r.created_at,
+    subject: r.subject,
+    bcc: r.bcc,
+    cc: r.cc,
+    reply_to: r.reply_to,
+    received_for: r.received_for,
+    message_id: r.message_id,
+    attachments: r.attachments.map(({ id, filename, content_type, content_disposition, content_id, size }) => ({
+      id,
+      filename,
+      content_type,
+      content_disposition,
+      content_id,
+      size,
+    })),
+  };
+}
+
+/**
+ * `cid:` references to image parts replaced by data: URIs of their bytes — the rule mailparser
+ * applies when it inlines (cid: followed by up to 256 characters other than quotes and spaces).
+ */
+export function inlineImages(html: string, r: ReceivedEmailRec, content: ReceivedContent): string {
+  return html.replace(/\bcid:([^'"\s]{1,256})/g, (match, ref: string) => {
+    let id = ref;
+    try {
+      id = decodeURIComponent(ref); // RFC 2392 §2: a cid URL is URL-encoded
+    } catch {}
+    const a = r.attachments.find((x) => x.content_id !== null && (x.content_id === ref || x.content_id === id) && /^image\//i.test(x.content_type));
+    const bytes = a && content.files[a.id];
+    return a && bytes ? `data:${a.content_type};base64,${Buffer.from(bytes).toString('base64')}` : match;
+  });
+}
+
+export function receivingRoutes(app: App, svc: Services) {
+  const { store } = svc;
+  const links = new SignedLinks(store.secrets, svc.config.public_url);
+  const load = (request: Request, raw: string) => {
+    const r = store.received.emails.get(caller(request).team, pathId(raw));
+    if (!r) throw errors.notFound('Email');
+    return r;
+  };
+  const attachmentView = async (r: ReceivedEmailRec, a: AttachmentMeta) => ({
+    object: 'attachment',
+    id: a.id,
+    filename: a.filename,
+    size: a.size,
+    content_type: a.content_type,
+    content_disposition: a.content_disposition,
+    content_id: a.content_id,
+    ...(await links.download({ kind: 'received-attachment', team: r.team_id, email: r.id, attachment: a.id })),
+  });
+
+  app.get('/emails/receiving', ({ request, query }) => listOf(store.received.emails.page(caller(request).team, pageQuery(query), null, summary)), {
+    detail: { summary: 'List received emails', tags },
+  });
+
+  app.get(
+    '/emails/receiving/:id',
+    async ({ request, params, query }) => {
+      const r = load(request, params.id);
+      const format = (query as Record<string, string | undefined>).html_format ?? 'cid';
+      if (!(HTML_FORMATS as readonly string[]).includes(format))
+        throw errors.validation('The `html_format` parameter must be `cid` or `data_uri`.');
+      const content = store.received.getContent(r.team_id, r.id);
+      if (!content) throw errors.notFound('Email');
+      const html = content.html !== null && format === 'data_uri' ? inlineImages(content.html, r, content) : content.html;
+      const { attachments, ...rest } = summary(r);
+      return {
+        object: 'email',
+        ...rest,
+        html,
+        html_format: format,
+        text: content.text,
+        headers: content.headers,
+        authentication: r.authentication,
+        raw: await links.download({ kind: 'received-raw', team: r.team_id, email: r.id }),
+        attachments,
+      };
+    },
+    { detail: { summary: 'Retrieve a received email', tags } },
+  );
+
+  app.get(
+    '/emails/receiving/:id/attachments',
+    async ({ request, params, query }) => {
+      const r = load(request, params.id);
+      const page = paginate(sortedSource(r.attachments), [], pageQuery(query), null, (_k, v) => v as AttachmentMeta);
+      return listOf({ has_more: page.has_more, data: await Promise.all(page.data.map((a) => attachmentView(r, a))) });
+    },
+    { detail: { summary: 'List the attachments of a received email', tags } },
+  );
+
+  app.get(
+    '/emails/receiving/:id/attachments/:attachment_id',
+    async ({ request, params }) => {
+      const r = load(request, params.id);
+      const attId = pathId(params.attachment_id, 'attachment_id');
+      const a = r.attachments.find((x) => x.id === attId);
+      if (!a) throw errors.notFound('Attachment');
+      return attachmentView(r, a);
+    },
+    { detail: { summary: 'Retrieve an attachment of a received email', tags } },
+  );
+}

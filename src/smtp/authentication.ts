@@ -1,0 +1,108 @@
+// Sender authentication of inbound mail (api-reference §8 `authentication`): SPF (RFC 7208) for
+// the envelope sender and client address, DKIM (RFC 6376) signatures, DMARC (RFC 7489) for the
+// From domain — all by mailauth, looking names up through Posthorn's resolver (`dns.servers`).
+// TXT goes through `txtStrings`, which keeps record boundaries that Bun's resolveTxt loses (a
+// DKIM key is always several strings of one record).
+import { authenticate, type AuthStatus, type DNSResolver } from 'mailauth';
+import type { Resolver } from '../dns/resolver';
+import type { AuthVerdict, ReceivedEmailRec } from '../store';
+import { log } from '../log';
+
+/** Upper bound on the checks, so a slow DNS cannot hold the DATA reply for long (RFC 5321 §4.5.3.2.6 gives clients 10 min). */
+const CHECK_TIMEOUT_MS = 20_000;
+
+export interface Connection {
+  ip: string;
+  helo: string;
+  /** MAIL FROM, '' for the null sender. */
+  sender: string;
+  /** Posthorn's name (smtp.hostname), the authserv-id. */
+  mta: string;
+}
+
+/** The node:dns-shaped resolver mailauth takes; "no records" is an ENOTFOUND error there. */
+export function mailauthResolver(dns: Resolver): DNSResolver {
+  const none = (name: string) => Object.assign(new Error(`no ${name} records`), { code: 'ENOTFOUND' });
+  const nonEmpty = <T>(name: string, list: T[]): T[] => {
+    if (list.length === 0) throw none(name);
+    return list;
+  };
+  return (async (name: string, rrtype: string) => {
+    switch (rrtype) {
+      case 'TXT':
+        return nonEmpty(name, await dns.txtStrings(name));
+      case 'MX':
+        return nonEmpty(name, await dns.mx(name));
+      case 'A':
+        return nonEmpty(name, await dns.a(name));
+      case 'AAAA':
+        return nonEmpty(name, await dns.aaaa(name));
+      case 'CNAME':
+        return nonEmpty(name, await dns.cname(name));
+      default:
+        // PTR (SPF's deprecated `ptr` mechanism, RFC 7208 §5.5) and others: not looked up.
+        throw none(name);
+    }
+  }) as DNSResolver;
+}
+
+type Auth = NonNullable<ReceivedEmailRec['authentication']>;
+
+/** RFC 8601 result keywords as the API's verdicts. */
+function verdict(status: AuthStatus | undefined): AuthVerdict {
+  switch (status?.result) {
+    case 'pass':
+      return 'pass';
+    case 'fail':
+    case 'permerror':
+      return 'fail';
+    case 'softfail':
+    case 'neutral':
+    case 'policy':
+      return 'gray';
+    case 'temperror':
+    case 'temperr':
+      return 'processing_failed';
+    default:
+      return 'unknown'; // none, skipped, declined, not evaluated
+  }
+}
+
+/** Of several DKIM signatures, the best outcome: any valid signature passes (RFC 6376 §6.1). */
+function bestOf(list: AuthVerdict[]): AuthVerdict {
+  for (const v of ['pass', 'fail', 'processing_failed', 'gray'] as const) if (list.includes(v)) return v;
+  return 'unknown';
+}
+
+export async function checkAuthentication(raw: Buffer, conn: Connection, dns: Resolver): Promise<Auth> {
+  const failed: Auth = { spf: 'processing_failed', dkim: 'processing_failed', dmarc: 'processing_failed' };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const res = await Promise.race([
+      authenticate(raw, {
+        ip: conn.ip,
+        helo: conn.helo,
+        sender: conn.sender,
+        mta: conn.mta,
+        resolver: mailauthResolver(dns),
+        disableArc: true,
+        disableBimi: true,
+      }),
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), CHECK_TIMEOUT_MS))),
+    ]);
+    if (!res) {
+      log.warn('smtp.inbound.auth_timeout', { timeout_ms: CHECK_TIMEOUT_MS });
+      return failed;
+    }
+    return {
+      spf: res.spf ? verdict(res.spf.status) : 'unknown',
+      dkim: bestOf((res.dkim.results ?? []).map((r) => verdict(r.status))),
+      dmarc: res.dmarc ? verdict(res.dmarc.status) : 'unknown',
+    };
+  } catch (e) {
+    log.warn('smtp.inbound.auth_failed', { error: String((e as Error)?.message ?? e) });
+    return failed;
+  } finally {
+    clearTimeout(timer);
+  }
+}

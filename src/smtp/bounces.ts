@@ -1,0 +1,86 @@
+// Asynchronous bounces and complaints (SPEC.md §3): a report that arrives at a VERP address
+// `bounces+<token>@<return path>.<domain>` names the email through the token (delivery/verp.ts,
+// forged or mangled tags resolve to nothing) and the recipient through its own fields. A failed
+// recipient becomes `email.bounced` (Permanent ones are suppressed, origin bounce); a complaint
+// becomes `email.complained` and a suppression (origin complaint) — through the one event function,
+// like the delivery engine's own bounces. Everything else is accepted and dropped, with a log line:
+// a 250 tells the reporting MTA to stop, and nothing about the email changes.
+import type { Services } from '../services';
+import type { EmailRec } from '../store';
+import { suppress } from '../suppressions';
+import { log } from '../log';
+import { bounceOf, type Report } from './reports';
+
+/** What a report will do to one email, decided before the transaction. */
+export interface ReportAction {
+  team: string;
+  emailId: string;
+  report: Report;
+  /** The VERP address it arrived at, for the log. */
+  address: string;
+}
+
+/** The email a VERP address stands for, or null (logged) when the tag is forged or the email gone. */
+export function reportTarget(svc: Services, address: string, report: Report): ReportAction | null {
+  const hit = svc.delivery.verp.resolve(address);
+  // The token must also come back at the return-path host it was sent from (the email's own domain).
+  if (!hit || svc.store.emails.get(hit.team_id, hit.email_id)?.domain_id !== hit.domain_id) {
+    log.warn('smtp.report.dropped', { to: address, reason: 'not a valid VERP address (forged tag or unknown email)', report: report.kind });
+    return null;
+  }
+  if (report.kind === 'none') {
+    log.info('smtp.report.dropped', { to: address, email_id: hit.email_id, reason: report.reason });
+    return null;
+  }
+  return { team: hit.team_id, emailId: hit.email_id, report, address };
+}
+
+/** Inside a transaction: apply a report to its email. */
+export function applyReportInTxn(svc: Services, a: ReportAction): void {
+  const { store, events } = svc;
+  let email = store.emails.get(a.team, a.emailId);
+  if (!email) return;
+  const ours = (addr: string | null) => (addr && Object.hasOwn(email!.recipients, addr) ? addr : null);
+  const drop = (reason: string, fields: Record<string, unknown> = {}) =>
+    log.info('smtp.report.dropped', { email_id: a.emailId, to: a.address, report: a.report.kind, reason, ...fields });
+
+  if (a.report.kind === 'delivery-status') {
+    for (const r of a.report.recipients) {
+      if (r.action !== 'failed') {
+        drop(`Action: ${r.action} is not a failure`, { recipient: r.recipient });
+        continue;
+      }
+      // Only the email's own recipients: a report cannot suppress an address the email never had.
+      const rcpt = ours(r.recipient) ?? ours(r.original);
+      if (!rcpt) {
+        drop('recipient is not one of the email\'s', { recipient: r.recipient });
+        continue;
+      }
+      if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
+      const bounce = bounceOf(r);
+      email = events.email(email, 'bounced', { recipients: [rcpt], bounce });
+      if (bounce.type === 'Permanent') suppress(store, email.team_id, rcpt, 'bounce', email.id);
+      log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status });
+    }
+    return;
+  }
+  if (a.report.kind === 'feedback') {
+    if (!a.report.complaint) return drop(`Feedback-Type: ${a.report.feedbackType} is not a complaint`);
+    const rcpt = complainant(email, a.report.recipients);
+    if (!rcpt) return drop('cannot tell which recipient complained');
+    if (email.recipients[rcpt] === 'complained') return;
+    email = events.email(email, 'complained', { recipients: [rcpt] });
+    suppress(store, email.team_id, rcpt, 'complaint', email.id);
+    log.info('smtp.report.complaint', { email_id: email.id, recipient: rcpt, feedback_type: a.report.feedbackType });
+  }
+}
+
+/**
+ * The recipient an ARF report is about: its Original-Rcpt-To when that is one of the email's
+ * recipients; when it is absent or redacted (RFC 6590), the email's only recipient, if it had one.
+ */
+function complainant(email: EmailRec, named: string[]): string | null {
+  for (const r of named) if (Object.hasOwn(email.recipients, r)) return r;
+  const all = Object.keys(email.recipients);
+  return all.length === 1 ? all[0] : null;
+}

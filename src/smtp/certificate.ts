@@ -1,0 +1,55 @@
+// The SMTP listeners' TLS certificate (SPEC.md §4 `smtp.tls_cert` / `smtp.tls_key`): the configured
+// PEM files, or a self-signed certificate for `smtp.hostname` generated into data_dir on first
+// start and reused afterwards (renewed once expired). Sending MTAs use opportunistic STARTTLS
+// without verifying the certificate (RFC 3207 §4.1), so a self-signed one still encrypts inbound
+// mail; submission clients must be told to accept it, or be given a real certificate.
+import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { generate } from 'selfsigned';
+import type { Config } from '../config';
+import { log } from '../log';
+
+export interface Certificate {
+  key: string;
+  cert: string;
+  /** Where it came from: the configured files, or the generated pair in data_dir. */
+  source: 'configured' | 'self-signed';
+}
+
+export const SELF_SIGNED_KEY = 'smtp-tls-key.pem';
+export const SELF_SIGNED_CERT = 'smtp-tls-cert.pem';
+const VALIDITY_DAYS = 3650;
+
+export async function smtpCertificate(config: Config): Promise<Certificate> {
+  const { tls_cert, tls_key } = config.smtp;
+  if (tls_cert && tls_key) return { key: readFileSync(tls_key, 'utf8'), cert: readFileSync(tls_cert, 'utf8'), source: 'configured' };
+
+  const keyPath = join(config.data_dir, SELF_SIGNED_KEY);
+  const certPath = join(config.data_dir, SELF_SIGNED_CERT);
+  if (existsSync(keyPath) && existsSync(certPath)) {
+    const pair = { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
+    if (Date.parse(new X509Certificate(pair.cert).validTo) > Date.now()) return { ...pair, source: 'self-signed' };
+  }
+  const hostname = config.smtp.hostname;
+  const now = new Date();
+  const pems = await generate([{ name: 'commonName', value: hostname }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    notBeforeDate: now,
+    notAfterDate: new Date(now.getTime() + VALIDITY_DAYS * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: hostname }] },
+    ],
+  });
+  // Written whole then renamed: a crash never leaves half a key behind. The key is private (0600).
+  writeFileSync(`${keyPath}.tmp`, pems.private, { mode: 0o600 });
+  writeFileSync(`${certPath}.tmp`, pems.cert, { mode: 0o644 });
+  renameSync(`${keyPath}.tmp`, keyPath);
+  renameSync(`${certPath}.tmp`, certPath);
+  log.info('smtp.certificate_generated', { hostname, cert: certPath, key: keyPath, valid_days: VALIDITY_DAYS });
+  return { key: pems.private, cert: pems.cert, source: 'self-signed' };
+}

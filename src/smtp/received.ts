@@ -1,0 +1,128 @@
+// Inbound mail for receiving domains (api-reference §8): the message is stored raw — with the
+// Return-Path and Received lines the delivering server adds (RFC 5321 §4.4) — and parsed once
+// with mailparser; each team it was addressed to gets its own record (its own id, retention and
+// `received_for`), and one `email.received` event (§14.3) in the same commit.
+import { simpleParser, type AddressObject } from 'mailparser';
+import type { Services } from '../services';
+import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent } from '../store';
+import { newId } from '../ids';
+import { headerFields, headerObject, type HeaderLine } from './headers';
+import { checkAuthentication } from './authentication';
+
+/** One SMTP transaction as it arrived. */
+export interface Arrival {
+  raw: Buffer;
+  mailFrom: string;
+  remoteAddress: string;
+  helo: string;
+  tls: boolean;
+  /** Posthorn's own name (smtp.hostname). */
+  hostname: string;
+  /** Session id, the `id` of the Received line. */
+  sessionId: string;
+}
+
+export interface PreparedReceived {
+  /** Inside the transaction: store one record per team and announce each. */
+  commitInTxn(): ReceivedEmailRec[];
+}
+
+/** RFC 5322 §3.3 date-time in UTC ("+0000", not the obsolete "GMT"). */
+const rfc5322Date = (d: Date) => d.toUTCString().replace(/GMT$/, '+0000');
+
+/** RFC 5321 §4.4 trace fields; `with` per RFC 3848 (ESMTPS = over TLS). */
+function traceFields(a: Arrival, now: Date): string {
+  const ip = a.remoteAddress.includes(':') ? `IPv6:${a.remoteAddress}` : a.remoteAddress;
+  return (
+    `Return-Path: <${a.mailFrom}>\r\n` +
+    `Received: from ${a.helo || 'unknown'} ([${ip}])\r\n\tby ${a.hostname} (Posthorn) with ${a.tls ? 'ESMTPS' : 'ESMTP'} id ${a.sessionId};\r\n\t${rfc5322Date(now)}\r\n`
+  );
+}
+
+const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
+  const out: string[] = [];
+  const walk = (list: { address?: string; group?: unknown[] }[]) => {
+    for (const a of list) {
+      if (a.group) walk(a.group as typeof list);
+      else if (a.address) out.push(a.address);
+    }
+  };
+  for (const obj of field === undefined ? [] : Array.isArray(field) ? field : [field]) walk(obj.value);
+  return out;
+};
+
+/** Parse, check and build what to store; `teams` maps each team to its accepted envelope recipients. */
+export async function prepareReceived(svc: Services, a: Arrival, teams: Map<string, string[]>): Promise<PreparedReceived> {
+  const now = new Date();
+  const raw = Buffer.concat([Buffer.from(traceFields(a, now)), a.raw]);
+  const [mail, authentication] = await Promise.all([
+    // cid: references stay as sent (html_format=cid is the default view); no text made up from html.
+    simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true }),
+    checkAuthentication(a.raw, { ip: a.remoteAddress, helo: a.helo, sender: a.mailFrom, mta: a.hostname }, svc.dns),
+  ]);
+  const headers = headerObject(headerFields(mail.headerLines as HeaderLine[]));
+  const common = {
+    from: bare(mail.from)[0] ?? '',
+    to: bare(mail.to),
+    cc: bare(mail.cc),
+    bcc: bare(mail.bcc),
+    reply_to: bare(mail.replyTo),
+    subject: mail.subject ?? '',
+    message_id: mail.messageId ?? null,
+    authentication,
+    envelope: { mail_from: a.mailFrom, remote_address: a.remoteAddress, helo: a.helo, tls: a.tls },
+    size: raw.byteLength,
+  };
+  const html = mail.html || null;
+  const text = mail.text || null;
+
+  return {
+    commitInTxn() {
+      const saved: ReceivedEmailRec[] = [];
+      for (const [team, recipients] of teams) {
+        const files: Record<string, Uint8Array> = {};
+        const attachments: AttachmentMeta[] = mail.attachments.map((att) => {
+          const id = newId();
+          files[id] = att.content;
+          return {
+            id,
+            filename: att.filename ?? null,
+            content_type: att.contentType,
+            // Explicitly inline, or an undeclared part of multipart/related (an embedded image).
+            content_disposition: att.contentDisposition === 'inline' || (!att.contentDisposition && att.related) ? 'inline' : 'attachment',
+            content_id: att.cid ?? null,
+            size: att.content.byteLength,
+          };
+        });
+        const rec: ReceivedEmailRec = { id: newId(), team_id: team, created_at: now.toISOString(), ...common, received_for: recipients, attachments };
+        const content: ReceivedContent = { raw, html, text, headers, files };
+        svc.store.received.putInTxn(rec, content);
+        svc.events.other(team, 'email.received', rec.id, receivedPayload(rec));
+        saved.push(rec);
+      }
+      return saved;
+    },
+  };
+}
+
+/** `data` of email.received (api-reference §14.3): metadata only, no body, no headers. */
+export function receivedPayload(r: ReceivedEmailRec): Record<string, unknown> {
+  return {
+    email_id: r.id,
+    created_at: r.created_at,
+    from: r.from,
+    to: r.to,
+    bcc: r.bcc,
+    cc: r.cc,
+    received_for: r.received_for,
+    message_id: r.message_id,
+    subject: r.subject,
+    attachments: r.attachments.map(({ id, filename, content_type, content_disposition, content_id }) => ({
+      id,
+      filename,
+      content_type,
+      content_disposition,
+      content_id,
+    })),
+  };
+}

@@ -1,0 +1,62 @@
+// Posthorn's SMTP replies (api-reference §17): basic code (RFC 5321 §4.2) plus enhanced status code
+// (RFC 3463), and how an API error of the sending core reads over SMTP. The reply text starts with
+// its enhanced code, which server.ts tells smtp-server to send as written.
+import { ApiError } from '../api/errors';
+
+/** An SMTP error reply; smtp-server sends `responseCode` and `message`. */
+export class SmtpReply extends Error {
+  constructor(
+    readonly responseCode: number,
+    readonly enhanced: string,
+    readonly text: string,
+  ) {
+    super(`${enhanced} ${text.replace(/[\r\n]+/g, ' ')}`);
+  }
+
+  override toString(): string {
+    return `${this.responseCode} ${this.message}`;
+  }
+}
+
+/** A reply text that already carries its enhanced status code (RFC 3463 §2: class.subject.detail). */
+export const HAS_ENHANCED_CODE = /^[245]\.\d{1,3}\.\d{1,3} /;
+
+export const replies = {
+  /** The text of the 250 to DATA, sent once the email is durably stored. */
+  accepted: (emailId: string) => `2.0.0 OK ${emailId}`,
+  /** The 250 to DATA for inbound mail and reports (nothing the client can look up). */
+  received: () => '2.0.0 OK',
+  // RFC 3207 §4, RFC 4954 §4: no plaintext password on an unencrypted session.
+  startTlsFirst: () => new SmtpReply(530, '5.7.0', 'Must issue a STARTTLS command first'),
+  // RFC 4954 §6: 535 5.7.8 authentication credentials invalid.
+  authFailed: () => new SmtpReply(535, '5.7.8', 'Authentication credentials invalid'),
+  // RFC 3463 §3.8 X.7.1: delivery not authorized — Posthorn is never an open relay.
+  relayDenied: () => new SmtpReply(550, '5.7.1', 'Relaying denied'),
+  // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (api-reference §6).
+  rateLimited: (perSecond: number) =>
+    new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
+  // RFC 3463 §3.4 X.3.0: something went wrong here; the client keeps the message and retries.
+  localError: () => new SmtpReply(451, '4.3.0', 'Local error in processing. Try again later.'),
+  // RFC 3463 §3.7 X.6.0: the content could not be used (unparseable message).
+  badContent: (text: string) => new SmtpReply(554, '5.6.0', text),
+};
+
+/**
+ * An error of the sending core (or of the idempotency layer) as the SMTP reply of §17:
+ * 403 → 550 5.7.1 (sending domain), 422/400 → 554 5.6.0, a key reused with another message →
+ * 554 5.7.0, a key still in flight or the rate limit → 451 4.7.1; the API's message either way.
+ */
+export function replyForApiError(e: ApiError): SmtpReply {
+  if (e.statusCode === 403) return new SmtpReply(550, '5.7.1', e.message);
+  if (e.errorName === 'invalid_idempotent_request') return new SmtpReply(554, '5.7.0', e.message);
+  if (e.errorName === 'concurrent_idempotent_requests' || e.statusCode === 429) return new SmtpReply(451, '4.7.1', `${e.message}`);
+  if (e.statusCode >= 400 && e.statusCode < 500) return new SmtpReply(554, '5.6.0', e.message);
+  return replies.localError();
+}
+
+/** The reply for whatever a DATA handler threw. */
+export function replyFor(e: unknown): SmtpReply {
+  if (e instanceof SmtpReply) return e;
+  if (e instanceof ApiError) return replyForApiError(e);
+  return replies.localError();
+}
