@@ -4,7 +4,6 @@ import { t } from 'elysia';
 import type { App } from '../app';
 import type { Services } from '../../services';
 import type { EmailRec } from '../../store';
-import { sortedSource, paginate } from '../../store/paginate';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { withIdempotency, idempotencyKey, fingerprint, type Outcome } from '../platform/idempotency';
@@ -13,6 +12,7 @@ import { prepare, commit, type Prepared } from '../../sending/submit';
 import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule, cancel } from '../../scheduler/sends';
 import { SignedLinks } from '../../links/signed';
+import { attachmentRoutes } from '../platform/attachments';
 
 const tags = ['Emails'];
 
@@ -150,36 +150,5 @@ export function emailsRoutes(app: App, svc: Services) {
     { detail: { summary: 'Cancel a scheduled email', tags } },
   );
 
-  const attachmentView = async (e: EmailRec, a: EmailRec['attachments'][number]) => ({
-    object: 'attachment',
-    id: a.id,
-    filename: a.filename,
-    size: a.size,
-    content_type: a.content_type,
-    content_disposition: a.content_disposition,
-    content_id: a.content_id,
-    ...(await links.download({ kind: 'sent-attachment', team: e.team_id, email: e.id, attachment: a.id })),
-  });
-
-  app.get(
-    '/emails/:id/attachments',
-    async ({ request, params, query }) => {
-      const e = load(request, params.id);
-      const page = paginate(sortedSource(e.attachments), [], pageQuery(query), 20, (_k, v) => v as EmailRec['attachments'][number]);
-      return listOf({ has_more: page.has_more, data: await Promise.all(page.data.map((a) => attachmentView(e, a))) });
-    },
-    { detail: { summary: 'List the attachments of a sent email', tags } },
-  );
-
-  app.get(
-    '/emails/:id/attachments/:attachment_id',
-    async ({ request, params }) => {
-      const e = load(request, params.id);
-      const attId = pathId(params.attachment_id, 'attachment_id');
-      const a = e.attachments.find((x) => x.id === attId);
-      if (!a) throw errors.notFound('Attachment');
-      return attachmentView(e, a);
-    },
-    { detail: { summary: 'Retrieve an attachment of a sent email', tags } },
-  );
+  attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });
 }

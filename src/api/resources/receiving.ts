@@ -5,11 +5,11 @@
 import type { App } from '../app';
 import type { Services } from '../../services';
 import type { ReceivedEmailRec, AttachmentMeta, ReceivedContent } from '../../store';
-import { sortedSource, paginate } from '../../store/paginate';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../errors';
 import { SignedLinks } from '../../links/signed';
+import { attachmentRoutes } from '../platform/attachments';
 
 const tags = ['Receiving'];
 const HTML_FORMATS = ['cid', 'data_uri'] as const;
@@ -62,17 +62,6 @@ export function receivingRoutes(app: App, svc: Services) {
     if (!r) throw errors.notFound('Email');
     return r;
   };
-  const attachmentView = async (r: ReceivedEmailRec, a: AttachmentMeta) => ({
-    object: 'attachment',
-    id: a.id,
-    filename: a.filename,
-    size: a.size,
-    content_type: a.content_type,
-    content_disposition: a.content_disposition,
-    content_id: a.content_id,
-    ...(await links.download({ kind: 'received-attachment', team: r.team_id, email: r.id, attachment: a.id })),
-  });
-
   app.get('/emails/receiving', ({ request, query }) => listOf(store.received.emails.page(caller(request).team, pageQuery(query), null, summary)), {
     detail: { summary: 'List received emails', tags },
   });
@@ -103,25 +92,5 @@ export function receivingRoutes(app: App, svc: Services) {
     { detail: { summary: 'Retrieve a received email', tags } },
   );
 
-  app.get(
-    '/emails/receiving/:id/attachments',
-    async ({ request, params, query }) => {
-      const r = load(request, params.id);
-      const page = paginate(sortedSource(r.attachments), [], pageQuery(query), null, (_k, v) => v as AttachmentMeta);
-      return listOf({ has_more: page.has_more, data: await Promise.all(page.data.map((a) => attachmentView(r, a))) });
-    },
-    { detail: { summary: 'List the attachments of a received email', tags } },
-  );
-
-  app.get(
-    '/emails/receiving/:id/attachments/:attachment_id',
-    async ({ request, params }) => {
-      const r = load(request, params.id);
-      const attId = pathId(params.attachment_id, 'attachment_id');
-      const a = r.attachments.find((x) => x.id === attId);
-      if (!a) throw errors.notFound('Attachment');
-      return attachmentView(r, a);
-    },
-    { detail: { summary: 'Retrieve an attachment of a received email', tags } },
-  );
+  attachmentRoutes(app, { base: '/emails/receiving', load, kind: 'received-attachment', defaultLimit: null, links, tags });
 }
