@@ -1,14 +1,12 @@
 // POST /emails and friends end to end: the official SDK against a running Posthorn, a test DNS
 // server publishing the destination's MX, and a loopback MTA receiving the DKIM-signed message.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { Resolver } from '../../src/dns/resolver';
-import { authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import type { Running } from '../helpers/posthorn';
 import type { TestDns } from '../helpers/dns';
 import type { Sink } from '../helpers/sink';
 import { verifiedDomain } from '../helpers/emails';
-import { startMailWorld, type MailWorld } from '../helpers/world';
+import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
 
 let world: MailWorld;
 let p: Running;
@@ -50,16 +48,7 @@ describe('send with the SDK', () => {
     expect(msg.mailFrom).toMatch(/^bounces\+[^@]+@send\.example\.test$/);
 
     // DKIM verifies against the key published in the test DNS.
-    // Posthorn's resolver keeps TXT record boundaries (Bun's resolveTxt splits DKIM keys).
-    const resolver = new Resolver([dns.address]);
-    const auth = await authenticate(msg.raw, {
-      ip: '127.0.0.1',
-      helo: 'mx.posthorn.test',
-      sender: msg.mailFrom,
-      mta: 'mx.dest.test',
-      // Each TXT record's character-strings joined into one (DKIM keys exceed 255 bytes).
-      resolver: async (name: string, rr: string) => (rr === 'TXT' ? (await resolver.txt(name)).map((t) => [t]) : []),
-    } as never);
+    const auth = await authenticateReceived(dns, msg);
     const sig = auth.dkim.results[0];
     expect(sig.status.result).toBe('pass');
     expect(sig.signingDomain).toBe('example.test');

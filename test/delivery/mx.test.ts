@@ -2,12 +2,11 @@
 // test DNS, STARTTLS, DKIM (verified with mailauth against the same DNS), VERP envelope sender,
 // implicit and null MX, MX preference order, per-recipient outcomes, connection reuse.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { authenticate } from 'mailauth';
+import { authenticateReceived } from '../helpers/world';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled, eventsOf, eventTypes } from '../helpers/emails';
-import { Resolver } from '../../src/dns/resolver';
 import type { DomainRec } from '../../src/store';
 
 let dns: TestDns;
@@ -27,17 +26,6 @@ afterAll(async () => {
   await sink.close();
   await dns.close();
 });
-
-/** A mailauth resolver reading the test DNS (through Posthorn's resolver: TXT strings stay per record). */
-function testResolver() {
-  const r = new Resolver([dns.address], 2000, 1);
-  const notFound = () => Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
-  return async (name: string, type: string): Promise<any> => {
-    const rows = type === 'TXT' ? await r.txtStrings(name) : type === 'MX' ? await r.mx(name) : type === 'A' ? await r.a(name) : type === 'AAAA' ? await r.aaaa(name) : [];
-    if (!rows.length) throw notFound();
-    return rows;
-  };
-}
 
 describe('MX delivery', () => {
   test('delivers to the MX host of the recipient domain, signed with DKIM, from a VERP address, over STARTTLS', async () => {
@@ -61,13 +49,7 @@ describe('MX delivery', () => {
     const raw = msg.raw.toString('latin1');
     expect(raw.startsWith('DKIM-Signature: ')).toBe(true);
     expect(raw).toContain('Subject: Hello Bob');
-    const res = await authenticate(msg.raw, {
-      ip: '127.0.0.1',
-      helo: msg.helo,
-      sender: msg.mailFrom,
-      mta: 'sink.test',
-      resolver: testResolver(),
-    });
+    const res = await authenticateReceived(dns, msg);
     const sig = res.dkim.results[0]!;
     expect(sig.status.result).toBe('pass');
     expect(sig.signingDomain).toBe('example.test');

@@ -6,32 +6,25 @@
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startSink, type Sink } from '../helpers/sink';
-import { verifiedDomain, waitForEmail, settled, eventsOf } from '../helpers/emails';
-import { startPosthornSmtp, mta, type RunningSmtp } from '../helpers/smtp';
+import type { Sink } from '../helpers/sink';
+import { waitForEmail, settled, eventsOf } from '../helpers/emails';
+import { mta, type RunningSmtp } from '../helpers/smtp';
+import { startMailWorld, type MailWorld } from '../helpers/world';
 import type { EmailRec } from '../../src/store';
 
 const FIXTURES = join(import.meta.dir, '..', 'fixtures', 'reports');
 
+let world: MailWorld;
 let s: RunningSmtp;
-let dns: TestDns;
 let sink: Sink;
 let seq = 0;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSink();
-  s = await startPosthornSmtp({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'delivery.retry_schedule': ['1s'] });
-  await verifiedDomain(s.p, 'example.test', { dns });
-  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+  world = await startMailWorld({ 'delivery.retry_schedule': ['1s'] }, { smtp: true });
+  ({ sink } = world);
+  s = world.smtp!;
 });
-afterAll(async () => {
-  await s.stop();
-  await sink.close();
-  await dns.close();
-});
+afterAll(() => world.stop());
 
 interface Sent {
   email: EmailRec;

@@ -2,36 +2,25 @@
 // implicit TLS with an API key; the message goes through the sending core, shows up in
 // GET /emails, and reaches a loopback MTA DKIM-signed with the same events as a REST send.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
-import { Resolver } from '../../src/dns/resolver';
-import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startSink, type Sink } from '../helpers/sink';
+import type { TestDns } from '../helpers/dns';
+import type { Sink } from '../helpers/sink';
+import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
 import { verifiedDomain, waitForEmail, settled, eventTypes, eventsOf } from '../helpers/emails';
-import { startPosthornSmtp, submitter, acceptedId, SmtpDialog, plainAuth, type RunningSmtp } from '../helpers/smtp';
+import { submitter, acceptedId, SmtpDialog, plainAuth, type RunningSmtp } from '../helpers/smtp';
 import { MAX_MESSAGE_BYTES } from '../../src/smtp/server';
 
+let world: MailWorld;
 let s: RunningSmtp;
 let dns: TestDns;
 let sink: Sink;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSink();
-  s = await startPosthornSmtp({
-    'dns.servers': [dns.address],
-    'delivery.mx_port': sink.port,
-    'delivery.retry_schedule': ['1s'],
-  });
-  await verifiedDomain(s.p, 'example.test', { dns });
-  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+  world = await startMailWorld({ 'delivery.retry_schedule': ['1s'] }, { smtp: true });
+  ({ dns, sink } = world);
+  s = world.smtp!;
 });
-afterAll(async () => {
-  await s.stop();
-  await sink.close();
-  await dns.close();
-});
+afterAll(() => world.stop());
 
 const email = (id: string) => s.p.svc.store.emails.get(s.p.creds.team_id, id)!;
 const delivered = (id: string) => waitForEmail(s.p.svc, email(id), settled);
@@ -65,14 +54,7 @@ describe('submission through the sending core', () => {
     const msg = sinkMessage(id)!;
     expect(msg.mailFrom).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
 
-    const resolver = new Resolver([dns.address]);
-    const auth = await authenticate(msg.raw, {
-      ip: '127.0.0.1',
-      helo: 'mx.posthorn.test',
-      sender: msg.mailFrom,
-      mta: 'mx.dest.test',
-      resolver: async (name: string, rr: string) => (rr === 'TXT' ? (await resolver.txt(name)).map((x) => [x]) : []),
-    } as never);
+    const auth = await authenticateReceived(dns, msg);
     expect(auth.dkim.results[0].status.result).toBe('pass');
     expect(auth.dkim.results[0].signingDomain).toBe('example.test');
 
