@@ -12,7 +12,7 @@
  * the DNS server and the sink (smtp-server, no TLS) run here. Nothing leaves 127.0.0.1.
  */
 import { parseArgs } from 'node:util';
-import { startChild, tempDir, call, closedLoop, fmt, mb, machine, table, fail } from './lib';
+import { verifiedSendingDomain, startChild, tempDir, call, closedLoop, fmt, mb, machine, table, fail } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { startSink } from '../../test/helpers/sink';
 import { setQuiet } from '../../src/log';
@@ -35,16 +35,7 @@ const target = await startChild(tempDir('posthorn-bench-send-'), {
   POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
 });
 
-// A sending domain verified the real way: publish its records, ask for verification, wait.
-const domain = await call(target, 'POST', '/domains', { name: 'bench.test' });
-dns.zone.publish('bench.test', domain.records);
-dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
-await call(target, 'POST', `/domains/${domain.id}/verify`);
-for (let i = 0; (await call(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
-  if (i > 100) fail('bench.test did not verify');
-  await Bun.sleep(100);
-}
+await verifiedSendingDomain(target, dns.zone, 'bench.test');
 
 let seq = 0;
 const email = () => ({ from: 'Bench <bench@bench.test>', to: `user${++seq}@dest.test`, subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>` });
