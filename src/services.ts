@@ -24,7 +24,9 @@ export interface Services {
 }
 
 export function createServices(config: Config): Services {
-  const store = new Store(config.data_dir, config.retention.days);
+  // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
+  const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
+  const store = new Store(config.data_dir, config.retention.days, Math.max(config.delivery.retry_window, webhookRetries));
   const dns = new Resolver(config.dns.servers);
   const domains = new DomainVerifier(store, dns, config);
   const events = new Events(store);

@@ -79,7 +79,7 @@ function createBase() {
 }
 
 /** Routes by method, compiled once, to tell "no such path" (404) from "wrong method" (405). */
-let routeTable: { method: string; re: RegExp }[] = [];
+let routeTable: { method: string; path: string; re: RegExp }[] = [];
 
 function routeMiss(request: Request): ApiError {
   const path = stateOf(request)?.path ?? new URL(request.url).pathname;
@@ -87,8 +87,18 @@ function routeMiss(request: Request): ApiError {
   return other ? errors.methodNotAllowed(request.method) : errors.routeNotFound();
 }
 
+/**
+ * Literal path segments of Resend routes Posthorn does not serve yet (api-reference §18): they
+ * must answer 404, not be read as an id or email by the `{id}` routes beside them (§2 item 15).
+ */
+const RESERVED = ['/emails/metrics', '/segments/metrics', '/contacts/imports', '/domains/claim'];
+
 export function buildApp(svc: Services) {
   const app = createBase();
+  for (const path of RESERVED)
+    app.all(path, () => {
+      throw errors.routeNotFound();
+    }, { detail: { hide: true } });
   healthRoutes(app);
   downloadsRoutes(app, svc);
   receivingRoutes(app, svc);
@@ -103,7 +113,22 @@ export function buildApp(svc: Services) {
   webhooksRoutes(app, svc);
   routeTable = app.routes.map((r) => ({
     method: r.method,
+    path: r.path,
     re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`),
   }));
+  // A literal path wins over `{id}` (§2 item 15) for every method: `GET /emails/batch` is a wrong
+  // method on /emails/batch (405), not an email whose id is "batch".
+  const literal = new Map<string, Set<string>>();
+  for (const r of routeTable) if (!r.path.includes(':') && !r.path.includes('*')) literal.set(r.path, (literal.get(r.path) ?? new Set()).add(r.method));
+  for (const [path, methods] of literal) {
+    if (methods.has('ALL')) continue;
+    for (const r of routeTable)
+      if (r.path.includes(':') && r.re.test(path) && !methods.has(r.method)) {
+        methods.add(r.method);
+        app.route(r.method, path, ({ request }) => {
+          throw errors.methodNotAllowed(request.method);
+        }, { detail: { hide: true } });
+      }
+  }
   return app;
 }

@@ -142,7 +142,7 @@ export class DeliveryEngine {
 
   private async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
-    const from = this.verp.sender({ id: c.entry.email_id }, c.domain);
+    const from = this.verp.sender({ id: c.entry.email_id }, c.domain, c.entry.domain);
     const result = await attemptDelivery({ entry: c.entry, domain: c.domain, content: c.content, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
     return { result, started };
   }

@@ -42,6 +42,13 @@ export interface EmailEventDetails {
 
 export type EventSink = (event: EventRec) => void;
 
+/** The key under which `address` is one of these recipients, compared case-insensitively. */
+export function recipientKey(recipients: Record<string, unknown>, address: string): string | null {
+  if (Object.hasOwn(recipients, address)) return address;
+  const lower = address.toLowerCase();
+  return Object.keys(recipients).find((k) => k.toLowerCase() === lower) ?? null;
+}
+
 export class Events {
   private readonly sinks: EventSink[] = [];
 
@@ -61,7 +68,7 @@ export class Events {
     const at = details.at ?? nowIso();
     const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
     const state = RECIPIENT_STATE[status];
-    if (state && details.recipients) for (const r of details.recipients) next.recipients[r.toLowerCase()] = state;
+    if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     this.store.emails.putInTxn(next);
 

@@ -12,7 +12,7 @@ export async function releaseDue(svc: Services, now = Date.now()): Promise<numbe
   const due = svc.store.schedule.due(now);
   if (due.length === 0) return 0;
   await svc.store.transaction(() => {
-    for (const { due: at, team, emailId } of due) {
+    for (const { due: at, team, id: emailId } of due) {
       svc.store.schedule.removeInTxn(at, team, emailId);
       const email = svc.store.emails.get(team, emailId);
       // A rescheduled or cancelled email left a stale entry behind: skip it.

@@ -3,11 +3,21 @@
 import type { Services } from '../services';
 import type { EmailRec, QueueEntry } from '../store';
 import { newId } from '../ids';
+import { isSuppressed } from '../suppressions';
 
-/** Inside a transaction: queue the email's pending recipients and mark it `queued`. */
+/**
+ * Inside a transaction: queue the email's pending recipients and mark it `queued`. The suppression
+ * list is read here, when the email goes out, so an address suppressed (or released) between a
+ * scheduled send's acceptance and its time counts as it is then.
+ */
 export function enqueueInTxn(svc: Services, email: EmailRec, now = Date.now()): EmailRec {
+  const recipients = { ...email.recipients };
+  for (const [rcpt, state] of Object.entries(recipients))
+    if (state === 'pending' || state === 'suppressed') recipients[rcpt] = isSuppressed(svc.store, email.team_id, rcpt) ? 'suppressed' : 'pending';
+  email = { ...email, recipients };
+  svc.store.emails.putInTxn(email);
   const byDomain = new Map<string, string[]>();
-  for (const [rcpt, state] of Object.entries(email.recipients)) {
+  for (const [rcpt, state] of Object.entries(recipients)) {
     if (state !== 'pending') continue;
     const domain = rcpt.slice(rcpt.lastIndexOf('@') + 1);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);

@@ -6,13 +6,13 @@ import type { Services } from '../services';
 import type { ApiKeyRec, EmailRec, EmailContent } from '../store';
 import { errors } from '../api/errors';
 import { newId } from '../ids';
-import { isSuppressed } from '../suppressions';
 import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
 import { composeMime } from './mime';
 import { sendingDomain } from './sender';
 import { formatAddress } from './address';
 import { enqueueInTxn } from './enqueue';
+import { recipientKey } from '../events';
 import type { EmailInput, ValidatedEmail } from './types';
 
 export interface SubmitContext {
@@ -52,7 +52,9 @@ export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInp
     };
   });
   const recipients: EmailRec['recipients'] = {};
-  for (const a of [...v.to, ...v.cc, ...v.bcc]) recipients[a.address.toLowerCase()] = 'pending';
+  // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
+  // is already lowercase), one per address however it is capitalised.
+  for (const a of [...v.to, ...v.cc, ...v.bcc]) if (!recipientKey(recipients, a.address)) recipients[a.address] = 'pending';
   const email: EmailRec = {
     id,
     team_id: ctx.team,
@@ -85,15 +87,14 @@ const show = formatAddress;
 /** Inside a transaction: persist one prepared email and queue or schedule it. */
 export function commitInTxn(svc: Services, p: Prepared): EmailRec {
   const { store, events } = svc;
-  const email: EmailRec = { ...p.email, recipients: { ...p.email.recipients } };
-  // Checked inside the transaction, so a suppression committed before this send always counts.
-  for (const rcpt of Object.keys(email.recipients)) if (isSuppressed(store, email.team_id, rcpt)) email.recipients[rcpt] = 'suppressed';
-  store.emails.putInTxn(email);
+  const email = p.email;
   store.emailContent.put([email.team_id, email.id], p.content);
   if (email.scheduled_at) {
+    store.emails.putInTxn(email);
     store.schedule.addInTxn(Date.parse(email.scheduled_at), email.team_id, email.id);
     return events.email(email, 'scheduled');
   }
+  // Suppressions are read inside this transaction, so one committed before this send always counts.
   return enqueueInTxn(svc, email);
 }
 

@@ -5,6 +5,7 @@
 // becomes `email.complained` and a suppression (origin complaint) — through the one event function,
 // like the delivery engine's own bounces. Everything else is accepted and dropped, with a log line:
 // a 250 tells the reporting MTA to stop, and nothing about the email changes.
+import { recipientKey } from '../events';
 import type { Services } from '../services';
 import type { EmailRec } from '../store';
 import { suppress } from '../suppressions';
@@ -18,6 +19,8 @@ export interface ReportAction {
   report: Report;
   /** The VERP address it arrived at, for the log. */
   address: string;
+  /** The recipient domain of the delivery whose return path it arrived at: it speaks for no other. */
+  recipientDomain: string;
 }
 
 /** The email a VERP address stands for, or null (logged) when the tag is forged or the email gone. */
@@ -32,7 +35,7 @@ export function reportTarget(svc: Services, address: string, report: Report): Re
     log.info('smtp.report.dropped', { to: address, email_id: hit.email_id, reason: report.reason });
     return null;
   }
-  return { team: hit.team_id, emailId: hit.email_id, report, address };
+  return { team: hit.team_id, emailId: hit.email_id, report, address, recipientDomain: hit.recipient_domain };
 }
 
 /** Inside a transaction: apply a report to its email. */
@@ -40,7 +43,9 @@ export function applyReportInTxn(svc: Services, a: ReportAction): void {
   const { store, events } = svc;
   let email = store.emails.get(a.team, a.emailId);
   if (!email) return;
-  const ours = (addr: string | null) => (addr && Object.hasOwn(email!.recipients, addr) ? addr : null);
+  // Only recipients of the delivery this return path was used for (see delivery/verp.ts).
+  const inDelivery = (key: string | null) => (key && key.slice(key.lastIndexOf('@') + 1).toLowerCase() === a.recipientDomain ? key : null);
+  const ours = (addr: string | null) => (addr ? inDelivery(recipientKey(email!.recipients, addr)) : null);
   const drop = (reason: string, fields: Record<string, unknown> = {}) =>
     log.info('smtp.report.dropped', { email_id: a.emailId, to: a.address, report: a.report.kind, reason, ...fields });
 
@@ -66,7 +71,7 @@ export function applyReportInTxn(svc: Services, a: ReportAction): void {
   }
   if (a.report.kind === 'feedback') {
     if (!a.report.complaint) return drop(`Feedback-Type: ${a.report.feedbackType} is not a complaint`);
-    const rcpt = complainant(email, a.report.recipients);
+    const rcpt = complainant(email, a.report.recipients, inDelivery);
     if (!rcpt) return drop('cannot tell which recipient complained');
     if (email.recipients[rcpt] === 'complained') return;
     email = events.email(email, 'complained', { recipients: [rcpt] });
@@ -77,10 +82,13 @@ export function applyReportInTxn(svc: Services, a: ReportAction): void {
 
 /**
  * The recipient an ARF report is about: its Original-Rcpt-To when that is one of the email's
- * recipients; when it is absent or redacted (RFC 6590), the email's only recipient, if it had one.
+ * recipients; when it is absent or redacted (RFC 6590), the only recipient of that delivery, if any.
  */
-function complainant(email: EmailRec, named: string[]): string | null {
-  for (const r of named) if (Object.hasOwn(email.recipients, r)) return r;
-  const all = Object.keys(email.recipients);
+function complainant(email: EmailRec, named: string[], inDelivery: (key: string | null) => string | null): string | null {
+  for (const r of named) {
+    const key = inDelivery(recipientKey(email.recipients, r));
+    if (key) return key;
+  }
+  const all = Object.keys(email.recipients).filter((k) => inDelivery(k));
   return all.length === 1 ? all[0] : null;
 }

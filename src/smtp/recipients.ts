@@ -19,13 +19,14 @@ export function domainOf(address: string): string {
 export function destinationOf(store: Store, address: string): Destination | null {
   if (address.lastIndexOf('@') < 1) return null;
   const host = domainOf(address);
-  const own = store.domains.find('name', host);
-  if (own?.capabilities.receiving === 'enabled') return { kind: 'inbound', domain: own };
-  // A return-path host is one label (domains/validate.ts checkReturnPath) above a registered domain.
+  // A return-path host is one label (domains/validate.ts checkReturnPath) above a registered
+  // domain. Checked first: bounces for a domain belong to its team, whoever else claims the host.
   const dot = host.indexOf('.');
   if (dot > 0) {
     const parent = store.domains.find('name', host.slice(dot + 1));
     if (parent && parent.custom_return_path === host.slice(0, dot)) return { kind: 'return-path', domain: parent };
   }
+  const own = store.domains.find('name', host);
+  if (own?.capabilities.receiving === 'enabled') return { kind: 'inbound', domain: own };
   return null;
 }

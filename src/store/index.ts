@@ -6,6 +6,7 @@ import { Collection } from './collection';
 import { Memberships } from './memberships';
 import { DeliveryQueue } from './queue';
 import { Schedule } from './schedule';
+import { BroadcastProgress } from './broadcast-progress';
 import { IdempotencyStore } from './idempotency';
 import { Secrets } from './secrets';
 import { WebhookOutbox } from './outbox';
@@ -37,6 +38,9 @@ export class Store {
   readonly contacts: Collection<ContactRec>;
   readonly memberships: Memberships;
   readonly broadcasts: Collection<BroadcastRec>;
+  /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */
+  readonly broadcastSchedule: Schedule;
+  readonly broadcastProgress: BroadcastProgress;
   readonly suppressions: Collection<SuppressionRec>;
   readonly logs: Collection<LogRec>;
   readonly emails: Collection<EmailRec>;
@@ -55,10 +59,17 @@ export class Store {
   /** Received mail (api-reference §8): records, and the messages apart from them. */
   readonly received: InboundStore;
 
-  constructor(dataDir: string, readonly retentionDays = 30) {
+  /**
+   * `holdMs`: how long past its send time a record may still be work in progress (a delivery retry
+   * window, a webhook's retries); retention never deletes an email or webhook event before that.
+   */
+  constructor(dataDir: string, readonly retentionDays = 30, holdMs = 72 * 3_600_000) {
     this.env = new StoreEnv(dataDir);
     this.ttl = new TtlIndex(this.env);
     const retained = (r: { created_at: string }) => Date.parse(r.created_at) + this.retentionDays * DAY;
+    // Kept for the retention period after the later of creation and scheduled send, plus the hold.
+    const retainedWork = (r: { created_at: string; scheduled_at?: string | null }) =>
+      Math.max(Date.parse(r.created_at), r.scheduled_at ? Date.parse(r.scheduled_at) : 0) + this.retentionDays * DAY + holdMs;
     this.teams = new Collection(this.env, this.ttl, 'teams');
     this.users = new Collection(this.env, this.ttl, 'users', [
       { name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true },
@@ -75,12 +86,14 @@ export class Store {
     ]);
     this.memberships = new Memberships(this.env);
     this.broadcasts = new Collection(this.env, this.ttl, 'broadcasts');
+    this.broadcastSchedule = new Schedule(this.env, 'broadcast_schedule');
+    this.broadcastProgress = new BroadcastProgress(this.env);
     this.suppressions = new Collection(this.env, this.ttl, 'suppressions', [
       { name: 'email', value: (s) => s.email.toLowerCase(), unique: true },
     ]);
     this.logs = new Collection<LogRec>(this.env, this.ttl, 'logs', [], retained);
     this.emailContent = this.env.db('email_content');
-    this.emails = new Collection<EmailRec>(this.env, this.ttl, 'emails', [], retained, (team, id) => this.emailContent.remove([team, id]));
+    this.emails = new Collection<EmailRec>(this.env, this.ttl, 'emails', [], retainedWork, (team, id) => this.emailContent.remove([team, id]));
     // Events are listed per email/contact through the `subject` index (oldest first).
     this.events = new Collection<EventRec>(this.env, this.ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
     this.queue = new DeliveryQueue(this.env);
@@ -96,7 +109,7 @@ export class Store {
         { name: 'webhook', value: (e) => e.webhook_id },
         { name: 'outstanding', value: (e) => (e.due === null ? null : e.webhook_id) },
       ],
-      retained,
+      retainedWork,
     );
     this.webhookAttempts = new Collection<WebhookAttemptRec>(this.env, this.ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
     this.webhookOutbox = new WebhookOutbox(this.env);

@@ -1,27 +1,27 @@
-// Scheduled sends: [dueAtMs, team, emailId] → null. Survives restarts; the scheduler reads only
-// the due head of the index.
+// Due indexes: [dueAtMs, team, id] → null. Survive restarts; a job reads only the due head.
+// One for scheduled emails (`schedule`), one for broadcasts with work to do (`broadcast_schedule`).
 import type { Database, Key } from 'lmdb';
 import type { StoreEnv } from './env';
 
 export class Schedule {
   private readonly db: Database;
 
-  constructor(env: StoreEnv) {
-    this.db = env.db('schedule');
+  constructor(env: StoreEnv, name = 'schedule') {
+    this.db = env.db(name);
   }
 
-  addInTxn(due: number, team: string, emailId: string): void {
-    this.db.put([due, team, emailId], null);
+  addInTxn(due: number, team: string, id: string): void {
+    this.db.put([due, team, id], null);
   }
 
-  removeInTxn(due: number, team: string, emailId: string): void {
-    this.db.remove([due, team, emailId]);
+  removeInTxn(due: number, team: string, id: string): void {
+    this.db.remove([due, team, id]);
   }
 
-  due(now: number, limit = 500): { due: number; team: string; emailId: string }[] {
+  due(now: number, limit = 500): { due: number; team: string; id: string }[] {
     return Array.from(this.db.getKeys({ start: [0], end: [now + 1], limit }), (k) => {
-      const [due, team, emailId] = k as Key[] as [number, string, string];
-      return { due, team, emailId };
+      const [due, team, id] = k as Key[] as [number, string, string];
+      return { due, team, id };
     });
   }
 

@@ -37,6 +37,8 @@ export class TtlIndex {
       if (due.length === 0) return removed;
       await this.env.transaction(() => {
         for (const k of due) {
+          // Re-dated since it was read (its TTL entry moved): not expired after all.
+          if (!this.db.doesExist(k as unknown as Key)) continue;
           const [, namespace, ...key] = k as unknown as [number, string, ...Key[]];
           this.expirers.get(namespace)?.(key);
           this.db.remove(k as unknown as Key);

@@ -44,7 +44,7 @@ describe('MX delivery', () => {
     expect(msg.helo).toBe('mx.posthorn.test');
     // VERP: bounces+<token>@<return path>.<domain>, decodable to this email.
     expect(msg.mailFrom).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
-    expect(p.svc.delivery.verp.resolve(msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id });
+    expect(p.svc.delivery.verp.resolve(msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
 
     const raw = msg.raw.toString('latin1');
     expect(raw.startsWith('DKIM-Signature: ')).toBe(true);

@@ -122,39 +122,52 @@ describe('VERP', () => {
   const id = '0195608a-51e4-70ed-a079-d3bde8e25d94';
   const domain = { name: 'example.test', custom_return_path: 'send' };
 
+  const team = '0195606f-e220-752e-89a7-834df2a74de4';
+  /** A store holding `example.test` and an email to a@dest.test and b@other.test (only what VERP reads). */
+  const withEmail = async (dir?: string) => {
+    const o = open(dir);
+    const now = new Date().toISOString();
+    await o.store.domains.put({ id: 'd1', team_id: team, created_at: now, ...domain } as never);
+    await o.store.emails.put({ id, team_id: team, created_at: now, domain_id: 'd1', scheduled_at: null, recipients: { 'a@dest.test': 'pending', 'b@other.test': 'pending' } } as never);
+    return o;
+  };
+
   test('round trip; the local part fits RFC 5321 §4.5.3.1.1 (64 octets)', async () => {
-    const { store } = open();
+    const { store } = await withEmail();
     const verp = new Verp(store);
-    const addr = verp.sender({ id }, domain);
+    const addr = verp.sender({ id }, domain, 'dest.test');
     expect(addr).toMatch(/^bounces\+0195608a51e470eda079d3bde8e25d94-[0-9a-f]{10}@send\.example\.test$/);
     expect(addr.split('@')[0]!.length).toBeLessThanOrEqual(64);
-    expect(verp.decode(addr)).toEqual({ emailId: id, host: 'send.example.test' });
-    expect(verp.decode(addr.toUpperCase())).toEqual({ emailId: id, host: 'send.example.test' });
+    const expected = { team_id: team, email_id: id, domain_id: 'd1', recipient_domain: 'dest.test' };
+    expect(verp.resolve(addr)).toEqual(expected);
+    expect(verp.resolve(addr.toUpperCase())).toEqual(expected);
+    // Each delivery's return path speaks for its own recipient domain only.
+    expect(verp.resolve(verp.sender({ id }, domain, 'other.test'))?.recipient_domain).toBe('other.test');
     await store.close();
   });
 
   test('a forged or mangled token is refused', async () => {
-    const { store } = open();
+    const { store } = await withEmail();
     const verp = new Verp(store);
-    const addr = verp.sender({ id }, domain);
-    const other = '0195608a-51e4-70ed-a079-d3bde8e25d95';
-    const forged = addr.replace('d3bde8e25d94', 'd3bde8e25d95');
-    expect(verp.decode(forged)).toBeNull();
-    expect(verp.decode(verp.sender({ id: other }, domain))).toEqual({ emailId: other, host: 'send.example.test' });
-    expect(verp.decode('bounces@send.example.test')).toBeNull();
-    expect(verp.decode('someone@example.test')).toBeNull();
+    const addr = verp.sender({ id }, domain, 'dest.test');
+    expect(verp.resolve(addr.replace(/-[0-9a-f]{10}@/, '-0000000000@'))).toBeNull();
+    expect(verp.resolve(addr.replace('d3bde8e25d94', 'd3bde8e25d95'))).toBeNull();
+    expect(verp.resolve(verp.sender({ id }, domain, 'elsewhere.test'))).toBeNull(); // not a recipient domain
+    expect(verp.resolve(addr.replace('@send.', '@other.'))).toBeNull();
+    expect(verp.resolve('bounces@send.example.test')).toBeNull();
+    expect(verp.resolve('someone@example.test')).toBeNull();
     await store.close();
   });
 
   test('the secret is created once per install and survives a restart; another install differs', async () => {
     const a = open();
-    const first = new Verp(a.store).token(id);
+    const first = new Verp(a.store).token(id, 'dest.test');
     await a.store.close();
     const again = open(a.dir);
-    expect(new Verp(again.store).token(id)).toBe(first);
+    expect(new Verp(again.store).token(id, 'dest.test')).toBe(first);
     await again.store.close();
     const b = open();
-    expect(new Verp(b.store).token(id)).not.toBe(first);
+    expect(new Verp(b.store).token(id, 'dest.test')).not.toBe(first);
     await b.store.close();
   });
 });

@@ -48,15 +48,6 @@ export function contactsRoutes(app: App, svc: Services) {
     return c;
   };
 
-  // Not built yet (§18): the literal segment must not be read as an email or id (§2 item 15).
-  app.all(
-    '/contacts/imports',
-    () => {
-      throw errors.routeNotFound();
-    },
-    { detail: { hide: true } },
-  );
-
   app.post(
     '/contacts',
     async ({ request, body, set }) => {

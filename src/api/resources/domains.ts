@@ -29,6 +29,21 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     click_tracking: d.click_tracking,
     capabilities: d.capabilities,
   });
+  /**
+   * A name is free when nobody registered it, no other team owns a domain above it (its
+   * subdomains, return-path hosts included, receive that team's bounces and mail), and its own
+   * return-path host is not another team's domain.
+   */
+  const nameAvailable = (name: string, returnPath: string, team: string) => {
+    if (store.domains.find('name', name)) return false;
+    const labels = name.split('.');
+    for (let i = 1; i < labels.length - 1; i++) {
+      const parent = store.domains.find('name', labels.slice(i).join('.'));
+      if (parent && parent.team_id !== team) return false;
+    }
+    const rp = store.domains.find('name', `${returnPath}.${name}`);
+    return !rp || rp.team_id === team;
+  };
   const load = (request: Request, raw: string) => {
     const d = store.domains.get(caller(request).team, pathId(raw));
     if (!d) throw errors.notFound('Domain');
@@ -49,7 +64,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
       if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled')
         throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
       const taken = () => errors.validation(`The \`${name}\` domain has been registered already.`, 403);
-      if (store.domains.find('name', name)) throw taken();
+      if (!nameAvailable(name, custom_return_path, team)) throw taken();
       const d: DomainRec = {
         id: newId(),
         team_id: team,
@@ -69,7 +84,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
       };
       // The name check is repeated inside the transaction: two concurrent creates, one winner.
       const ok = await store.transaction(() => {
-        if (store.domains.find('name', name)) return false;
+        if (!nameAvailable(name, custom_return_path, team)) return false;
         store.domains.putInTxn(d);
         return true;
       });

@@ -18,15 +18,6 @@ const families = [
 const Name = t.Object({ name: t.String({ error: 'The `name` field must be a string.' }) });
 
 export function segmentsRoutes(app: App, { store }: Services) {
-  // Not built yet (§18): the literal segment must not be read as an id (§2 item 15).
-  app.all(
-    '/segments/metrics',
-    () => {
-      throw errors.routeNotFound();
-    },
-    { detail: { hide: true } },
-  );
-
   for (const { base, object, noun } of families) {
     const tags = [`${noun}s`];
     const load = (request: Request, raw: string) => {
