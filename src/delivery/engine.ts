@@ -14,7 +14,7 @@ import { log } from '../log';
 import { attemptDelivery, type AttemptResult } from './attempt';
 import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
 import { bounceFor, localReply, verdict, type Reply } from './reply';
-import { retryWait, windowOver } from './retry';
+import { nextAttemptAt, windowOver } from './retry';
 import { Verp } from './verp';
 import { DueWorker } from '../scheduler/due-worker';
 
@@ -118,8 +118,10 @@ export class DeliveryEngine {
           continue;
         }
         const attempts = entry.attempts + 1;
-        const due = now + retryWait(config.delivery.retry_schedule, attempts);
-        const next: QueueEntry = { ...entry, attempts, first_attempt_at: entry.first_attempt_at ?? new Date(now).toISOString() };
+        const first_attempt_at = entry.first_attempt_at ?? new Date(now).toISOString();
+        // Persisted before the attempt: if the process dies during it, this is when it is retried.
+        const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
+        const next: QueueEntry = { ...entry, attempts, first_attempt_at };
         store.queue.putInTxn(next, due);
         if (!store.emails.get(email.team_id, email.id)?.sent_at) events.email(email, 'sent');
         out.push({ entry: next, due, domain, content });
@@ -201,8 +203,9 @@ export class DeliveryEngine {
             counts.deferred++;
         }
       }
-      // The retry time was persisted before the attempt; the entry keeps it, with who is left.
-      if (remaining.length) store.queue.putInTxn({ ...live, recipients: remaining, last_error: lastTemporary!.text }, c.due);
+      // Who is left waits the schedule's time from this failure (the claim's time was only the lease).
+      const due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, Date.now());
+      if (remaining.length) store.queue.putInTxn({ ...live, recipients: remaining, last_error: lastTemporary!.text }, due);
       else store.queue.removeInTxn(live);
       return counts;
     });

@@ -12,3 +12,13 @@ export function windowOver(firstAttemptAt: string | null, windowMs: number, now:
   if (!firstAttemptAt) return false;
   return now - Date.parse(firstAttemptAt) >= windowMs;
 }
+
+/**
+ * When to try again after a temporary failure at `now`: the schedule's wait counted from the
+ * failure (not from the claim: an attempt can take longer than the wait), and never past the end
+ * of the retry window, so the last try happens as the window closes and its failure is final.
+ */
+export function nextAttemptAt(schedule: number[], attempt: number, firstAttemptAt: string | null, windowMs: number, now: number): number {
+  const next = now + retryWait(schedule, attempt);
+  return firstAttemptAt ? Math.min(next, Date.parse(firstAttemptAt) + windowMs) : next;
+}

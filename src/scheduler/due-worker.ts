@@ -33,6 +33,7 @@ export class DueWorker<C, R> {
   private aborted = false;
   private loop: Promise<void> | null = null;
   private woken = false;
+  private backoff = 0;
   private wakeUp: (() => void) | null = null;
 
   constructor(
@@ -100,8 +101,13 @@ export class DueWorker<C, R> {
         let batch: C[] = [];
         try {
           batch = await this.work.claim(free, new Set(this.inFlight.keys()));
+          this.backoff = 0;
         } catch (e) {
-          log.error(`${this.name}.claim_failed`, { error: String(e) });
+          // A failing claim (full disk, a bad record) must not spin: back off up to a minute.
+          this.backoff = Math.min(this.backoff ? this.backoff * 2 : BUSY_POLL_MS, MAX_SLEEP_MS);
+          log.error(`${this.name}.claim_failed`, { error: String(e), retry_in_ms: this.backoff });
+          await new Promise((r) => setTimeout(r, this.backoff));
+          continue;
         }
         for (const c of batch) this.launch(c);
         if (batch.length === free && this.running) continue; // probably more due

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseReply, verdict, bounceFor, bounceSubType } from '../../src/delivery/reply';
-import { retryWait, windowOver } from '../../src/delivery/retry';
+import { retryWait, windowOver, nextAttemptAt } from '../../src/delivery/retry';
 import { byPreference } from '../../src/delivery/mx';
 import { Verp } from '../../src/delivery/verp';
 import { Store } from '../../src/store';
@@ -108,6 +108,27 @@ describe('MX order', () => {
       seen.add(order.join(','));
     }
     expect(seen.size).toBe(2);
+  });
+});
+
+describe('retry timing', () => {
+  const H = 3_600_000;
+  test('the wait counts from the failure, and the last try falls exactly when the window closes', () => {
+    const { retry_schedule, retry_window } = loadConfig({ env: {} }).delivery;
+    const first = 0;
+    let now = first;
+    const tries: number[] = [];
+    // Every attempt fails; each takes 2 minutes.
+    for (let attempt = 1; attempt < 100; attempt++) {
+      tries.push(now);
+      const failedAt = now + 120_000;
+      if (windowOver(new Date(first).toISOString(), retry_window, failedAt)) break;
+      now = nextAttemptAt(retry_schedule, attempt, new Date(first).toISOString(), retry_window, failedAt);
+      expect(now - failedAt).toBeLessThanOrEqual(retryWait(retry_schedule, attempt));
+    }
+    expect(tries[1]! - tries[0]!).toBe(120_000 + retryWait(retry_schedule, 1));
+    expect(tries.at(-1)).toBe(first + retry_window); // no attempt after 72 h, and one right at it
+    expect(retry_window).toBe(72 * H);
   });
 });
 

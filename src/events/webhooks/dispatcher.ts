@@ -155,7 +155,9 @@ export class WebhookDispatcher {
       }
       if (out.ok) return moveInTxn(store, cur, null, { status: 'success', replay: false }).status;
       if (c.final) return moveInTxn(store, cur, null, { status: 'failed', replay: false }).status;
-      return moveInTxn(store, cur, c.due, { status: 'attempting' }).status;
+      // The next attempt waits the schedule's time from this failure (the claim's was the lease).
+      const due = Math.max(c.due, Date.now() + retryWait(this.svc.config.webhooks.retry_schedule, cur.attempts));
+      return moveInTxn(store, cur, due, { status: 'attempting' }).status;
     });
     log.info('webhooks.attempt', {
       team_id: rec.team_id,
