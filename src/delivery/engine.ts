@@ -40,6 +40,9 @@ interface Attempted {
   started: number;
 }
 
+/** Identity of an attempt in flight: its destination domain, then the entry. */
+const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
+
 export class DeliveryEngine {
   readonly verp: Verp;
   readonly pool: ConnectionPool;
@@ -56,7 +59,7 @@ export class DeliveryEngine {
       {
         nextDue: () => svc.store.queue.nextDue(),
         claim: (max, busy) => this.claim(max, busy),
-        key: (c) => c.entry.id,
+        key: (c) => inFlightKey(c.entry),
         attempt: (c) => this.attempt(c),
         settle: (c, a) => this.record(c, a),
         abandon: () => this.pool.close(true),
@@ -97,13 +100,22 @@ export class DeliveryEngine {
    */
   private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store, events, config } = this.svc;
+    // Attempts in flight per destination domain: one slow destination may hold at most its share of
+    // connections, never every worker slot (its other entries wait in the queue, not in the pool).
+    const perDomain = new Map<string, number>();
+    for (const key of busy) {
+      const d = key.slice(0, key.indexOf('\u0000'));
+      perDomain.set(d, (perDomain.get(d) ?? 0) + 1);
+    }
+    const cap = this.pool.perDestination;
     return store.transaction(() => {
       const now = Date.now();
       const out: Claimed[] = [];
       const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      for (const { entry } of store.queue.due(now, max + busy.size)) {
+      for (const { entry } of store.queue.due(now, Math.min(max + busy.size + 1000, 5000))) {
         if (out.length >= max) break;
-        if (busy.has(entry.id) || failed.has(entry.email_id)) continue;
+        if (busy.has(inFlightKey(entry)) || failed.has(entry.email_id)) continue;
+        if ((perDomain.get(entry.domain) ?? 0) >= cap) continue;
         const email = store.emails.get(entry.team_id, entry.email_id);
         const content = email && (store.emailContent.get([entry.team_id, entry.email_id]) as EmailContent | undefined);
         if (!email || !content) {
@@ -125,6 +137,7 @@ export class DeliveryEngine {
         store.queue.putInTxn(next, due);
         if (!store.emails.get(email.team_id, email.id)?.sent_at) events.email(email, 'sent');
         out.push({ entry: next, due, domain, content });
+        perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
       }
       return out;
     });

@@ -34,6 +34,11 @@ export class ConnectionPool {
 
   constructor(private readonly opts: PoolOptions = DEFAULT_POOL) {}
 
+  /** Connections allowed to one destination at a time. */
+  get perDestination(): number {
+    return this.opts.perDestination;
+  }
+
   /** The pool key: one pool per host:port and connection set-up. */
   static key(t: Target): string {
     return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}`;
