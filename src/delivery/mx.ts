@@ -44,10 +44,13 @@ export function byPreference(records: { exchange: string; priority: number }[]):
  */
 export async function hostAddresses(dns: Resolver, host: string): Promise<string[]> {
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) return [host];
-  // One family failing (a SERVFAIL on AAAA is common) must not hide the other's addresses.
+  // One family failing (a SERVFAIL on AAAA is common) must not hide the other's addresses; but
+  // with nothing found, a failed lookup means "unknown", not "no address" (a temporary error,
+  // never a permanent bounce).
   const [v4, v6] = await Promise.allSettled([dns.a(host), dns.aaaa(host)]);
-  if (v4.status === 'rejected' && v6.status === 'rejected') throw v4.reason;
-  return [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+  const found = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+  if (found.length === 0) for (const r of [v4, v6]) if (r.status === 'rejected') throw r.reason;
+  return found;
 }
 
 function shuffle<T>(items: T[]): T[] {

@@ -63,6 +63,17 @@ describe('retries within the window', () => {
     expect(eventTypes(p.svc, email).filter((t) => t === 'email.delivery_delayed')).toHaveLength(1);
   });
 
+  test('an address lookup that fails with nothing found is temporary, not "no such host"', async () => {
+    // The implicit MX: no MX, no A, and AAAA failing (SERVFAIL) — unknown, so not a bounce.
+    dns.zone.set('half.test', 'TXT', ['v=spf1 -all']);
+    dns.zone.fail('half.test', 'SERVFAIL', 'AAAA');
+    const email = await queueEmail(p.svc, sender, { to: ['bo@half.test'] });
+    const delayed = await waitForEmail(p.svc, email, (e) => e.recipients['bo@half.test'] !== 'pending');
+    expect(delayed.recipients['bo@half.test']).toBe('delayed');
+    expect(p.svc.store.suppressions.find('email', 'bo@half.test', email.team_id)).toBeUndefined();
+    dns.zone.fail('half.test', null, 'AAAA');
+  });
+
   test('only the deferred recipient is retried; the delivered one gets the message once', async () => {
     sink.respond('later@dest.test', { code: 451, message: '4.3.0 local problem' }, { times: 1 });
     const email = await queueEmail(p.svc, sender, { to: ['now@dest.test', 'later@dest.test'] });

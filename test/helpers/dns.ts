@@ -144,10 +144,14 @@ export class Zone {
     return this;
   }
 
-  /** Make queries for one name fail (SERVFAIL / REFUSED) or go unanswered (DROP); null restores it. */
-  fail(name: string, failure: Failure | null): this {
-    if (failure) this.failures.set(norm(name), failure);
-    else this.failures.delete(norm(name));
+  /**
+   * Make queries for one name (of one type, if given) fail (SERVFAIL / REFUSED) or go unanswered
+   * (DROP); null restores it.
+   */
+  fail(name: string, failure: Failure | null, type?: RecordType): this {
+    const key = type ? `${norm(name)} ${type}` : norm(name);
+    if (failure) this.failures.set(key, failure);
+    else this.failures.delete(key);
     return this;
   }
 
@@ -173,8 +177,8 @@ export class Zone {
     return this;
   }
 
-  failureFor(name: string): Failure | undefined {
-    return this.failures.get(norm(name));
+  failureFor(name: string, type?: string): Failure | undefined {
+    return (type && this.failures.get(`${norm(name)} ${type}`)) || this.failures.get(norm(name));
   }
 
   /** Does the name exist: records of any type at it, or at a name below it (empty non-terminal)? */
@@ -242,7 +246,7 @@ export async function startDnsServer(): Promise<TestDns> {
     const name = norm(q.name);
     const typeName = TYPE_NAMES[q.type] ?? String(q.type);
     queries.push({ name, type: typeName, transport });
-    const failure = globalFailure ?? zone.failureFor(name);
+    const failure = globalFailure ?? zone.failureFor(name, typeName);
     if (failure === 'DROP') return null;
     if (failure) {
       res.header.rcode = RCODE[failure];
