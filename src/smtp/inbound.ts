@@ -6,11 +6,13 @@
 import { simpleParser } from 'mailparser';
 import type { Services } from '../services';
 import { log } from '../log';
+import { replies } from './replies';
 import { destinationOf } from './recipients';
 import { prepareReceived, type Arrival, type PreparedReceived } from './received';
 import { readReport, type Report } from './reports';
 import { reportTarget, applyReportInTxn, type ReportAction } from './bounces';
 
+/** Throws a 550 when no recipient is still Posthorn's to accept (never a 250 for mail then dropped). */
 export async function receiveInbound(svc: Services, arrival: Arrival, recipients: string[]): Promise<void> {
   const teams = new Map<string, string[]>();
   const returnPaths: string[] = [];
@@ -23,6 +25,8 @@ export async function receiveInbound(svc: Services, arrival: Arrival, recipients
     if (dest?.kind === 'inbound') teams.set(dest.domain.team_id, [...(teams.get(dest.domain.team_id) ?? []), rcpt]);
     else if (dest?.kind === 'return-path') returnPaths.push(rcpt);
   }
+
+  if (teams.size === 0 && returnPaths.length === 0) throw replies.noRecipients();
 
   let received: PreparedReceived | null = null;
   if (teams.size) received = await prepareReceived(svc, arrival, teams);

@@ -32,6 +32,10 @@ export const replies = {
   authFailed: () => new SmtpReply(535, '5.7.8', 'Authentication credentials invalid'),
   // RFC 3463 §3.8 X.7.1: delivery not authorized — Posthorn is never an open relay.
   relayDenied: () => new SmtpReply(550, '5.7.1', 'Relaying denied'),
+  // RFC 5321 §4.3.2: 535 is not a DATA reply; a key revoked since AUTH refuses the message itself.
+  keyRevoked: () => new SmtpReply(554, '5.7.8', 'The API key used to authenticate is no longer valid'),
+  // RFC 3463 §3.2 X.1.1: every recipient accepted at RCPT stopped receiving before the data came.
+  noRecipients: () => new SmtpReply(550, '5.1.1', 'No valid recipients: the domain no longer receives mail here'),
   // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (api-reference §6).
   rateLimited: (perSecond: number) =>
     new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),

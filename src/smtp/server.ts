@@ -136,7 +136,7 @@ async function handleMessage(svc: Services, session: SMTPServerSession, raw: Buf
   const user = session.user as SessionUser | undefined;
   if (user) {
     const key = currentKey(svc, user);
-    if (!key) throw replies.authFailed();
+    if (!key) throw replies.keyRevoked();
     const id = await submitMessage(svc, key, recipients, raw);
     log.info('smtp.submitted', { team_id: key.team_id, email_id: id, api_key_id: key.id, recipients: recipients.length, size: raw.byteLength });
     return replies.accepted(id);

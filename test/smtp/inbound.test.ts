@@ -266,6 +266,19 @@ describe('receiving', () => {
     }
   });
 
+  test('receiving switched off between RCPT and the end of DATA → 550, never a 250 for mail then dropped', async () => {
+    const d = await s.p.api('POST', '/domains', { body: { name: 'closing.test', capabilities: { receiving: 'enabled' } } });
+    const c = await SmtpDialog.open(s.starttls);
+    await c.command('EHLO mta.sender.test');
+    await c.command('MAIL FROM:<bob@elsewhere.test>');
+    expect((await c.command('RCPT TO:<desk@closing.test>')).code).toBe(250);
+    expect((await c.command('DATA')).code).toBe(354);
+    await s.p.api('PATCH', `/domains/${d.body.id}`, { body: { capabilities: { receiving: 'disabled' } } });
+    const reply = await c.data('From: bob@elsewhere.test\r\nTo: desk@closing.test\r\nSubject: too late\r\n\r\nhi\r\n.\r\n');
+    expect(reply.text).toBe('550 5.1.1 No valid recipients: the domain no longer receives mail here');
+    c.close();
+  });
+
   test('only receiving domains: a send-only domain and strangers are relaying; access rules of the API', async () => {
     const c = await SmtpDialog.open(s.starttls);
     await c.command('EHLO mta.sender.test');

@@ -291,6 +291,22 @@ describe('session rules', () => {
     c.close();
   });
 
+  test('a key revoked between AUTH and the end of DATA → 554 5.7.8, nothing stored', async () => {
+    const { data } = await s.p.resend.apiKeys.create({ name: 'short-lived' });
+    const c = await SmtpDialog.open(s.tls, { implicitTls: true });
+    await c.command('EHLO client.test');
+    expect((await c.command(`AUTH PLAIN ${plainAuth('resend', data!.token)}`)).code).toBe(235);
+    await c.command('MAIL FROM:<a@example.test>');
+    await c.command('RCPT TO:<b@dest.test>');
+    expect((await c.command('DATA')).code).toBe(354);
+    await s.p.resend.apiKeys.remove(data!.id);
+    const before = [...s.p.svc.store.emails.all(s.p.creds.team_id)].length;
+    const reply = await c.data('From: a@example.test\r\nTo: b@dest.test\r\nSubject: s\r\n\r\nbody\r\n.\r\n');
+    expect(reply.text).toBe('554 5.7.8 The API key used to authenticate is no longer valid');
+    expect([...s.p.svc.store.emails.all(s.p.creds.team_id)].length).toBe(before);
+    c.close();
+  });
+
   test('a message over 40 MB → 552 5.3.4, by the SIZE parameter and by the bytes sent', async () => {
     const c = await SmtpDialog.open(s.tls, { implicitTls: true });
     await c.command('EHLO client.test');
