@@ -39,6 +39,8 @@ export const replies = {
   // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (api-reference §6).
   rateLimited: (perSecond: number) =>
     new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
+  // RFC 3463 §3.4 X.3.1: too many messages in memory at once (server.ts MAX_BUFFERED_BYTES).
+  overloaded: () => new SmtpReply(452, '4.3.1', 'Insufficient system resources. Try again later.'),
   // RFC 3463 §3.4 X.3.0: something went wrong here; the client keeps the message and retries.
   localError: () => new SmtpReply(451, '4.3.0', 'Local error in processing. Try again later.'),
   // RFC 3463 §3.7 X.6.0: the content could not be used (unparseable message).

@@ -21,6 +21,13 @@ export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 export const MAX_RECIPIENTS = 100;
 /** Connections per listener: each may hold a message of up to 40 MB in memory. */
 export const MAX_CLIENTS = 100;
+/**
+ * Message bytes held in memory at once, over every session of every listener: each connection may
+ * send 40 MB, so without a shared cap a few hundred slow senders could exhaust memory. Past it a
+ * message is refused with a temporary 452 4.3.1 and the sender retries later.
+ */
+export const MAX_BUFFERED_BYTES = 512 * 1024 * 1024;
+let buffered = 0;
 /** Idle time before a session is dropped (RFC 5321 §4.5.3.2.7: a server waits at least 5 minutes). */
 export const SOCKET_TIMEOUT_MS = 5 * 60_000;
 /** On shutdown, how long open sessions get to finish before they are closed. */
@@ -104,14 +111,34 @@ export function createSmtpServer(svc: Services, cert: Certificate, mode: 'startt
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
       const chunks: Buffer[] = [];
       let size = 0;
+      let held = 0; // bytes of this message counted in `buffered`
+      let overBudget = false;
+      const release = () => {
+        buffered -= held;
+        held = 0;
+        chunks.length = 0;
+      };
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
         // Past the limit nothing is kept: smtp-server answers 552 5.3.4 itself (rejectOversized).
-        if (size <= MAX_MESSAGE_BYTES) chunks.push(chunk);
+        if (size > MAX_MESSAGE_BYTES || overBudget) return;
+        if (buffered + chunk.length > MAX_BUFFERED_BYTES) {
+          overBudget = true;
+          return release();
+        }
+        buffered += chunk.length;
+        held += chunk.length;
+        chunks.push(chunk);
       });
       stream.on('end', () => {
-        if (stream.sizeExceeded || size > MAX_MESSAGE_BYTES) return callback(null);
-        handleMessage(svc, session, Buffer.concat(chunks, size)).then(
+        if (stream.sizeExceeded || size > MAX_MESSAGE_BYTES) {
+          release();
+          return callback(null);
+        }
+        if (overBudget) return callback(replies.overloaded());
+        const raw = Buffer.concat(chunks, size);
+        release();
+        handleMessage(svc, session, raw).then(
           (text) => callback(null, text),
           (e) => {
             const reply = replyFor(e);
