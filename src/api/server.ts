@@ -41,6 +41,8 @@ export function createHandler(svc: Services) {
     let res: Response;
     let headers: Record<string, string> = {};
     if (!allowedFor(key, req.method, path)) {
+      // Not counted against the team (an authorisation failure), but it shows the window all the same.
+      headers = limiter.peek(key.team_id).headers;
       res = errorResponse(req, errors.restrictedApiKey());
     } else {
       const rl = limiter.take(key.team_id);

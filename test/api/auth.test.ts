@@ -48,8 +48,11 @@ describe('API keys authentication', () => {
     const r = await p.api('GET', '/domains', { key: data!.token });
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ statusCode: 401, name: 'restricted_api_key', message: 'This API key is restricted to only send emails.' });
+    expect(r.headers.get('ratelimit-limit')).toBe('1000'); // an authenticated response all the same
     const sdk = await p.client(data!.token).apiKeys.list();
     expect(sdk.error?.name).toBe('restricted_api_key');
+    // A base URL ending in a slash reaches `/emails/`: still a send.
+    expect((await p.api('POST', '/emails/', { key: data!.token, body: {} })).status).toBe(422);
     // POST /emails is let through authentication (what happens next is the sending core's business).
     const send = await p.api('POST', '/emails', { key: data!.token, body: {} });
     expect(send.status).not.toBe(401);

@@ -27,7 +27,8 @@ export function authenticate(store: Store, header: string | null): ApiKeyRec {
 /** Routes a sending_access key may call (SMTP is checked by the SMTP server itself). */
 export function allowedFor(key: ApiKeyRec, method: string, path: string): boolean {
   if (key.permission === 'full_access') return true;
-  return method === 'POST' && (path === '/emails' || path === '/emails/batch');
+  const route = path.length > 1 ? path.replace(/\/$/, '') : path; // the router takes `/emails/` too
+  return method === 'POST' && (route === '/emails' || route === '/emails/batch');
 }
 
 const TOUCH_EVERY_MS = 60_000;

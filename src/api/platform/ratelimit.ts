@@ -11,7 +11,17 @@ export class RateLimiter {
 
   constructor(private readonly limit: number) {}
 
+  /** Count one request of `team` and decide on it. */
   take(team: string, now = Date.now()): RateDecision {
+    return this.decide(team, now, true);
+  }
+
+  /** The team's current window, without counting a request. */
+  peek(team: string, now = Date.now()): RateDecision {
+    return this.decide(team, now, false);
+  }
+
+  private decide(team: string, now: number, count: boolean): RateDecision {
     const windowStart = now - (now % 1000);
     let w = this.windows.get(team);
     if (!w || w.start !== windowStart) {
@@ -20,7 +30,7 @@ export class RateLimiter {
       if (this.windows.size > 10_000) this.prune(windowStart);
     }
     const allowed = w.count < this.limit;
-    if (allowed) w.count++;
+    if (allowed && count) w.count++;
     const reset = Math.max(1, Math.ceil((windowStart + 1000 - now) / 1000));
     const headers: Record<string, string> = {
       'ratelimit-limit': String(this.limit),
@@ -28,7 +38,7 @@ export class RateLimiter {
       'ratelimit-reset': String(reset),
       'ratelimit-policy': `${this.limit};w=1`,
     };
-    if (!allowed) headers['retry-after'] = String(reset);
+    if (!allowed && count) headers['retry-after'] = String(reset);
     return { allowed, headers };
   }
 
