@@ -8,6 +8,7 @@ import { flushRequestLog } from './api/platform/requestlog';
 import { DeliveryEngine } from './delivery';
 import { WebhookDispatcher } from './events/webhooks';
 import { RateLimiter } from './api/platform/ratelimit';
+import { BroadcastSender } from './broadcasts/runner';
 
 export interface Services {
   config: Config;
@@ -19,6 +20,8 @@ export interface Services {
   delivery: DeliveryEngine;
   /** The webhook outbox worker; started like `delivery`. */
   webhooks: WebhookDispatcher;
+  /** Background broadcast sends (src/broadcasts/runner.ts); the scheduler releases due ones. */
+  broadcasts: BroadcastSender;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission (api-reference §6). */
   limiter: RateLimiter;
 }
@@ -32,11 +35,16 @@ export function createServices(config: Config): Services {
   const events = new Events(store);
   const limiter = new RateLimiter(config.limits.requests_per_second);
   const base = { config, store, dns, domains, events, limiter };
-  return { ...base, delivery: new DeliveryEngine(base), webhooks: new WebhookDispatcher(base) };
+  const svc = { ...base, delivery: new DeliveryEngine(base), webhooks: new WebhookDispatcher(base) } as Services;
+  // The broadcast sender calls the sending core, which takes the finished Services.
+  svc.broadcasts = new BroadcastSender(svc);
+  return svc;
 }
 
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
+  // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
+  await svc.broadcasts.stop();
   await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
   await flushRequestLog(svc.store);
   await svc.store.close();

@@ -25,6 +25,7 @@ import { emailsRoutes } from './resources/emails';
 import { downloadsRoutes } from './resources/downloads';
 import { receivingRoutes } from './resources/receiving';
 import { webhooksRoutes } from './resources/webhooks';
+import { unsubscribeRoutes, UNSUBSCRIBE_PREFIX } from './resources/unsubscribe';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
 export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
@@ -50,6 +51,8 @@ function createBase() {
       }),
     )
     .onParse(async ({ request }) => {
+      // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
+      if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PREFIX)) return {};
       const s = stateOf(request);
       // The key's format is checked before the body is read (api-reference §3.3).
       if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
@@ -101,6 +104,7 @@ export function buildApp(svc: Services) {
     }, { detail: { hide: true } });
   healthRoutes(app);
   downloadsRoutes(app, svc);
+  unsubscribeRoutes(app, svc);
   receivingRoutes(app, svc);
   emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);

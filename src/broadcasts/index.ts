@@ -80,14 +80,27 @@ export function checkSendable(store: Store, b: BroadcastRec): void {
 }
 
 /**
+ * A started broadcast's key in the broadcast due index: its scheduled time, or 0 (due now) when it
+ * was sent at once. The entry stays until the broadcast is `sent` (or cancelled, deleted, refused),
+ * so a send interrupted by a crash is found and resumed after the restart.
+ */
+export const dueKey = (b: Pick<BroadcastRec, 'scheduled_at'>): number => (b.scheduled_at ? Date.parse(b.scheduled_at) : 0);
+
+/**
  * Inside a transaction, after `checkSendable`: start sending a draft — `scheduled` when a future
- * time is given, else `queued`. This is where the sending core plugs in: it creates the recipient
- * emails of a queued broadcast (and marks it `sent`); the scheduler starts due scheduled ones.
+ * time is given, else `queued` — and put it in the due index (persist before acting). The caller
+ * then starts a queued one (`svc.broadcasts.start`); the scheduler starts due scheduled ones.
  */
 export function startBroadcast(store: Store, b: BroadcastRec, scheduledAt: string | null): BroadcastRec {
   const next: BroadcastRec = { ...b, status: scheduledAt ? 'scheduled' : 'queued', scheduled_at: scheduledAt };
   store.broadcasts.putInTxn(next);
+  store.broadcastSchedule.addInTxn(dueKey(next), next.team_id, next.id);
   return next;
+}
+
+/** Inside a transaction: a scheduled or queued broadcast leaves the due index (cancel, delete, refusal). */
+export function unscheduleInTxn(store: Store, b: BroadcastRec): void {
+  if (b.status === 'scheduled' || b.status === 'queued') store.broadcastSchedule.removeInTxn(dueKey(b), b.team_id, b.id);
 }
 
 /** Throw unless the broadcast may be edited (PATCH). */

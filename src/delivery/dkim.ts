@@ -6,6 +6,16 @@
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import type { DomainRec } from '../store';
 
+// The header fields signed: mailauth's default list (RFC 6376 §5.4.1's recommendation) plus
+// List-Unsubscribe-Post, which RFC 8058 §4 requires the signature to cover for one-click
+// unsubscribe (broadcasts). Fields absent from a message are simply not signed.
+const SIGNED_HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
+  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'Resent-Date', 'Resent-From', 'Resent-Sender',
+  'Resent-To', 'Resent-Cc', 'Resent-Message-ID', 'In-Reply-To', 'References', 'List-Id', 'List-Help',
+  'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive', 'BIMI-Selector',
+].join(':');
+
 export class DkimError extends Error {}
 
 export async function signMessage(raw: Uint8Array, d: Pick<DomainRec, 'name' | 'dkim'>): Promise<Buffer> {
@@ -16,6 +26,7 @@ export async function signMessage(raw: Uint8Array, d: Pick<DomainRec, 'name' | '
     privateKey: d.dkim.private_key,
     algorithm: 'rsa-sha256',
     canonicalization: 'relaxed/relaxed',
+    headerList: SIGNED_HEADERS,
   };
   // The signer reads its signatures from `signatureData` only; the top-level fields satisfy the type.
   const { signatures, errors } = await dkimSign(message, { ...signature, signatureData: [signature] });

@@ -19,7 +19,7 @@ import { Verp } from './verp';
 import { DueWorker } from '../scheduler/due-worker';
 
 /** What the engine needs; `Services` without the background workers. */
-export type DeliveryDeps = Omit<Services, 'delivery' | 'webhooks'>;
+export type DeliveryDeps = Omit<Services, 'delivery' | 'webhooks' | 'broadcasts'>;
 
 export interface EngineOptions {
   /** Attempts in flight at once, across all destinations. */

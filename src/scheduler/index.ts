@@ -1,4 +1,4 @@
-// Background jobs on croner: due scheduled sends, retention/idempotency sweeps, DNS re-checks.
+// Background jobs on croner: due scheduled sends and broadcasts, retention/idempotency sweeps, DNS re-checks.
 import { Cron } from 'croner';
 import type { Services } from '../services';
 import { log } from '../log';
@@ -20,6 +20,9 @@ export function startScheduler(svc: Services): Scheduler {
   // Scheduled sends: every second, read the due head of the schedule index (restart-safe: on the
   // first tick after a restart everything overdue goes out).
   job('scheduled-sends', '* * * * * *', () => releaseDue(svc));
+  // Broadcasts: due scheduled ones start, queued ones a restart interrupted resume (the first tick
+  // after start-up finds them).
+  job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
   // TTL sweep: reads only the expired head of the TTL index.
   job('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.ttl.sweep();

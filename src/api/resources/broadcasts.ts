@@ -11,7 +11,7 @@ import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../errors';
 import { newId, nowIso } from '../../ids';
 import { parseScheduledAt } from '../../sending/schedule';
-import { contentFields, checkSendable, startBroadcast, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
+import { contentFields, checkSendable, startBroadcast, unscheduleInTxn, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
 
 const tags = ['Broadcasts'];
 const Str = (field: string) => t.String({ error: `The \`${field}\` field must be a string.` });
@@ -64,7 +64,8 @@ const summary = (b: BroadcastRec) => ({
   sent_at: b.sent_at,
 });
 
-export function broadcastsRoutes(app: App, { store }: Services) {
+export function broadcastsRoutes(app: App, svc: Services) {
+  const { store } = svc;
   /** Inside a transaction: the team's broadcast or 404. */
   const load = (team: string, id: string) => {
     const b = store.broadcasts.get(team, id);
@@ -101,6 +102,8 @@ export function broadcastsRoutes(app: App, { store }: Services) {
       };
       if (body.send) checkSendable(store, b);
       await store.transaction(() => (body.send ? startBroadcast(store, b, at) : store.broadcasts.putInTxn(b)));
+      // The emails are created in the background: the answer does not wait for thousands of them.
+      if (body.send && !at) svc.broadcasts.start(team, b.id);
       set.status = 201;
       return { object: 'broadcast', id: b.id };
     },
@@ -140,8 +143,11 @@ export function broadcastsRoutes(app: App, { store }: Services) {
       const { team } = caller(request);
       const id = pathId(params.id);
       await store.transaction(() => {
-        checkDeletable(load(team, id));
+        const b = load(team, id);
+        checkDeletable(b);
+        unscheduleInTxn(store, b);
         store.broadcasts.removeInTxn(team, id);
+        store.broadcastProgress.clearInTxn(team, id);
       });
       return { object: 'broadcast', id, deleted: true };
     },
@@ -159,6 +165,7 @@ export function broadcastsRoutes(app: App, { store }: Services) {
         checkSendable(store, b);
         startBroadcast(store, b, at);
       });
+      if (!at) svc.broadcasts.start(team, id);
       return { id };
     },
     { body: t.Object({ scheduled_at: ScheduledAt }), detail: { summary: 'Send or schedule a draft broadcast', tags } },
@@ -172,6 +179,7 @@ export function broadcastsRoutes(app: App, { store }: Services) {
       await store.transaction(() => {
         const b = load(team, id);
         checkCancelable(b);
+        unscheduleInTxn(store, b);
         store.broadcasts.putInTxn({ ...b, status: 'draft', scheduled_at: null });
       });
       return { object: 'broadcast', id };

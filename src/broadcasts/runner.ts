@@ -1,0 +1,61 @@
+// Runs broadcast sends in the background, at most one per broadcast in this process: the HTTP
+// answer to a send does not wait for thousands of emails. The broadcast due index is the durable
+// to-do list (persist before acting): every scheduled or queued broadcast has an entry until it is
+// `sent`, so the scheduler job (`releaseDue`, every second, and so on start-up) starts scheduled
+// ones when due and resumes queued ones a crash or shutdown interrupted.
+import type { Services } from '../services';
+import { log } from '../log';
+import { dueKey } from '.';
+import { sendBroadcast } from './send';
+
+export class BroadcastSender {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+
+  constructor(private readonly svc: Services) {}
+
+  /** Start creating a queued broadcast's emails; no-op while it already runs here or after stop(). */
+  start(team: string, broadcastId: string): void {
+    const key = `${team}/${broadcastId}`;
+    if (this.abort.signal.aborted || this.running.has(key)) return;
+    const run = sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal })
+      .then((outcome) => {
+        if (outcome === 'sent') log.info('broadcast.sent', { team_id: team, broadcast_id: broadcastId });
+      })
+      // Left queued: the job tries again on its next tick.
+      .catch((e) => log.error('broadcast.send_failed', { team_id: team, broadcast_id: broadcastId, error: String((e as Error)?.stack ?? e) }))
+      .finally(() => this.running.delete(key));
+    this.running.set(key, run);
+  }
+
+  /**
+   * The scheduler job: due scheduled broadcasts become `queued`, and every due queued broadcast not
+   * running here is started. Stale entries (cancelled, deleted, already sent) are dropped.
+   */
+  async releaseDue(now = Date.now()): Promise<void> {
+    const { store } = this.svc;
+    const due = store.broadcastSchedule.due(now).filter((d) => !this.running.has(`${d.team}/${d.id}`));
+    if (due.length === 0 || this.abort.signal.aborted) return;
+    const ready = await store.transaction(() =>
+      due.filter(({ due: at, team, id }) => {
+        const b = store.broadcasts.get(team, id);
+        const current = b && (b.status === 'scheduled' || b.status === 'queued') && dueKey(b) === at;
+        if (!current) store.broadcastSchedule.removeInTxn(at, team, id);
+        else if (b.status === 'scheduled') store.broadcasts.putInTxn({ ...b, status: 'queued' });
+        return current;
+      }),
+    );
+    for (const { team, id } of ready) this.start(team, id);
+  }
+
+  /** Resolves once no send is running (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Stop starting sends; running ones stop after their current batch (they resume after a restart). */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.idle();
+  }
+}

@@ -1,0 +1,160 @@
+// Sending a queued broadcast (api-reference §13): one ordinary email per recipient, each through
+// the one sending core (`prepare` → `commit`, SPEC.md §2), so suppressions, MIME, the delivery
+// queue and events work exactly as for any other email. Emails are committed in batches, and each
+// batch records which contacts it covered in the same transaction (store/broadcast-progress.ts):
+// a send interrupted by a crash resumes with the contacts not yet covered, and nobody gets two.
+// The last batch's transaction marks the broadcast `sent`.
+//
+// A `from` domain that is no longer verified when the emails are created: the broadcast goes back
+// to `draft` (logged), with the emails made so far kept. That is the state a user can act on —
+// verify the domain or change `from`, then send again (contacts already covered are skipped). The
+// alternative, one `failed` email per recipient, would fill the email list with copies of one error.
+import type { Services } from '../services';
+import type { BroadcastRec, ContactRec } from '../store';
+import type { EmailInput } from '../sending/types';
+import { ApiError } from '../api/errors';
+import { nowIso } from '../ids';
+import { log } from '../log';
+import { prepare, commit, type Prepared } from '../sending/submit';
+import { addressField } from '../sending/address';
+import { sendingDomain } from '../sending/sender';
+import { SignedLinks } from '../links/signed';
+import { renderPlaceholders, withPreheader, type Recipient } from './placeholders';
+import { unscheduleInTxn } from '.';
+
+/** Emails per transaction: large enough to batch the fsync, small enough to keep commits short. */
+export const BATCH_SIZE = 100;
+
+/** sent: done; refused: back to draft (domain); stopped: shutdown, resumes later; skipped: nothing to do. */
+export type SendOutcome = 'sent' | 'refused' | 'stopped' | 'skipped';
+
+export interface SendOptions {
+  /** Checked between batches: shutting down stops after the batch in hand (the rest resumes later). */
+  signal?: AbortSignal;
+  batchSize?: number;
+}
+
+/** The broadcast changed under a batch (not queued any more, or contacts already covered): nothing of the batch was written. */
+class StaleBatch extends Error {}
+
+/** Create the recipient emails of a `queued` broadcast and mark it `sent`. Anything else is left alone. */
+export async function sendBroadcast(svc: Services, team: string, broadcastId: string, opts: SendOptions = {}): Promise<SendOutcome> {
+  const { store } = svc;
+  const b = store.broadcasts.get(team, broadcastId);
+  if (!b || b.status !== 'queued') return 'skipped';
+  const refusal = domainRefusal(svc, b);
+  if (refusal) return refuse(svc, b, refusal);
+  const links = new SignedLinks(store.secrets, svc.config.public_url);
+  const todo = pendingRecipients(svc, b);
+  const size = opts.batchSize ?? BATCH_SIZE;
+  // At least one commit: an empty segment (or a resumed, fully covered one) still ends `sent`.
+  for (let i = 0; i === 0 || i < todo.length; i += size) {
+    if (opts.signal?.aborted) return 'stopped';
+    const last = i + size >= todo.length;
+    // contact id → email id, or null when the contact is skipped (unsubscribed meanwhile, refused address).
+    const covered = new Map<string, string | null>();
+    const prepared: Prepared[] = [];
+    const results = await Promise.allSettled(
+      todo.slice(i, i + size).map(async (id) => {
+        // Read again: a contact may have unsubscribed or left since the list was made.
+        const c = store.contacts.get(team, id);
+        if (!c || c.unsubscribed) return { id, p: null };
+        const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id }) };
+        return { id, p: await prepare(svc, { team, key: null, broadcastId: b.id }, emailFor(b, r)) };
+      }),
+    );
+    for (const [k, r] of results.entries()) {
+      const id = todo[i + k];
+      if (r.status === 'fulfilled') {
+        covered.set(id, r.value.p?.email.id ?? null);
+        if (r.value.p) prepared.push(r.value.p);
+        continue;
+      }
+      if (!(r.reason instanceof ApiError)) throw r.reason;
+      // 403: the domain lost its verification mid-way.
+      if (r.reason.statusCode === 403) return refuse(svc, b, r.reason);
+      log.warn('broadcast.recipient_skipped', { team_id: team, broadcast_id: b.id, contact_id: id, reason: r.reason.message });
+      covered.set(id, null);
+    }
+    try {
+      await commit(svc, prepared, () => {
+        const cur = store.broadcasts.get(team, b.id);
+        if (!cur || cur.status !== 'queued') throw new StaleBatch();
+        for (const [contact, email] of covered) {
+          if (store.broadcastProgress.has(team, b.id, contact)) throw new StaleBatch();
+          store.broadcastProgress.putInTxn(team, b.id, contact, email);
+        }
+        if (last) {
+          store.broadcasts.putInTxn({ ...cur, status: 'sent', sent_at: nowIso() });
+          unscheduleInTxn(store, cur);
+          store.broadcastProgress.clearInTxn(team, b.id);
+        }
+      });
+    } catch (e) {
+      if (!(e instanceof StaleBatch)) throw e;
+      return 'skipped';
+    }
+  }
+  return 'sent';
+}
+
+/**
+ * Contacts still to email, in segment order: members with `unsubscribed: false`, one per address
+ * (compared case-insensitively), without those an earlier run already covered.
+ */
+function pendingRecipients(svc: Services, b: BroadcastRec): string[] {
+  const { store } = svc;
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const id of store.memberships.contactsOf(b.team_id, b.segment_id)) {
+    const c: ContactRec | undefined = store.contacts.get(b.team_id, id);
+    if (!c || c.unsubscribed) continue;
+    const address = c.email.toLowerCase();
+    if (seen.has(address)) continue;
+    seen.add(address);
+    if (!store.broadcastProgress.has(b.team_id, b.id, id)) out.push(id);
+  }
+  return out;
+}
+
+/** One recipient's email: placeholders rendered (§13.4), unsubscribe headers set. */
+function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
+  const html = b.html ? renderPlaceholders(b.html, r, 'html') : null;
+  const preview = b.preview_text ? renderPlaceholders(b.preview_text, r, 'text') : null;
+  return {
+    from: b.from,
+    to: r.contact.email,
+    subject: renderPlaceholders(b.subject, r, 'header'),
+    html: html && preview ? withPreheader(html, preview) : html,
+    // null: the core derives the text part from the html.
+    text: b.text ? renderPlaceholders(b.text, r, 'text') : b.text,
+    reply_to: b.reply_to ?? undefined,
+    headers: {
+      // RFC 2369 §3.2: the URL in angle brackets; RFC 8058 §3.1: a POST of this body unsubscribes.
+      'List-Unsubscribe': `<${r.unsubscribeUrl}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+  };
+}
+
+function domainRefusal(svc: Services, b: BroadcastRec): ApiError | null {
+  try {
+    sendingDomain(svc.store, b.team_id, addressField('from', b.from));
+    return null;
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+}
+
+/** Back to draft (see the top of this file); emails already created stay. */
+async function refuse(svc: Services, b: BroadcastRec, why: ApiError): Promise<SendOutcome> {
+  await svc.store.transaction(() => {
+    const cur = svc.store.broadcasts.get(b.team_id, b.id);
+    if (cur?.status !== 'queued') return;
+    unscheduleInTxn(svc.store, cur);
+    svc.store.broadcasts.putInTxn({ ...cur, status: 'draft', scheduled_at: null });
+  });
+  log.warn('broadcast.refused', { team_id: b.team_id, broadcast_id: b.id, reason: why.message });
+  return 'refused';
+}
