@@ -62,7 +62,7 @@ export function renderPlaceholders(template: string, r: Recipient, ctx: Placehol
  */
 export function withPreheader(html: string, preview: string): string {
   const div =
-    '<div style="display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">' +
+    '<div data-preheader style="display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">' +
     `${escapeHtml(preview)}</div>`;
   const body = /<body\b[^>]*>/i.exec(html);
   if (!body) return div + html;

@@ -15,11 +15,13 @@ export interface ComposeOptions {
   textFromHtml?: boolean;
 }
 
-// A plain-text rendering for clients that do not show html; images carry no text worth keeping.
+// A plain-text rendering for clients that do not show html; images carry no text worth keeping,
+// and a hidden preheader (broadcasts' preview_text) is for inbox lists, not the message text.
 const htmlToText = compile({
   wordwrap: 78,
   selectors: [
     { selector: 'img', format: 'skip' },
+    { selector: '[data-preheader]', format: 'skip' },
     { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
   ],
 });

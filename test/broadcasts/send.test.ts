@@ -343,7 +343,7 @@ describe('placeholders (§13.4)', () => {
   });
 
   test('the preheader goes right after <body>, or first', () => {
-    expect(withPreheader('<body class="x"><p>a</p></body>', '<b>')).toMatch(/^<body class="x"><div style="display:none;[^"]*">&lt;b&gt;<\/div><p>a<\/p>/);
+    expect(withPreheader('<body class="x"><p>a</p></body>', '<b>')).toMatch(/^<body class="x"><div data-preheader style="display:none;[^"]*">&lt;b&gt;<\/div><p>a<\/p>/);
     expect(withPreheader('<p>a</p>', 'p')).toMatch(/^<div [^>]*>p<\/div><p>a<\/p>$/);
   });
 });

@@ -111,6 +111,12 @@ describe('composeMime', () => {
     expect(parsed.text).not.toContain('<');
   });
 
+  test('a hidden preheader stays out of the derived text', async () => {
+    const { parsed } = await compose({ html: '<body><div data-preheader style="display:none">Sneak peek</div><p>Hello</p></body>' });
+    expect(parsed.html).toContain('Sneak peek');
+    expect(parsed.text?.trim()).toBe('Hello');
+  });
+
   test('text "" means no text part; textFromHtml false too', async () => {
     for (const { raw, parsed } of [await compose({ html: '<p>Only html</p>', text: '' }), await compose({ html: '<p>Only html</p>' }, { textFromHtml: false })]) {
       expect(header(raw, 'Content-Type')[0]).toStartWith('Content-Type: text/html');
