@@ -128,7 +128,7 @@ describe('sending', () => {
     expect(ann.html).toContain('>News for Ann &amp; co</div><p>Hello Ann of Ann &amp; &lt;Co&gt;</p>');
     expect(ann.html).toContain('<p>{{{unknown.key}}} Ann!</p>');
     expect(ann.html).toContain(`<a href="${url}">Unsubscribe</a>`);
-    expect(ann.html).toMatch(/<body><div style="display:none;[^"]*">News for Ann &amp; co<\/div>/);
+    expect(ann.html).toMatch(/<body><div data-preheader style="display:none;[^"]*">News for Ann &amp; co<\/div>/);
     expect(ann.text!.trim()).toBe(`Hello Ann <ann@dest.test> of Ann & <Co>: ${url} {{{other}}}`);
 
     const bob = await simpleParser(w.sink.to('Bob@dest.test')[0].raw);
