@@ -63,7 +63,7 @@ export function createHandler(svc: Services) {
       userAgent: req.headers.get('user-agent'),
       startedAt,
       requestBody: s.body,
-      responseBody: s.responseBody,
+      responseJson: s.responseJson,
     });
     return res;
   };

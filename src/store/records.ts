@@ -99,6 +99,7 @@ export interface LogRec extends Rec {
   response_status: number;
   user_agent: string | null;
   duration_ms: number;
-  request_body: unknown;
-  response_body: unknown;
+  /** Bodies as JSON text (redacted), or null: a string costs far less to store than its object. */
+  request_json: string | null;
+  response_json: string | null;
 }

@@ -109,7 +109,7 @@ describe('TTL sweep', () => {
   test('removes expired records through the TTL index only', async () => {
     const old = { id: newId(), team_id: TEAM, created_at: new Date(Date.now() - 40 * 86_400_000).toISOString() };
     const fresh = { id: newId(), team_id: TEAM, created_at: nowIso() };
-    const base = { api_key_id: 'k', endpoint: '/x', method: 'GET', response_status: 200, user_agent: null, duration_ms: 1, request_body: null, response_body: null };
+    const base = { api_key_id: 'k', endpoint: '/x', method: 'GET', response_status: 200, user_agent: null, duration_ms: 1, request_json: null, response_json: null };
     await store.logs.put({ ...old, ...base });
     await store.logs.put({ ...fresh, ...base });
     expect(await store.ttl.sweep()).toBe(1);

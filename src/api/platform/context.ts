@@ -9,8 +9,8 @@ export interface RequestState {
   path: string;
   /** Parsed JSON body (for the request log), undefined when there was none. */
   body?: unknown;
-  /** JSON body of the response as sent (for the request log). */
-  responseBody?: unknown;
+  /** The response body as sent, JSON text (for the request log). */
+  responseJson?: string;
 }
 
 const states = new WeakMap<Request, RequestState>();

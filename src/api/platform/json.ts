@@ -6,8 +6,9 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export function jsonResponse(req: Request | null, status: number, body: unknown, headers: Record<string, string> = {}): Response {
   const s = req ? stateOf(req) : undefined;
-  if (s) s.responseBody = body;
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': CONTENT_TYPE, ...headers } });
+  const text = JSON.stringify(body);
+  if (s) s.responseJson = text;
+  return new Response(text, { status, headers: { 'content-type': CONTENT_TYPE, ...headers } });
 }
 
 export function errorResponse(req: Request | null, err: ApiError): Response {

@@ -10,10 +10,13 @@ const TOKEN_ANYWHERE = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/g;
 const SECRET_ANYWHERE = /whsec_[A-Za-z0-9+/]{32}/g;
 const MAX_STRING = 64 * 1024;
 
+/** Tokens and secrets masked in a piece of text (a string value, or a whole JSON document). */
+const mask = (text: string) => text.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`).replace(SECRET_ANYWHERE, 'whsec_…');
+
 /** Copy of a body safe to keep: attachment content → "[n bytes]", tokens masked, huge strings cut. */
 export function redact(value: unknown): unknown {
   if (typeof value === 'string') {
-    const masked = value.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`).replace(SECRET_ANYWHERE, 'whsec_…');
+    const masked = mask(value);
     return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
   }
   if (Array.isArray(value)) return value.map(redact);
@@ -41,8 +44,17 @@ export interface LogInput {
   status: number;
   userAgent: string | null;
   startedAt: number;
+  /** Already redacted when parsed (app.ts). */
   requestBody: unknown;
-  responseBody: unknown;
+  responseJson: string | undefined;
+}
+
+/** A response body kept for the log: masked, and too large ones (a long email's html) summarised. */
+const MAX_RESPONSE = 256 * 1024;
+function responseText(json: string | undefined): string | null {
+  if (json === undefined) return null;
+  if (json.length > MAX_RESPONSE) return JSON.stringify({ truncated: true, bytes: Buffer.byteLength(json) });
+  return mask(json);
 }
 
 /** Entries waiting for the next batched commit, per store. */
@@ -72,8 +84,8 @@ export function recordRequest(store: Store, e: LogInput): void {
     response_status: e.status,
     user_agent: e.userAgent,
     duration_ms: Math.round((performance.now() - e.startedAt) * 100) / 100,
-    request_body: e.requestBody === undefined ? null : e.requestBody, // redacted when parsed
-    response_body: e.responseBody === undefined ? null : redact(e.responseBody),
+    request_json: e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
+    response_json: responseText(e.responseJson),
   };
   const batch = pending.get(store);
   if (batch?.length) batch.push(rec);

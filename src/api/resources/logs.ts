@@ -18,6 +18,8 @@ const summary = (l: LogRec) => ({
   user_agent: l.user_agent,
 });
 
+const parse = (json: string | null) => (json === null ? null : JSON.parse(json));
+
 /** Entries are written behind responses: flush them and wait for every pending commit. */
 async function settled(store: Store) {
   await flushRequestLog(store);
@@ -43,7 +45,7 @@ export function logsRoutes(app: App, { store }: Services) {
       await settled(store);
       const l = store.logs.get(team, id);
       if (!l) throw errors.notFound('Log');
-      return { object: 'log', ...summary(l), duration_ms: l.duration_ms, request_body: l.request_body, response_body: l.response_body };
+      return { object: 'log', ...summary(l), duration_ms: l.duration_ms, request_body: parse(l.request_json), response_body: parse(l.response_json) };
     },
     { detail: { summary: 'Retrieve an API request log', tags } },
   );
