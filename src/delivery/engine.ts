@@ -107,7 +107,8 @@ export class DeliveryEngine {
       const d = key.slice(0, key.indexOf('\u0000'));
       perDomain.set(d, (perDomain.get(d) ?? 0) + 1);
     }
-    const cap = this.pool.perDestination;
+    // A few attempts queued behind each open connection keep it busy; more would only wait.
+    const cap = this.pool.perDestination * 4;
     return store.transaction(() => {
       const now = Date.now();
       const out: Claimed[] = [];
