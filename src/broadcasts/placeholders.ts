@@ -27,7 +27,8 @@ export function escapeHtml(s: string): string {
  */
 function lookup(key: string, r: Recipient): string | null | undefined {
   if (key === 'RESEND_UNSUBSCRIBE_URL') return r.unsubscribeUrl;
-  const field = ALIASES[key] ?? (key.startsWith('contact.') ? key.slice('contact.'.length) : undefined);
+  // Own keys only: `{{{constructor}}}` is no placeholder (api-reference §13.4: left untouched).
+  const field = Object.hasOwn(ALIASES, key) ? ALIASES[key] : key.startsWith('contact.') ? key.slice('contact.'.length) : undefined;
   if (!field) return undefined;
   const c = r.contact;
   if (field === 'first_name') return c.first_name;

@@ -6,10 +6,15 @@
 import type { Services } from '../services';
 import { log } from '../log';
 import { dueKey } from '.';
-import { sendBroadcast } from './send';
+import { sendBroadcast, returnToDraft } from './send';
+
+/** Consecutive failures of one broadcast's send before it goes back to draft (with the reason logged). */
+const MAX_FAILURES = 5;
 
 export class BroadcastSender {
   private readonly running = new Map<string, Promise<void>>();
+  /** Unexpected failures per broadcast, and when the next try is allowed (doubling from 1 s). */
+  private readonly failures = new Map<string, { count: number; notBefore: number }>();
   private readonly abort = new AbortController();
 
   constructor(private readonly svc: Services) {}
@@ -18,12 +23,22 @@ export class BroadcastSender {
   start(team: string, broadcastId: string): void {
     const key = `${team}/${broadcastId}`;
     if (this.abort.signal.aborted || this.running.has(key)) return;
+    if ((this.failures.get(key)?.notBefore ?? 0) > Date.now()) return;
     const run = sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal })
       .then((outcome) => {
+        this.failures.delete(key);
         if (outcome === 'sent') log.info('broadcast.sent', { team_id: team, broadcast_id: broadcastId });
       })
-      // Left queued: the job tries again on its next tick.
-      .catch((e) => log.error('broadcast.send_failed', { team_id: team, broadcast_id: broadcastId, error: String((e as Error)?.stack ?? e) }))
+      .catch(async (e) => {
+        // Left queued and tried again later, backing off; one that keeps failing goes back to draft.
+        const count = (this.failures.get(key)?.count ?? 0) + 1;
+        this.failures.set(key, { count, notBefore: Date.now() + 1000 * 2 ** (count - 1) });
+        log.error('broadcast.send_failed', { team_id: team, broadcast_id: broadcastId, failures: count, error: String((e as Error)?.stack ?? e) });
+        if (count >= MAX_FAILURES) {
+          this.failures.delete(key);
+          await returnToDraft(this.svc, { team_id: team, id: broadcastId }, `sending failed ${count} times: ${(e as Error)?.message ?? e}`);
+        }
+      })
       .finally(() => this.running.delete(key));
     this.running.set(key, run);
   }

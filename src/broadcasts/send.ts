@@ -54,13 +54,16 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
     // contact id → email id, or null when the contact is skipped (unsubscribed meanwhile, refused address).
     const covered = new Map<string, string | null>();
     const prepared: Prepared[] = [];
+    const recipientOf = new Map<Prepared, ContactRec>();
     const results = await Promise.allSettled(
       todo.slice(i, i + size).map(async (id) => {
         // Read again: a contact may have unsubscribed or left since the list was made.
         const c = store.contacts.get(team, id);
         if (!c || c.unsubscribed) return { id, p: null };
         const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id }) };
-        return { id, p: await prepare(svc, { team, key: null, broadcastId: b.id }, emailFor(b, r)) };
+        const p = await prepare(svc, { team, key: null, broadcastId: b.id }, emailFor(b, r));
+        recipientOf.set(p, c);
+        return { id, p };
       }),
     );
     for (const [k, r] of results.entries()) {
@@ -77,6 +80,15 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
       covered.set(id, null);
     }
     try {
+      // Inside the commit: a contact who unsubscribed, left the segment or changed address while
+      // the batch was being built is skipped (recorded as covered without an email).
+      const stillWanted = (p: Prepared) => {
+        const c = recipientOf.get(p)!;
+        const cur = store.contacts.get(team, c.id);
+        const ok = !!cur && !cur.unsubscribed && cur.email.toLowerCase() === c.email.toLowerCase() && store.memberships.has(team, b.segment_id, c.id);
+        if (!ok) covered.set(c.id, null);
+        return ok;
+      };
       await commit(svc, prepared, () => {
         const cur = store.broadcasts.get(team, b.id);
         if (!cur || cur.status !== 'queued') throw new StaleBatch();
@@ -89,7 +101,7 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
           unscheduleInTxn(store, cur);
           store.broadcastProgress.clearInTxn(team, b.id);
         }
-      });
+      }, stillWanted);
     } catch (e) {
       if (!(e instanceof StaleBatch)) throw e;
       return 'skipped';
@@ -149,12 +161,17 @@ function domainRefusal(svc: Services, b: BroadcastRec): ApiError | null {
 
 /** Back to draft (see the top of this file); emails already created stay. */
 async function refuse(svc: Services, b: BroadcastRec, why: ApiError): Promise<SendOutcome> {
+  return returnToDraft(svc, b, why.message);
+}
+
+/** Take a queued broadcast back to `draft` (unscheduled), so its owner can fix it and send again. */
+export async function returnToDraft(svc: Services, b: Pick<BroadcastRec, 'team_id' | 'id'>, reason: string): Promise<SendOutcome> {
   await svc.store.transaction(() => {
     const cur = svc.store.broadcasts.get(b.team_id, b.id);
     if (cur?.status !== 'queued') return;
     unscheduleInTxn(svc.store, cur);
     svc.store.broadcasts.putInTxn({ ...cur, status: 'draft', scheduled_at: null });
   });
-  log.warn('broadcast.refused', { team_id: b.team_id, broadcast_id: b.id, reason: why.message });
+  log.warn('broadcast.refused', { team_id: b.team_id, broadcast_id: b.id, reason });
   return 'refused';
 }

@@ -106,7 +106,7 @@ export class DueWorker<C, R> {
           // A failing claim (full disk, a bad record) must not spin: back off up to a minute.
           this.backoff = Math.min(this.backoff ? this.backoff * 2 : BUSY_POLL_MS, MAX_SLEEP_MS);
           log.error(`${this.name}.claim_failed`, { error: String(e), retry_in_ms: this.backoff });
-          await new Promise((r) => setTimeout(r, this.backoff));
+          await this.pause(this.backoff);
           continue;
         }
         for (const c of batch) this.launch(c);
@@ -114,6 +114,18 @@ export class DueWorker<C, R> {
       }
       await this.sleep();
     }
+  }
+
+  /** Wait `ms`, or less if kicked (stop() kicks: shutdown never waits out a backoff). */
+  private async pause(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      this.wakeUp = resolve;
+      timer = setTimeout(resolve, ms);
+    });
+    clearTimeout(timer);
+    this.wakeUp = null;
+    this.woken = false;
   }
 
   /** Wait for a kick, a finished attempt, or the next due time. */

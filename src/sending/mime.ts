@@ -29,11 +29,24 @@ const htmlToText = compile({
 // A lone CR is no line break to nodemailer's CRLF conversion, yet RFC 5322 §2.3 forbids it bare.
 const lines = (s: string) => s.replace(/\r\n?/g, '\n');
 
+/**
+ * The text part derived from html. Pathological markup (thousands of nested tags) can exhaust
+ * html-to-text's recursion: the message then goes without a text part rather than not at all.
+ */
+function derivedText(html: string): string | null {
+  try {
+    return htmlToText(html).trim();
+  } catch (e) {
+    if (e instanceof RangeError) return null;
+    throw e;
+  }
+}
+
 const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.address } : a.address);
 
 export async function composeMime(email: ValidatedEmail, opts: ComposeOptions): Promise<Buffer> {
   // `text` null = derive it; "" = the caller wants no text part (api-reference §7.1).
-  const text = email.text ?? (email.html && opts.textFromHtml !== false ? htmlToText(email.html).trim() : null);
+  const text = email.text ?? (email.html && opts.textFromHtml !== false ? derivedText(email.html) : null);
   const composer = new MailComposer({
     from: mailbox(email.from),
     to: email.to.map(mailbox),

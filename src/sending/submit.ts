@@ -100,11 +100,13 @@ export function commitInTxn(svc: Services, p: Prepared): EmailRec {
 
 /**
  * Persist prepared emails in one flushed commit; `alsoInTxn` runs inside it (the idempotency
- * record, so a replay can never send twice). Wakes the delivery engine afterwards.
+ * record, so a replay can never send twice). `keep`, read inside the transaction before anything is
+ * written, drops emails whose reason to exist ended meanwhile (a broadcast contact who
+ * unsubscribed). Wakes the delivery engine afterwards.
  */
-export async function commit(svc: Services, prepared: Prepared[], alsoInTxn?: () => void): Promise<EmailRec[]> {
+export async function commit(svc: Services, prepared: Prepared[], alsoInTxn?: () => void, keep?: (p: Prepared) => boolean): Promise<EmailRec[]> {
   const saved = await svc.store.transaction(() => {
-    const out = prepared.map((p) => commitInTxn(svc, p));
+    const out = prepared.filter((p) => !keep || keep(p)).map((p) => commitInTxn(svc, p));
     alsoInTxn?.();
     return out;
   });

@@ -340,6 +340,8 @@ describe('placeholders (§13.4)', () => {
     expect(renderPlaceholders('{{{contact.first_name}}}.', r, 'text')).toBe('.');
     const multiline = { ...r, contact: { ...r.contact, first_name: 'A\r\nBcc: x@evil.test' } };
     expect(renderPlaceholders('Hi {{{FIRST_NAME}}}', multiline, 'header')).toBe('Hi A Bcc: x@evil.test');
+    // Names an object inherits are no placeholders either.
+    expect(renderPlaceholders('{{{constructor}}} {{{toString|fb}}} {{{__proto__}}}', r, 'text')).toBe('{{{constructor}}} {{{toString|fb}}} {{{__proto__}}}');
   });
 
   test('the preheader goes right after <body>, or first', () => {

@@ -111,6 +111,14 @@ describe('composeMime', () => {
     expect(parsed.text).not.toContain('<');
   });
 
+  test('markup too deeply nested to convert leaves the message without a text part, not unsent', async () => {
+    const email = validateEmail({ from: 'news@acme.test', to: 'ann@example.test', subject: 'Deep', html: `${'<b>'.repeat(20000)}deep` });
+    const raw = await composeMime(email, { messageId: MESSAGE_ID, date: DATE, attachments: [] });
+    const parsed = await simpleParser(raw, { skipHtmlToText: true });
+    expect(parsed.html).toContain('deep');
+    expect(raw.toString()).not.toContain('text/plain');
+  });
+
   test('a hidden preheader stays out of the derived text', async () => {
     const { parsed } = await compose({ html: '<body><div data-preheader style="display:none">Sneak peek</div><p>Hello</p></body>' });
     expect(parsed.html).toContain('Sneak peek');
