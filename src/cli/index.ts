@@ -10,6 +10,7 @@ Commands:
   init [--json]                 create a team, an admin user and a full_access API key
   keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID] [--json]
                                 create an API key
+  backup DEST [--compact]       write a consistent copy of the database to the file DEST (safe while serving)
   version                       print the version
 
 Options:
@@ -41,6 +42,17 @@ export async function main(argv: string[]): Promise<number> {
         });
         const { init } = await import('./init');
         return await init(config(values.config), { json: !!values.json, adminEmail: values['admin-email'] });
+      }
+      case 'backup': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          options: { config: { type: 'string' }, compact: { type: 'boolean' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        if (positionals.length !== 1) throw new UsageError('backup: give the file to write, e.g. `posthorn backup /var/backups/posthorn.mdb`');
+        const { backup } = await import('./backup');
+        return await backup(config(values.config), positionals[0], { compact: !!values.compact });
       }
       case 'keys': {
         const [sub, ...args] = rest;

@@ -1,6 +1,7 @@
 // The command line as a user runs it: real child processes of `bun src/main.ts`.
 import { describe, test, expect, afterAll } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { Store } from '../../src/store';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,6 +44,21 @@ describe('posthorn CLI', () => {
     expect(bad.err).toContain('full_access');
     const missing = run(['keys', 'create'], { POSTHORN_DATA_DIR: data });
     expect(missing.code).toBe(2);
+  });
+
+  test('backup writes a consistent copy that opens as a Posthorn store', async () => {
+    const data = tmp();
+    const creds = JSON.parse(run(['init', '--json'], { POSTHORN_DATA_DIR: data }).out);
+    const dest = join(tmp(), 'copy.mdb');
+    const r = run(['backup', dest], { POSTHORN_DATA_DIR: data });
+    expect(r.code).toBe(0);
+    expect(run(['backup', dest], { POSTHORN_DATA_DIR: data }).code).toBe(1); // never overwrites
+    // Restore: the copy as the database file of a fresh data dir.
+    const restored = tmp();
+    copyFileSync(dest, join(restored, 'posthorn.mdb'));
+    const store = new Store(restored);
+    expect(store.teams.get(creds.team_id, creds.team_id)?.id).toBe(creds.team_id);
+    await store.close();
   });
 
   test('a bad configuration value stops start-up with a message naming the key', () => {
