@@ -15,7 +15,7 @@
  */
 import { parseArgs } from 'node:util';
 import nodemailer from 'nodemailer';
-import { verifiedSendingDomain, startChild, tempDir, call, closedLoop, freePort, fmt, mb, machine, table, fail } from './lib';
+import { verifiedSendingDomain, startChild, tempDir, closedLoop, freePort, fmt, mb, machine, table, fail } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { startSink } from '../../test/helpers/sink';
 import { setQuiet } from '../../src/log';

@@ -14,7 +14,7 @@ import type { Database } from 'lmdb';
 import type {
   TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
 } from './records';
-import type { EmailRec, EventRec, EmailContent } from './email-records';
+import type { EmailRec, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import { InboundStore } from './inbound-records';
 

@@ -2,7 +2,7 @@
 // the alternative is plain text), plain text when it is not or the handshake fails, and a domain
 // with `tls: enforced` never sends in plain text — its mail waits (delayed) instead.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { startPosthorn, type Running } from '../helpers/posthorn';
+import { startPosthorn } from '../helpers/posthorn';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled, eventTypes } from '../helpers/emails';

@@ -4,7 +4,7 @@
 // prefers over the `/emails/:id` parameter whatever the order (api-reference §2 item 15).
 import type { App } from '../app';
 import type { Services } from '../../services';
-import type { ReceivedEmailRec, AttachmentMeta, ReceivedContent } from '../../store';
+import type { ReceivedEmailRec, ReceivedContent } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../errors';
