@@ -1,6 +1,6 @@
 // Configuration: a TOML file (--config PATH or POSTHORN_CONFIG) overlaid by POSTHORN_* environment
 // variables, validated once at start-up. Every key is documented in config.example.toml; a bad value
-// stops start-up with a message naming the key (SPEC.md §4).
+// stops start-up with a message naming the key (README, "Configuration").
 import { readFileSync, existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 
@@ -46,7 +46,7 @@ interface KeyDef {
   max?: number;
 }
 
-/** The operational contract of SPEC.md §4 — names are fixed, other tools depend on them. */
+/** The operational contract (config.example.toml) — names are fixed, other tools depend on them. */
 export const KEYS: KeyDef[] = [
   { key: 'data_dir', env: 'POSTHORN_DATA_DIR', kind: 'string', default: './data' },
   { key: 'public_url', env: 'POSTHORN_PUBLIC_URL', kind: 'url', default: 'http://localhost:3000' },

@@ -30,7 +30,7 @@ export function sha256hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Timestamps: ISO 8601 UTC with milliseconds (api-reference §1.7). */
+/** Timestamps: ISO 8601 UTC with milliseconds (docs/api.md §1.7). */
 export function nowIso(): string {
   return new Date().toISOString();
 }

@@ -1,4 +1,4 @@
-// Structured logs: one JSON object per line on stdout (SPEC.md §4).
+// Structured logs: one JSON object per line on stdout (README, "Logs").
 type Level = 'debug' | 'info' | 'warn' | 'error';
 
 let quiet = process.env.POSTHORN_LOG === 'silent';

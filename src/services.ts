@@ -1,14 +1,16 @@
-// The running parts of one Posthorn process, handed to the API, SMTP and background jobs.
+// The composition root: the one place that builds Posthorn's running parts, in dependency order, and
+// wires them together — the event sinks, which worker the store wakes when work becomes due, and
+// the order of shutdown. Every part receives only what it names in its own deps type.
 import type { Config } from './config';
-import { Store } from './store';
-import { DomainVerifier } from './domains/verify';
+import { openStore, type Store, type StoreOptions } from './store';
 import { Resolver } from './dns/resolver';
+import { DomainVerifier } from './domains/verify';
 import { Events } from './events';
-import { flushRequestLog } from './api/platform/requestlog';
+import { RateLimiter } from './limits/ratelimit';
 import { DeliveryEngine } from './delivery';
-import { WebhookDispatcher } from './events/webhooks';
-import { RateLimiter } from './api/platform/ratelimit';
+import { WebhookDispatcher, fanOut } from './events/webhooks';
 import { BroadcastSender } from './broadcasts/runner';
+import { Feedback } from './feedback';
 
 export interface Services {
   config: Config;
@@ -16,29 +18,48 @@ export interface Services {
   dns: Resolver;
   domains: DomainVerifier;
   events: Events;
-  /** The delivery queue worker; `start()` is called by `serve` (and the test harness). */
-  delivery: DeliveryEngine;
-  /** The webhook outbox worker; started like `delivery`. */
-  webhooks: WebhookDispatcher;
-  /** Background broadcast sends (src/broadcasts/runner.ts); the scheduler releases due ones. */
-  broadcasts: BroadcastSender;
-  /** The per-team request limit, one instance shared by the HTTP API and SMTP submission (api-reference §6). */
+  /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
+  /** The delivery queue's worker; `start()` is called by `serve` (and the test harness). */
+  delivery: DeliveryEngine;
+  /** The webhook outbox's worker; started like `delivery`. */
+  webhooks: WebhookDispatcher;
+  /** Background broadcast sends; the scheduler releases due ones. */
+  broadcasts: BroadcastSender;
+  /** Bounces and complaints arriving at return-path addresses. */
+  feedback: Feedback;
 }
 
-export function createServices(config: Config): Services {
+/** How the store is opened for this configuration (serve and the CLI alike). */
+export function storeOptions(config: Config): StoreOptions {
   // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
   const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
-  const store = new Store(config.data_dir, config.retention.days, Math.max(config.delivery.retry_window, webhookRetries));
+  return { dataDir: config.data_dir, retentionDays: config.retention.days, holdMs: Math.max(config.delivery.retry_window, webhookRetries) };
+}
+
+export async function createServices(config: Config): Promise<Services> {
+  const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
-  const domains = new DomainVerifier(store, dns, config);
-  const events = new Events(store);
-  const limiter = new RateLimiter(config.limits.requests_per_second);
-  const base = { config, store, dns, domains, events, limiter };
-  const svc = { ...base, delivery: new DeliveryEngine(base), webhooks: new WebhookDispatcher(base) } as Services;
-  // The broadcast sender calls the sending core, which takes the finished Services.
-  svc.broadcasts = new BroadcastSender(svc);
-  return svc;
+  const events = new Events();
+  const delivery = new DeliveryEngine({ store, events, dns, config });
+  const webhooks = new WebhookDispatcher({ store, config });
+  // Webhook-visible events fan out to the outbox inside the event's own unit of work.
+  events.onEvent(fanOut);
+  // Work committed to the queue or the outbox wakes the worker that does it.
+  store.on('queue', () => delivery.kick());
+  store.on('outbox', () => webhooks.kick());
+  return {
+    config,
+    store,
+    dns,
+    events,
+    domains: new DomainVerifier(store, dns, config),
+    limiter: new RateLimiter(config.limits.requests_per_second),
+    delivery,
+    webhooks,
+    broadcasts: new BroadcastSender({ store, events, config }),
+    feedback: new Feedback({ store, events }),
+  };
 }
 
 export async function closeServices(svc: Services): Promise<void> {
@@ -46,6 +67,5 @@ export async function closeServices(svc: Services): Promise<void> {
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await svc.broadcasts.stop();
   await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
-  await flushRequestLog(svc.store);
   await svc.store.close();
 }

@@ -1,5 +1,5 @@
 // Configuration: config.example.toml documents every key with its default, environment variables
-// override the file, and bad values stop start-up with a ConfigError naming the key (SPEC.md §4).
+// override the file, and bad values stop start-up with a ConfigError naming the key (README.md, Configuration).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -147,7 +147,7 @@ const config = loadConfig({
     'delivery.mx_port': sink.port,
   },
 });
-const svc = createServices(config);
+const svc = await createServices(config);
 const team = (await createTeam(svc.store)).team_id;
 const dkim = await generateDkimKey();
 const domain = {
@@ -167,14 +167,15 @@ const domain = {
   record_status: { 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const,
   verification: { requested_at: null, checked_at: null, verified_at: nowIso(), degraded_at: null },
 };
-await svc.store.domains.put(domain);
+await svc.store.write(async (tx) => tx.domains.put(domain));
 
-// Queue everything first (not timed), in concurrent transactions that share commits.
+// Queue everything first (not timed), in concurrent units of work that share commits. Their commits
+// wake the delivery engine, which is not started yet: nothing is sent before the clock runs.
 const queuedAt = performance.now();
-const emails = [];
+const emails: Awaited<ReturnType<typeof queueEmail>>[] = [];
 for (let i = 0; i < COUNT; i += 500) {
   const batch = Array.from({ length: Math.min(500, COUNT - i) }, (_, j) =>
-    queueEmail(svc, domain, { to: [`user${i + j}@dest.test`], subject: `Bench ${i + j}`, text: 'A short benchmark message.\n'.repeat(20) }, { kick: false }),
+    queueEmail(svc, domain, { to: [`user${i + j}@dest.test`], subject: `Bench ${i + j}`, text: 'A short benchmark message.\n'.repeat(20) }),
   );
   emails.push(...(await Promise.all(batch)));
 }
@@ -184,18 +185,18 @@ const rssBefore = process.memoryUsage().rss;
 let rssPeak = rssBefore;
 const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
 const t0 = performance.now();
-svc.delivery.start();
-svc.delivery.kick();
+await svc.delivery.start();
 const deadline = Date.now() + 30 * 60_000;
-while (svc.store.queue.size() > 0) {
-  if (Date.now() > deadline) fail(`queue not empty after 30 minutes (${svc.store.queue.size()} entries left)`);
+while ((await svc.store.queue.size()) > 0) {
+  if (Date.now() > deadline) fail(`queue not empty after 30 minutes (${await svc.store.queue.size()} entries left)`);
   await Bun.sleep(5);
 }
 const seconds = (performance.now() - t0) / 1000;
 clearInterval(sampler);
 rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
 
-const delivered = emails.filter((e) => svc.store.emails.get(e.team_id, e.id)!.recipients[e.to[0]!] === 'delivered').length;
+const stored = await Promise.all(emails.map((e) => svc.store.emails.get(e.team_id, e.id)));
+const delivered = stored.filter((e, i) => e!.recipients[emails[i]!.to[0]!] === 'delivered').length;
 await closeServices(svc);
 await dns?.close();
 await sink.stop();

@@ -6,7 +6,7 @@
  *   npm run bench:smtp -- --seconds 5 --concurrency 1,8
  *
  * Messages accepted per second over authenticated submission (STARTTLS + AUTH PLAIN with an API
- * key, api-reference §17), each answered `250 2.0.0 OK <id>` only after its durable commit,
+ * key, docs/api.md §17), each answered `250 2.0.0 OK <id>` only after its durable commit,
  * through a nodemailer pool with as many reused connections as the concurrency (N senders, one
  * message each in flight), then one run over implicit TLS at the highest concurrency; with p50/p99
  * per message and the server's RSS. Posthorn runs as a child process with its delivery engine on

@@ -12,7 +12,7 @@
  * `contact.updated`, each at its own path of the receiver.
  *
  *   1. enqueue  `--events` events through the one event function (`Events.other`, 100 per
- *               transaction, as concurrent writers would batch), each fanned out to every
+ *               unit of work, as concurrent writers would batch), each fanned out to every
  *               endpoint in the same commit → events × endpoints outbox entries. Dispatcher off.
  *   2. drain    the dispatcher starts (per-endpoint limit 4, global limit 64) and the clock runs
  *               until the outbox is empty; every webhook event must then be `success` and the
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   const receiverUrl = `http://127.0.0.1:${port}`;
 
   const config = loadConfig({ env: {}, overrides: { data_dir: dataDir, 'security.allow_private_networks': true, 'dns.servers': ['127.0.0.1:9'] } });
-  const svc = createServices(config);
+  const svc = await createServices(config);
   const { team_id: team } = await createTeam(svc.store);
   for (let i = 0; i < ENDPOINTS; i++) await createWebhook(svc.store, team, { endpoint: `${receiverUrl}/hook/${i}`, events: ['contact.updated'] }, true);
   const rssStart = process.memoryUsage().rss;
@@ -100,10 +100,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < EVENTS; i += 100) {
     const n = Math.min(100, EVENTS - i);
     commits.push(
-      svc.store.transaction(() => {
+      svc.store.write(async (tx) => {
         for (let j = 0; j < n; j++) {
           const at = new Date().toISOString();
-          svc.events.other(team, 'contact.updated', crypto.randomUUID(), {
+          await svc.events.other(tx, team, 'contact.updated', crypto.randomUUID(), {
             id: crypto.randomUUID(),
             audience_id: null,
             segment_ids: [],
@@ -121,21 +121,22 @@ async function main(): Promise<void> {
   await Promise.all(commits);
   const enqueueSeconds = (performance.now() - t0) / 1000;
   const total = EVENTS * ENDPOINTS;
-  if (svc.store.webhookOutbox.size() !== total) fail(`outbox holds ${svc.store.webhookOutbox.size()} entries, expected ${total}`);
+  const queued = await svc.store.outbox.size();
+  if (queued !== total) fail(`outbox holds ${queued} entries, expected ${total}`);
 
   // 2. Drain.
   let rssPeak = process.memoryUsage().rss;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
   const t1 = performance.now();
   svc.webhooks.start();
-  while (svc.store.webhookOutbox.size() > 0) await Bun.sleep(20);
+  while ((await svc.store.outbox.size()) > 0) await Bun.sleep(20);
   await svc.webhooks.idle();
   const drainSeconds = (performance.now() - t1) / 1000;
   clearInterval(sampler);
   const rssEnd = process.memoryUsage().rss;
 
   let success = 0;
-  for (const e of svc.store.webhookEvents.all(team)) if (e.status === 'success') success++;
+  for (const e of await svc.store.webhookEvents.all(team)) if (e.status === 'success') success++;
   const stats = (await (await fetch(`${receiverUrl}/stats`)).json()) as { requests: number; unique: number };
   await closeServices(svc);
   if (success !== total || stats.unique !== total) fail(`delivered ${success} of ${total} (receiver saw ${stats.unique} distinct ids in ${stats.requests} requests)`);

@@ -1,8 +1,8 @@
-// Creating API keys — one path for `POST /api-keys` and `posthorn keys create` (api-reference §10).
+// Creating API keys — one path for `POST /api-keys` and `posthorn keys create` (docs/api.md §10).
 import type { Store, ApiKeyRec, Permission } from '../store';
-import { errors } from '../api/errors';
+import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
-import { newToken, hashToken } from '../api/platform/auth';
+import { newToken, hashToken } from './keys';
 
 export interface NewKeyInput {
   name: string;
@@ -20,7 +20,7 @@ export async function createApiKey(store: Store, team: string, input: NewKeyInpu
   const domainId = input.domain_id ?? null;
   if (domainId !== null) {
     if (permission !== 'sending_access') throw errors.validation('The `domain_id` field can only be used with `sending_access` permission.');
-    if (typeof domainId !== 'string' || !store.domains.get(team, domainId.toLowerCase()))
+    if (typeof domainId !== 'string' || !(await store.domains.get(team, domainId.toLowerCase())))
       throw errors.validation('The `domain_id` field must name a domain of this team.');
   }
   const token = newToken();
@@ -34,6 +34,6 @@ export async function createApiKey(store: Store, team: string, input: NewKeyInpu
     token_hash: hashToken(token),
     last_used_at: null,
   };
-  await store.apiKeys.put(key);
+  await store.write(async (tx) => tx.apiKeys.put(key));
   return { key, token };
 }

@@ -1,5 +1,5 @@
 // Provisioning a team: the team, its admin user (dashboard login) and a first full_access key.
-// Used by the first `serve` on an empty data dir and by `posthorn init` (SPEC.md §4).
+// Used by the first `serve` on an empty data dir and by `posthorn init` (README, "First email in five minutes").
 import type { Store, TeamRec, UserRec } from '../store';
 import { newId, nowIso, randomAlnum } from '../ids';
 import { createApiKey } from './api-keys';
@@ -17,8 +17,8 @@ export async function createTeam(store: Store, opts: { name?: string; adminEmail
   const password = randomAlnum(20);
   // Admin emails are unique across the install: number extra teams' defaults.
   let adminEmail = opts.adminEmail ?? 'admin@posthorn.local';
-  if (!opts.adminEmail) for (let n = 2; store.users.find('email', adminEmail.toLowerCase()); n++) adminEmail = `admin${n}@posthorn.local`;
-  if (store.users.find('email', adminEmail.toLowerCase())) throw new Error(`a user ${adminEmail} exists already`);
+  if (!opts.adminEmail) for (let n = 2; await store.users.find('email', adminEmail.toLowerCase()); n++) adminEmail = `admin${n}@posthorn.local`;
+  if (await store.users.find('email', adminEmail.toLowerCase())) throw new Error(`a user ${adminEmail} exists already`);
   const user: UserRec = {
     id: newId(),
     team_id: teamId,
@@ -27,9 +27,9 @@ export async function createTeam(store: Store, opts: { name?: string; adminEmail
     password_hash: await Bun.password.hash(password),
     role: 'admin',
   };
-  await store.transaction(() => {
-    store.teams.putInTxn(team);
-    store.users.putInTxn(user);
+  await store.write(async (tx) => {
+    tx.teams.put(team);
+    tx.users.put(user);
   });
   const { token } = await createApiKey(store, teamId, { name: 'Default key', permission: 'full_access' });
   return { api_key: token, team_id: teamId, admin_email: adminEmail, admin_password: password };

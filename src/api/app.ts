@@ -1,17 +1,22 @@
 // The Elysia application: global parse/error/response hooks, then one module per resource.
 // Authentication, rate limiting and the request log wrap it in server.ts, because they must run
-// before routing (api-reference §3.3).
+// before routing (docs/api.md §3.3).
 import { Elysia } from 'elysia';
 import { openapi } from '@elysiajs/openapi';
-import { ApiError, errors } from './errors';
+import { ApiError, errors } from '../errors';
 import { readJson } from './platform/body';
-import { redact } from './platform/requestlog';
+import { redact, type RequestLog } from './platform/requestlog';
 import { stateOf } from './platform/context';
 import { jsonResponse, errorResponse } from './platform/json';
 import { fromValidation } from './platform/validation';
 import { IDEMPOTENT_ROUTES, idempotencyKey } from './platform/idempotency';
 import { log } from '../log';
-import type { Services } from '../services';
+import type { Config } from '../config';
+import type { Store } from '../store';
+import type { Events } from '../events';
+import type { DomainVerifier } from '../domains/verify';
+import type { BroadcastSender } from '../broadcasts/runner';
+import type { RateLimiter } from '../limits/ratelimit';
 import { VERSION } from '../version';
 import { apiKeysRoutes } from './resources/api-keys';
 import { logsRoutes } from './resources/logs';
@@ -36,6 +41,24 @@ export function isPublic(path: string): boolean {
 
 export type App = ReturnType<typeof createBase>;
 
+/** What the HTTP API needs of the running service. */
+export interface ApiDeps {
+  config: Config;
+  store: Store;
+  events: Events;
+  /** Domain verification runs in the background after POST /domains/{id}/verify. */
+  domains: DomainVerifier;
+  /** Broadcast sends run in the background after they are accepted. */
+  broadcasts: BroadcastSender;
+  /** The team request limit, shared with SMTP submission. */
+  limiter: RateLimiter;
+}
+
+/** What every resource module receives: the service, and the request log (GET /logs flushes it). */
+export interface ApiContext extends ApiDeps {
+  requestLog: RequestLog;
+}
+
 function createBase() {
   // 'typebox' normalisation strips unknown keys without coercing wrong types into shape (the
   // default mirror turns a string given for a record into {"0": …}).
@@ -54,7 +77,7 @@ function createBase() {
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
       if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PREFIX)) return {};
       const s = stateOf(request);
-      // The key's format is checked before the body is read (api-reference §3.3).
+      // The key's format is checked before the body is read (docs/api.md §3.3).
       if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
       const body = await readJson(request);
       // The request log keeps a redacted copy: validation below strips unknown keys in place.
@@ -91,12 +114,13 @@ function routeMiss(request: Request): ApiError {
 }
 
 /**
- * Literal path segments of Resend routes Posthorn does not serve yet (api-reference §18): they
- * must answer 404, not be read as an id or email by the `{id}` routes beside them (§2 item 15).
+ * Literal path segments of Resend routes Posthorn does not serve yet (docs/api.md §18): they
+ * must answer 404, not be read as an id or email by the `{id}` routes beside them (docs/api.md
+ * §2 item 15).
  */
 const RESERVED = ['/emails/metrics', '/segments/metrics', '/contacts/imports', '/domains/claim'];
 
-export function buildApp(svc: Services) {
+export function buildApp(svc: ApiContext) {
   const app = createBase();
   for (const path of RESERVED)
     app.all(path, () => {
@@ -120,7 +144,7 @@ export function buildApp(svc: Services) {
     path: r.path,
     re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`),
   }));
-  // A literal path wins over `{id}` (§2 item 15) for every method: `GET /emails/batch` is a wrong
+  // A literal path wins over `{id}` (docs/api.md §2 item 15) for every method: `GET /emails/batch` is a wrong
   // method on /emails/batch (405), not an email whose id is "batch".
   const literal = new Map<string, Set<string>>();
   for (const r of routeTable) if (!r.path.includes(':') && !r.path.includes('*')) literal.set(r.path, (literal.get(r.path) ?? new Set()).add(r.method));

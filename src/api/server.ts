@@ -1,19 +1,18 @@
-// The HTTP front door. Order of checks (api-reference §3.3): path normalisation → authentication
+// The HTTP front door. Order of checks (docs/api.md §3.3): path normalisation → authentication
 // (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
-import type { Server } from 'bun';
-import { buildApp, isPublic } from './app';
-import { authenticate, allowedFor, touchKey } from './platform/auth';
+import { buildApp, isPublic, type ApiDeps } from './app';
+import { allowedFor } from './platform/auth';
 import { setState, stateOf } from './platform/context';
 import { errorResponse } from './platform/json';
-import { recordRequest } from './platform/requestlog';
-import { ApiError, errors } from './errors';
-import type { Services } from '../services';
+import { RequestLog } from './platform/requestlog';
+import { authenticate, touchKey } from '../accounts/keys';
+import { ApiError, errors } from '../errors';
 import { log } from '../log';
 
-export function createHandler(svc: Services) {
-  const app = buildApp(svc);
-  // The team's limit is shared with SMTP submission (api-reference §6): one instance, in Services.
+export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.store)) {
+  const app = buildApp({ ...svc, requestLog });
+  // The team's limit is shared with SMTP submission (docs/api.md §6): one instance, made by the root.
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
 
@@ -31,9 +30,10 @@ export function createHandler(svc: Services) {
 
     let key;
     try {
-      key = authenticate(svc.store, req.headers.get('authorization'));
+      key = await authenticate(svc.store, req.headers.get('authorization'));
     } catch (e) {
-      return errorResponse(null, e as ApiError);
+      if (e instanceof ApiError) return errorResponse(null, e);
+      throw e;
     }
     setState(req, { team: key.team_id, key, path });
     touchKey(svc.store, key);
@@ -55,7 +55,7 @@ export function createHandler(svc: Services) {
     }
     for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
     const s = stateOf(req)!;
-    recordRequest(svc.store, {
+    requestLog.record({
       key,
       method: req.method,
       path,
@@ -69,8 +69,16 @@ export function createHandler(svc: Services) {
   };
 }
 
-export function startHttp(svc: Services): Server<unknown> {
-  const handle = createHandler(svc);
+export interface HttpServer {
+  port: number;
+  url: string;
+  /** Stop listening (dropping open connections when `force`), then write the request log's last entries. */
+  stop(force?: boolean): Promise<void>;
+}
+
+export function startHttp(svc: ApiDeps): HttpServer {
+  const requestLog = new RequestLog(svc.store);
+  const handle = createHandler(svc, requestLog);
   const { http } = svc.config;
   const tls = http.tls_cert && http.tls_key ? { cert: Bun.file(http.tls_cert), key: Bun.file(http.tls_key) } : undefined;
   const server = Bun.serve({
@@ -86,6 +94,14 @@ export function startHttp(svc: Services): Server<unknown> {
       return errorResponse(null, errors.internal());
     },
   });
-  log.info('http.listening', { url: `${tls ? 'https' : 'http'}://${http.host}:${server.port}` });
-  return server;
+  const url = `${tls ? 'https' : 'http'}://${http.host}:${server.port}`;
+  log.info('http.listening', { url });
+  return {
+    port: server.port!,
+    url,
+    async stop(force = false) {
+      await server.stop(force);
+      await requestLog.flush();
+    },
+  };
 }

@@ -1,8 +1,8 @@
-// Broadcasts (api-reference §13): content validation, the state rules, and the hand-off to sending.
+// Broadcasts (docs/api.md §13): content validation, the state rules, and the hand-off to sending.
 // Lifecycle: draft → (scheduled) → queued → sent; only drafts are edited or sent, a scheduled
 // broadcast can be cancelled back to a draft.
-import type { Store, BroadcastRec } from '../store';
-import { errors } from '../api/errors';
+import type { BroadcastRec, StoreReader, Tx } from '../store';
+import { errors } from '../errors';
 import { isUuid } from '../ids';
 import { addressField, addressList } from '../sending/address';
 import { sendingDomain } from '../sending/sender';
@@ -26,10 +26,10 @@ export type BroadcastContent = Pick<
   'name' | 'segment_id' | 'from' | 'subject' | 'reply_to' | 'preview_text' | 'html' | 'text' | 'topic_id'
 >;
 
-/** Validate the content fields given (api-reference §13.2); only those present are returned. */
-export function contentFields(store: Store, team: string, input: BroadcastInput): Partial<BroadcastContent> {
+/** Validate the content fields given (docs/api.md §13.2); only those present are returned. */
+export async function contentFields(store: StoreReader, team: string, input: BroadcastInput): Promise<Partial<BroadcastContent>> {
   const out: Partial<BroadcastContent> = {};
-  const segmentId = segmentField(store, team, input);
+  const segmentId = await segmentField(store, team, input);
   if (segmentId !== undefined) out.segment_id = segmentId;
   if (input.from !== undefined) {
     addressField('from', input.from);
@@ -44,7 +44,7 @@ export function contentFields(store: Store, team: string, input: BroadcastInput)
   }
   for (const k of ['name', 'preview_text', 'html', 'text'] as const) if (input[k] !== undefined) out[k] = input[k];
   if (input.topic_id !== undefined) {
-    // Topics (§18) do not exist yet: refuse rather than silently send to everyone.
+    // Topics (docs/api.md §18) do not exist yet: refuse rather than silently send to everyone.
     if (input.topic_id !== null) throw errors.validation('The `topic_id` field is not supported yet.');
     out.topic_id = null;
   }
@@ -52,31 +52,31 @@ export function contentFields(store: Store, team: string, input: BroadcastInput)
 }
 
 /** `segment_id`, or its deprecated alias `audience_id`: a segment of the team (lowercase id). */
-function segmentField(store: Store, team: string, input: BroadcastInput): string | undefined {
+async function segmentField(store: StoreReader, team: string, input: BroadcastInput): Promise<string | undefined> {
   const { segment_id: seg, audience_id: aud } = input;
   if (seg !== undefined && aud !== undefined && seg.toLowerCase() !== aud.toLowerCase())
     throw errors.validation('The `segment_id` and `audience_id` fields must name the same segment.');
   const field = seg !== undefined ? 'segment_id' : 'audience_id';
   const id = seg ?? aud;
   if (id === undefined) return undefined;
-  if (!segmentExists(store, team, id)) throw errors.validation(`The \`${field}\` field must name a segment of this team.`);
+  if (!(await segmentExists(store, team, id))) throw errors.validation(`The \`${field}\` field must name a segment of this team.`);
   return id.toLowerCase();
 }
 
-function segmentExists(store: Store, team: string, id: string): boolean {
-  return isUuid(id) && store.segments.get(team, id.toLowerCase()) !== undefined;
+async function segmentExists(store: StoreReader, team: string, id: string): Promise<boolean> {
+  return isUuid(id) && (await store.segments.get(team, id.toLowerCase())) !== undefined;
 }
 
 /**
- * Throw unless `b` may be sent now (api-reference §13.3): a draft with `html` or `text`, its
+ * Throw unless `b` may be sent now (docs/api.md §13.3): a draft with `html` or `text`, its
  * segment still there, `from` on a verified domain of the team (403). Writes nothing, so it may
- * run at the top of a transaction callback.
+ * run at the top of a unit of work.
  */
-export function checkSendable(store: Store, b: BroadcastRec): void {
+export async function checkSendable(store: StoreReader, b: BroadcastRec): Promise<void> {
   if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be sent.');
   if (!b.html && !b.text) throw errors.validation('Missing `html` or `text` field.');
-  if (!segmentExists(store, b.team_id, b.segment_id)) throw errors.validation('The `segment_id` field must name a segment of this team.');
-  sendingDomain(store, b.team_id, addressField('from', b.from));
+  if (!(await segmentExists(store, b.team_id, b.segment_id))) throw errors.validation('The `segment_id` field must name a segment of this team.');
+  await sendingDomain(store, b.team_id, addressField('from', b.from));
 }
 
 /**
@@ -87,20 +87,20 @@ export function checkSendable(store: Store, b: BroadcastRec): void {
 export const dueKey = (b: Pick<BroadcastRec, 'scheduled_at'>): number => (b.scheduled_at ? Date.parse(b.scheduled_at) : 0);
 
 /**
- * Inside a transaction, after `checkSendable`: start sending a draft — `scheduled` when a future
+ * In a unit of work, after `checkSendable`: start sending a draft — `scheduled` when a future
  * time is given, else `queued` — and put it in the due index (persist before acting). The caller
- * then starts a queued one (`svc.broadcasts.start`); the scheduler starts due scheduled ones.
+ * then starts a queued one (`BroadcastSender.start`); the scheduler starts due scheduled ones.
  */
-export function startBroadcast(store: Store, b: BroadcastRec, scheduledAt: string | null): BroadcastRec {
+export function startBroadcast(tx: Tx, b: BroadcastRec, scheduledAt: string | null): BroadcastRec {
   const next: BroadcastRec = { ...b, status: scheduledAt ? 'scheduled' : 'queued', scheduled_at: scheduledAt };
-  store.broadcasts.putInTxn(next);
-  store.broadcastSchedule.addInTxn(dueKey(next), next.team_id, next.id);
+  tx.broadcasts.put(next);
+  tx.broadcastSchedule.add(dueKey(next), next.team_id, next.id);
   return next;
 }
 
-/** Inside a transaction: a scheduled or queued broadcast leaves the due index (cancel, delete, refusal). */
-export function unscheduleInTxn(store: Store, b: BroadcastRec): void {
-  if (b.status === 'scheduled' || b.status === 'queued') store.broadcastSchedule.removeInTxn(dueKey(b), b.team_id, b.id);
+/** A scheduled or queued broadcast leaves the due index (cancel, delete, refusal). */
+export function unschedule(tx: Tx, b: BroadcastRec): void {
+  if (b.status === 'scheduled' || b.status === 'queued') tx.broadcastSchedule.remove(dueKey(b), b.team_id, b.id);
 }
 
 /** Throw unless the broadcast may be edited (PATCH). */

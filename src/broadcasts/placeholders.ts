@@ -1,4 +1,4 @@
-// Per-recipient placeholders of broadcasts (api-reference §13.4): `{{{key|fallback}}}` in subject,
+// Per-recipient placeholders of broadcasts (docs/api.md §13.4): `{{{key|fallback}}}` in subject,
 // html, text and preview_text. Keys: RESEND_UNSUBSCRIBE_URL, contact.first_name / last_name /
 // email / <property>, and the older FIRST_NAME / LAST_NAME / EMAIL aliases. Whitespace around the
 // key and the `|` is tolerated; any other `{{{…}}}` is left exactly as written.
@@ -17,9 +17,8 @@ const PLACEHOLDER = /\{\{\{([^{}|]*)(?:\|([^{}]*))?\}\}\}/g;
 
 const ALIASES: Record<string, string> = { FIRST_NAME: 'first_name', LAST_NAME: 'last_name', EMAIL: 'email' };
 
-export function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-}
+/** `& < > " '` as character references (Bun's escaper). */
+export const escapeHtml = (s: string): string => Bun.escapeHTML(s);
 
 /**
  * The value a key stands for: a string (possibly empty: then the fallback applies), or undefined
@@ -27,7 +26,7 @@ export function escapeHtml(s: string): string {
  */
 function lookup(key: string, r: Recipient): string | null | undefined {
   if (key === 'RESEND_UNSUBSCRIBE_URL') return r.unsubscribeUrl;
-  // Own keys only: `{{{constructor}}}` is no placeholder (api-reference §13.4: left untouched).
+  // Own keys only: `{{{constructor}}}` is no placeholder (docs/api.md §13.4: left untouched).
   const field = Object.hasOwn(ALIASES, key) ? ALIASES[key] : key.startsWith('contact.') ? key.slice('contact.'.length) : undefined;
   if (!field) return undefined;
   const c = r.contact;

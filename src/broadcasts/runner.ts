@@ -3,10 +3,9 @@
 // to-do list (persist before acting): every scheduled or queued broadcast has an entry until it is
 // `sent`, so the scheduler job (`releaseDue`, every second, and so on start-up) starts scheduled
 // ones when due and resumes queued ones a crash or shutdown interrupted.
-import type { Services } from '../services';
 import { log } from '../log';
 import { dueKey } from '.';
-import { sendBroadcast, returnToDraft } from './send';
+import { sendBroadcast, returnToDraft, type BroadcastDeps } from './send';
 
 /** Consecutive failures of one broadcast's send before it goes back to draft (with the reason logged). */
 const MAX_FAILURES = 5;
@@ -17,7 +16,7 @@ export class BroadcastSender {
   private readonly failures = new Map<string, { count: number; notBefore: number }>();
   private readonly abort = new AbortController();
 
-  constructor(private readonly svc: Services) {}
+  constructor(private readonly svc: BroadcastDeps) {}
 
   /** Start creating a queued broadcast's emails; no-op while it already runs here or after stop(). */
   start(team: string, broadcastId: string): void {
@@ -49,17 +48,21 @@ export class BroadcastSender {
    */
   async releaseDue(now = Date.now()): Promise<void> {
     const { store } = this.svc;
-    const due = store.broadcastSchedule.due(now).filter((d) => !this.running.has(`${d.team}/${d.id}`));
+    const due = (await store.broadcastSchedule.due(now)).filter((d) => !this.running.has(`${d.team}/${d.id}`));
     if (due.length === 0 || this.abort.signal.aborted) return;
-    const ready = await store.transaction(() =>
-      due.filter(({ due: at, team, id }) => {
-        const b = store.broadcasts.get(team, id);
-        const current = b && (b.status === 'scheduled' || b.status === 'queued') && dueKey(b) === at;
-        if (!current) store.broadcastSchedule.removeInTxn(at, team, id);
-        else if (b.status === 'scheduled') store.broadcasts.putInTxn({ ...b, status: 'queued' });
-        return current;
-      }),
-    );
+    const ready = await store.write(async (tx) => {
+      const out: typeof due = [];
+      for (const d of due) {
+        const b = await tx.broadcasts.get(d.team, d.id);
+        const current = b && (b.status === 'scheduled' || b.status === 'queued') && dueKey(b) === d.due;
+        if (!current) tx.broadcastSchedule.remove(d.due, d.team, d.id);
+        else {
+          if (b.status === 'scheduled') tx.broadcasts.put({ ...b, status: 'queued' });
+          out.push(d);
+        }
+      }
+      return out;
+    });
     for (const { team, id } of ready) this.start(team, id);
   }
 

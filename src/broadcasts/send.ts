@@ -1,7 +1,7 @@
-// Sending a queued broadcast (api-reference §13): one ordinary email per recipient, each through
-// the one sending core (`prepare` → `commit`, SPEC.md §2), so suppressions, MIME, the delivery
+// Sending a queued broadcast (docs/api.md §13): one ordinary email per recipient, each through
+// the one sending core (`prepare` → `commit`), so suppressions, MIME, the delivery
 // queue and events work exactly as for any other email. Emails are committed in batches, and each
-// batch records which contacts it covered in the same transaction (store/broadcast-progress.ts):
+// batch records which contacts it covered in the same transaction (the store's broadcast progress):
 // a send interrupted by a crash resumes with the contacts not yet covered, and nobody gets two.
 // The last batch's transaction marks the broadcast `sent`.
 //
@@ -9,18 +9,23 @@
 // to `draft` (logged), with the emails made so far kept. That is the state a user can act on —
 // verify the domain or change `from`, then send again (contacts already covered are skipped). The
 // alternative, one `failed` email per recipient, would fill the email list with copies of one error.
-import type { Services } from '../services';
-import type { BroadcastRec, ContactRec } from '../store';
+import type { Config } from '../config';
+import type { BroadcastRec, ContactRec, Tx } from '../store';
 import type { EmailInput } from '../sending/types';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../errors';
 import { nowIso } from '../ids';
 import { log } from '../log';
-import { prepare, commit, type Prepared } from '../sending/submit';
+import { prepare, commit, type Prepared, type SendingDeps } from '../sending/submit';
 import { addressField } from '../sending/address';
 import { sendingDomain } from '../sending/sender';
 import { SignedLinks } from '../links/signed';
 import { renderPlaceholders, withPreheader, type Recipient } from './placeholders';
-import { unscheduleInTxn } from '.';
+import { unschedule } from '.';
+
+/** What sending a broadcast needs: the sending core's, and `public_url` for unsubscribe links. */
+export interface BroadcastDeps extends SendingDeps {
+  config: Pick<Config, 'security' | 'public_url'>;
+}
 
 /** Emails per transaction: large enough to batch the fsync, small enough to keep commits short. */
 export const BATCH_SIZE = 100;
@@ -38,14 +43,14 @@ export interface SendOptions {
 class StaleBatch extends Error {}
 
 /** Create the recipient emails of a `queued` broadcast and mark it `sent`. Anything else is left alone. */
-export async function sendBroadcast(svc: Services, team: string, broadcastId: string, opts: SendOptions = {}): Promise<SendOutcome> {
+export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastId: string, opts: SendOptions = {}): Promise<SendOutcome> {
   const { store } = svc;
-  const b = store.broadcasts.get(team, broadcastId);
+  const b = await store.broadcasts.get(team, broadcastId);
   if (!b || b.status !== 'queued') return 'skipped';
-  const refusal = domainRefusal(svc, b);
+  const refusal = await domainRefusal(svc, b);
   if (refusal) return refuse(svc, b, refusal);
-  const links = new SignedLinks(store.secrets, svc.config.public_url);
-  const todo = pendingRecipients(svc, b);
+  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+  const todo = await pendingRecipients(svc, b);
   const size = opts.batchSize ?? BATCH_SIZE;
   // At least one commit: an empty segment (or a resumed, fully covered one) still ends `sent`.
   for (let i = 0; i === 0 || i < todo.length; i += size) {
@@ -58,7 +63,7 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
     const results = await Promise.allSettled(
       todo.slice(i, i + size).map(async (id) => {
         // Read again: a contact may have unsubscribed or left since the list was made.
-        const c = store.contacts.get(team, id);
+        const c = await store.contacts.get(team, id);
         if (!c || c.unsubscribed) return { id, p: null };
         const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id }) };
         const p = await prepare(svc, { team, key: null, broadcastId: b.id }, emailFor(b, r));
@@ -82,26 +87,27 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
     try {
       // Inside the commit: a contact who unsubscribed, left the segment or changed address while
       // the batch was being built is skipped (recorded as covered without an email).
-      const stillWanted = (p: Prepared) => {
+      const keep = async (tx: Tx, p: Prepared) => {
         const c = recipientOf.get(p)!;
-        const cur = store.contacts.get(team, c.id);
-        const ok = !!cur && !cur.unsubscribed && cur.email.toLowerCase() === c.email.toLowerCase() && store.memberships.has(team, b.segment_id, c.id);
+        const cur = await tx.contacts.get(team, c.id);
+        const ok = !!cur && !cur.unsubscribed && cur.email.toLowerCase() === c.email.toLowerCase() && (await tx.memberships.has(team, b.segment_id, c.id));
         if (!ok) covered.set(c.id, null);
         return ok;
       };
-      await commit(svc, prepared, () => {
-        const cur = store.broadcasts.get(team, b.id);
+      const also = async (tx: Tx) => {
+        const cur = await tx.broadcasts.get(team, b.id);
         if (!cur || cur.status !== 'queued') throw new StaleBatch();
         for (const [contact, email] of covered) {
-          if (store.broadcastProgress.has(team, b.id, contact)) throw new StaleBatch();
-          store.broadcastProgress.putInTxn(team, b.id, contact, email);
+          if (await tx.broadcastProgress.has(team, b.id, contact)) throw new StaleBatch();
+          tx.broadcastProgress.put(team, b.id, contact, email);
         }
         if (last) {
-          store.broadcasts.putInTxn({ ...cur, status: 'sent', sent_at: nowIso() });
-          unscheduleInTxn(store, cur);
-          store.broadcastProgress.clearInTxn(team, b.id);
+          tx.broadcasts.put({ ...cur, status: 'sent', sent_at: nowIso() });
+          unschedule(tx, cur);
+          await tx.broadcastProgress.clear(team, b.id);
         }
-      }, stillWanted);
+      };
+      await commit(svc, prepared, { also, keep });
     } catch (e) {
       if (!(e instanceof StaleBatch)) throw e;
       return 'skipped';
@@ -114,22 +120,22 @@ export async function sendBroadcast(svc: Services, team: string, broadcastId: st
  * Contacts still to email, in segment order: members with `unsubscribed: false`, one per address
  * (compared case-insensitively), without those an earlier run already covered.
  */
-function pendingRecipients(svc: Services, b: BroadcastRec): string[] {
+async function pendingRecipients(svc: BroadcastDeps, b: BroadcastRec): Promise<string[]> {
   const { store } = svc;
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const id of store.memberships.contactsOf(b.team_id, b.segment_id)) {
-    const c: ContactRec | undefined = store.contacts.get(b.team_id, id);
+  for (const id of await store.memberships.contactsOf(b.team_id, b.segment_id)) {
+    const c: ContactRec | undefined = await store.contacts.get(b.team_id, id);
     if (!c || c.unsubscribed) continue;
     const address = c.email.toLowerCase();
     if (seen.has(address)) continue;
     seen.add(address);
-    if (!store.broadcastProgress.has(b.team_id, b.id, id)) out.push(id);
+    if (!(await store.broadcastProgress.has(b.team_id, b.id, id))) out.push(id);
   }
   return out;
 }
 
-/** One recipient's email: placeholders rendered (§13.4), unsubscribe headers set. */
+/** One recipient's email: placeholders rendered (docs/api.md §13.4), unsubscribe headers set. */
 function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
   const html = b.html ? renderPlaceholders(b.html, r, 'html') : null;
   const preview = b.preview_text ? renderPlaceholders(b.preview_text, r, 'text') : null;
@@ -149,9 +155,9 @@ function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
   };
 }
 
-function domainRefusal(svc: Services, b: BroadcastRec): ApiError | null {
+async function domainRefusal(svc: BroadcastDeps, b: BroadcastRec): Promise<ApiError | null> {
   try {
-    sendingDomain(svc.store, b.team_id, addressField('from', b.from));
+    await sendingDomain(svc.store, b.team_id, addressField('from', b.from));
     return null;
   } catch (e) {
     if (e instanceof ApiError) return e;
@@ -160,17 +166,17 @@ function domainRefusal(svc: Services, b: BroadcastRec): ApiError | null {
 }
 
 /** Back to draft (see the top of this file); emails already created stay. */
-async function refuse(svc: Services, b: BroadcastRec, why: ApiError): Promise<SendOutcome> {
+async function refuse(svc: BroadcastDeps, b: BroadcastRec, why: ApiError): Promise<SendOutcome> {
   return returnToDraft(svc, b, why.message);
 }
 
 /** Take a queued broadcast back to `draft` (unscheduled), so its owner can fix it and send again. */
-export async function returnToDraft(svc: Services, b: Pick<BroadcastRec, 'team_id' | 'id'>, reason: string): Promise<SendOutcome> {
-  await svc.store.transaction(() => {
-    const cur = svc.store.broadcasts.get(b.team_id, b.id);
+export async function returnToDraft(svc: Pick<BroadcastDeps, 'store'>, b: Pick<BroadcastRec, 'team_id' | 'id'>, reason: string): Promise<SendOutcome> {
+  await svc.store.write(async (tx) => {
+    const cur = await tx.broadcasts.get(b.team_id, b.id);
     if (cur?.status !== 'queued') return;
-    unscheduleInTxn(svc.store, cur);
-    svc.store.broadcasts.putInTxn({ ...cur, status: 'draft', scheduled_at: null });
+    unschedule(tx, cur);
+    tx.broadcasts.put({ ...cur, status: 'draft', scheduled_at: null });
   });
   log.warn('broadcast.refused', { team_id: b.team_id, broadcast_id: b.id, reason });
   return 'refused';

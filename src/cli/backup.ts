@@ -4,7 +4,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config';
-import { Store } from '../store';
+import { openStore } from '../store';
+import { storeOptions } from '../services';
 
 export async function backup(config: Config, dest: string, opts: { compact: boolean }): Promise<number> {
   const target = resolve(dest);
@@ -12,9 +13,9 @@ export async function backup(config: Config, dest: string, opts: { compact: bool
     process.stderr.write(`posthorn: ${target} exists already; choose a new file name\n`);
     return 1;
   }
-  const store = new Store(config.data_dir, config.retention.days);
+  const store = await openStore(storeOptions(config));
   try {
-    await store.env.root.backup(target, opts.compact);
+    await store.backup(target, { compact: opts.compact });
     process.stdout.write(`backup written to ${target}\n`);
     return 0;
   } finally {

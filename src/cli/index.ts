@@ -1,4 +1,4 @@
-// Command line: serve, init, keys create, version (SPEC.md §4).
+// Command line: serve, init, keys create, version (README, "CLI").
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { VERSION } from '../version';

@@ -1,10 +1,11 @@
-// `posthorn init [--json]`: provision a team for automation (SPEC.md §4).
+// `posthorn init [--json]`: provision a team for automation (README, "First email in five minutes").
 import type { Config } from '../config';
-import { Store } from '../store';
+import { openStore } from '../store';
+import { storeOptions } from '../services';
 import { createTeam, type Credentials } from '../accounts/bootstrap';
 
 export async function init(config: Config, opts: { json: boolean; adminEmail?: string }): Promise<number> {
-  const store = new Store(config.data_dir, config.retention.days);
+  const store = await openStore(storeOptions(config));
   try {
     const creds = await createTeam(store, { adminEmail: opts.adminEmail });
     process.stdout.write(opts.json ? `${JSON.stringify(creds)}\n` : formatCredentials(creds));

@@ -1,16 +1,17 @@
 // `posthorn keys create`: the same key creation as POST /api-keys, from the shell.
 import type { Config } from '../config';
-import { Store } from '../store';
+import { openStore } from '../store';
+import { storeOptions } from '../services';
 import { createApiKey } from '../accounts/api-keys';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../errors';
 
 export async function keysCreate(
   config: Config,
   opts: { name: string; permission?: string; domain?: string; team?: string; json: boolean },
 ): Promise<number> {
-  const store = new Store(config.data_dir, config.retention.days);
+  const store = await openStore(storeOptions(config));
   try {
-    const teams = [...store.teams.everything()];
+    const teams = await store.teams.everything();
     const team = opts.team ? teams.find((t) => t.id === opts.team) : teams[0];
     if (!team) {
       process.stderr.write(opts.team ? `posthorn: no team ${opts.team}\n` : 'posthorn: no team yet — run `posthorn init` or `posthorn serve` first\n');

@@ -10,8 +10,8 @@ import { startSmtp } from '../smtp';
 import { log } from '../log';
 
 export async function serve(config: Config): Promise<number> {
-  const svc = createServices(config);
-  if (svc.store.isEmpty()) {
+  const svc = await createServices(config);
+  if (await svc.store.isEmpty()) {
     const creds = await createTeam(svc.store);
     process.stdout.write(formatCredentials(creds));
     log.info('bootstrap.team_created', { team_id: creds.team_id, admin_email: creds.admin_email });
@@ -20,7 +20,7 @@ export async function serve(config: Config): Promise<number> {
   // A port that cannot be bound is logged with its fix; the other listeners run regardless.
   const smtp = await startSmtp(svc);
   const scheduler = startScheduler(svc);
-  svc.delivery.start();
+  await svc.delivery.start();
   svc.webhooks.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
 

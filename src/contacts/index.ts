@@ -1,12 +1,12 @@
-// Contacts and their segment memberships (api-reference §11, §12): the logic shared by the
+// Contacts and their segment memberships (docs/api.md §11, §12): the logic shared by the
 // top-level `/contacts` routes and the legacy `/audiences/{id}/contacts` ones, so neither family
 // repeats it. Contacts are one per email address and team, matched case-insensitively and stored
 // with the casing first given.
-import type { Store, ContactRec, SegmentRec, PageQuery, PropertyValue } from '../store';
+import type { Store, StoreReader, Tx, ContactRec, SegmentRec, PageQuery, PropertyValue } from '../store';
 import type { Events } from '../events';
-import { ApiError, errors } from '../api/errors';
+import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../ids';
-import { parseEmail } from '../sending/address';
+import { parseEmail } from '../mail/address';
 
 /** What contact writes need: the store, and the event function for `contact.updated`. */
 export interface ContactDeps {
@@ -35,7 +35,7 @@ export interface SegmentTarget {
   ifMissing: ApiError;
 }
 
-// Views (api-reference §11, §12.3).
+// Views (docs/api.md §11, §12.3).
 export const segmentSummary = (s: SegmentRec) => ({ id: s.id, name: s.name, created_at: s.created_at });
 
 export const contactSummary = (c: ContactRec) => ({
@@ -51,11 +51,11 @@ export const contactView = (c: ContactRec) => ({ object: 'contact' as const, ...
 
 /**
  * The one place a contact change is noticed: create-on-existing, PATCH (both route families) and
- * later the unsubscribe link call it inside their write transaction, with the stored contact before
- * and the one about to be stored (new `updated_at`, memberships already added). When anything
- * changed it emits `contact.updated` (api-reference §14.2) and answers true: the caller stores it.
+ * the unsubscribe link call it inside their unit of work, with the stored contact before and the
+ * one about to be stored (new `updated_at`, memberships already added). When anything changed it
+ * emits `contact.updated` (docs/api.md §14.2) and answers true: the caller stores it.
  */
-export function contactChanged({ store, events }: ContactDeps, before: ContactRec, after: ContactRec, membershipsAdded = false): boolean {
+export async function contactChanged(events: Events, tx: Tx, before: ContactRec, after: ContactRec, membershipsAdded = false): Promise<boolean> {
   const changed =
     membershipsAdded ||
     before.email !== after.email ||
@@ -63,13 +63,13 @@ export function contactChanged({ store, events }: ContactDeps, before: ContactRe
     before.last_name !== after.last_name ||
     before.unsubscribed !== after.unsubscribed ||
     JSON.stringify(before.properties) !== JSON.stringify(after.properties);
-  if (changed) events.other(after.team_id, 'contact.updated', after.id, contactEventData(store, after));
+  if (changed) await events.other(tx, after.team_id, 'contact.updated', after.id, await contactEventData(tx, after));
   return changed;
 }
 
-/** `data` of `contact.updated` (§14.3): `audience_id` is the oldest membership, or null. */
-export function contactEventData(store: Store, c: ContactRec): Record<string, unknown> {
-  const segment_ids = store.memberships.membershipsOf(c.team_id, c.id).map((m) => m.segment_id);
+/** `data` of `contact.updated` (docs/api.md §14.3): `audience_id` is the oldest membership, or null. */
+export async function contactEventData(store: StoreReader, c: ContactRec): Promise<Record<string, unknown>> {
+  const segment_ids = (await store.memberships.membershipsOf(c.team_id, c.id)).map((m) => m.segment_id);
   return {
     id: c.id,
     audience_id: segment_ids[0] ?? null,
@@ -83,27 +83,26 @@ export function contactEventData(store: Store, c: ContactRec): Record<string, un
   };
 }
 
-export function findContact(store: Store, team: string, ref: ContactRef): ContactRec | undefined {
+export function findContact(store: StoreReader, team: string, ref: ContactRef): Promise<ContactRec | undefined> {
   return 'id' in ref ? store.contacts.get(team, ref.id) : store.contacts.find('email', ref.email.toLowerCase(), team);
 }
 
 /** A contact on a legacy audience path: the audience must exist and the contact be a member of it. */
-export function findInAudience(store: Store, team: string, audienceId: string, ref: ContactRef): ContactRec | ApiError {
-  if (!store.segments.get(team, audienceId)) return errors.notFound('Audience');
-  const c = findContact(store, team, ref);
-  return c && store.memberships.has(team, audienceId, c.id) ? c : errors.notFound('Contact');
+export async function findInAudience(store: StoreReader, team: string, audienceId: string, ref: ContactRef): Promise<ContactRec | ApiError> {
+  if (!(await store.segments.get(team, audienceId))) return errors.notFound('Audience');
+  const c = await findContact(store, team, ref);
+  return c && (await store.memberships.has(team, audienceId, c.id)) ? c : errors.notFound('Contact');
 }
 
-/** Create a contact, or update the one with the same email (201 with its id either way, §12.2). */
+/** Create a contact, or update the one with the same email (201 with its id either way, docs/api.md §12.2). */
 export async function upsertContact(deps: ContactDeps, team: string, fields: ContactFields & { email: string }, segments: SegmentTarget[]): Promise<string> {
-  const { store } = deps;
+  const { store, events } = deps;
   checkEmail(fields.email);
   const properties = checkProperties(fields.properties);
-  return settle(store, () => {
-    const missing = segments.find((s) => !store.segments.get(team, s.id));
-    if (missing) return missing.ifMissing;
+  return settle(store, async (tx) => {
+    for (const s of segments) if (!(await tx.segments.get(team, s.id))) return s.ifMissing;
     const at = nowIso();
-    const existing = store.contacts.find('email', fields.email.toLowerCase(), team);
+    const existing = await tx.contacts.find('email', fields.email.toLowerCase(), team);
     const base: ContactRec = existing ?? {
       id: newId(),
       team_id: team,
@@ -118,52 +117,50 @@ export async function upsertContact(deps: ContactDeps, team: string, fields: Con
     // The stored email keeps the casing it was first given.
     const next = apply(base, { ...fields, email: base.email }, properties);
     let added = false;
-    for (const s of segments) added = store.memberships.addInTxn(team, s.id, base.id, at) || added;
-    if (!existing) store.contacts.putInTxn(next);
+    for (const s of segments) added = (await tx.memberships.add(team, s.id, base.id, at)) || added;
+    if (!existing) tx.contacts.put(next);
     else {
       const updated = { ...next, updated_at: at };
-      if (contactChanged(deps, existing, updated, added)) store.contacts.putInTxn(updated);
+      if (await contactChanged(events, tx, existing, updated, added)) tx.contacts.put(updated);
     }
     return base.id;
   });
 }
 
-/** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (§12.4). */
+/** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (docs/api.md §12.4). */
 export async function updateContact(deps: ContactDeps, team: string, ref: ContactRef, fields: ContactFields, audienceId?: string): Promise<string> {
-  const { store } = deps;
+  const { store, events } = deps;
   if (fields.email !== undefined) checkEmail(fields.email);
   const properties = checkProperties(fields.properties);
-  return settle(store, () => {
-    const cur = audienceId === undefined ? (findContact(store, team, ref) ?? errors.notFound('Contact')) : findInAudience(store, team, audienceId, ref);
+  return settle(store, async (tx) => {
+    const cur = audienceId === undefined ? ((await findContact(tx, team, ref)) ?? errors.notFound('Contact')) : await findInAudience(tx, team, audienceId, ref);
     if (cur instanceof ApiError) return cur;
     if (fields.email !== undefined) {
-      const holder = store.contacts.find('email', fields.email.toLowerCase(), team);
+      const holder = await tx.contacts.find('email', fields.email.toLowerCase(), team);
       if (holder && holder.id !== cur.id) return errors.invalidField('email', 'another contact already uses this email address.');
     }
     const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
-    if (contactChanged(deps, cur, next)) store.contacts.putInTxn(next);
+    if (await contactChanged(events, tx, cur, next)) tx.contacts.put(next);
     return cur.id;
   });
 }
 
-/** Delete a contact and all its memberships; its id, or null when nothing matched (§12.5). */
+/** Delete a contact and all its memberships; its id, or null when nothing matched (docs/api.md §12.5). */
 export function deleteContact(store: Store, team: string, ref: ContactRef): Promise<string | null> {
-  return store.transaction(() => {
-    const c = findContact(store, team, ref);
+  return store.write(async (tx) => {
+    const c = await findContact(tx, team, ref);
     if (!c) return null;
-    store.memberships.removeContactInTxn(team, c.id);
-    store.contacts.removeInTxn(team, c.id);
+    await tx.memberships.removeContact(team, c.id);
+    tx.contacts.remove(team, c.id);
     return c.id;
   });
 }
 
-/** Contacts of a team, or of one segment, newest first; no limit → everything (§4). */
-export function listContacts(store: Store, team: string, q: PageQuery, segmentId?: string) {
+/** Contacts of a team, or of one segment, newest first; no limit → everything (docs/api.md §4). */
+export async function listContacts(store: StoreReader, team: string, q: PageQuery, segmentId?: string) {
   if (segmentId === undefined) return store.contacts.page(team, q, null, contactSummary);
-  return store.memberships.pageContacts(team, segmentId, q, (id) => {
-    const c = store.contacts.get(team, id);
-    return c && contactSummary(c);
-  });
+  const page = await store.memberships.pageContacts(team, segmentId, q);
+  return { has_more: page.has_more, data: page.data.map(contactSummary) };
 }
 
 function checkEmail(email: string): void {
@@ -171,7 +168,7 @@ function checkEmail(email: string): void {
 }
 
 /**
- * `properties` as given (§12.2): until contact properties (§18) exist any key is accepted, each value
+ * `properties` as given (docs/api.md §12.2): until contact properties (§18) exist any key is accepted, each value
  * a string or a number. Checked here rather than by a TypeBox t.Record, which Elysia's default body
  * normaliser reshapes before validating (a string or array given there would pass as {"0": …}).
  */
@@ -202,11 +199,11 @@ function apply(base: ContactRec, f: ContactFields, given: Record<string, string 
 }
 
 /**
- * A check-then-write transaction whose callback returns an ApiError instead of throwing (its checks
- * run before any write, so nothing is written then); the error is thrown once the transaction is over.
+ * A check-then-write unit of work whose callback returns an ApiError instead of throwing (its checks
+ * run before any write, so nothing is written then); the error is thrown once the unit is over.
  */
-export async function settle<T>(store: Store, fn: () => T | ApiError): Promise<T> {
-  const r = await store.transaction(fn);
+export async function settle<T>(store: Store, fn: (tx: Tx) => Promise<T | ApiError>): Promise<T> {
+  const r = await store.write(fn);
   if (r instanceof ApiError) throw r;
   return r;
 }

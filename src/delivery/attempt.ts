@@ -4,10 +4,10 @@
 import type { Config } from '../config';
 import type { DomainRec, EmailContent, QueueEntry } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
-import { signMessage } from './dkim';
+import { signMessage } from '../mail/dkim';
 import { resolveMx, hostAddresses } from './mx';
 import { relayTarget } from './relay';
-import { localReply, type Reply } from './reply';
+import { localReply, type Reply } from '../mail/smtp-reply';
 import { ConnectError, type Target } from './smtp-client';
 import type { ConnectionPool } from './pool';
 
@@ -27,7 +27,7 @@ export interface AttemptResult {
   tls: boolean | null;
 }
 
-export async function attemptDelivery(input: AttemptInput, deps: { config: Config; dns: Resolver; pool: ConnectionPool }): Promise<AttemptResult> {
+export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<Config, 'delivery' | 'smtp'>; dns: Resolver; pool: ConnectionPool }): Promise<AttemptResult> {
   const { entry, domain } = input;
   const { config, dns, pool } = deps;
   const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });

@@ -1,25 +1,32 @@
 // The delivery engine: a loop that takes due queue entries, persists each one at its next attempt
-// time *before* trying it (SPEC.md §2 "persist before acting" — a crash mid-attempt means a retry),
-// runs the attempts concurrently, and records every recipient's outcome through the one event
-// function, all outcomes of one attempt in one commit:
+// time *before* trying it ("persist before acting", docs/ARCHITECTURE.md — a crash mid-attempt
+// means a retry), runs the attempts concurrently, and records every recipient's outcome through
+// the one event function, all outcomes of one attempt in one commit:
 //   2xx → delivered; 5xx → bounced (Permanent) + suppression; 4xx or no connection → retried,
 //   delivery_delayed on a recipient's first temporary failure, bounced (Transient) once the
-//   retry window is over (SPEC.md §3, api-reference §7.8, §14.2).
+//   retry window is over (docs/mail.md §3, docs/api.md §7.8, §14.2).
 // The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared DueWorker.
-import type { Services } from '../services';
-import type { DomainRec, EmailContent, EmailRec, QueueEntry } from '../store';
+import type { Config } from '../config';
+import type { Resolver } from '../dns/resolver';
+import type { Events } from '../events';
+import type { DomainRec, EmailContent, EmailRec, QueueEntry, Store, Tx } from '../store';
 import { canSendFrom } from '../domains/records';
 import { suppress } from '../suppressions';
 import { log } from '../log';
 import { attemptDelivery, type AttemptResult } from './attempt';
 import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
-import { bounceFor, localReply, verdict, type Reply } from './reply';
-import { nextAttemptAt, windowOver } from './retry';
-import { Verp } from './verp';
-import { DueWorker } from '../scheduler/due-worker';
+import { bounceFor, localReply, verdict, type Reply } from '../mail/smtp-reply';
+import { Verp } from '../mail/verp';
+import { nextAttemptAt, windowOver } from '../work/retry';
+import { DueWorker } from '../work/due-worker';
 
-/** What the engine needs; `Services` without the background workers. */
-export type DeliveryDeps = Omit<Services, 'delivery' | 'webhooks' | 'broadcasts'>;
+/** What the engine needs. */
+export interface DeliveryDeps {
+  store: Store;
+  events: Events;
+  dns: Resolver;
+  config: Pick<Config, 'delivery' | 'smtp'>;
+}
 
 export interface EngineOptions {
   /** Attempts in flight at once, across all destinations. */
@@ -52,7 +59,7 @@ export class DeliveryEngine {
     private readonly svc: DeliveryDeps,
     opts: EngineOptions = {},
   ) {
-    this.verp = new Verp(svc.store);
+    this.verp = new Verp(svc.store.secret('verp'));
     this.pool = new ConnectionPool({ ...DEFAULT_POOL, ...opts.pool });
     this.worker = new DueWorker(
       'delivery',
@@ -68,9 +75,9 @@ export class DeliveryEngine {
     );
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.worker.start();
-    log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: this.svc.store.queue.size() });
+    log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size() });
   }
 
   /**
@@ -109,24 +116,24 @@ export class DeliveryEngine {
     }
     // A few attempts queued behind each open connection keep it busy; more would only wait.
     const cap = this.pool.perDestination * 4;
-    return store.transaction(() => {
+    return store.write(async (tx) => {
       const now = Date.now();
       const out: Claimed[] = [];
       const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      for (const { entry } of store.queue.due(now, Math.min(max + busy.size + 1000, 5000))) {
+      for (const { entry } of await tx.queue.due(now, Math.min(max + busy.size + 1000, 5000))) {
         if (out.length >= max) break;
         if (busy.has(inFlightKey(entry)) || failed.has(entry.email_id)) continue;
         if ((perDomain.get(entry.domain) ?? 0) >= cap) continue;
-        const email = store.emails.get(entry.team_id, entry.email_id);
-        const content = email && (store.emailContent.get([entry.team_id, entry.email_id]) as EmailContent | undefined);
+        const email = await tx.emails.get(entry.team_id, entry.email_id);
+        const content = email && (await tx.emailContent.get(entry.team_id, entry.email_id));
         if (!email || !content) {
-          store.queue.removeInTxn(entry);
+          tx.queue.remove(entry);
           log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: 'email no longer stored' });
           continue;
         }
-        const domain = store.domains.get(email.team_id, email.domain_id);
+        const domain = await tx.domains.get(email.team_id, email.domain_id);
         if (!domain || !canSendFrom(domain)) {
-          this.failInTxn(email, domain ? 'domain not verified' : 'domain deleted');
+          await this.fail(tx, email, domain ? 'domain not verified' : 'domain deleted');
           failed.add(email.id);
           continue;
         }
@@ -135,8 +142,8 @@ export class DeliveryEngine {
         // Persisted before the attempt: if the process dies during it, this is when it is retried.
         const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
         const next: QueueEntry = { ...entry, attempts, first_attempt_at };
-        store.queue.putInTxn(next, due);
-        if (!store.emails.get(email.team_id, email.id)?.sent_at) events.email(email, 'sent');
+        tx.queue.put(next, due);
+        if (!(await tx.emails.get(email.team_id, email.id))?.sent_at) await events.email(tx, email, 'sent');
         out.push({ entry: next, due, domain, content });
         perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
       }
@@ -144,21 +151,20 @@ export class DeliveryEngine {
     });
   }
 
-  /** Inside a transaction: the email cannot be sent any more; every entry of it leaves the queue. */
-  private failInTxn(email: EmailRec, reason: string): void {
-    const { store, events } = this.svc;
+  /** The email cannot be sent any more; every entry of it leaves the queue. */
+  private async fail(tx: Tx, email: EmailRec, reason: string): Promise<void> {
     const recipients: string[] = [];
-    for (const e of store.queue.entriesOf(email.team_id, email.id)) {
+    for (const e of await tx.queue.entriesOf(email.team_id, email.id)) {
       recipients.push(...e.recipients);
-      store.queue.removeInTxn(e);
+      tx.queue.remove(e);
     }
-    events.email(email, 'failed', { recipients });
+    await this.svc.events.email(tx, email, 'failed', { recipients });
     log.warn('delivery.failed', { team_id: email.team_id, email_id: email.id, domain_id: email.domain_id, reason });
   }
 
   private async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
-    const from = this.verp.sender({ id: c.entry.email_id }, c.domain, c.entry.domain);
+    const from = this.verp.sender(c.entry.email_id, c.domain, c.entry.domain);
     const result = await attemptDelivery({ entry: c.entry, domain: c.domain, content: c.content, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
     return { result, started };
   }
@@ -184,10 +190,10 @@ export class DeliveryEngine {
   private settle(c: Claimed, result: AttemptResult): Promise<{ delivered: number; deferred: number; bounced: number }> {
     const { store, events, config } = this.svc;
     const { entry } = c;
-    return store.transaction(() => {
+    return store.write(async (tx) => {
       const counts = { delivered: 0, deferred: 0, bounced: 0 };
-      let email = store.emails.get(entry.team_id, entry.email_id);
-      const live = store.queue.entriesOf(entry.team_id, entry.email_id).find((e) => e.id === entry.id);
+      let email = await tx.emails.get(entry.team_id, entry.email_id);
+      const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
       if (!email || !live) return counts; // removed meanwhile (retention, domain failure)
       const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, Date.now());
       const remaining: string[] = [];
@@ -196,22 +202,22 @@ export class DeliveryEngine {
         const reply = result.replies.get(rcpt) ?? localReply(451, '4.4.0', 'no reply for this recipient');
         switch (verdict(reply)) {
           case 'delivered':
-            email = events.email(email, 'delivered', { recipients: [rcpt] });
+            email = await events.email(tx, email, 'delivered', { recipients: [rcpt] });
             counts.delivered++;
             break;
           case 'permanent':
-            email = events.email(email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Permanent') });
-            suppress(store, email.team_id, rcpt, 'bounce', email.id);
+            email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Permanent') });
+            await suppress(tx, email.team_id, rcpt, 'bounce', email.id);
             counts.bounced++;
             break;
           case 'temporary':
             if (over) {
-              email = events.email(email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient') });
+              email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient') });
               counts.bounced++;
               break;
             }
             // email.delivery_delayed once per recipient: its state is `delayed` from then on.
-            if (email.recipients[rcpt] !== 'delayed') email = events.email(email, 'delivery_delayed', { recipients: [rcpt] });
+            if (email.recipients[rcpt] !== 'delayed') email = await events.email(tx, email, 'delivery_delayed', { recipients: [rcpt] });
             remaining.push(rcpt);
             lastTemporary = reply;
             counts.deferred++;
@@ -219,8 +225,8 @@ export class DeliveryEngine {
       }
       // Who is left waits the schedule's time from this failure (the claim's time was only the lease).
       const due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, Date.now());
-      if (remaining.length) store.queue.putInTxn({ ...live, recipients: remaining, last_error: lastTemporary!.text }, due);
-      else store.queue.removeInTxn(live);
+      if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text }, due);
+      else tx.queue.remove(live);
       return counts;
     });
   }

@@ -1,4 +1,3 @@
-// Outbound delivery (SPEC.md §2-§3): the durable queue's worker, MX resolution, connection pool,
+// Outbound delivery (docs/mail.md §3): the durable queue's worker, MX resolution, connection pool,
 // DKIM signing, retries, bounce classification and relay mode.
 export { DeliveryEngine, type DeliveryDeps, type EngineOptions } from './engine';
-export { Verp, returnPathHost } from './verp';

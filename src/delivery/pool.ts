@@ -1,4 +1,4 @@
-// Connection reuse per destination (SPEC.md §3): sessions to one host:port (with one TLS/AUTH set-up)
+// Connection reuse per destination (docs/mail.md §3): sessions to one host:port (with one TLS/AUTH set-up)
 // are kept open for a few seconds after use and handed to the next message for that host, at most
 // `perDestination` at a time — receiving MTAs throttle or refuse senders that open many parallel
 // connections. Waiters are served first come, first served.

@@ -10,7 +10,7 @@
 // connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays).
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
-import { parseReply, localReply, type Reply } from './reply';
+import { parseReply, localReply, type Reply } from '../mail/smtp-reply';
 
 export type Security = 'starttls' | 'require-starttls' | 'implicit';
 

@@ -1,16 +1,18 @@
-// DNS lookups through the configured servers (`dns.servers`, SPEC.md §4), or the system's.
+// DNS lookups through the configured servers (`dns.servers`, config.example.toml), or the system's.
 // On Bun a NODATA answer surfaces as ENOTFOUND, indistinguishable from NXDOMAIN, so both are
-// "no records" (STACK-NOTES.md); only real failures (timeouts, SERVFAIL) are errors.
+// "no records"; only real failures (timeouts, SERVFAIL) are errors.
 //
 // TXT lookups do not go through node:dns: Bun's `resolveTxt` (c-ares `ares_parse_txt_reply`)
 // returns every <character-string> as a record of its own, losing the record boundaries
 // (oven-sh/bun#21370, still present in Bun 1.4.5). A 2048-bit DKIM key is longer than 255 bytes,
 // so it always arrives as two or more strings of one record, and SPF (RFC 7208 §3.3) and DKIM
 // (RFC 6376 §3.6.2.2) both need the strings of each record joined — and only those. So TXT
-// queries are sent here directly: RFC 1035 wire format over UDP (EDNS0, 1232-byte payload; without
-// EDNS for a server answering FORMERR), retried over TCP when the answer is truncated, with the same
-// servers, timeout and tries as node:dns. Nothing is cached: every check sees the zone as it is.
+// queries are sent here directly, encoded and decoded by the dns-packet library: RFC 1035 over UDP
+// (EDNS0, 1232-byte payload; without EDNS for a server answering FORMERR), retried over TCP when the
+// answer is truncated, with the same servers, timeout and tries as node:dns. Only the exchange is
+// ours. Nothing is cached: every check sees the zone as it is.
 import { promises as dns } from 'node:dns';
+import packet from 'dns-packet';
 import { createSocket } from 'node:dgram';
 import { connect, isIP } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -62,29 +64,24 @@ export class Resolver {
   /** TXT records as their character-strings (node:dns `resolveTxt` shape); [] for NXDOMAIN/NODATA. */
   async txtStrings(host: string): Promise<string[][]> {
     const name = host.replace(/\.$/, '');
-    let edns: Buffer;
-    let plain: Buffer;
-    try {
-      edns = buildQuery(name, TYPE_TXT, true);
-      plain = buildQuery(name, TYPE_TXT, false);
-    } catch {
-      throw new DnsError('EBADNAME', host);
-    }
+    if (!validName(name)) throw new DnsError('EBADNAME', host);
+    const edns = txtQuery(name, true);
+    const plain = txtQuery(name, false);
     let last = 'ECONNREFUSED';
     for (let attempt = 0; attempt < Math.max(1, this.tries); attempt++) {
       for (const server of this.servers.map(parseServer)) {
         try {
           let query = edns;
-          let res = parseResponse(await udpExchange(server, query, this.timeoutMs), query);
-          if (res.rcode === RCODE_FORMERR) {
+          let res = readTxtAnswer(await udpExchange(server, query, this.timeoutMs), query);
+          if (res.rcode === 'FORMERR') {
             // RFC 6891 §7: a server that does not know EDNS answers FORMERR; ask it again without.
             query = plain;
-            res = parseResponse(await udpExchange(server, query, this.timeoutMs), query);
+            res = readTxtAnswer(await udpExchange(server, query, this.timeoutMs), query);
           }
-          if (res.truncated) res = parseResponse(await tcpExchange(server, query, this.timeoutMs), query);
-          if (res.rcode === RCODE_NOERROR) return res.txt;
-          if (res.rcode === RCODE_NXDOMAIN) return [];
-          last = RCODE_NAMES[res.rcode] ?? 'EBADRESP';
+          if (res.truncated) res = readTxtAnswer(await tcpExchange(server, query, this.timeoutMs), query);
+          if (res.rcode === 'NOERROR') return res.txt;
+          if (res.rcode === 'NXDOMAIN') return [];
+          last = RCODE_ERRORS[res.rcode] ?? 'EBADRESP';
         } catch (e) {
           last = (e as NodeJS.ErrnoException).code ?? 'EBADRESP';
         }
@@ -110,7 +107,7 @@ export class Resolver {
   }
 }
 
-// --- A minimal stub resolver for TXT (RFC 1035 §4, RFC 6891 for the OPT record) ---------------
+// --- The TXT exchange (RFC 1035 §4.2, RFC 6891 for the OPT record) ------------------------------
 
 interface Server {
   host: string;
@@ -118,13 +115,7 @@ interface Server {
   family: 4 | 6;
 }
 
-const TYPE_TXT = 16;
-const TYPE_OPT = 41;
-const CLASS_IN = 1;
-const RCODE_NOERROR = 0;
-const RCODE_FORMERR = 1;
-const RCODE_NXDOMAIN = 3;
-const RCODE_NAMES: Record<number, string> = { 1: 'EFORMERR', 2: 'ESERVFAIL', 4: 'ENOTIMP', 5: 'EREFUSED' };
+const RCODE_ERRORS: Record<string, string> = { FORMERR: 'EFORMERR', SERVFAIL: 'ESERVFAIL', NOTIMP: 'ENOTIMP', REFUSED: 'EREFUSED' };
 const EDNS_PAYLOAD = 1232;
 
 /** `ip`, `ipv4:port`, `[ipv6]`, `[ipv6]:port` (the forms `setServers`/`getServers` use). */
@@ -142,94 +133,57 @@ function dnsError(code: string): NodeJS.ErrnoException {
   return e;
 }
 
-function buildQuery(name: string, type: number, edns: boolean): Buffer {
-  if (!/^[\x21-\x7e]+$/.test(name)) throw dnsError('EBADNAME'); // IDNs arrive in their ASCII form
-  const labels = name.split('.').map((l) => Buffer.from(l, 'ascii'));
-  if (labels.some((l) => l.length === 0 || l.length > 63) || labels.reduce((n, l) => n + l.length + 1, 1) > 255) throw dnsError('EBADNAME');
-  const header = Buffer.alloc(12);
-  randomBytes(2).copy(header, 0); // id
-  header.writeUInt16BE(0x0100, 2); // RD
-  header.writeUInt16BE(1, 4); // QDCOUNT
-  header.writeUInt16BE(edns ? 1 : 0, 10); // ARCOUNT: the OPT record
-  const qname = Buffer.concat([...labels.flatMap((l) => [Buffer.from([l.length]), l]), Buffer.from([0])]);
-  const question = Buffer.alloc(4);
-  question.writeUInt16BE(type, 0);
-  question.writeUInt16BE(CLASS_IN, 2);
-  if (!edns) return Buffer.concat([header, qname, question]);
-  // OPT: root name, type 41, class = UDP payload size, ttl 0 (no extended flags), no options.
-  const opt = Buffer.alloc(11);
-  opt.writeUInt8(0, 0);
-  opt.writeUInt16BE(TYPE_OPT, 1);
-  opt.writeUInt16BE(EDNS_PAYLOAD, 3);
-  opt.writeUInt32BE(0, 5);
-  opt.writeUInt16BE(0, 9);
-  return Buffer.concat([header, qname, question, opt]);
+/** A name a query can carry (RFC 1035 §2.3.4): printable ASCII (IDNs in their A-label form), labels of 1–63 bytes, 255 in all. */
+function validName(name: string): boolean {
+  if (!/^[\x21-\x7e]+$/.test(name)) return false;
+  const labels = name.split('.');
+  return labels.every((l) => l.length > 0 && l.length <= 63) && labels.reduce((n, l) => n + l.length + 1, 1) <= 255;
 }
 
-/** Offset after the (possibly compressed) name starting at `off`. */
-function skipName(buf: Buffer, off: number): number {
-  for (;;) {
-    const len = buf.readUInt8(off);
-    if ((len & 0xc0) === 0xc0) return off + 2;
-    if (len & 0xc0) throw dnsError('EBADRESP');
-    off += 1 + len;
-    if (len === 0) return off;
-  }
+/** A recursive TXT query with a random id, with or without the EDNS0 OPT record. */
+function txtQuery(name: string, edns: boolean): Buffer {
+  return packet.encode({
+    type: 'query',
+    id: randomBytes(2).readUInt16BE(0),
+    flags: packet.RECURSION_DESIRED,
+    questions: [{ type: 'TXT', class: 'IN', name }],
+    additionals: edns ? [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_PAYLOAD, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [],
+  });
 }
 
-interface Parsed {
-  rcode: number;
+export interface TxtAnswer {
+  rcode: string;
   truncated: boolean;
+  /** Each TXT record's character-strings, decoded as UTF-8. */
   txt: string[][];
 }
 
-/** Parse an answer to `query`; throws EBADRESP when it is malformed or answers something else. */
-function parseResponse(buf: Buffer, query: Buffer): Parsed {
+/**
+ * Read an answer to `query`; throws EBADRESP when it cannot be decoded, is not a response, or
+ * answers another id or question (compared case-insensitively, RFC 4343).
+ */
+export function readTxtAnswer(buf: Buffer, query: Buffer): TxtAnswer {
+  // dns-packet names the response code (`rcode`: NOERROR, NXDOMAIN, …); its types leave it out.
+  let res: packet.DecodedPacket & { rcode?: string };
   try {
-    if (buf.readUInt16BE(0) !== query.readUInt16BE(0)) throw dnsError('EBADRESP');
-    const flags = buf.readUInt16BE(2);
-    if (!(flags & 0x8000)) throw dnsError('EBADRESP'); // not a response
-    const truncated = (flags & 0x0200) !== 0;
-    const rcode = flags & 0x000f;
-    const qd = buf.readUInt16BE(4);
-    const an = buf.readUInt16BE(6);
-    let off = 12;
-    if (qd === 1) {
-      // The question must be ours (case-insensitively, RFC 4343).
-      const qEnd = skipName(query, 12) + 4;
-      const end = skipName(buf, off) + 4;
-      if (end - off !== qEnd - 12 || buf.subarray(off, end).toString('latin1').toLowerCase() !== query.subarray(12, qEnd).toString('latin1').toLowerCase())
-        throw dnsError('EBADRESP');
-      off = end;
-    } else if (qd !== 0 || (rcode === RCODE_NOERROR && !truncated)) throw dnsError('EBADRESP'); // errors may omit the question
-    const txt: string[][] = [];
-    if (!truncated) {
-      for (let i = 0; i < an; i++) {
-        off = skipName(buf, off);
-        const type = buf.readUInt16BE(off);
-        const cls = buf.readUInt16BE(off + 2);
-        const rdlen = buf.readUInt16BE(off + 8);
-        off += 10;
-        const end = off + rdlen;
-        if (end > buf.length) throw dnsError('EBADRESP');
-        if (type === TYPE_TXT && cls === CLASS_IN) {
-          const strings: string[] = [];
-          for (let p = off; p < end; ) {
-            const len = buf.readUInt8(p);
-            if (p + 1 + len > end) throw dnsError('EBADRESP');
-            strings.push(buf.subarray(p + 1, p + 1 + len).toString('utf8'));
-            p += 1 + len;
-          }
-          txt.push(strings);
-        }
-        off = end;
-      }
-    }
-    return { rcode, truncated, txt };
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code) throw e;
-    throw dnsError('EBADRESP'); // RangeError: read past the end
+    res = packet.decode(buf);
+  } catch {
+    throw dnsError('EBADRESP');
   }
+  const asked = packet.decode(query).questions![0];
+  const truncated = !!res.flag_tc;
+  const rcode = res.rcode ?? 'NOERROR';
+  if (res.id !== query.readUInt16BE(0) || res.type !== 'response') throw dnsError('EBADRESP');
+  const questions = res.questions ?? [];
+  if (questions.length === 1) {
+    const q = questions[0];
+    if (q.type !== asked.type || q.name.toLowerCase() !== asked.name.toLowerCase()) throw dnsError('EBADRESP');
+  } else if (questions.length !== 0 || (rcode === 'NOERROR' && !truncated)) throw dnsError('EBADRESP'); // errors may omit the question
+  const txt: string[][] = [];
+  if (!truncated)
+    for (const a of res.answers ?? [])
+      if (a.type === 'TXT' && (a.class ?? 'IN') === 'IN') txt.push((Array.isArray(a.data) ? a.data : [a.data]).map((d) => Buffer.from(d).toString('utf8')));
+  return { rcode, truncated, txt };
 }
 
 /** One query over UDP; answers from elsewhere or with another id are ignored (RFC 5452). */

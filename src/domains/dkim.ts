@@ -1,6 +1,6 @@
 // DKIM keys (RFC 6376 §3.6.1): RSA-2048, published as `p=<base64 SubjectPublicKeyInfo>` under
 // `<selector>._domainkey.<domain>`. The selector is Posthorn's own so a domain moving from Resend
-// can keep Resend's `resend._domainkey` record while both are live (api-reference §9.7).
+// can keep Resend's `resend._domainkey` record while both are live (docs/api.md §9.7).
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 

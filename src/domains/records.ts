@@ -1,4 +1,4 @@
-// The DNS records a domain must publish (SPEC.md §3, api-reference §9.7) and how their check
+// The DNS records a domain must publish (docs/mail.md §2, docs/api.md §9.7) and how their check
 // results add up to the domain's status (§9.8).
 import type { DomainRec, DomainStatus, RecordStatus } from '../store';
 
@@ -64,7 +64,7 @@ function capability(d: DomainRec, ids: RecordId[]): CapState {
   return 'pending';
 }
 
-/** Domain status from its record statuses (api-reference §9.8). DMARC and Tracking never count. */
+/** Domain status from its record statuses (docs/api.md §9.8). DMARC and Tracking never count. */
 export function deriveStatus(d: DomainRec): DomainStatus {
   const caps: CapState[] = [];
   if (d.capabilities.sending === 'enabled') caps.push(capability(d, SENDING_RECORDS));
@@ -80,7 +80,7 @@ export function deriveStatus(d: DomainRec): DomainStatus {
 
 /**
  * May mail be sent from this domain? Its SPF and DKIM records must be verified; a verified domain
- * that lost a record keeps sending while it is re-checked (temporary_failure, api-reference §7.1).
+ * that lost a record keeps sending while it is re-checked (temporary_failure, docs/api.md §7.1).
  */
 export function canSendFrom(d: DomainRec): boolean {
   if (d.capabilities.sending !== 'enabled') return false;

@@ -1,22 +1,13 @@
-// Domain names and options as accepted by POST/PATCH /domains (api-reference §9.1, §9.4).
-import { domainToASCII } from 'node:url';
-import { errors } from '../api/errors';
+// Domain names and options as accepted by POST/PATCH /domains (docs/api.md §9.1, §9.4).
+import { errors } from '../errors';
+import { asciiDomain, isLabel } from '../mail/address';
 
 export const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /** Normalise a domain name (IDNA to ASCII, lowercase) or throw 422 naming the field. */
 export function normaliseDomainName(name: string): string {
   const ascii = asciiDomain(name.trim().replace(/\.$/, ''));
   if (!ascii) throw errors.invalidField('name', 'must be a domain name such as `example.com`.');
-  return ascii;
-}
-
-/** A registrable-looking domain name as lowercase ASCII (IDNA), or null: ≥ 2 labels, non-numeric TLD. */
-export function asciiDomain(name: string): string | null {
-  const ascii = domainToASCII(name.toLowerCase());
-  const labels = ascii.split('.');
-  if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels[labels.length - 1])) return null;
   return ascii;
 }
 
@@ -31,7 +22,7 @@ export const trackingClash = () =>
   errors.invalidField('tracking_subdomain', 'must differ from `custom_return_path`, whose name holds the MX and SPF records.');
 
 export function checkTrackingSubdomain(v: string, returnPath?: string): string {
-  if (!LABEL.test(v.toLowerCase())) throw errors.invalidField('tracking_subdomain', 'must be a single DNS label such as `links`.');
+  if (!isLabel(v.toLowerCase())) throw errors.invalidField('tracking_subdomain', 'must be a single DNS label such as `links`.');
   if (returnPath !== undefined && v.toLowerCase() === returnPath) throw trackingClash();
   return v.toLowerCase();
 }

@@ -1,5 +1,5 @@
 // Domain verification: look each record up through the configured resolver, compare it with what
-// Posthorn asked for, and move record and domain statuses as api-reference §9.8 describes.
+// Posthorn asked for, and move record and domain statuses as docs/api.md §9.8 describes.
 // Started by POST /domains/{id}/verify (answered at once, checked in the background) and re-run
 // periodically by the scheduler for domains awaiting verification or degraded.
 import type { Store, DomainRec, RecordStatus } from '../store';
@@ -11,7 +11,7 @@ import { parseTags } from './dkim';
 import { nowIso } from '../ids';
 import { log } from '../log';
 
-/** How long a missing record may stay pending, and a degraded domain be re-checked (§9.8). */
+/** How long a missing record may stay pending, and a degraded domain be re-checked (docs/api.md §9.8). */
 export const VERIFY_WINDOW_MS = 72 * 3_600_000;
 const VERIFIED_RECHECK_MS = 3_600_000;
 
@@ -27,14 +27,14 @@ export class DomainVerifier {
   constructor(
     private readonly store: Store,
     private readonly dns: Resolver,
-    private readonly config: Config,
+    private readonly config: Pick<Config, 'smtp' | 'public_url'>,
   ) {}
 
   /** Mark the domain as being checked and start the check; resolves once the new state is durable. */
   async request(team: string, id: string): Promise<DomainRec | undefined> {
     const now = nowIso();
-    const updated = await this.store.transaction(() => {
-      const d = this.store.domains.get(team, id);
+    const updated = await this.store.write(async (tx) => {
+      const d = await tx.domains.get(team, id);
       if (!d) return undefined;
       const record_status = { ...d.record_status };
       for (const { id: rid } of recordSpecs(d, this.hosts())) {
@@ -48,7 +48,7 @@ export class DomainVerifier {
         verification: { ...d.verification, requested_at: windowOpen ? d.verification.requested_at : now },
       };
       next.status = deriveStatus(next);
-      this.store.domains.putInTxn(next);
+      tx.domains.put(next);
       return next;
     });
     if (updated) void this.check(team, id);
@@ -92,7 +92,7 @@ export class DomainVerifier {
   async recheckDue(): Promise<void> {
     const now = Date.now();
     const due: DomainRec[] = [];
-    for (const d of this.store.domains.everything()) {
+    for (const d of await this.store.domains.everything()) {
       if (this.stopped) return;
       const last = d.verification.checked_at ? Date.parse(d.verification.checked_at) : 0;
       if (['pending', 'partially_verified', 'partially_failed', 'temporary_failure'].includes(d.status)) due.push(d);
@@ -110,7 +110,7 @@ export class DomainVerifier {
   }
 
   private async runCheck(team: string, id: string): Promise<void> {
-    const d = this.store.domains.get(team, id);
+    const d = await this.store.domains.get(team, id);
     if (!d) return;
     const specs = recordSpecs(d, this.hosts());
     const outcomes = new Map<RecordId, Outcome>();
@@ -121,8 +121,8 @@ export class DomainVerifier {
     );
     if (this.stopped) return;
     const at = nowIso();
-    await this.store.transaction(() => {
-      const cur = this.store.domains.get(team, id);
+    await this.store.write(async (tx) => {
+      const cur = await tx.domains.get(team, id);
       if (!cur) return;
       const record_status: Record<string, RecordStatus> = { ...cur.record_status };
       const inWindow = !cur.verification.requested_at || Date.now() - Date.parse(cur.verification.requested_at) < VERIFY_WINDOW_MS;
@@ -150,7 +150,7 @@ export class DomainVerifier {
         verified_at: next.status === 'verified' ? cur.verification.verified_at ?? at : cur.verification.verified_at,
         degraded_at: next.status === 'temporary_failure' ? cur.verification.degraded_at ?? at : null,
       };
-      this.store.domains.putInTxn(next);
+      tx.domains.put(next);
       if (next.status !== cur.status) log.info('domain.status', { domain: cur.name, from: cur.status, to: next.status });
     });
   }

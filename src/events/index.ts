@@ -1,11 +1,15 @@
-// The one event function (SPEC.md §2): every state change of an email — and every other event a
-// webhook may carry — goes through `Events`. Inside the caller's transaction it updates the email's
-// `last_event` and recipient states, appends to the event log, and hands webhook-visible events to
-// the registered sinks (the webhook outbox), so the change and its notifications commit together.
-import type { Store, EmailRec, EmailStatus, EventRec, EventType, RecipientState } from '../store';
+// The one event function (docs/ARCHITECTURE.md): every state change of an email — and every other
+// event a webhook may carry — goes through `Events`. Inside the caller's unit of work it updates
+// the email's `last_event` and recipient states, appends to the event log, and hands
+// webhook-visible events to the registered sinks (the webhook outbox), so the change and its
+// notifications commit together.
+import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, Tx } from '../store';
+import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso } from '../ids';
 
-/** Statuses that Resend reports by webhook (api-reference §14.2); the rest are internal. */
+export type { Bounce };
+
+/** Statuses that Resend reports by webhook (docs/api.md §14.2); the rest are internal. */
 const WEBHOOK_KINDS: Partial<Record<EmailStatus, EventType>> = {
   sent: 'email.sent',
   delivered: 'email.delivered',
@@ -25,13 +29,6 @@ const RECIPIENT_STATE: Partial<Record<EmailStatus, RecipientState>> = {
   suppressed: 'suppressed',
 };
 
-export interface Bounce {
-  type: 'Permanent' | 'Transient' | 'Undetermined';
-  subType: 'General' | 'NoEmail' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' | 'AttachmentRejected' | 'Undetermined';
-  message: string;
-  diagnosticCode?: string[];
-}
-
 export interface EmailEventDetails {
   /** The recipients the event concerns (bare addresses); default: the email's `to`. */
   recipients?: string[];
@@ -40,7 +37,8 @@ export interface EmailEventDetails {
   at?: string;
 }
 
-export type EventSink = (event: EventRec) => void;
+/** A consumer of webhook-visible events, run inside the event's unit of work. */
+export type EventSink = (tx: Tx, event: EventRec) => Promise<unknown> | void;
 
 /** The key under which `address` is one of these recipients, compared case-insensitively. */
 export function recipientKey(recipients: Record<string, unknown>, address: string): string | null {
@@ -52,51 +50,49 @@ export function recipientKey(recipients: Record<string, unknown>, address: strin
 export class Events {
   private readonly sinks: EventSink[] = [];
 
-  constructor(private readonly store: Store) {}
-
-  /** Register a consumer of webhook-visible events; it runs inside the event's transaction. */
+  /** Register a consumer of webhook-visible events (the composition root does, at start). */
   onEvent(sink: EventSink): void {
     this.sinks.push(sink);
   }
 
   /**
-   * Inside a transaction: move `email` to `status`. Returns the updated record (also stored).
-   * Reads the current record first, so concurrent updates inside one commit compose.
+   * In a unit of work: move `email` to `status`. Returns the updated record (also stored).
+   * Reads the current record first, so several updates inside one unit of work compose.
    */
-  email(email: EmailRec, status: EmailStatus, details: EmailEventDetails = {}): EmailRec {
-    const cur = this.store.emails.get(email.team_id, email.id) ?? email;
+  async email(tx: Tx, email: EmailRec, status: EmailStatus, details: EmailEventDetails = {}): Promise<EmailRec> {
+    const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
     const at = details.at ?? nowIso();
     const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
     const state = RECIPIENT_STATE[status];
     if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
-    this.store.emails.putInTxn(next);
+    tx.emails.put(next);
 
     const kind = WEBHOOK_KINDS[status];
     const data: Record<string, unknown> = kind ? emailPayload(next, details) : { email_id: next.id, recipients: details.recipients ?? null };
-    this.append(next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind);
+    await this.append(tx, next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind);
     return next;
   }
 
-  /** Inside a transaction: an event that is not an email state change (email.received, contact.updated). */
-  other(team: string, type: EventType, subjectId: string, data: Record<string, unknown>): EventRec {
-    return this.append(team, type, subjectId, data, nowIso(), true);
+  /** In a unit of work: an event that is not an email state change (email.received, contact.updated). */
+  other(tx: Tx, team: string, type: EventType, subjectId: string, data: Record<string, unknown>): Promise<EventRec> {
+    return this.append(tx, team, type, subjectId, data, nowIso(), true);
   }
 
   /** An email's or contact's event log, oldest first. */
-  log(team: string, subjectId: string): EventRec[] {
-    return [...this.store.events.findAll('subject', subjectId, team)];
+  log(store: StoreReader, team: string, subjectId: string): Promise<EventRec[]> {
+    return store.events.findAll('subject', subjectId, team);
   }
 
-  private append(team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean): EventRec {
+  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean): Promise<EventRec> {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
-    this.store.events.putInTxn(ev);
-    if (webhook) for (const sink of this.sinks) sink(ev);
+    tx.events.put(ev);
+    if (webhook) for (const sink of this.sinks) await sink(tx, ev);
     return ev;
   }
 }
 
-/** `data` of an outbound email event (api-reference §14.3). */
+/** `data` of an outbound email event (docs/api.md §14.3). */
 function emailPayload(e: EmailRec, d: EmailEventDetails): Record<string, unknown> {
   const data: Record<string, unknown> = {
     email_id: e.id,

@@ -1,8 +1,7 @@
-// Signed links under `public_url` (api-reference §7.7, §8, §13.4): usable without an API key,
+// Signed links under `public_url` (docs/api.md §7.7, §8, §13.4): usable without an API key,
 // tamper-evident (HMAC-SHA256 over the payload with a per-install secret). Download links expire;
 // unsubscribe links do not (they sit in mailboxes for years, RFC 8058 §3.2).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Secrets } from '../store/secrets';
 
 export const DOWNLOAD_TTL_MS = 3_600_000;
 
@@ -21,7 +20,8 @@ export interface UnsubscribeTarget {
 }
 
 export class SignedLinks {
-  constructor(private readonly secrets: Secrets, private readonly publicUrl: string) {}
+  /** `secret`: the install's link secret (32 random bytes kept in the store). */
+  constructor(private readonly secret: Buffer, private readonly publicUrl: string) {}
 
   async download(target: DownloadTarget, now = Date.now()): Promise<{ download_url: string; expires_at: string }> {
     const expires = now + DOWNLOAD_TTL_MS;
@@ -70,6 +70,6 @@ export class SignedLinks {
   }
 
   private sign(payload: string): string {
-    return createHmac('sha256', this.secrets.get('links')).update(payload).digest('base64url');
+    return createHmac('sha256', this.secret).update(payload).digest('base64url');
   }
 }

@@ -5,6 +5,7 @@
 // vetted again. `security.allow_private_networks` (tests, trusted LANs) lifts the address check.
 import { BlockList, isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import { readBounded } from './stream';
 
 export type GuardErrorCode = 'invalid_url' | 'forbidden_address' | 'unresolvable' | 'redirects' | 'too_large' | 'timeout' | 'network';
 
@@ -207,23 +208,9 @@ async function readLimited(res: Response, maxBytes: number, truncate: boolean): 
     await res.body?.cancel();
     throw tooLarge();
   }
-  if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      if (!truncate) throw tooLarge();
-      chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
-      return Buffer.concat(chunks, maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, size);
+  const bytes = await readBounded(res.body, maxBytes, truncate);
+  if (!bytes) throw tooLarge();
+  return bytes;
 }
 
 /** `p`, or a rejection as soon as `signal` aborts (DNS lookups cannot be cancelled themselves). */

@@ -1,14 +1,24 @@
 // Background jobs on croner: due scheduled sends and broadcasts, retention/idempotency sweeps, DNS re-checks.
 import { Cron } from 'croner';
-import type { Services } from '../services';
+import type { Events } from '../events';
+import type { Store } from '../store';
+import type { BroadcastSender } from '../broadcasts/runner';
+import type { DomainVerifier } from '../domains/verify';
 import { log } from '../log';
-import { releaseDue } from './sends';
+import { releaseDue } from '../sending/scheduled';
 
 export interface Scheduler {
   stop(): void;
 }
 
-export function startScheduler(svc: Services): Scheduler {
+export interface SchedulerDeps {
+  store: Store;
+  events: Events;
+  broadcasts: BroadcastSender;
+  domains: DomainVerifier;
+}
+
+export function startScheduler(svc: SchedulerDeps): Scheduler {
   const jobs: Cron[] = [];
   const job = (name: string, pattern: string, fn: () => Promise<unknown>) => {
     jobs.push(
@@ -25,7 +35,7 @@ export function startScheduler(svc: Services): Scheduler {
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
   // TTL sweep: reads only the expired head of the TTL index.
   job('ttl-sweep', '*/1 * * * *', async () => {
-    const n = await svc.store.ttl.sweep();
+    const n = await svc.store.sweep();
     if (n) log.info('ttl.swept', { removed: n });
   });
   // Domains awaiting verification or degraded: every 5 minutes; verified ones hourly (inside).

@@ -1,4 +1,4 @@
-// Attachment bytes for a validated email (api-reference §7.1): base64 `content` decoded, `path`
+// Attachment bytes for a validated email (docs/api.md §7.1): base64 `content` decoded, `path`
 // URLs fetched before the request is answered (through the SSRF guard), content types settled.
 // The 40 MB limit counts every attachment after base64 encoding, fetched ones included.
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';

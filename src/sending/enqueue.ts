@@ -1,28 +1,28 @@
 // From an accepted email to delivery-queue entries: one entry per recipient domain (the unit of MX
 // resolution and connection reuse), due now. Used at submission and when a scheduled send is due.
-import type { Services } from '../services';
-import type { EmailRec, QueueEntry } from '../store';
+import type { EmailRec, QueueEntry, Tx } from '../store';
+import type { Events } from '../events';
 import { newId } from '../ids';
 import { isSuppressed } from '../suppressions';
 
 /**
- * Inside a transaction: queue the email's pending recipients and mark it `queued`. The suppression
- * list is read here, when the email goes out, so an address suppressed (or released) between a
- * scheduled send's acceptance and its time counts as it is then.
+ * Queue the email's pending recipients and mark it `queued`. The suppression list is read here,
+ * when the email goes out, so an address suppressed (or released) between a scheduled send's
+ * acceptance and its time counts as it is then.
  */
-export function enqueueInTxn(svc: Services, email: EmailRec, now = Date.now()): EmailRec {
+export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Date.now()): Promise<EmailRec> {
   const recipients = { ...email.recipients };
   for (const [rcpt, state] of Object.entries(recipients))
-    if (state === 'pending' || state === 'suppressed') recipients[rcpt] = isSuppressed(svc.store, email.team_id, rcpt) ? 'suppressed' : 'pending';
+    if (state === 'pending' || state === 'suppressed') recipients[rcpt] = (await isSuppressed(tx, email.team_id, rcpt)) ? 'suppressed' : 'pending';
   email = { ...email, recipients };
-  svc.store.emails.putInTxn(email);
+  tx.emails.put(email);
   const byDomain = new Map<string, string[]>();
   for (const [rcpt, state] of Object.entries(recipients)) {
     if (state !== 'pending') continue;
     const domain = rcpt.slice(rcpt.lastIndexOf('@') + 1);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }
-  if (byDomain.size === 0) return svc.events.email(email, 'suppressed');
+  if (byDomain.size === 0) return events.email(tx, email, 'suppressed');
   for (const [domain, recipients] of byDomain) {
     const entry: QueueEntry = {
       id: newId(),
@@ -34,7 +34,7 @@ export function enqueueInTxn(svc: Services, email: EmailRec, now = Date.now()): 
       first_attempt_at: null,
       last_error: null,
     };
-    svc.store.queue.putInTxn(entry, now);
+    tx.queue.put(entry, now);
   }
-  return svc.events.email(email, 'queued');
+  return events.email(tx, email, 'queued');
 }

@@ -1,9 +1,9 @@
-// The RFC 5322 message for a validated email, built by nodemailer's composer (SPEC.md §2: no
+// The RFC 5322 message for a validated email, built by nodemailer's composer (docs/ARCHITECTURE.md: no
 // home-made MIME). DKIM signing happens later, at delivery, over exactly these bytes.
 import { createHash } from 'node:crypto';
 import { compile } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
-import type { Address } from './address';
+import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
 
 export interface ComposeOptions {
@@ -45,7 +45,7 @@ function derivedText(html: string): string | null {
 const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.address } : a.address);
 
 export async function composeMime(email: ValidatedEmail, opts: ComposeOptions): Promise<Buffer> {
-  // `text` null = derive it; "" = the caller wants no text part (api-reference §7.1).
+  // `text` null = derive it; "" = the caller wants no text part (docs/api.md §7.1).
   const text = email.text ?? (email.html && opts.textFromHtml !== false ? derivedText(email.html) : null);
   const composer = new MailComposer({
     from: mailbox(email.from),

@@ -1,8 +1,8 @@
-// `scheduled_at` of emails and broadcasts (api-reference §7.1, §13.2): an ISO 8601 date-time with
+// `scheduled_at` of emails and broadcasts (docs/api.md §7.1, §13.2): an ISO 8601 date-time with
 // a time zone, or one of the natural-language forms `in <n> <unit>`, `tomorrow at <time> [<zone>]`
 // and `<weekday> at <time> [<zone>]` (UTC without a zone); at most 30 days ahead; a time in the
 // past means "send now".
-import { errors } from '../api/errors';
+import { errors } from '../errors';
 
 export const MAX_SCHEDULE_MS = 30 * 86_400_000;
 

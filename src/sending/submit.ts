@@ -1,19 +1,29 @@
-// The sending core (SPEC.md §2): every way in — POST /emails, batch, SMTP, broadcasts — calls
-// `prepare` then `commit`. Prepare does the checks and the work that needs no lock (validation,
-// sending domain, attachment fetches, MIME); commit persists the email, its content and its queue
-// entries (or schedule) in one flushed transaction, checking suppressions inside it.
-import type { Services } from '../services';
-import type { ApiKeyRec, EmailRec, EmailContent } from '../store';
-import { errors } from '../api/errors';
+// The sending core (docs/ARCHITECTURE.md, "one path per job"): every way in — POST /emails, batch,
+// SMTP, broadcasts — calls `prepare` then `commit`. Prepare does the checks and the work that needs
+// no lock (validation, sending domain, attachment fetches, MIME); commit persists the email, its
+// content and its queue entries (or schedule) in one flushed unit of work, checking suppressions
+// inside it. The store announces the new queue entries to the delivery engine after the commit.
+import type { Config } from '../config';
+import type { ApiKeyRec, EmailRec, EmailContent, Store, Tx } from '../store';
+import type { Events } from '../events';
+import { errors } from '../errors';
 import { newId } from '../ids';
+import { formatAddress } from '../mail/address';
+import { recipientKey } from '../events';
 import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
 import { composeMime } from './mime';
 import { sendingDomain } from './sender';
-import { formatAddress } from './address';
-import { enqueueInTxn } from './enqueue';
-import { recipientKey } from '../events';
+import { enqueue } from './enqueue';
+import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
+
+/** What the sending core needs. */
+export interface SendingDeps {
+  store: Store;
+  events: Events;
+  config: Pick<Config, 'security'>;
+}
 
 export interface SubmitContext {
   team: string;
@@ -28,12 +38,12 @@ export interface Prepared {
 }
 
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
-export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
+export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
   const v = opts.validated ?? validateEmail(input, { batchItem: opts.batchItem });
-  const domain = sendingDomain(svc.store, ctx.team, v.from);
+  const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
-  const attachments = await resolveAttachments(v.attachments, { allowPrivate: svc.config.security.allow_private_networks });
+  const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks });
   const id = newId();
   const created = new Date();
   const messageId = `<${id}@${domain.name}>`;
@@ -63,10 +73,10 @@ export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInp
     from_address: v.from.address,
     domain_id: domain.id,
     domain: domain.name,
-    to: v.to.map(show),
-    cc: v.cc.map(show),
-    bcc: v.bcc.map(show),
-    reply_to: v.reply_to.map(show),
+    to: v.to.map(formatAddress),
+    cc: v.cc.map(formatAddress),
+    bcc: v.bcc.map(formatAddress),
+    reply_to: v.reply_to.map(formatAddress),
     subject: v.subject,
     headers: v.headers,
     tags: v.tags,
@@ -82,41 +92,55 @@ export async function prepare(svc: Services, ctx: SubmitContext, input: EmailInp
   return { email, content: { html: v.html, text: v.text, raw, files } };
 }
 
-const show = formatAddress;
-
-/** Inside a transaction: persist one prepared email and queue or schedule it. */
-export function commitInTxn(svc: Services, p: Prepared): EmailRec {
-  const { store, events } = svc;
+/** In a unit of work: persist one prepared email and queue or schedule it. */
+async function persist(tx: Tx, events: Events, p: Prepared): Promise<EmailRec> {
   const email = p.email;
-  store.emailContent.put([email.team_id, email.id], p.content);
+  tx.emailContent.put(email.team_id, email.id, p.content);
   if (email.scheduled_at) {
-    store.emails.putInTxn(email);
-    store.schedule.addInTxn(Date.parse(email.scheduled_at), email.team_id, email.id);
-    return events.email(email, 'scheduled');
+    tx.emails.put(email);
+    tx.schedule.add(Date.parse(email.scheduled_at), email.team_id, email.id);
+    return events.email(tx, email, 'scheduled');
   }
-  // Suppressions are read inside this transaction, so one committed before this send always counts.
-  return enqueueInTxn(svc, email);
+  // Suppressions are read inside this unit of work, so one committed before this send always counts.
+  return enqueue(tx, events, email);
 }
 
-/**
- * Persist prepared emails in one flushed commit; `alsoInTxn` runs inside it (the idempotency
- * record, so a replay can never send twice). `keep`, read inside the transaction before anything is
- * written, drops emails whose reason to exist ended meanwhile (a broadcast contact who
- * unsubscribed). Wakes the delivery engine afterwards.
- */
-export async function commit(svc: Services, prepared: Prepared[], alsoInTxn?: () => void, keep?: (p: Prepared) => boolean): Promise<EmailRec[]> {
-  const saved = await svc.store.transaction(() => {
-    const out = prepared.filter((p) => !keep || keep(p)).map((p) => commitInTxn(svc, p));
-    alsoInTxn?.();
+export interface CommitOptions {
+  /** Also inside the unit of work: the idempotency record, so a replay can never send twice. */
+  also?: (tx: Tx) => Promise<void> | void;
+  /**
+   * Read inside the unit of work before anything is written: drops emails whose reason to exist
+   * ended meanwhile (a broadcast contact who unsubscribed).
+   */
+  keep?: (tx: Tx, p: Prepared) => Promise<boolean>;
+}
+
+/** Persist prepared emails in one flushed commit. */
+export function commit(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions = {}): Promise<EmailRec[]> {
+  return deps.store.write(async (tx) => {
+    const out: EmailRec[] = [];
+    for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) out.push(await persist(tx, deps.events, p));
+    await opts.also?.(tx);
     return out;
   });
-  svc.delivery?.kick();
-  return saved;
 }
 
-/** One email, start to finish: what REST, SMTP and broadcasts call for a single message. */
-export async function submit(svc: Services, ctx: SubmitContext, input: EmailInput): Promise<EmailRec> {
-  const [email] = await commit(svc, [await prepare(svc, ctx, input)]);
+/** One email, start to finish: what broadcasts and internal senders call for a single message. */
+export async function submit(deps: SendingDeps, ctx: SubmitContext, input: EmailInput): Promise<EmailRec> {
+  const [email] = await commit(deps, [await prepare(deps, ctx, input)]);
   return email;
 }
 
+/**
+ * One email under an idempotency key: what POST /emails and SMTP submission do. Answers the
+ * outcome to reply with — `{ id }`, or the stored answer of the first request with this key.
+ */
+export function sendOnce(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, idempotency: Omit<IdempotencyScope, 'team' | 'fingerprint'>): Promise<Outcome> {
+  const scope = { ...idempotency, team: ctx.team, fingerprint: () => fingerprintOf(input) };
+  return withIdempotency(deps.store, scope, async (remember) => {
+    const p = await prepare(deps, ctx, input);
+    const o = { status: 200, body: { id: p.email.id } };
+    await commit(deps, [p], { also: remember && ((tx) => remember(tx, o)) });
+    return o;
+  });
+}

@@ -1,6 +1,6 @@
 // What the sending core works with, between validation (validate.ts), attachment resolution
 // (attachments.ts), MIME composition (mime.ts) and persistence (submit.ts).
-import type { Address } from './address';
+import type { Address } from '../mail/address';
 
 /** A request to send, as it arrives (a POST /emails body, one batch item, an SMTP submission). */
 export type EmailInput = Record<string, unknown>;

@@ -1,9 +1,10 @@
-// Every check of a send request that needs no I/O (api-reference §7.1; batch items §7.2), in the
+// Every check of a send request that needs no I/O (docs/api.md §7.1; batch items §7.2), in the
 // order Resend reports them: unsupported features, required fields, addresses, body, headers,
 // tags, schedule, attachments. The first failure is thrown as an ApiError naming its field.
 // Attachment `path`s are fetched later (attachments.ts); unknown keys are ignored (§1.4).
-import { ApiError, errors } from '../api/errors';
-import { addressField, addressList, formatAddress, type Address } from './address';
+import { ApiError, errors } from '../errors';
+import { formatAddress, type Address } from '../mail/address';
+import { addressField, addressList } from './address';
 import { parseScheduledAt } from './schedule';
 import type { AttachmentInput, EmailInput, ValidatedEmail } from './types';
 

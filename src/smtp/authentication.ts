@@ -1,4 +1,4 @@
-// Sender authentication of inbound mail (api-reference §8 `authentication`): SPF (RFC 7208) for
+// Sender authentication of inbound mail (docs/api.md §8 `authentication`): SPF (RFC 7208) for
 // the envelope sender and client address, DKIM (RFC 6376) signatures, DMARC (RFC 7489) for the
 // From domain — all by mailauth, looking names up through Posthorn's resolver (`dns.servers`).
 // TXT goes through `txtStrings`, which keeps record boundaries that Bun's resolveTxt loses (a

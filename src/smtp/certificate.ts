@@ -1,4 +1,4 @@
-// The SMTP listeners' TLS certificate (SPEC.md §4 `smtp.tls_cert` / `smtp.tls_key`): the configured
+// The SMTP listeners' TLS certificate (`smtp.tls_cert` / `smtp.tls_key`, config.example.toml): the configured
 // PEM files, or a self-signed certificate for `smtp.hostname` generated into data_dir on first
 // start and reused afterwards (renewed once expired). Sending MTAs use opportunistic STARTTLS
 // without verifying the certificate (RFC 3207 §4.1), so a self-signed one still encrypts inbound
@@ -21,7 +21,7 @@ export const SELF_SIGNED_KEY = 'smtp-tls-key.pem';
 export const SELF_SIGNED_CERT = 'smtp-tls-cert.pem';
 const VALIDITY_DAYS = 3650;
 
-export async function smtpCertificate(config: Config): Promise<Certificate> {
+export async function smtpCertificate(config: Pick<Config, 'smtp' | 'data_dir'>): Promise<Certificate> {
   const { tls_cert, tls_key } = config.smtp;
   if (tls_cert && tls_key) return { key: readFileSync(tls_key, 'utf8'), cert: readFileSync(tls_cert, 'utf8'), source: 'configured' };
 

@@ -1,13 +1,14 @@
-// The SMTP listeners (SPEC.md §3-§4): one per port of `smtp.starttls_ports` (STARTTLS offered,
+// The SMTP listeners (docs/mail.md §4): one per port of `smtp.starttls_ports` (STARTTLS offered,
 // RFC 3207) and of `smtp.tls_ports` (TLS from the first byte, RFC 8314 §3.3), all bound to
 // `smtp.host`. A port that cannot be bound is reported with the reason and the fix, and the
 // other listeners start anyway. `serve` starts them and stops them on shutdown; tests use port 0
 // and read the bound ports from `listeners`.
 import type { SMTPServer } from 'smtp-server';
-import type { Services } from '../services';
 import { log } from '../log';
 import { smtpCertificate } from './certificate';
-import { createSmtpServer } from './server';
+import { createSmtpServer, type SmtpDeps } from './server';
+
+export type { SmtpDeps };
 
 export type ListenerMode = 'starttls' | 'tls';
 
@@ -61,7 +62,7 @@ function listen(server: SMTPServer, port: number, host: string): Promise<number>
   });
 }
 
-export async function startSmtp(svc: Services): Promise<SmtpListeners> {
+export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
   const { host, starttls_ports, tls_ports } = svc.config.smtp;
   const wanted: { mode: ListenerMode; port: number }[] = [
     ...starttls_ports.map((port) => ({ mode: 'starttls' as const, port })),

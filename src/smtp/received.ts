@@ -1,12 +1,13 @@
-// Inbound mail for receiving domains (api-reference §8): the message is stored raw — with the
+// Inbound mail for receiving domains (docs/api.md §8): the message is stored raw — with the
 // Return-Path and Received lines the delivering server adds (RFC 5321 §4.4) — and parsed once
 // with mailparser; each team it was addressed to gets its own record (its own id, retention and
-// `received_for`), and one `email.received` event (§14.3) in the same commit.
+// `received_for`), and one `email.received` event (docs/api.md §14.3) in the same commit.
 import { simpleParser, type AddressObject } from 'mailparser';
-import type { Services } from '../services';
-import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent } from '../store';
+import type { Resolver } from '../dns/resolver';
+import type { Events } from '../events';
+import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, Tx } from '../store';
 import { newId } from '../ids';
-import { headerFields, headerObject, type HeaderLine } from './headers';
+import { headerFields, headerObject, type HeaderLine } from '../mail/headers';
 import { checkAuthentication } from './authentication';
 
 /** One SMTP transaction as it arrived. */
@@ -23,8 +24,8 @@ export interface Arrival {
 }
 
 export interface PreparedReceived {
-  /** Inside the transaction: store one record per team and announce each. */
-  commitInTxn(): ReceivedEmailRec[];
+  /** In the unit of work: store one record per team and announce each. */
+  commit(tx: Tx): Promise<ReceivedEmailRec[]>;
 }
 
 /** RFC 5322 §3.3 date-time in UTC ("+0000", not the obsolete "GMT"). */
@@ -52,7 +53,7 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
 };
 
 /** Parse, check and build what to store; `teams` maps each team to its accepted envelope recipients. */
-export async function prepareReceived(svc: Services, a: Arrival, teams: Map<string, string[]>): Promise<PreparedReceived> {
+export async function prepareReceived(svc: { dns: Resolver; events: Events }, a: Arrival, teams: Map<string, string[]>): Promise<PreparedReceived> {
   const now = new Date();
   const raw = Buffer.concat([Buffer.from(traceFields(a, now)), a.raw]);
   const [mail, authentication] = await Promise.all([
@@ -77,7 +78,7 @@ export async function prepareReceived(svc: Services, a: Arrival, teams: Map<stri
   const text = mail.text || null;
 
   return {
-    commitInTxn() {
+    async commit(tx) {
       const saved: ReceivedEmailRec[] = [];
       for (const [team, recipients] of teams) {
         const files: Record<string, Uint8Array> = {};
@@ -96,8 +97,9 @@ export async function prepareReceived(svc: Services, a: Arrival, teams: Map<stri
         });
         const rec: ReceivedEmailRec = { id: newId(), team_id: team, created_at: now.toISOString(), ...common, received_for: recipients, attachments };
         const content: ReceivedContent = { raw, html, text, headers, files };
-        svc.store.received.putInTxn(rec, content);
-        svc.events.other(team, 'email.received', rec.id, receivedPayload(rec));
+        tx.receivedEmails.put(rec);
+        tx.receivedContent.put(team, rec.id, content);
+        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec));
         saved.push(rec);
       }
       return saved;
@@ -105,7 +107,7 @@ export async function prepareReceived(svc: Services, a: Arrival, teams: Map<stri
   };
 }
 
-/** `data` of email.received (api-reference §14.3): metadata only, no body, no headers. */
+/** `data` of email.received (docs/api.md §14.3): metadata only, no body, no headers. */
 export function receivedPayload(r: ReceivedEmailRec): Record<string, unknown> {
   return {
     email_id: r.id,

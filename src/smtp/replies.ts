@@ -1,7 +1,7 @@
-// Posthorn's SMTP replies (api-reference §17): basic code (RFC 5321 §4.2) plus enhanced status code
+// Posthorn's SMTP replies (docs/api.md §17): basic code (RFC 5321 §4.2) plus enhanced status code
 // (RFC 3463), and how an API error of the sending core reads over SMTP. The reply text starts with
 // its enhanced code, which server.ts tells smtp-server to send as written.
-import { ApiError } from '../api/errors';
+import { ApiError } from '../errors';
 
 /** An SMTP error reply; smtp-server sends `responseCode` and `message`. */
 export class SmtpReply extends Error {
@@ -36,7 +36,7 @@ export const replies = {
   keyRevoked: () => new SmtpReply(554, '5.7.8', 'The API key used to authenticate is no longer valid'),
   // RFC 3463 §3.2 X.1.1: every recipient accepted at RCPT stopped receiving before the data came.
   noRecipients: () => new SmtpReply(550, '5.1.1', 'No valid recipients: the domain no longer receives mail here'),
-  // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (api-reference §6).
+  // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (docs/api.md §6).
   rateLimited: (perSecond: number) =>
     new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
   // RFC 3463 §3.4 X.3.1: too many messages in memory at once (server.ts MAX_BUFFERED_BYTES).

@@ -1,21 +1,26 @@
-// One SMTP listener (SPEC.md §3, api-reference §17) on smtp-server: STARTTLS (RFC 3207) or
+// One SMTP listener (docs/mail.md §4, docs/api.md §17) on smtp-server: STARTTLS (RFC 3207) or
 // implicit TLS (RFC 8314), AUTH PLAIN/LOGIN (RFC 4954) only once TLS is up, SIZE (RFC 1870).
 // A session that authenticated submits mail through the sending core (submission.ts); one that
 // did not may only reach Posthorn's own domains (recipients.ts, inbound.ts).
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession, type SMTPServerDataStream } from 'smtp-server';
-import type { Services } from '../services';
+import type { Config } from '../config';
 import type { ApiKeyRec } from '../store';
 import { log } from '../log';
 import type { Certificate } from './certificate';
 import { HAS_ENHANCED_CODE, replies, replyFor } from './replies';
 import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
-import { submitMessage } from './submission';
-import { receiveInbound } from './inbound';
+import { submitMessage, type SubmissionDeps } from './submission';
+import { receiveInbound, type InboundDeps } from './inbound';
 
-/** api-reference §17: 40 MB, advertised with SIZE; larger messages get 552 5.3.4. */
+/** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
+export interface SmtpDeps extends SubmissionDeps, InboundDeps {
+  config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir'>;
+}
+
+/** docs/api.md §17: 40 MB, advertised with SIZE; larger messages get 552 5.3.4. */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 /** Envelope recipients per message (RFC 5321 §4.5.3.1.8 requires at least 100 to be accepted). */
 export const MAX_RECIPIENTS = 100;
@@ -39,7 +44,7 @@ type SMTPConnection = SMTPServer['connections'] extends Set<infer C> ? C : never
 type SessionUser = Pick<ApiKeyRec, 'id' | 'team_id'>;
 
 /**
- * smtp-server, with three replies changed on every connection to match api-reference §17: AUTH on
+ * smtp-server, with three replies changed on every connection to match docs/api.md §17: AUTH on
  * an unencrypted session is 530 5.7.0 (smtp-server says 538, a non-standard code); EHLO lists AUTH
  * only once TLS is up, so that well-behaved clients never offer a key in the clear (RFC 4954 §4);
  * and a reply text that starts with its own enhanced status code goes out as written — otherwise
@@ -68,7 +73,7 @@ function adapt(conn: SMTPConnection): void {
   };
 }
 
-export function createSmtpServer(svc: Services, cert: Certificate, mode: 'starttls' | 'tls'): SMTPServer {
+export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'starttls' | 'tls'): SMTPServer {
   const { hostname } = svc.config.smtp;
   const options: SMTPServerOptions = {
     secure: mode === 'tls',
@@ -94,18 +99,18 @@ export function createSmtpServer(svc: Services, cert: Certificate, mode: 'startt
     logger: false,
 
     onAuth(auth, _session, callback) {
-      try {
-        const key = smtpLogin(svc, auth.username, auth.password);
-        const user: SessionUser = { id: key.id, team_id: key.team_id };
-        callback(null, { user });
-      } catch (e) {
-        callback(replyFor(e));
-      }
+      smtpLogin(svc, auth.username, auth.password).then(
+        (key) => callback(null, { user: { id: key.id, team_id: key.team_id } satisfies SessionUser }),
+        (e) => callback(replyFor(e)),
+      );
     },
 
     onRcptTo(address, session, callback) {
       if (session.user) return callback(); // submission: any recipient, through the sending core
-      callback(destinationOf(svc.store, address.address) ? null : replies.relayDenied());
+      destinationOf(svc.store, address.address).then(
+        (dest) => callback(dest ? null : replies.relayDenied()),
+        (e) => callback(replyFor(e)),
+      );
     },
 
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
@@ -157,12 +162,12 @@ export function createSmtpServer(svc: Services, cert: Certificate, mode: 'startt
 }
 
 /** The DATA of one transaction: submission when authenticated, else inbound. Resolves to the 250's text. */
-async function handleMessage(svc: Services, session: SMTPServerSession, raw: Buffer): Promise<string> {
+async function handleMessage(svc: SmtpDeps, session: SMTPServerSession, raw: Buffer): Promise<string> {
   const recipients = session.envelope.rcptTo.map((r) => r.address);
   const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
   const user = session.user as SessionUser | undefined;
   if (user) {
-    const key = currentKey(svc, user);
+    const key = await currentKey(svc.store, user);
     if (!key) throw replies.keyRevoked();
     const id = await submitMessage(svc, key, recipients, raw);
     log.info('smtp.submitted', { team_id: key.team_id, email_id: id, api_key_id: key.id, recipients: recipients.length, size: raw.byteLength });

@@ -1,22 +1,28 @@
-// Authenticated SMTP submission (api-reference §17): the message becomes the same `EmailInput` a
-// POST /emails body is, and goes through the one sending core (prepare → commit) with the team's
-// shared rate limit and the `Resend-Idempotency-Key` header under the same rules as the API's
-// Idempotency-Key (§5, own scope `smtp`). The core composes the outgoing message afresh from the
+// Authenticated SMTP submission (docs/api.md §17): the message becomes the same `EmailInput` a
+// POST /emails body is, and goes through the one sending core (`sendOnce`: prepare → commit) with
+// the team's shared rate limit and the `Resend-Idempotency-Key` header under the same rules as the
+// API's Idempotency-Key (docs/api.md §5, own scope `smtp`). The core composes the outgoing message afresh from the
 // parsed parts (as for API mail), so Posthorn sets Message-ID, Date and the MIME structure, and
 // a `Bcc:` header never leaves (RFC 5322 §3.6.3: blind recipients are the envelope's business).
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import type { Services } from '../services';
+import type { Config } from '../config';
 import type { ApiKeyRec } from '../store';
-import { ApiError } from '../api/errors';
-import { withIdempotency, fingerprint } from '../api/platform/idempotency';
-import { formatAddress } from '../sending/address';
-import { prepare, commit } from '../sending/submit';
+import type { RateLimiter } from '../limits/ratelimit';
+import { ApiError } from '../errors';
+import { formatAddress } from '../mail/address';
+import { headerFields, type HeaderField, type HeaderLine } from '../mail/headers';
+import { checkIdempotencyKey } from '../sending/idempotency';
+import { sendOnce, type SendingDeps } from '../sending/submit';
 import type { EmailInput } from '../sending/types';
-import { headerFields, type HeaderField, type HeaderLine } from './headers';
 import { replies } from './replies';
 
+export interface SubmissionDeps extends SendingDeps {
+  limiter: RateLimiter;
+  config: Pick<Config, 'security' | 'limits'>;
+}
+
 export const IDEMPOTENCY_HEADER = 'resend-idempotency-key';
-/** Idempotency scope of SMTP submissions: unrelated to the same key on /emails (api-reference §5). */
+/** Idempotency scope of SMTP submissions: unrelated to the same key on /emails (docs/api.md §5). */
 export const SMTP_ENDPOINT = 'smtp';
 
 // Fields the core writes itself (validate.ts refuses them as custom headers) or that describe
@@ -28,9 +34,9 @@ const NOT_CUSTOM = new Set([
 ]);
 
 /** Submit one message for the key's team; resolves to the email id (new, or the original on replay). */
-export async function submitMessage(svc: Services, key: ApiKeyRec, envelopeRecipients: string[], raw: Buffer): Promise<string> {
+export async function submitMessage(svc: SubmissionDeps, key: ApiKeyRec, envelopeRecipients: string[], raw: Buffer): Promise<string> {
   const team = key.team_id;
-  // api-reference §3.3 order: rate limit, then the idempotency key, then the message itself.
+  // docs/api.md §3.3 order: rate limit, then the idempotency key, then the message itself.
   if (!svc.limiter.take(team).allowed) throw replies.rateLimited(svc.config.limits.requests_per_second);
   let parsed: ParsedMail;
   try {
@@ -42,13 +48,7 @@ export async function submitMessage(svc: Services, key: ApiKeyRec, envelopeRecip
   const fields = headerFields(parsed.headerLines as HeaderLine[]);
   const idemKey = idempotencyKeyOf(fields);
   const input = emailInput(parsed, fields, envelopeRecipients);
-  const scope = { team, endpoint: SMTP_ENDPOINT, key: idemKey, fingerprint: fingerprint(input) };
-  const outcome = await withIdempotency(svc, scope, async (remember) => {
-    const p = await prepare(svc, { team, key }, input);
-    const o = { status: 200, body: { id: p.email.id } };
-    await commit(svc, [p], remember && (() => remember(o)));
-    return o;
-  });
+  const outcome = await sendOnce(svc, { team, key }, input, { endpoint: SMTP_ENDPOINT, key: idemKey });
   // A replayed refusal (stored 4xx) is refused again the same way.
   if (outcome.status !== 200) {
     const b = outcome.body as { statusCode: number; name: string; message: string };
@@ -57,13 +57,10 @@ export async function submitMessage(svc: Services, key: ApiKeyRec, envelopeRecip
   return (outcome.body as { id: string }).id;
 }
 
-/** The `Resend-Idempotency-Key` header (1–256 characters, api-reference §5), or null. */
+/** The `Resend-Idempotency-Key` header (1–256 characters, docs/api.md §5), or null. */
 function idempotencyKeyOf(fields: HeaderField[]): string | null {
   const field = fields.find((f) => f.name.toLowerCase() === IDEMPOTENCY_HEADER);
-  if (!field) return null;
-  if (field.value.length < 1 || field.value.length > 256)
-    throw new ApiError(400, 'invalid_idempotency_key', 'The `Resend-Idempotency-Key` header must be between 1 and 256 characters.');
-  return field.value;
+  return checkIdempotencyKey(field ? field.value : null, 'Resend-Idempotency-Key');
 }
 
 /**

@@ -1,8 +1,8 @@
 // Record shapes of sent mail: the email, its content, per-recipient delivery state, events,
-// the delivery queue and the schedule (api-reference §7, §14).
-import type { Rec } from './collection';
+// the delivery queue and the schedule (docs/api.md §7, §14).
+import type { Rec } from './interface';
 
-/** `last_event` values (api-reference §7.8). */
+/** `last_event` values (docs/api.md §7.8). */
 export type EmailStatus =
   | 'scheduled'
   | 'queued'
@@ -75,7 +75,7 @@ export type EventType =
 
 /**
  * One entry of an email's (or contact's) event log. Webhook-visible kinds carry the payload data of
- * api-reference §14.3; internal state changes (queued, scheduled, canceled, failed, suppressed)
+ * docs/api.md §14.3; internal state changes (queued, scheduled, canceled, failed, suppressed)
  * are logged too, with `webhook: false`.
  */
 export interface EventRec extends Rec {

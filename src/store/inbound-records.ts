@@ -1,13 +1,10 @@
-// Received (inbound) mail (api-reference §8): one record per stored message and team, kept for the
+// Received (inbound) mail (docs/api.md §8): one record per stored message and team, kept for the
 // retention period, with the message itself (raw bytes, parsed bodies, headers, attachment
 // payloads) apart from the record, as for sent mail, so listing never reads the bodies.
-import type { Database } from 'lmdb';
-import { Collection, type Rec } from './collection';
-import type { StoreEnv } from './env';
-import type { TtlIndex } from './ttl';
+import type { Rec } from './interface';
 import type { AttachmentMeta } from './email-records';
 
-/** One result of SPF, DKIM or DMARC as the receiving API reports it (api-reference §8). */
+/** One result of SPF, DKIM or DMARC as the receiving API reports it (docs/api.md §8). */
 export type AuthVerdict = 'pass' | 'fail' | 'gray' | 'processing_failed' | 'unknown';
 
 export interface ReceivedEmailRec extends Rec {
@@ -37,28 +34,8 @@ export interface ReceivedContent {
   /** html with `cid:` references as received; null when there is no html part. */
   html: string | null;
   text: string | null;
-  /** Header fields, names lowercased, repeated ones joined with ", " (api-reference §8). */
+  /** Header fields, names lowercased, repeated ones joined with ", " (docs/api.md §8). */
   headers: Record<string, string>;
   /** Attachment payloads by attachment id. */
   files: Record<string, Uint8Array>;
-}
-
-export class InboundStore {
-  readonly emails: Collection<ReceivedEmailRec>;
-  readonly content: Database;
-
-  constructor(env: StoreEnv, ttl: TtlIndex, expiresAt: (r: ReceivedEmailRec) => number) {
-    this.content = env.db('received_content');
-    this.emails = new Collection<ReceivedEmailRec>(env, ttl, 'received_emails', [], expiresAt, (team, id) => this.content.remove([team, id]));
-  }
-
-  /** Inside a transaction: store one received message for its team. */
-  putInTxn(rec: ReceivedEmailRec, content: ReceivedContent): void {
-    this.emails.putInTxn(rec);
-    this.content.put([rec.team_id, rec.id], content);
-  }
-
-  getContent(team: string, id: string): ReceivedContent | undefined {
-    return this.content.get([team, id]) as ReceivedContent | undefined;
-  }
 }

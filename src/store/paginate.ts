@@ -1,4 +1,4 @@
-// The one pagination engine (seed rules 1-6, api-reference §4). Items live under a key prefix and
+// The one pagination engine (docs/api.md §4). Items live under a key prefix and
 // end in a UUIDv7 (or other time-sortable id), so "newest first" is a reverse range scan and a
 // cursor is just a position in key order: it need not exist any more, and inserts or deletes
 // elsewhere never shift a page.

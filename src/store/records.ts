@@ -1,5 +1,5 @@
-// Record shapes of the core collections. Every record carries its team (SPEC.md §2).
-import type { Rec } from './collection';
+// Record shapes of the core collections. Every record carries its team (docs/ARCHITECTURE.md).
+import type { Rec } from './interface';
 
 export interface TeamRec extends Rec {
   name: string;

@@ -1,6 +1,6 @@
-// Record shapes of webhooks (api-reference §14): the endpoints, one event record per webhook and
+// Record shapes of webhooks (docs/api.md §14): the endpoints, one event record per webhook and
 // event (its delivery state, in the outbox while an attempt is due) and the attempt log.
-import type { Rec } from './collection';
+import type { Rec } from './interface';
 
 export type WebhookStatus = 'enabled' | 'disabled';
 

@@ -1,16 +1,17 @@
-// Unsubscribing from broadcasts (api-reference §13.4, SPEC.md §3 Tracking). Every broadcast email
+// Unsubscribing from broadcasts (docs/api.md §13.4, docs/mail.md §6). Every broadcast email
 // names the contact's signed link in List-Unsubscribe (RFC 2369) with List-Unsubscribe-Post
 // (RFC 8058). A GET only shows a confirmation page — link scanners and prefetchers follow GETs, so
 // a GET must never unsubscribe (RFC 8058 §1); the one-click POST, or the page's button, does. The
 // pages are self-contained: no scripts, no external assets.
 import type { ContactRec } from '../store';
 import type { UnsubscribeTarget } from '../links/signed';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../errors';
 import { updateContact, findContact, type ContactDeps } from '../contacts';
-import { escapeHtml } from '../broadcasts/placeholders';
+
+const escapeHtml = Bun.escapeHTML;
 
 /** The contact a verified link names, if it still exists. */
-export function linkedContact(deps: ContactDeps, t: UnsubscribeTarget): ContactRec | undefined {
+export function linkedContact(deps: ContactDeps, t: UnsubscribeTarget): Promise<ContactRec | undefined> {
   return findContact(deps.store, t.team, { id: t.contact });
 }
 

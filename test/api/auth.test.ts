@@ -1,4 +1,4 @@
-// Authentication and authorisation (api-reference §1.2), team isolation, sending_access keys.
+// Authentication and authorisation (docs/api.md §1.2), team isolation, sending_access keys.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 
@@ -89,15 +89,15 @@ describe('API keys resource', () => {
 
   test('the token is stored only as a hash, and last_used_at is recorded on use', async () => {
     const { data } = await p.resend.apiKeys.create({ name: 'hash' });
-    const rec = p.svc.store.apiKeys.get(p.creds.team_id, data!.id)!;
+    const rec = (await p.svc.store.apiKeys.get(p.creds.team_id, data!.id))!;
     expect(JSON.stringify(rec)).not.toContain(data!.token);
     await p.client(data!.token).apiKeys.list();
-    await p.svc.store.env.committed;
-    expect(p.svc.store.apiKeys.get(p.creds.team_id, data!.id)!.last_used_at).toMatch(/Z$/);
+    await p.svc.store.settled();
+    expect((await p.svc.store.apiKeys.get(p.creds.team_id, data!.id))!.last_used_at).toMatch(/Z$/);
   });
 
   test('validation: missing name, long name, bad permission, domain_id rules', async () => {
-    const before = [...p.svc.store.apiKeys.all(p.creds.team_id)].length;
+    const before = (await p.svc.store.apiKeys.all(p.creds.team_id)).length;
     const cases: [unknown, number, string][] = [
       [{}, 422, 'missing_required_field'],
       [{ name: 'x'.repeat(51) }, 422, 'validation_error'],
@@ -112,7 +112,7 @@ describe('API keys resource', () => {
       expect(r.body.statusCode).toBe(status);
     }
     expect((await p.api('POST', '/api-keys', { body: {} })).body.message).toBe('Missing `name` field.');
-    expect([...p.svc.store.apiKeys.all(p.creds.team_id)].length).toBe(before);
+    expect((await p.svc.store.apiKeys.all(p.creds.team_id)).length).toBe(before);
   });
 
   test('an empty name is accepted', async () => {

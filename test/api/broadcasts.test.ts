@@ -1,4 +1,4 @@
-// Broadcasts (api-reference §13): drafts, the send/cancel/delete state rules, pagination, teams.
+// Broadcasts (docs/api.md §13): drafts, the send/cancel/delete state rules, pagination, teams.
 // The segment here has no contacts, so a broadcast sent now goes queued → sent with no emails; the
 // emails themselves are tested in test/broadcasts/send.test.ts.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -15,7 +15,7 @@ async function newSegment(key = p.apiKey, teamId = team): Promise<string> {
   const r = await p.api('POST', '/segments', { body: { name: 'Newsletter' }, key });
   if (r.status === 201) return r.body.id;
   const rec = { id: newId(), team_id: teamId, created_at: nowIso(), name: 'Newsletter' };
-  await p.svc.store.segments.put(rec);
+  await p.svc.store.write(async (tx) => tx.segments.put(rec));
   return rec.id;
 }
 
@@ -23,12 +23,14 @@ async function newSegment(key = p.apiKey, teamId = team): Promise<string> {
 async function verifiedDomain(name: string, key = p.apiKey, teamId = team): Promise<void> {
   const r = await p.api('POST', '/domains', { body: { name }, key });
   expect(r.status).toBe(201);
-  const d = p.svc.store.domains.get(teamId, r.body.id)!;
-  const record_status = { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const;
-  await p.svc.store.domains.put({ ...d, status: 'verified', record_status });
+  await p.svc.store.write(async (tx) => {
+    const d = (await tx.domains.get(teamId, r.body.id))!;
+    const record_status = { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const;
+    tx.domains.put({ ...d, status: 'verified', record_status });
+  });
 }
 
-const snapshot = (t = team) => JSON.stringify([...p.svc.store.broadcasts.all(t)]);
+const snapshot = async (t = team) => JSON.stringify(await p.svc.store.broadcasts.all(t));
 
 async function draft(extra: Record<string, unknown> = {}): Promise<string> {
   const r = await p.api('POST', '/broadcasts', {
@@ -38,12 +40,12 @@ async function draft(extra: Record<string, unknown> = {}): Promise<string> {
   return r.body.id;
 }
 
-const status = (id: string) => p.svc.store.broadcasts.get(team, id)?.status;
+const status = async (id: string) => (await p.svc.store.broadcasts.get(team, id))?.status;
 
 /** A broadcast sent now is queued, then `sent` once its (background) send is done: wait for that. */
 async function untilSent(id: string): Promise<void> {
-  for (let i = 0; i < 500 && status(id) !== 'sent'; i++) await Bun.sleep(10);
-  expect(status(id)).toBe('sent');
+  for (let i = 0; i < 500 && (await status(id)) !== 'sent'; i++) await Bun.sleep(10);
+  expect(await status(id)).toBe('sent');
 }
 const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
 
@@ -135,14 +137,14 @@ describe('create and retrieve', () => {
       [{ ...ok, scheduled_at: inDays(1) }, 422, 'validation_error', 'The `scheduled_at` field can only be used with `send: true`.'],
       [{ ...ok, topic_id: newId() }, 422, 'validation_error', 'The `topic_id` field is not supported yet.'],
     ];
-    const before = snapshot();
+    const before = await snapshot();
     for (const [body, code, name, message] of cases) {
       const r = await p.api('POST', '/broadcasts', { body });
       expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
     }
     const bad = await p.api('POST', '/broadcasts', { raw: '{"segment_id":' });
     expect(bad.status).toBe(400);
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 
   test('unknown or malformed ids', async () => {
@@ -161,7 +163,7 @@ describe('list', () => {
     try {
       const ft = fresh.creds.team_id;
       const seg = newId();
-      await fresh.svc.store.segments.put({ id: seg, team_id: ft, created_at: nowIso(), name: 's' });
+      await fresh.svc.store.write(async (tx) => tx.segments.put({ id: seg, team_id: ft, created_at: nowIso(), name: 's' }));
       const ids: string[] = [];
       for (let i = 0; i < 25; i++) {
         const r = await fresh.api('POST', '/broadcasts', { body: { segment_id: seg, from: 'a@x.test', subject: `n${i}`, name: `b${i}` } });
@@ -236,7 +238,7 @@ describe('update', () => {
 
   test('bad input, unknown ids and non-drafts are refused and change nothing', async () => {
     const id = await draft();
-    const before = snapshot();
+    const before = await snapshot();
     const cases: [string, Record<string, unknown>, number, string, string][] = [
       [id, { from: 'bad' }, 422, 'validation_error', invalidAddressMessage('from')],
       [id, { from: null }, 422, 'validation_error', 'The `from` field must be a string.'],
@@ -250,14 +252,14 @@ describe('update', () => {
       const r = await p.api('PATCH', `/broadcasts/${target}`, { body });
       expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
 
     const sent = await draft();
     expect((await p.api('POST', `/broadcasts/${sent}/send`, { body: { scheduled_at: inDays(1) } })).status).toBe(200);
-    const frozen = snapshot();
+    const frozen = await snapshot();
     const r = await p.api('PATCH', `/broadcasts/${sent}`, { body: { name: 'late' } });
     expect(r.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only draft broadcasts can be updated.' });
-    expect(snapshot()).toBe(frozen);
+    expect(await snapshot()).toBe(frozen);
   });
 });
 
@@ -300,7 +302,7 @@ describe('send', () => {
       scheduledAt: inDays(2),
     });
     expect(error).toBeNull();
-    expect(status(data!.id)).toBe('scheduled');
+    expect(await status(data!.id)).toBe('scheduled');
   });
 
   test('refusals: not a draft, no content, unverified or foreign domain, bad scheduled_at — nothing changes', async () => {
@@ -320,26 +322,26 @@ describe('send', () => {
       [await draft(), { scheduled_at: inDays(31) }, 422, 'Invalid `scheduled_at` field: it must be at most 30 days in the future.'],
       [await draft(), { scheduled_at: 'next week' }, 422, /^Invalid `scheduled_at` field: it must be an ISO 8601 date-time/],
     ];
-    const before = snapshot();
+    const before = await snapshot();
     for (const [id, body, code, message] of cases) {
       const r = await p.api('POST', `/broadcasts/${id}/send`, { body });
       expect({ id, res: r.body }).toEqual({ id, res: { statusCode: code, name: 'validation_error', message: typeof message === 'string' ? message : expect.stringMatching(message) } });
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
     expect((await p.api('POST', `/broadcasts/${newId()}/send`)).body.name).toBe('not_found');
   });
 
   test('a segment deleted after the draft was written blocks the send', async () => {
     const seg = await newSegment();
     const id = await draft({ segment_id: seg });
-    await p.svc.store.segments.remove(team, seg);
+    await p.svc.store.write(async (tx) => tx.segments.remove(team, seg));
     const r = await p.api('POST', `/broadcasts/${id}/send`);
     expect(r.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The `segment_id` field must name a segment of this team.' });
-    expect(status(id)).toBe('draft');
+    expect(await status(id)).toBe('draft');
   });
 
   test('create with send: true and a refused send stores nothing', async () => {
-    const before = snapshot();
+    const before = await snapshot();
     for (const [body, code] of [
       [{ from: 'news@unverified.test', html: '<p>x</p>' }, 403],
       [{ from: 'news@verified.test' }, 422],
@@ -349,7 +351,7 @@ describe('send', () => {
       expect(r.status).toBe(code);
       expect(r.body.name).toBe('validation_error');
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -382,7 +384,7 @@ describe('cancel, delete, duplicate', () => {
     const s = await draft();
     await p.api('POST', `/broadcasts/${s}/send`, { body: { scheduled_at: inDays(1) } });
     expect((await p.api('DELETE', `/broadcasts/${s}`)).status).toBe(200);
-    expect(status(s)).toBeUndefined();
+    expect(await status(s)).toBeUndefined();
 
     const q = await draft();
     await p.api('POST', `/broadcasts/${q}/send`);
@@ -414,7 +416,7 @@ describe('teams', () => {
     const sdk = p.client(other.api_key);
     expect((await sdk.broadcasts.list()).data!.data).toEqual([]);
     expect((await sdk.broadcasts.get(id)).error?.name).toBe('not_found');
-    const before = snapshot();
+    const before = await snapshot();
     for (const [method, path, body] of [
       ['PATCH', `/broadcasts/${id}`, { name: 'x' }],
       ['DELETE', `/broadcasts/${id}`, undefined],
@@ -425,7 +427,7 @@ describe('teams', () => {
       const r = await p.api(method, path, { body, key: other.api_key });
       expect(r.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Broadcast not found' });
     }
-    expect(snapshot()).toBe(before);
-    expect(snapshot(other.team_id)).toBe('[]');
+    expect(await snapshot()).toBe(before);
+    expect(await snapshot(other.team_id)).toBe('[]');
   });
 });

@@ -1,4 +1,4 @@
-// Contacts (api-reference §12, §2 items 4, 5, 9): the official SDK (top-level and legacy audienceId
+// Contacts (docs/api.md §12, §2 items 4, 5, 9): the official SDK (top-level and legacy audienceId
 // forms) and plain HTTP for exact codes, raw-email paths, errors, pagination and team isolation.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
@@ -16,15 +16,15 @@ let seq = 0;
 const addr = (local = 'c') => `${local}${++seq}@contacts.test`;
 
 /** Everything the contact routes can change for the team: contacts and both membership directions. */
-function snapshot() {
+async function snapshot() {
   const { store } = p.svc;
-  const contacts = [...store.contacts.all(team())];
-  const segments = [...store.segments.all(team())];
+  const contacts = await store.contacts.all(team());
+  const segments = await store.segments.all(team());
   return JSON.stringify({
     contacts,
     segments,
-    bySegment: segments.map((s) => store.memberships.contactsOf(team(), s.id)),
-    byContact: contacts.map((c) => store.memberships.segmentsOf(team(), c.id)),
+    bySegment: await Promise.all(segments.map((s) => store.memberships.contactsOf(team(), s.id))),
+    byContact: await Promise.all(contacts.map((c) => store.memberships.segmentsOf(team(), c.id))),
   });
 }
 
@@ -97,9 +97,9 @@ describe('create and read', () => {
     const got = (await p.api('GET', `/contacts/${id}`)).body;
     expect(got).toMatchObject({ email, first_name: 'Ann', last_name: null, unsubscribed: true });
     expect(got.properties).toEqual({ a: { value: 'x', type: 'string' }, b: { value: 2, type: 'number' } });
-    expect(p.svc.store.memberships.segmentsOf(team(), id).sort()).toEqual([s1, s2].sort());
+    expect((await p.svc.store.memberships.segmentsOf(team(), id)).sort()).toEqual([s1, s2].sort());
     // One contact per address.
-    expect([...p.svc.store.contacts.all(team())].filter((c) => c.email.toLowerCase() === email.toLowerCase())).toHaveLength(1);
+    expect((await p.svc.store.contacts.all(team())).filter((c) => c.email.toLowerCase() === email.toLowerCase())).toHaveLength(1);
   });
 
   test('property keys are ordinary keys; `__proto__` is refused rather than mangled', async () => {
@@ -107,10 +107,10 @@ describe('create and read', () => {
     expect(r.status).toBe(201);
     const props = (await p.api('GET', `/contacts/${r.body.id}`)).body.properties;
     expect(props).toEqual({ constructor: { value: 1, type: 'number' }, toString: { value: 's', type: 'string' } });
-    const before = snapshot();
+    const before = await snapshot();
     const bad = await p.api('PATCH', `/contacts/${r.body.id}`, { raw: '{"properties":{"__proto__":"x"}}' });
     expect(bad.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The `properties` key `__proto__` is not allowed.' });
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 
   test('concurrent creates of one address make one contact', async () => {
@@ -118,16 +118,16 @@ describe('create and read', () => {
     const results = await Promise.all([email, email.toUpperCase(), email, email.toUpperCase()].map((e) => p.api('POST', '/contacts', { body: { email: e } })));
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
-    expect([...p.svc.store.contacts.all(team())].filter((c) => c.email.toLowerCase() === email)).toHaveLength(1);
+    expect((await p.svc.store.contacts.all(team())).filter((c) => c.email.toLowerCase() === email)).toHaveLength(1);
   });
 
   test('segments as [{id}] (SDK) or [id] (spec), plus audience_id, all become memberships', async () => {
     const [a, b, c] = [await segment(), await segment(), await segment()];
     const sdk = await p.resend.contacts.create({ email: addr(), segments: [{ id: a }] });
     expect(sdk.error).toBeNull();
-    expect(p.svc.store.memberships.segmentsOf(team(), sdk.data!.id)).toEqual([a]);
+    expect(await p.svc.store.memberships.segmentsOf(team(), sdk.data!.id)).toEqual([a]);
     const id = await contact({ email: addr(), segments: [b.toUpperCase()], audience_id: c });
-    expect(p.svc.store.memberships.segmentsOf(team(), id).sort()).toEqual([b, c].sort());
+    expect((await p.svc.store.memberships.segmentsOf(team(), id)).sort()).toEqual([b, c].sort());
   });
 
   test('unknown contact → 404; malformed path → 422 invalid_parameter', async () => {
@@ -150,7 +150,7 @@ describe('create and read', () => {
 describe('bad input changes nothing', () => {
   test('create errors: missing/invalid fields, unknown segments, topics, bad JSON', async () => {
     const seg = await segment();
-    const before = snapshot();
+    const before = await snapshot();
     const cases: [unknown, number, string, string?][] = [
       [{}, 422, 'missing_required_field', 'Missing `email` field.'],
       [{ first_name: 'x' }, 422, 'missing_required_field', 'Missing `email` field.'],
@@ -184,16 +184,16 @@ describe('bad input changes nothing', () => {
     const unknownAud = await p.api('POST', '/contacts', { body: { email: addr(), audience_id: UNKNOWN } });
     expect(unknownAud.body.message).toContain('`audience_id`');
     expect((await p.api('POST', '/contacts', { raw: '{"email":' })).status).toBe(400);
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 
   test('a rejected create-on-existing leaves the stored contact as it was', async () => {
     const email = addr();
     await contact({ email, first_name: 'Keep' });
-    const before = snapshot();
+    const before = await snapshot();
     const r = await p.api('POST', '/contacts', { body: { email, first_name: 'Lost', segments: [UNKNOWN] } });
     expect(r.status).toBe(422);
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -223,9 +223,9 @@ describe('update', () => {
     expect((await p.api('GET', `/contacts/${renamed}`)).body.id).toBe(id);
     expect((await p.api('GET', `/contacts/${first}`)).status).toBe(404);
     expect((await p.api('PATCH', `/contacts/${id}`, { body: { email: renamed.toUpperCase() } })).status).toBe(200);
-    expect(p.svc.store.contacts.get(team(), id)!.email).toBe(renamed.toUpperCase());
+    expect((await p.svc.store.contacts.get(team(), id))!.email).toBe(renamed.toUpperCase());
 
-    const before = snapshot();
+    const before = await snapshot();
     const taken = await p.api('PATCH', `/contacts/${id}`, { body: { email: other.toUpperCase(), first_name: 'X' } });
     expect(taken.status).toBe(422);
     expect(taken.body.name).toBe('validation_error');
@@ -235,7 +235,7 @@ describe('update', () => {
       expect(r.status).toBe(422);
       expect(r.body.name).toBe('validation_error');
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 
   test('unknown contact → 404 "Contact not found"; malformed path → 422', async () => {
@@ -262,7 +262,7 @@ describe('raw emails in paths (§2 item 4)', () => {
     const sdk = await p.resend.contacts.get({ email });
     expect(sdk.data?.id).toBe(id);
     expect((await p.resend.contacts.update({ email, firstName: 'Plus' })).error).toBeNull();
-    expect(p.svc.store.contacts.get(team(), id)!.first_name).toBe('Plus');
+    expect((await p.svc.store.contacts.get(team(), id))!.first_name).toBe('Plus');
   });
 });
 
@@ -274,10 +274,10 @@ describe('delete', () => {
     const r = await p.resend.contacts.remove({ email });
     expect(r.error).toBeNull();
     expect(r.data).toEqual({ object: 'contact', contact: id, deleted: true });
-    expect(p.svc.store.contacts.get(team(), id)).toBeUndefined();
-    expect(p.svc.store.memberships.contactsOf(team(), seg)).toEqual([]);
-    expect(p.svc.store.memberships.segmentsOf(team(), id)).toEqual([]);
-    expect(p.svc.store.segments.get(team(), seg)).toBeDefined();
+    expect(await p.svc.store.contacts.get(team(), id)).toBeUndefined();
+    expect(await p.svc.store.memberships.contactsOf(team(), seg)).toEqual([]);
+    expect(await p.svc.store.memberships.segmentsOf(team(), id)).toEqual([]);
+    expect(await p.svc.store.segments.get(team(), seg)).toBeDefined();
 
     const id2 = await contact({ email: addr() });
     const byId = await p.api('DELETE', `/contacts/${id2}`);
@@ -366,7 +366,7 @@ describe('contact segments (§12.6)', () => {
     const again = await p.api('DELETE', `/contacts/${email}/segments/${a}`);
     expect(again.status).toBe(200);
     expect(again.body.deleted).toBe(true);
-    expect(p.svc.store.memberships.segmentsOf(team(), id)).toEqual([b]);
+    expect(await p.svc.store.memberships.segmentsOf(team(), id)).toEqual([b]);
   });
 
   test('the segments list defaults to 20 and pages', async () => {
@@ -389,13 +389,13 @@ describe('contact segments (§12.6)', () => {
   test('unknown contact or segment → 404, nothing changes', async () => {
     const seg = await segment();
     const id = await contact({ email: addr() });
-    const before = snapshot();
+    const before = await snapshot();
     expect((await p.api('POST', `/contacts/${UNKNOWN}/segments/${seg}`)).body.message).toBe('Contact not found');
     expect((await p.api('POST', `/contacts/${id}/segments/${UNKNOWN}`)).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Segment not found' });
     expect((await p.api('DELETE', `/contacts/${id}/segments/${UNKNOWN}`)).status).toBe(404);
     expect((await p.api('GET', `/contacts/nobody@contacts.test/segments`)).status).toBe(404);
     expect((await p.api('POST', `/contacts/${id}/segments/nope`)).body.name).toBe('invalid_parameter');
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -406,7 +406,7 @@ describe('legacy audience routes (§2 item 5)', () => {
     const created = await p.resend.contacts.create({ audienceId: aud, email, firstName: 'Leg', properties: { tier: 'gold' } });
     expect(created.error).toBeNull();
     const id = created.data!.id;
-    expect(p.svc.store.memberships.segmentsOf(team(), id)).toEqual([aud]);
+    expect(await p.svc.store.memberships.segmentsOf(team(), id)).toEqual([aud]);
 
     const got = await p.resend.contacts.get({ audienceId: aud, email });
     expect(got.data).toMatchObject({ object: 'contact', id, email, first_name: 'Leg', properties: { tier: { value: 'gold', type: 'string' } } });
@@ -414,7 +414,7 @@ describe('legacy audience routes (§2 item 5)', () => {
 
     const upd = await p.resend.contacts.update({ audienceId: aud, id, lastName: 'Acy', unsubscribed: true });
     expect(upd.data).toEqual({ object: 'contact', id });
-    expect(p.svc.store.contacts.get(team(), id)).toMatchObject({ last_name: 'Acy', unsubscribed: true });
+    expect(await p.svc.store.contacts.get(team(), id)).toMatchObject({ last_name: 'Acy', unsubscribed: true });
 
     const list = await p.api('GET', `/audiences/${aud}/contacts`);
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
@@ -423,8 +423,8 @@ describe('legacy audience routes (§2 item 5)', () => {
     expect(rm.error).toBeNull();
     expect(rm.data).toEqual({ object: 'contact', contact: email, deleted: true });
     // Only the membership went.
-    expect(p.svc.store.contacts.get(team(), id)).toBeDefined();
-    expect(p.svc.store.memberships.segmentsOf(team(), id)).toEqual([]);
+    expect(await p.svc.store.contacts.get(team(), id)).toBeDefined();
+    expect(await p.svc.store.memberships.segmentsOf(team(), id)).toEqual([]);
     expect((await p.resend.contacts.get({ audienceId: aud, id })).error?.message).toBe('Contact not found');
   });
 
@@ -435,7 +435,7 @@ describe('legacy audience routes (§2 item 5)', () => {
     const r = await p.api('POST', `/audiences/${b}/contacts`, { body: { email: email.toUpperCase(), first_name: 'Two' } });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ object: 'contact', id });
-    expect(p.svc.store.memberships.segmentsOf(team(), id).sort()).toEqual([a, b].sort());
+    expect((await p.svc.store.memberships.segmentsOf(team(), id)).sort()).toEqual([a, b].sort());
     expect((await p.api('GET', `/audiences/${a}/contacts/${id}`)).body.first_name).toBe('Two');
   });
 
@@ -453,7 +453,7 @@ describe('legacy audience routes (§2 item 5)', () => {
     const aud = await segment();
     const outsider = addr();
     const id = await contact({ email: outsider });
-    const before = snapshot();
+    const before = await snapshot();
     const create = await p.api('POST', `/audiences/${UNKNOWN}/contacts`, { body: { email: addr() } });
     expect(create.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Audience not found' });
     // Field validation comes before the path lookup (§3.3).
@@ -469,7 +469,7 @@ describe('legacy audience routes (§2 item 5)', () => {
     expect(del.body).toEqual({ object: 'contact', contact: outsider, deleted: true });
     const upper = UNKNOWN.toUpperCase();
     expect((await p.api('DELETE', `/audiences/${aud}/contacts/${upper}`)).body).toEqual({ object: 'contact', contact: upper, deleted: true });
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -497,7 +497,7 @@ describe('team isolation', () => {
     const theirs = await them.contacts.create({ email });
     expect(theirs.data!.id).not.toBe(id);
     // Nothing of ours changed.
-    expect(p.svc.store.contacts.get(team(), id)).toMatchObject({ first_name: 'Mine', email });
-    expect(p.svc.store.memberships.segmentsOf(team(), id)).toEqual([seg]);
+    expect(await p.svc.store.contacts.get(team(), id)).toMatchObject({ first_name: 'Mine', email });
+    expect(await p.svc.store.memberships.segmentsOf(team(), id)).toEqual([seg]);
   });
 });

@@ -1,4 +1,4 @@
-// The domains API (api-reference §9) through the official SDK and plain HTTP: the record set of
+// The domains API (docs/api.md §9) through the official SDK and plain HTTP: the record set of
 // §9.7, validation (422 before 403, nothing stored on error), 404/422 path ids, team isolation,
 // PATCH partial updates, list pagination. Verification itself: test/domains/verify.test.ts.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -32,7 +32,7 @@ async function create(body: Record<string, unknown>) {
 }
 
 /** Every domain of the bootstrap team, straight from the store (to prove a rejected request wrote nothing). */
-const stored = () => [...p.svc.store.domains.all(p.creds.team_id)];
+const stored = () => p.svc.store.domains.all(p.creds.team_id);
 
 describe('POST /domains', () => {
   test('default domain: the §9.7 sending records, DKIM an RSA-2048 key, no object key', async () => {
@@ -65,7 +65,7 @@ describe('POST /domains', () => {
     expect(key.asymmetricKeyType).toBe('rsa');
     expect(key.asymmetricKeyDetails!.modulusLength).toBe(2048);
     // The private half stays in the store and matches.
-    const rec = p.svc.store.domains.get(p.creds.team_id, d.id)!;
+    const rec = (await p.svc.store.domains.get(p.creds.team_id, d.id))!;
     expect(createPublicKey(rec.dkim.private_key).export({ type: 'spki', format: 'der' }).toString('base64')).toBe(dkimValue.slice(2));
     // Plain HTTP: 201.
     const res = await p.api('POST', '/domains', { body: { name: uniq() } });
@@ -103,7 +103,7 @@ describe('POST /domains', () => {
       ['Tracking', 'CNAME', 'links', 'links.posthorn.test', undefined], // the host of public_url
       ['DMARC', 'TXT', '_dmarc', 'v=DMARC1; p=none;', undefined],
     ]);
-    expect(p.svc.store.domains.get(p.creds.team_id, d.id)!.tls).toBe('enforced');
+    expect((await p.svc.store.domains.get(p.creds.team_id, d.id))!.tls).toBe('enforced');
   });
 
   test('receiving only: Receiving MX and DMARC, no sending records', async () => {
@@ -123,7 +123,7 @@ describe('POST /domains', () => {
     const name = uniq();
     await create({ name });
     const other = await p.newTeam();
-    const before = stored().length;
+    const before = (await stored()).length;
     for (const [client, n] of [
       [p.resend, name],
       [p.resend, name.toUpperCase()],
@@ -134,8 +134,8 @@ describe('POST /domains', () => {
       expect(data).toBeNull();
       expect(error).toEqual({ statusCode: 403, name: 'validation_error', message: `The \`${name}\` domain has been registered already.` } as never);
     }
-    expect(stored().length).toBe(before);
-    expect([...p.svc.store.domains.all(other.team_id)]).toHaveLength(0);
+    expect((await stored()).length).toBe(before);
+    expect(await p.svc.store.domains.all(other.team_id)).toHaveLength(0);
   });
 
   test('concurrent creates of one name: one wins', async () => {
@@ -145,7 +145,7 @@ describe('POST /domains', () => {
   });
 
   test('invalid input → 422 and nothing stored', async () => {
-    const before = stored().length;
+    const before = (await stored()).length;
     const cases: [unknown, number, string, string?][] = [
       [{}, 422, 'missing_required_field', 'Missing `name` field.'],
       [{ name: 42 }, 422, 'validation_error'],
@@ -181,7 +181,7 @@ describe('POST /domains', () => {
       expect(typeof res.body.message).toBe('string');
       if (message) expect(res.body.message).toBe(message);
     }
-    expect(stored().length).toBe(before);
+    expect((await stored()).length).toBe(before);
     // The messages name the field.
     expect((await p.api('POST', '/domains', { body: { name: uniq(), region: 'x' } })).body.message).toContain('`region`');
     expect((await p.api('POST', '/domains', { body: { name: uniq(), custom_return_path: '1' } })).body.message).toContain('`custom_return_path`');
@@ -197,11 +197,11 @@ describe('POST /domains', () => {
   });
 
   test('unparseable JSON → 400, nothing stored', async () => {
-    const before = stored().length;
+    const before = (await stored()).length;
     const res = await p.api('POST', '/domains', { raw: '{"name": "x.test"' });
     expect(res.status).toBe(400);
     expect(res.body.name).toBe('validation_error');
-    expect(stored().length).toBe(before);
+    expect((await stored()).length).toBe(before);
   });
 });
 
@@ -295,7 +295,7 @@ describe('PATCH /domains/{id}', () => {
     d = (await p.resend.domains.get(c.id)).data!;
     expect(d).toMatchObject({ open_tracking: true, click_tracking: false, tracking_subdomain: 'clicks' });
     expect(d.records.find((r) => r.record === 'Tracking')).toMatchObject({ name: 'clicks', status: 'not_started' });
-    expect(p.svc.store.domains.get(p.creds.team_id, c.id)!.tls).toBe('enforced');
+    expect((await p.svc.store.domains.get(p.creds.team_id, c.id))!.tls).toBe('enforced');
 
     // An empty body changes nothing.
     const res = await p.api('PATCH', `/domains/${c.id}`, { body: {} });
@@ -305,7 +305,7 @@ describe('PATCH /domains/{id}', () => {
 
   test('invalid updates → 422 and the domain is unchanged', async () => {
     const c = await create({ name: uniq(), tracking_subdomain: 'links', capabilities: { receiving: 'enabled' } });
-    const before = p.svc.store.domains.get(p.creds.team_id, c.id);
+    const before = await p.svc.store.domains.get(p.creds.team_id, c.id);
     const cases: unknown[] = [
       { tracking_subdomain: null },
       { tracking_subdomain: 'a.b' },
@@ -323,7 +323,7 @@ describe('PATCH /domains/{id}', () => {
     // Both capabilities off in two steps: the second is refused.
     expect((await p.api('PATCH', `/domains/${c.id}`, { body: { capabilities: { sending: 'disabled' } } })).status).toBe(200);
     expect((await p.api('PATCH', `/domains/${c.id}`, { body: { capabilities: { receiving: 'disabled' } } })).status).toBe(422);
-    const after = p.svc.store.domains.get(p.creds.team_id, c.id)!;
+    const after = (await p.svc.store.domains.get(p.creds.team_id, c.id))!;
     expect(after).toEqual({ ...before!, capabilities: { sending: 'disabled', receiving: 'enabled' } });
     // The SDK's error for tracking_subdomain null:
     const { error } = await p.resend.domains.update({ id: c.id, trackingSubdomain: null as never });

@@ -1,5 +1,5 @@
 // The API platform: error shapes, routing errors, body limits, rate limiting, the request log,
-// health and the OpenAPI document (api-reference §1-§3, §6, §15).
+// health and the OpenAPI document (docs/api.md §1-§3, §6, §15).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { Resend } from 'resend';
 import { startPosthorn, type Running } from '../helpers/posthorn';
@@ -24,12 +24,12 @@ describe('errors', () => {
   });
 
   test('malformed JSON and the wrong top-level type → 400 validation_error, nothing written', async () => {
-    const before = [...p.svc.store.apiKeys.all(p.creds.team_id)].length;
+    const before = (await p.svc.store.apiKeys.all(p.creds.team_id)).length;
     for (const raw of ['{"name":', 'not json', '[{"name":"x"}]', '"name"', '42']) {
       const r = await p.api('POST', '/api-keys', { raw });
       expect([r.status, r.body]).toEqual([400, shape(400, 'validation_error')]);
     }
-    expect([...p.svc.store.apiKeys.all(p.creds.team_id)].length).toBe(before);
+    expect((await p.svc.store.apiKeys.all(p.creds.team_id)).length).toBe(before);
   });
 
   test('an empty body with Content-Type: application/json is "no body"', async () => {

@@ -1,4 +1,4 @@
-// Segments and audiences (api-reference §11, §2 item 5): one collection, two route families, through
+// Segments and audiences (docs/api.md §11, §2 item 5): one collection, two route families, through
 // the official SDK (`segments`, and `audiences`, its alias) and plain HTTP for the `/audiences` family,
 // exact codes and errors; segment contact lists with pagination; team isolation.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -15,7 +15,7 @@ const UNKNOWN = '0195607d-1a02-7128-a24b-e40ad23f0824';
 let seq = 0;
 const addr = () => `s${++seq}@segments.test`;
 
-const segments = () => JSON.stringify([...p.svc.store.segments.all(team())]);
+const segments = async () => JSON.stringify(await p.svc.store.segments.all(team()));
 
 async function contactIn(segmentId: string) {
   const r = await p.api('POST', '/contacts', { body: { email: addr(), segments: [segmentId] } });
@@ -46,11 +46,11 @@ describe('segments through the SDK', () => {
     const upd = await p.resend.segments.update(id, { name: 'Weekly' });
     expect(upd.error).toBeNull();
     expect(upd.data).toEqual({ object: 'segment', id } as never);
-    expect(p.svc.store.segments.get(team(), id)!.name).toBe('Weekly');
+    expect((await p.svc.store.segments.get(team(), id))!.name).toBe('Weekly');
 
     const rm = await p.resend.segments.remove(id);
     expect(rm.data).toEqual({ object: 'segment', id, deleted: true });
-    expect(p.svc.store.segments.get(team(), id)).toBeUndefined();
+    expect(await p.svc.store.segments.get(team(), id)).toBeUndefined();
   });
 
   test('resend.audiences is the same client (SDK 6.4+) and works alike', async () => {
@@ -92,7 +92,7 @@ describe('the /audiences family (SDK ≤ 6.3)', () => {
 
     const del = await p.api('DELETE', `/audiences/${id}`);
     expect(del.body).toEqual({ object: 'audience', id, deleted: true });
-    expect(p.svc.store.segments.get(team(), id)).toBeUndefined();
+    expect(await p.svc.store.segments.get(team(), id)).toBeUndefined();
   });
 
   test('renaming exists only as PATCH /segments/{id}', async () => {
@@ -105,7 +105,7 @@ describe('the /audiences family (SDK ≤ 6.3)', () => {
 
 describe('errors; bad input changes nothing', () => {
   test('missing or wrong name → 422', async () => {
-    const before = segments();
+    const before = await segments();
     for (const path of ['/segments', '/audiences']) {
       const missing = await p.api('POST', path, { body: {} });
       expect(missing.status).toBe(422);
@@ -116,12 +116,12 @@ describe('errors; bad input changes nothing', () => {
       expect((await p.api('POST', path, { raw: '{' })).status).toBe(400);
     }
     const id = (await p.api('POST', '/segments', { body: { name: 'keep' } })).body.id;
-    const kept = segments();
+    const kept = await segments();
     expect((await p.api('PATCH', `/segments/${id}`, { body: {} })).body.name).toBe('missing_required_field');
     expect((await p.api('PATCH', `/segments/${id}`, { body: { name: null } })).body.name).toBe('validation_error');
-    expect(segments()).toBe(kept);
+    expect(await segments()).toBe(kept);
     await p.api('DELETE', `/segments/${id}`);
-    expect(segments()).toBe(before);
+    expect(await segments()).toBe(before);
   });
 
   test('malformed ids → 422 invalid_parameter; unknown → 404 on GET/PATCH, 200 deleted:true on DELETE', async () => {
@@ -146,9 +146,9 @@ describe('segment contacts', () => {
     const c = await contactIn(a);
     await p.api('POST', `/contacts/${c}/segments/${b}`);
     await p.resend.segments.remove(a);
-    expect(p.svc.store.contacts.get(team(), c)).toBeDefined();
-    expect(p.svc.store.memberships.segmentsOf(team(), c)).toEqual([b]);
-    expect(p.svc.store.memberships.contactsOf(team(), a)).toEqual([]);
+    expect(await p.svc.store.contacts.get(team(), c)).toBeDefined();
+    expect(await p.svc.store.memberships.segmentsOf(team(), c)).toEqual([b]);
+    expect(await p.svc.store.memberships.contactsOf(team(), a)).toEqual([]);
     // The deleted segment is gone from both families.
     expect((await p.api('GET', `/segments/${a}/contacts`)).status).toBe(404);
   });
@@ -222,7 +222,7 @@ describe('team isolation', () => {
     expect((await them.segments.remove(seg)).data).toEqual({ object: 'segment', id: seg, deleted: true });
     expect((await p.api('DELETE', `/audiences/${seg}`, { key })).status).toBe(200);
 
-    expect(p.svc.store.segments.get(team(), seg)?.name).toBe('private');
-    expect(p.svc.store.memberships.contactsOf(team(), seg)).toEqual([member]);
+    expect((await p.svc.store.segments.get(team(), seg))?.name).toBe('private');
+    expect(await p.svc.store.memberships.contactsOf(team(), seg)).toEqual([member]);
   });
 });

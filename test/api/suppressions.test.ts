@@ -1,4 +1,4 @@
-// Suppressions (api-reference §16): the six routes, the origin filter, id-or-email paths,
+// Suppressions (docs/api.md §16): the six routes, the origin filter, id-or-email paths,
 // batches, pagination and team isolation; plus the module used by bounce handling.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
@@ -9,7 +9,7 @@ import { suppress, isSuppressed } from '../../src/suppressions';
 let p: Running;
 let team: string;
 
-const snapshot = (t = team) => JSON.stringify([...p.svc.store.suppressions.all(t)]);
+const snapshot = async (t = team) => JSON.stringify(await p.svc.store.suppressions.all(t));
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 beforeAll(async () => {
@@ -36,11 +36,11 @@ describe('add, get, remove', () => {
   test('POST answers 201 (plain HTTP), and 201 with the existing id when already suppressed', async () => {
     const first = await p.api('POST', '/suppressions', { body: { email: 'twice@example.test' } });
     expect(first.status).toBe(201);
-    const before = snapshot();
+    const before = await snapshot();
     const again = await p.api('POST', '/suppressions', { body: { email: '  TWICE@example.test ' } });
     expect(again.status).toBe(201);
     expect(again.body).toEqual({ object: 'suppression', id: first.body.id });
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 
   test('plus signs in paths stay plus signs, encoded or not', async () => {
@@ -58,14 +58,14 @@ describe('add, get, remove', () => {
     expect(byId.data).toEqual({ object: 'suppression', id: a.id, deleted: true });
     const byEmail = await p.resend.suppressions.remove('RM+2@example.test');
     expect(byEmail.data).toEqual({ object: 'suppression', id: b.id, deleted: true });
-    expect(isSuppressed(p.svc.store, team, 'rm1@example.test')).toBe(false);
-    expect(isSuppressed(p.svc.store, team, 'rm+2@example.test')).toBe(false);
+    expect(await isSuppressed(p.svc.store, team, 'rm1@example.test')).toBe(false);
+    expect(await isSuppressed(p.svc.store, team, 'rm+2@example.test')).toBe(false);
     const gone = await p.api('DELETE', `/suppressions/${a.id}`);
     expect(gone.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Suppression not found' });
   });
 
   test('bad input and unknown entries are refused and change nothing', async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const posts: [unknown, number, string, string][] = [
       [{}, 422, 'missing_required_field', 'Missing `email` field.'],
       [{ email: 5 }, 422, 'validation_error', 'The `email` field must be a string.'],
@@ -85,7 +85,7 @@ describe('add, get, remove', () => {
       expect(bad.status).toBe(422);
       expect(bad.body.name).toBe('invalid_parameter');
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -106,7 +106,7 @@ describe('batches', () => {
   });
 
   test('batch add refuses empty, oversized or invalid batches as a whole', async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const many = Array.from({ length: 101 }, (_, i) => `m${i}@example.test`);
     const cases: [unknown, number, string, string][] = [
       [{}, 422, 'missing_required_field', 'Missing `emails` field.'],
@@ -120,7 +120,7 @@ describe('batches', () => {
       const r = await p.api('POST', '/suppressions/batch/add', { body });
       expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
     const hundred = await p.api('POST', '/suppressions/batch/add', { body: { emails: many.slice(0, 100) } });
     expect(hundred.status).toBe(201);
     expect(hundred.body.data).toHaveLength(100);
@@ -145,7 +145,7 @@ describe('batches', () => {
 
   test('batch remove refuses bad requests and changes nothing', async () => {
     await p.resend.suppressions.add({ email: 'keep@example.test' });
-    const before = snapshot();
+    const before = await snapshot();
     const cases: [unknown, number, string, string][] = [
       [{}, 422, 'missing_required_field', 'Missing `emails` or `ids` field.'],
       [{ emails: ['keep@example.test'], ids: [newId()] }, 422, 'validation_error', 'You can only use either `emails` or `ids`, not both.'],
@@ -158,7 +158,7 @@ describe('batches', () => {
       const r = await p.api('POST', '/suppressions/batch/remove', { body });
       expect({ body, res: r.body }).toEqual({ body, res: { statusCode: code, name, message } });
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });
 
@@ -174,7 +174,7 @@ describe('list', () => {
       for (let i = 0; i < 30; i++) {
         const origin = i % 3 === 0 ? 'bounce' : i % 5 === 0 ? 'complaint' : 'manual';
         const src = origin === 'manual' ? null : newId();
-        const rec = await store.transaction(() => suppress(store, ft, `l${i}@example.test`, origin, src));
+        const rec = await store.write((tx) => suppress(tx, ft, `l${i}@example.test`, origin, src));
         ids.unshift(rec.id);
         origins.unshift(origin);
       }
@@ -216,12 +216,12 @@ describe('module', () => {
   test('suppress keeps the first entry; isSuppressed ignores case', async () => {
     const store = p.svc.store;
     const emailId = newId();
-    const first = await store.transaction(() => suppress(store, team, 'Bounced@Example.test', 'bounce', emailId));
-    const second = await store.transaction(() => suppress(store, team, 'bounced@example.test', 'complaint', newId()));
+    const first = await store.write((tx) => suppress(tx, team, 'Bounced@Example.test', 'bounce', emailId));
+    const second = await store.write((tx) => suppress(tx, team, 'bounced@example.test', 'complaint', newId()));
     expect(second).toEqual(first);
     expect(first).toMatchObject({ email: 'Bounced@Example.test', origin: 'bounce', source_id: emailId });
-    expect(isSuppressed(store, team, 'BOUNCED@example.TEST')).toBe(true);
-    expect(isSuppressed(store, newId(), 'bounced@example.test')).toBe(false);
+    expect(await isSuppressed(store, team, 'BOUNCED@example.TEST')).toBe(true);
+    expect(await isSuppressed(store, newId(), 'bounced@example.test')).toBe(false);
   });
 });
 

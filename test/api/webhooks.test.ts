@@ -1,4 +1,4 @@
-// Webhooks end to end (api-reference §14): endpoints managed with the official SDK, events of real
+// Webhooks end to end (docs/api.md §14): endpoints managed with the official SDK, events of real
 // sends (a loopback MTA answering 250/450/550) and of contact updates arriving at a loopback
 // receiver, each verified with the SDK's `webhooks.verify` and with the `svix` package; retries on
 // a short test schedule with their attempt log, replay, secret rotation, disabled endpoints,
@@ -48,6 +48,22 @@ async function until<T>(fn: () => Promise<T | undefined | null | false> | T | un
     await Bun.sleep(50);
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Everything the dispatcher will ever send to this endpoint has been sent (bounded wait): none of
+ * its events awaits an attempt — an attempt in flight keeps its event outstanding, in the outbox at
+ * its next attempt time — and the dispatcher is idle. Checks that nothing (more) arrived go after this.
+ */
+async function drained(webhookId: string, team = p.creds.team_id): Promise<void> {
+  const farFuture = Date.now() + 10 * 365 * 86_400_000;
+  await until(
+    async () =>
+      (await p.svc.store.outbox.due(team, webhookId, farFuture, 1)).length === 0 &&
+      (await p.svc.store.webhookEvents.findAll('outstanding', webhookId, team)).length === 0,
+    `nothing outstanding for webhook ${webhookId}`,
+  );
+  await p.svc.webhooks.idle();
 }
 
 /** A webhook registered with the SDK; returns its id and secret. */
@@ -282,10 +298,14 @@ describe('contact.updated', () => {
     await p.resend.contacts.update({ email, firstName: 'Dorothy' });
     await r.waitFor((reqs) => reqs.length === 2, 'second contact.updated');
     expect(r.requests[1].payload.data.first_name).toBe('Dorothy');
+    expect((await p.resend.webhooks.events.list({ webhookId })).data!.data).toHaveLength(2);
     // Create-on-existing is an update too.
     expect((await p.resend.contacts.create({ email, lastName: 'Again' })).data!.id).toBe(id);
     await r.waitFor((reqs) => reqs.length === 3, 'contact.updated of a create-on-existing');
     expect(r.requests[2].payload.data).toMatchObject({ id, first_name: 'Dorothy', last_name: 'Again' });
+    await drained(webhookId);
+    expect(r.requests).toHaveLength(3);
+    expect((await p.resend.webhooks.events.list({ webhookId })).data!.data).toHaveLength(3);
   });
 });
 
@@ -328,8 +348,8 @@ describe('retries, attempt log and replay', () => {
     const attempts = await attemptsOf(webhookId, eventId);
     expect(attempts.length).toBe(3);
     expect(attempts[0].response).toBe('x'.repeat(2048)); // the first 2 KB of the body
-    // No automatic attempt beyond the schedule.
-    await Bun.sleep(1000);
+    // No automatic attempt beyond the schedule: nothing of this endpoint is left to send.
+    await drained(webhookId);
     expect(r.requests.length).toBe(3);
 
     r.answer(() => ({ status: 204 }));
@@ -343,7 +363,7 @@ describe('retries, attempt log and replay', () => {
     expect((await p.resend.webhooks.events.replay({ webhookId, eventId })).error).toBeNull();
     await r.waitFor((reqs) => reqs.length === 5, 'the second replay');
     await until(async () => (await p.resend.webhooks.events.get({ webhookId, eventId })).data!.status === 'failed', 'failed after the replay');
-    await Bun.sleep(1000);
+    await drained(webhookId);
     expect(r.requests.length).toBe(5);
     expect((await attemptsOf(webhookId, eventId)).length).toBe(5);
   });
@@ -394,8 +414,8 @@ describe('signing secret rotation', () => {
     verifyBoth(h, oldSecret);
     expect(() => new SvixWebhook(`whsec_${Buffer.alloc(24, 7).toString('base64')}`).verify(h.body, { 'svix-id': h.id, 'svix-timestamp': h.timestamp, 'svix-signature': h.signature })).toThrow();
     // Once the overlap is over, only the new secret signs.
-    const w = p.svc.store.webhooks.get(p.creds.team_id, id)!;
-    await p.svc.store.webhooks.put({ ...w, previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() } as WebhookRec);
+    const w = (await p.svc.store.webhooks.get(p.creds.team_id, id))!;
+    await p.svc.store.write(async (tx) => tx.webhooks.put({ ...w, previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() } satisfies WebhookRec));
     await touchContact();
     await r.waitFor((reqs) => reqs.length === 2, 'a second delivery');
     expect(r.requests[1].signature.split(' ').length).toBe(1);
@@ -412,9 +432,10 @@ describe('disabled and deleted endpoints', () => {
     expect((await p.resend.webhooks.update(disabled.id, { status: 'disabled' })).error).toBeNull();
     await touchContact('First');
     await on.waitFor((reqs) => reqs.length === 1, 'the enabled endpoint');
-    await p.svc.webhooks.idle();
-    expect(off.requests.length).toBe(0);
+    // No event was even created for the disabled endpoint (fan-out commits with the change).
     expect((await p.resend.webhooks.events.list({ webhookId: disabled.id })).data!.data).toEqual([]);
+    await drained(disabled.id);
+    expect(off.requests.length).toBe(0);
     await p.resend.webhooks.update(disabled.id, { status: 'enabled' });
     await touchContact('Second');
     await off.waitFor((reqs) => reqs.length === 1, 'the re-enabled endpoint');
@@ -429,7 +450,9 @@ describe('disabled and deleted endpoints', () => {
     await register(fine.url, ['contact.updated']);
     for (let i = 0; i < 10; i++) await touchContact(`n${i}`);
     await fine.waitFor((reqs) => reqs.length === 10, 'every event at the healthy endpoint');
+    await stuck.waitFor(() => stuck.held() >= 4, 'four attempts held at the slow endpoint');
     expect(stuck.held()).toBe(4);
+    expect(stuck.requests.length).toBe(4);
     expect((await p.resend.webhooks.update(s.id, { status: 'disabled' })).error).toBeNull();
     const events = (await p.resend.webhooks.events.list({ webhookId: s.id })).data!.data;
     expect(events.length).toBe(10);
@@ -440,7 +463,7 @@ describe('disabled and deleted endpoints', () => {
       expect(full).toMatchObject({ status: 'failed', next_attempt_at: null });
     }
     stuck.release({ status: 200 });
-    await p.svc.webhooks.idle();
+    await drained(s.id);
     // The attempts in flight finished and count as delivered; nothing else was sent.
     expect(stuck.requests.length).toBe(4);
     const statuses = await Promise.all(events.map(async (e) => (await p.resend.webhooks.events.get({ webhookId: s.id, eventId: e.id })).data!.status));
@@ -455,16 +478,18 @@ describe('disabled and deleted endpoints', () => {
     for (let i = 0; i < 6; i++) await touchContact(`d${i}`);
     await stuck.waitFor(() => stuck.held() === 4, 'four attempts in flight');
     const team = p.creds.team_id;
-    const open = () => [...p.svc.store.webhookEvents.findAll('outstanding', id, team)];
-    expect(open().length).toBe(6);
+    const open = () => p.svc.store.webhookEvents.findAll('outstanding', id, team);
+    expect((await open()).length).toBe(6);
     expect((await p.resend.webhooks.remove(id)).error).toBeNull();
-    expect(open()).toEqual([]);
-    const all = [...p.svc.store.webhookEvents.findAll('webhook', id, team)];
+    expect(await open()).toEqual([]);
+    const all = await p.svc.store.webhookEvents.findAll('webhook', id, team);
     expect(all.map((e) => e.status)).toEqual(Array(6).fill('failed'));
     stuck.release({ status: 500 });
-    await p.svc.webhooks.idle();
+    await drained(id);
     expect(stuck.requests.length).toBe(4);
-    expect([...p.svc.store.webhookEvents.findAll('webhook', id, team)].every((e) => e.status === 'failed' && e.due === null)).toBe(true);
+    const after = await p.svc.store.webhookEvents.findAll('webhook', id, team);
+    expect(after).toHaveLength(6);
+    expect(after.every((e) => e.status === 'failed' && e.due === null)).toBe(true);
   });
 });
 
@@ -485,8 +510,8 @@ describe('private networks (SSRF guard)', () => {
       // A webhook that points at loopback anyway (e.g. its host re-resolved) is refused at delivery.
       const r = await startReceiver();
       try {
-        const w = strict.svc.store.webhooks.get(strict.creds.team_id, ok.body.id)!;
-        await strict.svc.store.webhooks.put({ ...w, endpoint: r.url });
+        const w = (await strict.svc.store.webhooks.get(strict.creds.team_id, ok.body.id))!;
+        await strict.svc.store.write(async (tx) => tx.webhooks.put({ ...w, endpoint: r.url }));
         const email = `x-${Date.now()}@people.test`;
         const c = (await strict.resend.contacts.create({ email })).data!.id;
         await strict.resend.contacts.update({ id: c, firstName: 'X' });

@@ -1,4 +1,4 @@
-// Sending broadcasts end to end (api-reference §13, §13.4, §14.3): recipient emails through the
+// Sending broadcasts end to end (docs/api.md §13, §13.4, §14.3): recipient emails through the
 // sending core to a loopback MTA, placeholders, List-Unsubscribe / RFC 8058 one-click, scheduled
 // broadcasts, the domain refusal, and resuming an interrupted send without sending anyone twice.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -11,7 +11,7 @@ import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { verifiedDomain } from '../helpers/emails';
-import { Store, type BroadcastRec, type EmailRec } from '../../src/store';
+import { openStore, type BroadcastRec, type EmailRec } from '../../src/store';
 import { startBroadcast } from '../../src/broadcasts';
 import { sendBroadcast } from '../../src/broadcasts/send';
 import { renderPlaceholders, withPreheader } from '../../src/broadcasts/placeholders';
@@ -35,14 +35,14 @@ async function contact(p: Running, seg: string, body: Record<string, unknown>): 
 /** Bounded wait for a broadcast's status. */
 async function untilStatus(p: Running, teamId: string, id: string, status: BroadcastRec['status'], timeoutMs = 15_000): Promise<BroadcastRec> {
   const deadline = Date.now() + timeoutMs;
-  while (p.svc.store.broadcasts.get(teamId, id)?.status !== status && Date.now() < deadline) await Bun.sleep(20);
-  const b = p.svc.store.broadcasts.get(teamId, id)!;
+  while ((await p.svc.store.broadcasts.get(teamId, id))?.status !== status && Date.now() < deadline) await Bun.sleep(20);
+  const b = (await p.svc.store.broadcasts.get(teamId, id))!;
   expect(b.status).toBe(status);
   return b;
 }
 
-const emailsOf = (p: Running, teamId: string, broadcastId: string): EmailRec[] =>
-  [...p.svc.store.emails.all(teamId)].filter((e) => e.broadcast_id === broadcastId);
+const emailsOf = async (p: Running, teamId: string, broadcastId: string): Promise<EmailRec[]> =>
+  (await p.svc.store.emails.all(teamId)).filter((e) => e.broadcast_id === broadcastId);
 
 /** A header of a received message, unfolded (RFC 5322 §2.2.3: long ones are folded). */
 function header(raw: Buffer, name: string): string | undefined {
@@ -100,12 +100,12 @@ describe('sending', () => {
     expect(b.sent_at).toEqual(expect.any(String));
     const got = (await w.p.api('GET', `/broadcasts/${broadcastId}`)).body;
     expect(got).toMatchObject({ status: 'sent', sent_at: b.sent_at });
-    const emails = emailsOf(w.p, team, broadcastId);
+    const emails = await emailsOf(w.p, team, broadcastId);
     expect(emails.map((e) => e.to[0]).sort()).toEqual(['Bob@dest.test', 'ann@dest.test', 'dora@dest.test']);
     const dora = emails.find((e) => e.to[0] === 'dora@dest.test')!;
     expect(dora.recipients).toEqual({ 'dora@dest.test': 'suppressed' });
     // Progress is only kept while sending.
-    expect(w.p.svc.store.broadcastProgress.has(team, broadcastId, ids.ann)).toBe(false);
+    expect(await w.p.svc.store.broadcastProgress.has(team, broadcastId, ids.ann)).toBe(false);
     // GET /emails lists them as ordinary emails.
     const list = (await w.p.api('GET', '/emails?limit=100')).body.data as { id: string; subject: string }[];
     for (const e of emails) expect(list.find((x) => x.id === e.id)?.subject).toBe(e.subject);
@@ -113,7 +113,7 @@ describe('sending', () => {
 
   test('recipients get rendered placeholders, List-Unsubscribe headers and a DKIM signature covering them', async () => {
     await w.sink.waitFor(2);
-    for (let i = 0; i < 500 && emailsOf(w.p, team, broadcastId).some((e) => e.last_event !== 'delivered' && e.last_event !== 'suppressed'); i++) await Bun.sleep(20);
+    for (let i = 0; i < 500 && (await emailsOf(w.p, team, broadcastId)).some((e) => e.last_event !== 'delivered' && e.last_event !== 'suppressed'); i++) await Bun.sleep(20);
     expect(w.sink.to('ann@dest.test').length).toBe(1);
     expect(w.sink.to('Bob@dest.test').length).toBe(1);
     expect(w.sink.to('carl@dest.test').length).toBe(0);
@@ -149,8 +149,8 @@ describe('sending', () => {
   });
 
   test('webhook payloads carry broadcast_id', async () => {
-    const ann = emailsOf(w.p, team, broadcastId).find((e) => e.to[0] === 'ann@dest.test')!;
-    const sent = w.p.svc.events.log(team, ann.id).find((e) => e.type === 'email.sent')!;
+    const ann = (await emailsOf(w.p, team, broadcastId)).find((e) => e.to[0] === 'ann@dest.test')!;
+    const sent = (await w.p.svc.events.log(w.p.svc.store, team, ann.id)).find((e) => e.type === 'email.sent')!;
     expect(sent.data).toMatchObject({ email_id: ann.id, broadcast_id: broadcastId, subject: 'Hi Ann' });
   });
 
@@ -163,24 +163,24 @@ describe('sending', () => {
     expect(html).toContain('ann@dest.test');
     expect(html).toContain('<form method="post">');
     expect(html).not.toMatch(/<script|src=|href=/);
-    expect(w.p.svc.store.contacts.get(team, ids.ann)!.unsubscribed).toBe(false);
+    expect((await w.p.svc.store.contacts.get(team, ids.ann))!.unsubscribed).toBe(false);
   });
 
   test('one-click POST (RFC 8058) unsubscribes the contact and emits contact.updated once', async () => {
     const path = unsubscribePath(w.sink.to('ann@dest.test')[0].raw);
-    const updates = () => w.p.svc.events.log(team, ids.ann).filter((e) => e.type === 'contact.updated');
-    const before = updates().length;
+    const updates = async () => (await w.p.svc.events.log(w.p.svc.store, team, ids.ann)).filter((e) => e.type === 'contact.updated');
+    const before = (await updates()).length;
     const post = () =>
       fetch(w.p.url + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
     const res = await post();
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('You are unsubscribed');
-    expect(w.p.svc.store.contacts.get(team, ids.ann)!.unsubscribed).toBe(true);
-    expect(updates().length).toBe(before + 1);
-    expect(updates().at(-1)!.data).toMatchObject({ id: ids.ann, email: 'ann@dest.test', unsubscribed: true, segment_ids: [seg] });
+    expect((await w.p.svc.store.contacts.get(team, ids.ann))!.unsubscribed).toBe(true);
+    expect((await updates()).length).toBe(before + 1);
+    expect((await updates()).at(-1)!.data).toMatchObject({ id: ids.ann, email: 'ann@dest.test', unsubscribed: true, segment_ids: [seg] });
     // Again: still 200, nothing changes, no second event.
     expect((await post()).status).toBe(200);
-    expect(updates().length).toBe(before + 1);
+    expect((await updates()).length).toBe(before + 1);
     // The contact API agrees; GET now says so as well.
     expect((await w.p.api('GET', `/contacts/${ids.ann}`)).body.unsubscribed).toBe(true);
     expect(await (await fetch(w.p.url + path)).text()).toContain('You are unsubscribed');
@@ -197,11 +197,11 @@ describe('sending', () => {
         expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       }
     }
-    expect(w.p.svc.store.contacts.get(team, ids.bob)!.unsubscribed).toBe(false);
-    expect(w.p.svc.store.contacts.get(team, ids.dora)!.unsubscribed).toBe(false);
+    expect((await w.p.svc.store.contacts.get(team, ids.bob))!.unsubscribed).toBe(false);
+    expect((await w.p.svc.store.contacts.get(team, ids.dora))!.unsubscribed).toBe(false);
     // A deleted contact's link.
     const gone = await contact(w.p, seg, { email: 'gone@dest.test' });
-    const url = new SignedLinks(w.p.svc.store.secrets, w.p.svc.config.public_url).unsubscribeUrl({ team, contact: gone });
+    const url = new SignedLinks(w.p.svc.store.secret('links'), w.p.svc.config.public_url).unsubscribeUrl({ team, contact: gone });
     expect((await w.p.api('DELETE', `/contacts/${gone}`)).status).toBe(200);
     expect((await fetch(w.p.url + new URL(url).pathname, { method: 'POST' })).status).toBe(404);
   });
@@ -221,7 +221,7 @@ describe('scheduling and refusal', () => {
       scheduledAt: at,
     });
     expect(error).toBeNull();
-    expect(w.p.svc.store.broadcasts.get(team, data!.id)!.status).toBe('scheduled');
+    expect((await w.p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('scheduled');
     const b = await untilStatus(w.p, team, data!.id, 'sent');
     expect(b.scheduled_at).toBe(at);
     const deadline = Date.now() + 15_000;
@@ -238,8 +238,8 @@ describe('scheduling and refusal', () => {
     });
     expect((await w.p.resend.broadcasts.cancel(data!.id)).error).toBeNull();
     await Bun.sleep(2000); // past the time it was scheduled for
-    expect(w.p.svc.store.broadcasts.get(team, data!.id)!.status).toBe('draft');
-    expect(emailsOf(w.p, team, data!.id)).toEqual([]);
+    expect((await w.p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('draft');
+    expect(await emailsOf(w.p, team, data!.id)).toEqual([]);
   });
 
   test('a broadcast whose from domain lost its verification goes back to draft, sending nothing', async () => {
@@ -248,14 +248,14 @@ describe('scheduling and refusal', () => {
     const d = await verifiedDomain(w.p, 'lapsed.test');
     const { data } = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@lapsed.test', subject: 'S', text: 'x' });
     // Queued (as by /send), then the domain fails before the emails are made.
-    await w.p.svc.store.transaction(() => {
-      startBroadcast(w.p.svc.store, w.p.svc.store.broadcasts.get(team, data!.id)!, null);
-      w.p.svc.store.domains.putInTxn({ ...d, status: 'failed', record_status: { ...d.record_status, DKIM: 'failed' } });
+    await w.p.svc.store.write(async (tx) => {
+      startBroadcast(tx, (await tx.broadcasts.get(team, data!.id))!, null);
+      tx.domains.put({ ...d, status: 'failed', record_status: { ...d.record_status, DKIM: 'failed' } });
     });
     w.p.svc.broadcasts.start(team, data!.id);
     await untilStatus(w.p, team, data!.id, 'draft');
-    expect(emailsOf(w.p, team, data!.id)).toEqual([]);
-    expect(w.p.svc.store.broadcastSchedule.due(Date.now()).some((x) => x.id === data!.id)).toBe(false);
+    expect(await emailsOf(w.p, team, data!.id)).toEqual([]);
+    expect((await w.p.svc.store.broadcastSchedule.due(Date.now())).some((x) => x.id === data!.id)).toBe(false);
   });
 });
 
@@ -266,11 +266,11 @@ test('batches: two runs at once (batches of one contact) still make exactly one 
   const { data } = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@example.test', subject: 'Batch', text: 'x' });
   const store = w.p.svc.store;
   // Queued without a due-index entry, so only these two runs (not the scheduler) send it.
-  await store.transaction(() => store.broadcasts.putInTxn({ ...store.broadcasts.get(team, data!.id)!, status: 'queued' }));
+  await store.write(async (tx) => tx.broadcasts.put({ ...(await tx.broadcasts.get(team, data!.id))!, status: 'queued' }));
   const outcomes = await Promise.all([1, 2].map(() => sendBroadcast(w.p.svc, team, data!.id, { batchSize: 1 })));
   expect(outcomes).toContain('sent');
-  expect(store.broadcasts.get(team, data!.id)!.status).toBe('sent');
-  expect(emailsOf(w.p, team, data!.id).map((e) => e.to[0]).sort()).toEqual(people);
+  expect((await store.broadcasts.get(team, data!.id))!.status).toBe('sent');
+  expect((await emailsOf(w.p, team, data!.id)).map((e) => e.to[0]).sort()).toEqual(people);
   expect(await sendBroadcast(w.p.svc, team, data!.id)).toBe('skipped');
 });
 
@@ -294,25 +294,25 @@ test('a send interrupted by a crash resumes after the restart; nobody gets two e
     await first.stop();
 
     // What a crash after the first batch leaves: queued, in the due index, a and b covered.
-    const store = new Store(dataDir);
-    await store.transaction(() => {
-      startBroadcast(store, store.broadcasts.get(t, id)!, null);
-      store.broadcastProgress.putInTxn(t, id, ids[0], '00000000-0000-7000-8000-000000000001');
-      store.broadcastProgress.putInTxn(t, id, ids[1], '00000000-0000-7000-8000-000000000002');
+    const store = await openStore({ dataDir, retentionDays: 30, holdMs: 0 });
+    await store.write(async (tx) => {
+      startBroadcast(tx, (await tx.broadcasts.get(t, id))!, null);
+      tx.broadcastProgress.put(t, id, ids[0], '00000000-0000-7000-8000-000000000001');
+      tx.broadcastProgress.put(t, id, ids[1], '00000000-0000-7000-8000-000000000002');
     });
     await store.close();
 
     const second = await startPosthorn(overrides);
     try {
       await untilStatus(second, t, id, 'sent');
-      const emails = emailsOf(second, t, id);
+      const emails = await emailsOf(second, t, id);
       expect(emails.map((e) => e.to[0]).sort()).toEqual(['c@dest.test', 'd@dest.test', 'e@dest.test']);
       await sink.waitFor(3);
       for (const x of people) expect(sink.to(`${x}@dest.test`).length).toBe(x === 'a' || x === 'b' ? 0 : 1);
       // Starting it again does nothing: it is sent.
       second.svc.broadcasts.start(t, id);
       await second.svc.broadcasts.idle();
-      expect(emailsOf(second, t, id).length).toBe(3);
+      expect((await emailsOf(second, t, id)).length).toBe(3);
     } finally {
       await second.stop();
     }

@@ -1,7 +1,7 @@
 // The command line as a user runs it: real child processes of `bun src/main.ts`.
 import { describe, test, expect, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
-import { Store } from '../../src/store';
+import { openStore } from '../../src/store';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -56,8 +56,8 @@ describe('posthorn CLI', () => {
     // Restore: the copy as the database file of a fresh data dir.
     const restored = tmp();
     copyFileSync(dest, join(restored, 'posthorn.mdb'));
-    const store = new Store(restored);
-    expect(store.teams.get(creds.team_id, creds.team_id)?.id).toBe(creds.team_id);
+    const store = await openStore({ dataDir: restored, retentionDays: 30, holdMs: 0 });
+    expect((await store.teams.get(creds.team_id, creds.team_id))?.id).toBe(creds.team_id);
     await store.close();
   });
 

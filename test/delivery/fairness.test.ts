@@ -5,6 +5,7 @@ import { test, expect } from 'bun:test';
 import { createServer, type Socket } from 'node:net';
 import { startMailWorld } from '../helpers/world';
 import { queueEmail, waitForEmail } from '../helpers/emails';
+import type { EmailRec } from '../../src/store';
 
 test('a hanging MX holds at most its per-destination share of the delivery slots', async () => {
   const world = await startMailWorld();
@@ -16,14 +17,15 @@ test('a hanging MX holds at most its per-destination share of the delivery slots
   dns.zone.set('slow.test', 'MX', [{ exchange: 'mx.slow.test', priority: 10 }]);
   dns.zone.set('mx.slow.test', 'A', ['127.0.0.2']);
   try {
-    const backlog = [];
+    const backlog: EmailRec[] = [];
     for (let i = 0; i < 60; i++) backlog.push(await queueEmail(p.svc, domain, { to: [`u${i}@slow.test`] }));
     const healthy = await queueEmail(p.svc, domain, { to: ['ann@dest.test'] });
     const done = await waitForEmail(p.svc, healthy, (e) => e.recipients['ann@dest.test'] === 'delivered');
     expect(done.last_event).toBe('delivered');
     // The backlog is still waiting, and never took more than its share of connections.
     expect(held.length).toBeLessThanOrEqual(p.svc.delivery.pool.perDestination);
-    expect(backlog.every((e) => p.svc.store.emails.get(e.team_id, e.id)!.recipients[e.to[0]!] === 'pending')).toBe(true);
+    const stored = await Promise.all(backlog.map((e) => p.svc.store.emails.get(e.team_id, e.id)));
+    expect(stored.every((e, i) => e!.recipients[backlog[i]!.to[0]!] === 'pending')).toBe(true);
   } finally {
     for (const s of held) s.destroy(); // the hanging attempts fail now, so shutdown is quick
     tarpit.close();

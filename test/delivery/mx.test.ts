@@ -1,4 +1,4 @@
-// Direct delivery to the recipients' MX hosts (SPEC.md §3, RFC 5321 §5.1): MX lookup through the
+// Direct delivery to the recipients' MX hosts (docs/mail.md, RFC 5321 §5.1): MX lookup through the
 // test DNS, STARTTLS, DKIM (verified with mailauth against the same DNS), VERP envelope sender,
 // implicit and null MX, MX preference order, per-recipient outcomes, connection reuse.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -8,6 +8,7 @@ import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled, eventsOf, eventTypes } from '../helpers/emails';
 import type { DomainRec } from '../../src/store';
+import { resolveVerp } from '../../src/feedback';
 
 let dns: TestDns;
 let sink: Sink;
@@ -36,7 +37,7 @@ describe('MX delivery', () => {
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'bob@dest.test': 'delivered' });
     expect(done.last_event).toBe('delivered');
-    expect(eventTypes(p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+    expect(await eventTypes(p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
 
     const msg = sink.to('bob@dest.test').at(-1)!;
     expect(msg.rcptTo).toEqual(['bob@dest.test']);
@@ -44,7 +45,7 @@ describe('MX delivery', () => {
     expect(msg.helo).toBe('mx.posthorn.test');
     // VERP: bounces+<token>@<return path>.<domain>, decodable to this email.
     expect(msg.mailFrom).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
-    expect(p.svc.delivery.verp.resolve(msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
+    expect(await resolveVerp(p.svc.store, p.svc.delivery.verp, msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
 
     const raw = msg.raw.toString('latin1');
     expect(raw.startsWith('DKIM-Signature: ')).toBe(true);
@@ -79,7 +80,7 @@ describe('routes (RFC 5321 §5.1, RFC 7505)', () => {
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'ann@nomail.test': 'bounced' });
     expect(sink.connections()).toBe(before);
-    const bounced = eventsOf(p.svc, email).find((e) => e.type === 'email.bounced')!;
+    const bounced = (await eventsOf(p.svc, email)).find((e) => e.type === 'email.bounced')!;
     expect(bounced.data.to).toEqual(['ann@nomail.test']);
     expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
     expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 556 5.1.10 ');
@@ -91,7 +92,7 @@ describe('routes (RFC 5321 §5.1, RFC 7505)', () => {
   test('neither MX nor address records: bounced Permanent (5.1.2)', async () => {
     const email = await queueEmail(p.svc, sender, { to: ['ann@nowhere.test'] });
     await waitForEmail(p.svc, email, settled);
-    const bounced = eventsOf(p.svc, email).find((e) => e.type === 'email.bounced')!;
+    const bounced = (await eventsOf(p.svc, email)).find((e) => e.type === 'email.bounced')!;
     expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
     expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 550 5.1.2 ');
   });
@@ -140,7 +141,7 @@ describe('per-recipient outcomes', () => {
     expect(sink.to('ok@dest.test').at(-1)!.rcptTo).toEqual(['ok@dest.test']);
     expect(sink.to('ok@two.test').at(-1)!.rcptTo).toEqual(['ok@two.test']);
 
-    const evs = eventsOf(p.svc, email);
+    const evs = await eventsOf(p.svc, email);
     const bounce = (rcpt: string) => evs.find((e) => e.type === 'email.bounced' && (e.data.to as string[])[0] === rcpt)!.data.bounce;
     expect(bounce('gone@dest.test')).toEqual({
       type: 'Permanent',
@@ -162,11 +163,11 @@ describe('per-recipient outcomes', () => {
       expect({ addr, status: s.status, origin: s.body.origin, source_id: s.body.source_id }).toEqual({ addr, status: 200, origin: 'bounce', source_id: email.id });
     }
     expect((await p.api('GET', `/suppressions/${encodeURIComponent('later@two.test')}`)).status).toBe(404);
-    const left = p.svc.store.queue.entriesOf(email.team_id, email.id);
+    const left = await p.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(left.map((q) => ({ domain: q.domain, recipients: q.recipients, attempts: q.attempts }))).toEqual([{ domain: 'two.test', recipients: ['later@two.test'], attempts: 1 }]);
     expect(left[0]!.last_error).toBe('451 4.3.0 try again later');
     // Leave nothing queued for the next tests.
-    await p.svc.store.transaction(() => p.svc.store.queue.removeInTxn(left[0]!));
+    await p.svc.store.write(async (tx) => tx.queue.remove(left[0]!));
   });
 
   test('a message refused after DATA bounces every recipient the server had accepted', async () => {
@@ -174,7 +175,7 @@ describe('per-recipient outcomes', () => {
     const email = await queueEmail(p.svc, sender, { to: ['one@dest.test', 'two@dest.test'] });
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'one@dest.test': 'bounced', 'two@dest.test': 'bounced' });
-    const bounces = eventsOf(p.svc, email).filter((e) => e.type === 'email.bounced');
+    const bounces = (await eventsOf(p.svc, email)).filter((e) => e.type === 'email.bounced');
     expect(bounces.map((e) => e.data.bounce)).toEqual([
       expect.objectContaining({ type: 'Permanent', subType: 'ContentRejected', diagnosticCode: ['smtp; 554 5.7.1 message content rejected'] }),
       expect.objectContaining({ type: 'Permanent', subType: 'ContentRejected' }),
@@ -190,7 +191,7 @@ describe('message size (RFC 1870)', () => {
       const d = await verifiedDomain(q, 'example.test');
       const email = await queueEmail(q.svc, d, { to: ['ann@dest.test'], text: 'x'.repeat(1000) });
       await waitForEmail(q.svc, email, settled);
-      const bounced = eventsOf(q.svc, email).find((e) => e.type === 'email.bounced')!;
+      const bounced = (await eventsOf(q.svc, email)).find((e) => e.type === 'email.bounced')!;
       expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'MessageTooLarge' });
       expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 552 5.3.4 ');
       expect(small.messages).toEqual([]);
@@ -215,7 +216,7 @@ describe('connections', () => {
     const before = sink.connections();
     const emails = await Promise.all(Array.from({ length: 30 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
     for (const e of emails) await waitForEmail(p.svc, e, settled);
-    expect(emails.map((e) => p.svc.store.emails.get(e.team_id, e.id)!.last_event)).toEqual(emails.map(() => 'delivered'));
+    expect((await Promise.all(emails.map((e) => p.svc.store.emails.get(e.team_id, e.id)))).map((e) => e!.last_event)).toEqual(emails.map(() => 'delivered'));
     expect(sink.connections() - before).toBeLessThanOrEqual(5);
   });
 });
@@ -228,19 +229,19 @@ describe('emails that can no longer be sent', () => {
     const email = await queueEmail(p.svc, d, { to: ['ann@dest.test', 'bob@two.test'] });
     const done = await waitForEmail(p.svc, email, (e) => e.last_event === 'failed');
     expect(done.sent_at).toBeNull();
-    expect(eventsOf(p.svc, email).map((e) => [e.type, e.webhook])).toEqual([
+    expect((await eventsOf(p.svc, email)).map((e) => [e.type, e.webhook])).toEqual([
       ['email.queued', false],
       ['email.failed', false],
     ]);
-    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+    expect(await p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
   });
 
   test('sending domain no longer verified: failed', async () => {
     const d = await verifiedDomain(p, 'lapsed.test');
-    await p.svc.store.domains.put({ ...d, status: 'failed', record_status: { ...d.record_status, DKIM: 'failed' } });
+    await p.svc.store.write(async (tx) => tx.domains.put({ ...d, status: 'failed', record_status: { ...d.record_status, DKIM: 'failed' } }));
     const email = await queueEmail(p.svc, d, { to: ['ann@dest.test'] });
     await waitForEmail(p.svc, email, (e) => e.last_event === 'failed');
-    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+    expect(await p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
     expect(sink.to('ann@dest.test').filter((m) => m.mailFrom.endsWith('@send.lapsed.test'))).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// Relay mode (`delivery.mode = relay`, SPEC.md §3): every message goes to the smarthost of
+// Relay mode (`delivery.mode = relay`, docs/mail.md): every message goes to the smarthost of
 // `delivery.relay_url` — smtp:// with STARTTLS when offered, smtps:// implicit TLS, AUTH with the
 // URL's user:pass — without MX lookups, with the same per-recipient handling as direct delivery.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -48,7 +48,7 @@ describe('smtp:// relay with STARTTLS and AUTH', () => {
     relay.respond('nobody@far.test', { code: 550, message: '5.1.1 no such user here' });
     const email = await queueEmail(p.svc, sender, { to: ['nobody@far.test'] });
     await waitForEmail(p.svc, email, settled);
-    const bounced = eventsOf(p.svc, email).find((e) => e.type === 'email.bounced')!;
+    const bounced = (await eventsOf(p.svc, email)).find((e) => e.type === 'email.bounced')!;
     expect(bounced.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail', diagnosticCode: ['smtp; 550 5.1.1 no such user here'] });
     expect((await p.api('GET', `/suppressions/${encodeURIComponent('nobody@far.test')}`)).status).toBe(200);
   });
@@ -78,7 +78,7 @@ describe('relay credentials refused', () => {
       const sender = await verifiedDomain(p, 'example.test');
       const email = await queueEmail(p.svc, sender, { to: ['ann@far.test'] });
       await waitForEmail(p.svc, email, (e) => e.recipients['ann@far.test'] === 'delayed');
-      expect(p.svc.store.queue.entriesOf(email.team_id, email.id)[0]!.last_error).toMatch(/^451 4\.7\.0 127\.0\.0\.1\[127\.0\.0\.1\]:\d+: authentication failed \(535 5\.7\.8/);
+      expect((await p.svc.store.queue.entriesOf(email.team_id, email.id))[0]!.last_error).toMatch(/^451 4\.7\.0 127\.0\.0\.1\[127\.0\.0\.1\]:\d+: authentication failed \(535 5\.7\.8/);
       expect(relay.messages).toEqual([]);
     } finally {
       await p.stop();

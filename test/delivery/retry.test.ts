@@ -1,4 +1,4 @@
-// Temporary failures (SPEC.md §3, api-reference §7.8): 4xx → retried on `delivery.retry_schedule`,
+// Temporary failures (docs/mail.md, docs/api.md §7.8): 4xx → retried on `delivery.retry_schedule`,
 // `email.delivery_delayed` once per recipient, Transient bounce when `delivery.retry_window` is
 // over; the next attempt time is persisted before each attempt, so an interrupted attempt is retried
 // after a restart.
@@ -43,11 +43,11 @@ describe('retries within the window', () => {
     const email = await queueEmail(p.svc, sender, { to: ['slow@dest.test'] });
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'slow@dest.test': 'delivered' });
-    expect(eventTypes(p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivery_delayed', 'email.delivered']);
-    const delayed = eventsOf(p.svc, email).find((e) => e.type === 'email.delivery_delayed')!;
+    expect(await eventTypes(p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivery_delayed', 'email.delivered']);
+    const delayed = (await eventsOf(p.svc, email)).find((e) => e.type === 'email.delivery_delayed')!;
     expect(delayed.data.to).toEqual(['slow@dest.test']);
     expect(sink.to('slow@dest.test')).toHaveLength(1);
-    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+    expect(await p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
   });
 
   test('a DNS failure is temporary: delayed, then delivered once the lookup works', async () => {
@@ -55,12 +55,12 @@ describe('retries within the window', () => {
     dns.zone.fail('flaky.test', 'SERVFAIL');
     const email = await queueEmail(p.svc, sender, { to: ['ann@flaky.test'] });
     await waitForEmail(p.svc, email, (e) => e.recipients['ann@flaky.test'] === 'delayed');
-    const entry = p.svc.store.queue.entriesOf(email.team_id, email.id)[0]!;
+    const entry = (await p.svc.store.queue.entriesOf(email.team_id, email.id))[0]!;
     expect(entry.last_error).toStartWith('451 4.4.3 DNS lookup of flaky.test failed');
     dns.zone.fail('flaky.test', null);
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'ann@flaky.test': 'delivered' });
-    expect(eventTypes(p.svc, email).filter((t) => t === 'email.delivery_delayed')).toHaveLength(1);
+    expect((await eventTypes(p.svc, email)).filter((t) => t === 'email.delivery_delayed')).toHaveLength(1);
   });
 
   test('an address lookup that fails with nothing found is temporary, not "no such host"', async () => {
@@ -70,7 +70,7 @@ describe('retries within the window', () => {
     const email = await queueEmail(p.svc, sender, { to: ['bo@half.test'] });
     const delayed = await waitForEmail(p.svc, email, (e) => e.recipients['bo@half.test'] !== 'pending');
     expect(delayed.recipients['bo@half.test']).toBe('delayed');
-    expect(p.svc.store.suppressions.find('email', 'bo@half.test', email.team_id)).toBeUndefined();
+    expect(await p.svc.store.suppressions.find('email', 'bo@half.test', email.team_id)).toBeUndefined();
     dns.zone.fail('half.test', null, 'AAAA');
   });
 
@@ -104,13 +104,13 @@ describe('retry window over', () => {
     const email = await queueEmail(p.svc, sender, { to: ['quota@dest.test'] });
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'quota@dest.test': 'bounced' });
-    const types = eventTypes(p.svc, email);
+    const types = await eventTypes(p.svc, email);
     expect(types.filter((t) => t === 'email.delivery_delayed')).toHaveLength(1);
     expect(types.at(-1)).toBe('email.bounced');
-    const bounced = eventsOf(p.svc, email).at(-1)!;
+    const bounced = (await eventsOf(p.svc, email)).at(-1)!;
     expect(bounced.data.bounce).toMatchObject({ type: 'Transient', subType: 'MailboxFull', diagnosticCode: ['smtp; 452 4.2.2 mailbox over quota'] });
     expect((await p.api('GET', `/suppressions/${encodeURIComponent('quota@dest.test')}`)).status).toBe(404);
-    expect(p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
+    expect(await p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
     sink.respond('quota@dest.test', null);
   });
 
@@ -119,7 +119,7 @@ describe('retry window over', () => {
     dns.zone.set('mx.down.test', 'A', ['127.0.0.2']); // nothing listens there
     const email = await queueEmail(p.svc, sender, { to: ['ann@down.test'] });
     await waitForEmail(p.svc, email, settled);
-    const bounced = eventsOf(p.svc, email).at(-1)!;
+    const bounced = (await eventsOf(p.svc, email)).at(-1)!;
     expect(bounced.type).toBe('email.bounced');
     expect(bounced.data.bounce).toMatchObject({ type: 'Transient', subType: 'General' });
     expect((bounced.data.bounce as { diagnosticCode: string[] }).diagnosticCode[0]).toStartWith('smtp; 451 4.4.1 mx.down.test[127.0.0.2]');
@@ -145,11 +145,11 @@ describe('persist before acting', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     // Before any reply: the entry already sits at its next attempt time, email.sent has fired.
-    const [entry] = p.svc.store.queue.entriesOf(email.team_id, email.id);
+    const [entry] = await p.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(entry).toMatchObject({ attempts: 1, recipients: ['ann@stall.test'] });
     expect(entry!.first_attempt_at).not.toBeNull();
-    expect(p.svc.store.queue.nextDue()! - Date.now()).toBeGreaterThan(30 * 60_000);
-    const mid = p.svc.store.emails.get(email.team_id, email.id)!;
+    expect((await p.svc.store.queue.nextDue())! - Date.now()).toBeGreaterThan(30 * 60_000);
+    const mid = (await p.svc.store.emails.get(email.team_id, email.id))!;
     expect(mid.last_event).toBe('sent');
     expect(mid.sent_at).not.toBeNull();
 
@@ -162,13 +162,13 @@ describe('persist before acting', () => {
     // Restart on the same data; the entry comes due (moved to now here rather than waiting an hour).
     dns.zone.set('mx.stall.test', 'A', ['127.0.0.1']);
     const q = await startPosthorn({ data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port });
-    const [kept] = q.svc.store.queue.entriesOf(email.team_id, email.id);
+    const [kept] = await q.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(kept).toMatchObject({ attempts: 1 });
-    await q.svc.store.transaction(() => q.svc.store.queue.putInTxn(kept!, Date.now()));
-    q.svc.delivery.kick();
+    // The commit that makes the entry due wakes the delivery engine.
+    await q.svc.store.write(async (tx) => tx.queue.put(kept!, Date.now()));
     const done = await waitForEmail(q.svc, email, settled);
     expect(done.recipients).toEqual({ 'ann@stall.test': 'delivered' });
-    expect(eventTypes(q.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+    expect(await eventTypes(q.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
     await q.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });

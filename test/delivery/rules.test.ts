@@ -1,14 +1,15 @@
 // The rules delivery applies, checked directly: reply parsing and bounce classification (RFC 3463,
-// api-reference §14.3), retry waits, MX ordering (RFC 5321 §5.1), VERP tokens.
+// docs/api.md §14.3), retry waits, MX ordering (RFC 5321 §5.1), VERP tokens.
 import { describe, test, expect, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseReply, verdict, bounceFor, bounceSubType } from '../../src/delivery/reply';
-import { retryWait, windowOver, nextAttemptAt } from '../../src/delivery/retry';
+import { parseReply, verdict, bounceFor, bounceSubType } from '../../src/mail/smtp-reply';
+import { retryWait, windowOver, nextAttemptAt, jittered, JITTER } from '../../src/work/retry';
 import { byPreference } from '../../src/delivery/mx';
-import { Verp } from '../../src/delivery/verp';
-import { Store } from '../../src/store';
+import { Verp } from '../../src/mail/verp';
+import { resolveVerp } from '../../src/feedback';
+import { openStore } from '../../src/store';
 import { loadConfig, ConfigError } from '../../src/config';
 
 const reply = (raw: string) => parseReply(raw)!;
@@ -64,6 +65,22 @@ describe('retry schedule', () => {
   test('the wait after attempt n is schedule[n-1], the last one repeating', () => {
     const s = [1000, 5000, 60_000];
     expect([1, 2, 3, 4, 10].map((n) => retryWait(s, n))).toEqual([1000, 5000, 60_000, 60_000, 60_000]);
+  });
+
+  test('waits are stretched by up to JITTER (10 %), never shortened', () => {
+    expect(JITTER).toBe(0.1);
+    expect(jittered(60_000, () => 0)).toBe(60_000);
+    expect(jittered(60_000, () => 0.5)).toBe(63_000);
+    expect(jittered(60_000, () => 0.999_999)).toBe(66_000);
+    for (let i = 0; i < 200; i++) {
+      const w = jittered(60_000);
+      expect(w).toBeGreaterThanOrEqual(60_000);
+      expect(w).toBeLessThanOrEqual(66_000);
+    }
+    // The next attempt time: now + the jittered wait, still capped by the end of the window.
+    const first = new Date(0).toISOString();
+    expect(nextAttemptAt([1000], 1, first, 10_000, 5000, () => 0.5)).toBe(6050);
+    expect(nextAttemptAt([1000], 1, first, 10_000, 9500, () => 0.5)).toBe(10_000);
   });
 
   test('the window counts from the first attempt', () => {
@@ -123,7 +140,8 @@ describe('retry timing', () => {
       tries.push(now);
       const failedAt = now + 120_000;
       if (windowOver(new Date(first).toISOString(), retry_window, failedAt)) break;
-      now = nextAttemptAt(retry_schedule, attempt, new Date(first).toISOString(), retry_window, failedAt);
+      // Without jitter (random 0): the schedule's exact waits.
+      now = nextAttemptAt(retry_schedule, attempt, new Date(first).toISOString(), retry_window, failedAt, () => 0);
       expect(now - failedAt).toBeLessThanOrEqual(retryWait(retry_schedule, attempt));
     }
     expect(tries[1]! - tries[0]!).toBe(120_000 + retryWait(retry_schedule, 1));
@@ -134,10 +152,10 @@ describe('retry timing', () => {
 
 describe('VERP', () => {
   const dirs: string[] = [];
-  const open = (dir?: string) => {
+  const open = async (dir?: string) => {
     const d = dir ?? mkdtempSync(join(tmpdir(), 'posthorn-verp-'));
     if (!dir) dirs.push(d);
-    return { dir: d, store: new Store(d) };
+    return { dir: d, store: await openStore({ dataDir: d, retentionDays: 30, holdMs: 0 }) };
   };
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
   const id = '0195608a-51e4-70ed-a079-d3bde8e25d94';
@@ -146,49 +164,54 @@ describe('VERP', () => {
   const team = '0195606f-e220-752e-89a7-834df2a74de4';
   /** A store holding `example.test` and an email to a@dest.test and b@other.test (only what VERP reads). */
   const withEmail = async (dir?: string) => {
-    const o = open(dir);
+    const o = await open(dir);
     const now = new Date().toISOString();
-    await o.store.domains.put({ id: 'd1', team_id: team, created_at: now, ...domain } as never);
-    await o.store.emails.put({ id, team_id: team, created_at: now, domain_id: 'd1', scheduled_at: null, recipients: { 'a@dest.test': 'pending', 'b@other.test': 'pending' } } as never);
+    await o.store.write(async (tx) => {
+      tx.domains.put({ id: 'd1', team_id: team, created_at: now, ...domain } as never);
+      tx.emails.put({ id, team_id: team, created_at: now, domain_id: 'd1', scheduled_at: null, recipients: { 'a@dest.test': 'pending', 'b@other.test': 'pending' } } as never);
+    });
     return o;
   };
 
   test('round trip; the local part fits RFC 5321 §4.5.3.1.1 (64 octets)', async () => {
     const { store } = await withEmail();
-    const verp = new Verp(store);
-    const addr = verp.sender({ id }, domain, 'dest.test');
+    const verp = new Verp(store.secret('verp'));
+    const resolve = (address: string) => resolveVerp(store, verp, address);
+    const addr = verp.sender(id, domain, 'dest.test');
     expect(addr).toMatch(/^bounces\+0195608a51e470eda079d3bde8e25d94-[0-9a-f]{10}@send\.example\.test$/);
     expect(addr.split('@')[0]!.length).toBeLessThanOrEqual(64);
     const expected = { team_id: team, email_id: id, domain_id: 'd1', recipient_domain: 'dest.test' };
-    expect(verp.resolve(addr)).toEqual(expected);
-    expect(verp.resolve(addr.toUpperCase())).toEqual(expected);
+    expect(await resolve(addr)).toEqual(expected);
+    expect(await resolve(addr.toUpperCase())).toEqual(expected);
     // Each delivery's return path speaks for its own recipient domain only.
-    expect(verp.resolve(verp.sender({ id }, domain, 'other.test'))?.recipient_domain).toBe('other.test');
+    expect((await resolve(verp.sender(id, domain, 'other.test')))?.recipient_domain).toBe('other.test');
     await store.close();
   });
 
   test('a forged or mangled token is refused', async () => {
     const { store } = await withEmail();
-    const verp = new Verp(store);
-    const addr = verp.sender({ id }, domain, 'dest.test');
-    expect(verp.resolve(addr.replace(/-[0-9a-f]{10}@/, '-0000000000@'))).toBeNull();
-    expect(verp.resolve(addr.replace('d3bde8e25d94', 'd3bde8e25d95'))).toBeNull();
-    expect(verp.resolve(verp.sender({ id }, domain, 'elsewhere.test'))).toBeNull(); // not a recipient domain
-    expect(verp.resolve(addr.replace('@send.', '@other.'))).toBeNull();
-    expect(verp.resolve('bounces@send.example.test')).toBeNull();
-    expect(verp.resolve('someone@example.test')).toBeNull();
+    const verp = new Verp(store.secret('verp'));
+    const resolve = (address: string) => resolveVerp(store, verp, address);
+    const addr = verp.sender(id, domain, 'dest.test');
+    expect(await resolve(addr)).not.toBeNull(); // the control: the genuine address resolves
+    expect(await resolve(addr.replace(/-[0-9a-f]{10}@/, '-0000000000@'))).toBeNull();
+    expect(await resolve(addr.replace('d3bde8e25d94', 'd3bde8e25d95'))).toBeNull();
+    expect(await resolve(verp.sender(id, domain, 'elsewhere.test'))).toBeNull(); // not a recipient domain
+    expect(await resolve(addr.replace('@send.', '@other.'))).toBeNull();
+    expect(await resolve('bounces@send.example.test')).toBeNull();
+    expect(await resolve('someone@example.test')).toBeNull();
     await store.close();
   });
 
   test('the secret is created once per install and survives a restart; another install differs', async () => {
-    const a = open();
-    const first = new Verp(a.store).token(id, 'dest.test');
+    const a = await open();
+    const first = new Verp(a.store.secret('verp')).token(id, 'dest.test');
     await a.store.close();
-    const again = open(a.dir);
-    expect(new Verp(again.store).token(id, 'dest.test')).toBe(first);
+    const again = await open(a.dir);
+    expect(new Verp(again.store.secret('verp')).token(id, 'dest.test')).toBe(first);
     await again.store.close();
-    const b = open();
-    expect(new Verp(b.store).token(id, 'dest.test')).not.toBe(first);
+    const b = await open();
+    expect(new Verp(b.store.secret('verp')).token(id, 'dest.test')).not.toBe(first);
     await b.store.close();
   });
 });

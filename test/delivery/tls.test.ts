@@ -1,4 +1,4 @@
-// TLS towards MX hosts (SPEC.md §3, RFC 3207): STARTTLS whenever offered (certificates unverified:
+// TLS towards MX hosts (docs/mail.md, RFC 3207): STARTTLS whenever offered (certificates unverified:
 // the alternative is plain text), plain text when it is not or the handshake fails, and a domain
 // with `tls: enforced` never sends in plain text — its mail waits (delayed) instead.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -67,8 +67,8 @@ describe('a destination without STARTTLS', () => {
   test('enforced: not delivered, delayed with a TLS error, still queued', async () => {
     const email = await queueEmail(env.p.svc, env.strict, { to: ['secret@dest.test'] });
     await waitForEmail(env.p.svc, email, (e) => e.recipients['secret@dest.test'] === 'delayed');
-    expect(eventTypes(env.p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivery_delayed']);
-    const [entry] = env.p.svc.store.queue.entriesOf(email.team_id, email.id);
+    expect(await eventTypes(env.p.svc, email)).toEqual(['email.queued', 'email.sent', 'email.delivery_delayed']);
+    const [entry] = await env.p.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(entry!.last_error).toStartWith('451 4.7.0 mx.dest.test[127.0.0.1]');
     expect(entry!.last_error).toContain('TLS required');
     expect(sink.to('secret@dest.test')).toEqual([]);
@@ -97,7 +97,7 @@ describe('a destination whose TLS handshake fails', () => {
   test('enforced: not delivered', async () => {
     const email = await queueEmail(env.p.svc, env.strict, { to: ['never@dest.test'] });
     await waitForEmail(env.p.svc, email, (e) => e.recipients['never@dest.test'] === 'delayed');
-    expect(env.p.svc.store.queue.entriesOf(email.team_id, email.id)[0]!.last_error).toContain('TLS required by the sending domain');
+    expect((await env.p.svc.store.queue.entriesOf(email.team_id, email.id))[0]!.last_error).toContain('TLS required by the sending domain');
     expect(sink.to('never@dest.test')).toEqual([]);
   });
 });

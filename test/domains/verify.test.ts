@@ -1,6 +1,6 @@
 // Domain verification against a real authoritative DNS server on loopback (test/helpers/dns.ts):
 // the records Posthorn asks for, published (or not, or wrongly) in the zone, and the statuses of
-// api-reference §9.8 that follow. Everything goes through the official SDK except the re-checks the
+// docs/api.md §9.8 that follow. Everything goes through the official SDK except the re-checks the
 // scheduler would run (`svc.domains.check` + `idle()`).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { promises as nodeDns } from 'node:dns';
@@ -369,8 +369,10 @@ describe('domain verification', () => {
     expect((await verifyAndSettle(a.id)).status).toBe('verified');
     dns.zone.clear(`posthorn._domainkey.${a.name}`, 'TXT');
     expect((await recheck(a.id)).status).toBe('temporary_failure');
-    const recA = p.svc.store.domains.get(team, a.id)!;
-    await p.svc.store.domains.put({ ...recA, verification: { ...recA.verification, degraded_at: old } });
+    await p.svc.store.write(async (tx) => {
+      const recA = (await tx.domains.get(team, a.id))!;
+      tx.domains.put({ ...recA, verification: { ...recA.verification, degraded_at: old } });
+    });
     let v = await recheck(a.id);
     expect(v.status).toBe('failed');
     expect(rec(v, 'DKIM').status).toBe('failed');
@@ -378,8 +380,10 @@ describe('domain verification', () => {
     const b = await create();
     dns.zone.publish(b.name, b.records, (r) => r.record !== 'DKIM');
     expect((await verifyAndWait(b.id)).status).toBe('pending');
-    const recB = p.svc.store.domains.get(team, b.id)!;
-    await p.svc.store.domains.put({ ...recB, verification: { ...recB.verification, requested_at: old } });
+    await p.svc.store.write(async (tx) => {
+      const recB = (await tx.domains.get(team, b.id))!;
+      tx.domains.put({ ...recB, verification: { ...recB.verification, requested_at: old } });
+    });
     v = await recheck(b.id);
     expect(rec(v, 'DKIM').status).toBe('failed');
     expect(v.status).toBe('failed');

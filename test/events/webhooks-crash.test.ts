@@ -1,4 +1,4 @@
-// Accepted means durable, for webhooks too (SPEC.md §2): a real `posthorn serve` child commits a
+// Accepted means durable, for webhooks too (docs/ARCHITECTURE.md): a real `posthorn serve` child commits a
 // burst of contact updates while its webhook endpoint holds every request unanswered, so all their
 // events are in the outbox (queued or mid-attempt) when the child is killed with SIGKILL. After a
 // restart on the same data dir, every event of every update that got a 200 reaches the receiver,

@@ -19,8 +19,8 @@
 //   such as `_domainkey.example.test`) answers NOERROR with no answers (NODATA); any other name
 //   answers NXDOMAIN. Both carry an SOA in the authority section with TTL 0 and minimum 0, so no
 //   resolver should cache the negative answer. (On Bun, node:dns reports NODATA as ENOTFOUND, like
-//   NXDOMAIN — see STACK-NOTES.md — and one `dns.Resolver` keeps a NODATA answer cached anyway:
-//   src/dns/resolver.ts uses a fresh channel per lookup.)
+//   NXDOMAIN, and one `dns.Resolver` keeps a NODATA answer cached anyway: src/dns/resolver.ts
+//   explains how it copes.)
 // - A name holding a CNAME answers any other type with the CNAME, followed by the target's records
 //   of the asked type when the target is in the zone (chains are followed up to 8 steps).
 // - Records default to TTL 0: the zone is mutable and resolvers (c-ares keeps a query cache) must
@@ -70,7 +70,7 @@ export interface RecordData {
 
 export type Failure = 'SERVFAIL' | 'REFUSED' | 'DROP';
 
-/** A DNS record as the domains API lists it (api-reference §9.7). */
+/** A DNS record as the domains API lists it (docs/api.md §9.7). */
 export interface PublishedRecord {
   record?: string;
   name: string;

@@ -1,15 +1,15 @@
 // Emails for delivery tests, written to the store the way the sending core writes them: the
 // EmailRec, its content (raw MIME from nodemailer's MailComposer, unsigned) and one queue entry per
-// recipient domain (src/sending/enqueue.ts), in one transaction; then the engine is kicked.
+// recipient domain (src/sending/enqueue.ts), in one unit of work, whose commit wakes the engine.
 //
 //   const d = await verifiedDomain(p, 'example.test', { dns });   // DKIM + SPF published in the test DNS
 //   const email = await queueEmail(p.svc, d, { to: ['bob@dest.test'] });
 //   const done = await waitForEmail(p.svc, email, (e) => e.recipients['bob@dest.test'] === 'delivered');
-//   eventTypes(p.svc, email)  // ['email.queued', 'email.sent', 'email.delivered']
+//   await eventTypes(p.svc, email)  // ['email.queued', 'email.sent', 'email.delivered']
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Services } from '../../src/services';
 import type { DomainRec, EmailRec, EventRec } from '../../src/store';
-import { enqueueInTxn } from '../../src/sending/enqueue';
+import { enqueue } from '../../src/sending/enqueue';
 import { newId } from '../../src/ids';
 import type { Running } from './posthorn';
 import type { TestDns } from './dns';
@@ -26,10 +26,10 @@ export async function verifiedDomain(
   const r = await p.api('POST', '/domains', { body: { name, ...(opts.tls ? { tls: opts.tls } : {}) }, key: opts.key });
   if (r.status !== 201) throw new Error(`POST /domains ${name}: ${r.status} ${JSON.stringify(r.body)}`);
   const team = opts.team ?? p.creds.team_id;
-  const d = p.svc.store.domains.get(team, r.body.id)!;
+  const d = (await p.svc.store.domains.get(team, r.body.id))!;
   const record_status = { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' } as const;
   const verified: DomainRec = { ...d, status: 'verified', record_status, tls: opts.tls ?? d.tls };
-  await p.svc.store.domains.put(verified);
+  await p.svc.store.write(async (tx) => tx.domains.put(verified));
   if (opts.dns) {
     opts.dns.zone.set(`${d.dkim.selector}._domainkey.${name}`, 'TXT', [`v=DKIM1; k=rsa; p=${d.dkim.public_key}`]);
     opts.dns.zone.set(`${d.custom_return_path}.${name}`, 'TXT', ['v=spf1 ip4:127.0.0.0/8 -all']);
@@ -48,8 +48,8 @@ export interface TestEmail {
   headers?: Record<string, string>;
 }
 
-/** Compose, store and queue one email from `domain`; wakes the delivery engine. */
-export async function queueEmail(svc: Services, domain: DomainRec, input: TestEmail, opts: { kick?: boolean } = {}): Promise<EmailRec> {
+/** Compose, store and queue one email from `domain` (the commit wakes the delivery engine). */
+export async function queueEmail(svc: Services, domain: DomainRec, input: TestEmail): Promise<EmailRec> {
   const id = newId();
   const created = new Date();
   const from = input.from ?? `Sender <hello@${domain.name}>`;
@@ -96,27 +96,25 @@ export async function queueEmail(svc: Services, domain: DomainRec, input: TestEm
     sent_at: null,
     api_key_id: null,
   };
-  const saved = await svc.store.transaction(() => {
-    svc.store.emails.putInTxn(email);
-    svc.store.emailContent.put([email.team_id, email.id], { html: input.html ?? null, text, raw, files: {} });
-    return enqueueInTxn(svc, email);
+  return svc.store.write(async (tx) => {
+    tx.emails.put(email);
+    tx.emailContent.put(email.team_id, email.id, { html: input.html ?? null, text, raw, files: {} });
+    return enqueue(tx, svc.events, email);
   });
-  if (opts.kick !== false) svc.delivery.kick();
-  return saved;
 }
 
 /** Poll the stored email until `done` holds (bounded; throws with its last state on time-out). */
 export async function waitForEmail(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>, done: (e: EmailRec) => boolean, timeoutMs = 15_000): Promise<EmailRec> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const cur = svc.store.emails.get(email.team_id, email.id)!;
+    const cur = (await svc.store.emails.get(email.team_id, email.id))!;
     if (done(cur)) return cur;
     if (Date.now() > deadline)
       throw new Error(
         `email ${email.id}: condition not met within ${timeoutMs} ms; last state ${JSON.stringify({
           last_event: cur.last_event,
           recipients: cur.recipients,
-          queue: svc.store.queue.entriesOf(email.team_id, email.id).map((q) => ({ attempts: q.attempts, last_error: q.last_error })),
+          queue: (await svc.store.queue.entriesOf(email.team_id, email.id)).map((q) => ({ attempts: q.attempts, last_error: q.last_error })),
         })}`,
       );
     await new Promise((r) => setTimeout(r, 10));
@@ -126,10 +124,10 @@ export async function waitForEmail(svc: Services, email: Pick<EmailRec, 'team_id
 /** Every recipient is done (delivered, bounced, suppressed or complained). */
 export const settled = (e: EmailRec) => Object.values(e.recipients).every((s) => s !== 'pending' && s !== 'delayed');
 
-export function eventsOf(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): EventRec[] {
-  return svc.events.log(email.team_id, email.id);
+export function eventsOf(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): Promise<EventRec[]> {
+  return svc.events.log(svc.store, email.team_id, email.id);
 }
 
-export function eventTypes(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): string[] {
-  return eventsOf(svc, email).map((e) => e.type);
+export async function eventTypes(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): Promise<string[]> {
+  return (await eventsOf(svc, email)).map((e) => e.type);
 }

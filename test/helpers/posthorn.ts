@@ -30,7 +30,7 @@ export interface Running {
 
 export async function startPosthorn(overrides: Record<string, unknown> = {}): Promise<Running> {
   const dataDir = (overrides.data_dir as string) ?? mkdtempSync(join(tmpdir(), 'posthorn-test-'));
-  // Tests never reach DNS outside 127.0.0.0/8 (SPEC.md §5): without a `dns.servers` override, every
+  // Tests never reach DNS outside 127.0.0.0/8: without a `dns.servers` override, every
   // lookup (MX lookups of queued mail included) goes to a loopback DNS server refusing all queries,
   // a fast temporary failure.
   const refusingDns = 'dns.servers' in overrides ? null : await startDnsServer();
@@ -50,11 +50,11 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       ...overrides,
     },
   });
-  const svc = createServices(config);
+  const svc = await createServices(config);
   const creds = await createTeam(svc.store);
   const server = startHttp(svc);
   const scheduler = startScheduler(svc);
-  svc.delivery.start();
+  await svc.delivery.start();
   svc.webhooks.start();
   const url = `http://127.0.0.1:${server.port}`;
   const client = (key: string) => new Resend(key, { baseUrl: url } as never);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { parseAddress, parseEmail, addressField, addressList, invalidAddressMessage } from '../../src/sending/address';
-import { ApiError } from '../../src/api/errors';
+import { parseAddress, parseEmail } from '../../src/mail/address';
+import { addressField, addressList, invalidAddressMessage } from '../../src/sending/address';
+import { ApiError } from '../../src/errors';
 
 describe('parseAddress', () => {
   test('bare addresses', () => {

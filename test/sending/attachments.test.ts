@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { resolveAttachments } from '../../src/sending/attachments';
 import { MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
-import { ApiError } from '../../src/api/errors';
+import { ApiError } from '../../src/errors';
 import type { AttachmentInput } from '../../src/sending/types';
 
 const item = (patch: Partial<AttachmentInput>): AttachmentInput => ({ filename: null, content: null, path: null, content_type: null, content_id: null, ...patch });

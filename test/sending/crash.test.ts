@@ -1,4 +1,4 @@
-// Accepted means durable (SPEC.md §2): a real `posthorn serve` child accepts a burst of sends and
+// Accepted means durable (docs/ARCHITECTURE.md): a real `posthorn serve` child accepts a burst of sends and
 // is killed with SIGKILL in the middle of it. After a restart on the same data dir, every email
 // that got a 200 is delivered, and none twice. During the burst the destination MTA refuses
 // connections, so every accepted email is in the queue (never half-delivered) when the kill lands.

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { parseIsoInstant, parseNaturalInstant, parseScheduledAt } from '../../src/sending/schedule';
-import { ApiError } from '../../src/api/errors';
+import { ApiError } from '../../src/errors';
 
 const NOW = Date.parse('2025-03-04T09:00:00.000Z'); // a Tuesday
 

@@ -1,4 +1,4 @@
-// The sending core's commit: everything kept is written in one transaction; what `keep` rejects
+// The sending core's commit: everything kept is written in one unit of work; what `keep` rejects
 // (decided inside that transaction) is not written at all.
 import { test, expect } from 'bun:test';
 import { startPosthorn } from '../helpers/posthorn';
@@ -12,12 +12,14 @@ test('commit writes the kept emails and nothing of the others', async () => {
     const ctx = { team: p.creds.team_id, key: null };
     const a = await prepare(p.svc, ctx, { from: 'a@core.test', to: 'x@dest.test', subject: 'kept', text: 't' });
     const b = await prepare(p.svc, ctx, { from: 'a@core.test', to: 'y@dest.test', subject: 'dropped', text: 't' });
-    const saved = await commit(p.svc, [a, b], undefined, (x) => x === a);
+    const saved = await commit(p.svc, [a, b], { keep: async (_tx, x) => x === a });
     expect(saved.map((e) => e.id)).toEqual([a.email.id]);
-    expect(p.svc.store.emails.get(ctx.team, a.email.id)?.last_event).toBeDefined();
-    expect(p.svc.store.emails.get(ctx.team, b.email.id)).toBeUndefined();
-    expect(p.svc.store.emailContent.get([ctx.team, b.email.id])).toBeUndefined();
-    expect(p.svc.store.queue.entriesOf(ctx.team, b.email.id)).toEqual([]);
+    expect((await p.svc.store.emails.get(ctx.team, a.email.id))?.last_event).toBe('queued');
+    expect((await p.svc.store.emailContent.get(ctx.team, a.email.id))?.text).toBe('t');
+    expect(await p.svc.store.queue.entriesOf(ctx.team, a.email.id)).toHaveLength(1);
+    expect(await p.svc.store.emails.get(ctx.team, b.email.id)).toBeUndefined();
+    expect(await p.svc.store.emailContent.get(ctx.team, b.email.id)).toBeUndefined();
+    expect(await p.svc.store.queue.entriesOf(ctx.team, b.email.id)).toEqual([]);
   } finally {
     await p.stop();
   }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { validateEmail, MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
-import { ApiError } from '../../src/api/errors';
-import { parseAddress } from '../../src/sending/address';
+import { ApiError } from '../../src/errors';
+import { parseAddress } from '../../src/mail/address';
 import type { EmailInput } from '../../src/sending/types';
 
 const NOW = Date.parse('2025-03-04T09:00:00.000Z');

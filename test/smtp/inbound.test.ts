@@ -1,4 +1,4 @@
-// Inbound mail end to end (api-reference §8, §14.3): a sending MTA delivers, without AUTH, to
+// Inbound mail end to end (docs/api.md §8, §14.3): a sending MTA delivers, without AUTH, to
 // Posthorn's receiving domains; the message is stored once per team, announced with one
 // `email.received` per team, and read back through /emails/receiving, its attachments and the
 // signed download links — non-UTF-8 charsets decoded, SPF/DKIM/DMARC checked through the test DNS.
@@ -151,8 +151,8 @@ describe('receiving', () => {
     expect(b.received_for).toEqual(['ops@team-b.test']);
     expect((await s.p.api('GET', `/emails/receiving/${a.id}`, { key: teamB.api_key })).status).toBe(404);
 
-    // One email.received per team, metadata only (api-reference §14.3).
-    const evA = s.p.svc.events.log(s.p.creds.team_id, a.id);
+    // One email.received per team, metadata only (docs/api.md §14.3).
+    const evA = await s.p.svc.events.log(s.p.svc.store, s.p.creds.team_id, a.id);
     expect(evA.map((e) => e.type)).toEqual(['email.received']);
     expect(evA[0].webhook).toBe(true);
     expect(evA[0].data).toEqual({
@@ -173,7 +173,7 @@ describe('receiving', () => {
         content_id,
       })),
     });
-    expect(s.p.svc.events.log(teamB.team_id, b.id).map((e) => e.type)).toEqual(['email.received']);
+    expect((await s.p.svc.events.log(s.p.svc.store, teamB.team_id, b.id)).map((e) => e.type)).toEqual(['email.received']);
   });
 
   test('list: literal path before /emails/{id}, newest first, no limit → all; item fields', async () => {

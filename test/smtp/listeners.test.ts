@@ -1,4 +1,4 @@
-// The SMTP listeners (SPEC.md §4): a port that cannot be bound is reported with the reason and the
+// The SMTP listeners (docs/mail.md §4): a port that cannot be bound is reported with the reason and the
 // fix while the others start; the TLS certificate is the configured one, or a self-signed one
 // generated into data_dir on first start and reused afterwards.
 import { describe, test, expect, afterEach } from 'bun:test';

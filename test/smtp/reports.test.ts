@@ -1,4 +1,4 @@
-// Asynchronous bounces and complaints (SPEC.md §3): an email is sent and delivered to a loopback
+// Asynchronous bounces and complaints (docs/mail.md): an email is sent and delivered to a loopback
 // MTA; a report about it then arrives, without AUTH and from the null sender, at the VERP address
 // it was sent from. DSNs (RFC 3464) in Postfix, Exim and Gmail shapes become email.bounced with the
 // Status and Diagnostic-Code; ARF reports (RFC 5965) become email.complained; both suppress the
@@ -61,20 +61,20 @@ async function report(raw: Buffer, to: string): Promise<string> {
   }
 }
 
-const current = (x: Sent) => s.p.svc.store.emails.get(x.email.team_id, x.email.id)!;
+const current = async (x: Sent) => (await s.p.svc.store.emails.get(x.email.team_id, x.email.id))!;
 const suppression = async (address: string) => {
   const r = await s.p.api('GET', `/suppressions/${encodeURIComponent(address)}`);
   return r.status === 200 ? r.body : null;
 };
-const bounced = (x: Sent) => eventsOf(s.p.svc, x.email).filter((e) => e.type === 'email.bounced');
+const bounced = async (x: Sent) => (await eventsOf(s.p.svc, x.email)).filter((e) => e.type === 'email.bounced');
 
 /** A report that must change nothing: accepted (250), the email and the suppression list as they were. */
 async function ignored(x: Sent, raw: Buffer, to = x.verp) {
   expect(await report(raw, to)).toBe('250 2.0.0 OK');
-  const e = current(x);
+  const e = await current(x);
   expect(e.last_event).toBe('delivered');
   expect(e.recipients[x.rcpt]).toBe('delivered');
-  expect(eventsOf(s.p.svc, x.email).map((ev) => ev.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+  expect((await eventsOf(s.p.svc, x.email)).map((ev) => ev.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
   expect(await suppression(x.rcpt)).toBeNull();
 }
 
@@ -83,10 +83,10 @@ describe('delivery status notifications (RFC 3464)', () => {
     const x = await sent();
     expect(x.verp).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
     expect(await report(fixture('postfix-bounce.eml', x), x.verp)).toBe('250 2.0.0 OK');
-    const e = current(x);
+    const e = await current(x);
     expect(e.last_event).toBe('bounced');
     expect(e.recipients[x.rcpt]).toBe('bounced');
-    const [ev] = bounced(x);
+    const [ev] = await bounced(x);
     expect(ev.webhook).toBe(true);
     expect(ev.data).toMatchObject({
       email_id: x.email.id,
@@ -105,13 +105,13 @@ describe('delivery status notifications (RFC 3464)', () => {
 
     // The same DSN again (MTAs do resend): no second event.
     expect(await report(fixture('postfix-bounce.eml', x), x.verp)).toBe('250 2.0.0 OK');
-    expect(bounced(x)).toHaveLength(1);
+    expect(await bounced(x)).toHaveLength(1);
   });
 
   test('Exim, Status 5.0.0: the sub-type comes from the Diagnostic-Code (5.1.1)', async () => {
     const x = await sent();
     await report(fixture('exim-bounce.eml', x), x.verp);
-    expect(bounced(x)[0].data.bounce).toEqual({
+    expect((await bounced(x))[0].data.bounce).toEqual({
       type: 'Permanent',
       subType: 'NoEmail',
       message: "The recipient's mailbox does not exist.",
@@ -123,7 +123,7 @@ describe('delivery status notifications (RFC 3464)', () => {
   test('Gmail, 5.2.2 with a multi-line diagnostic: MailboxFull', async () => {
     const x = await sent();
     await report(fixture('gmail-bounce.eml', x), x.verp);
-    const b = bounced(x)[0].data.bounce as { type: string; subType: string; diagnosticCode: string[] };
+    const b = (await bounced(x))[0].data.bounce as { type: string; subType: string; diagnosticCode: string[] };
     expect(b.type).toBe('Permanent');
     expect(b.subType).toBe('MailboxFull');
     expect(b.diagnosticCode[0]).toStartWith("smtp; 552-5.2.2 The recipient's inbox is out of storage space. Please direct the recipient to 552 5.2.2 https://support.google.com/");
@@ -132,15 +132,15 @@ describe('delivery status notifications (RFC 3464)', () => {
   test('Action: failed after 4.x.x (gave up retrying): Transient, not suppressed', async () => {
     const x = await sent();
     await report(fixture('postfix-expired.eml', x), x.verp);
-    expect(current(x).last_event).toBe('bounced');
-    expect(bounced(x)[0].data.bounce).toMatchObject({ type: 'Transient', subType: 'General' });
+    expect((await current(x)).last_event).toBe('bounced');
+    expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Transient', subType: 'General' });
     expect(await suppression(x.rcpt)).toBeNull();
   });
 
   test('an unclassifiable Status: Undetermined, not suppressed', async () => {
     const x = await sent();
     await report(fixture('postfix-bounce.eml', x, (t) => t.replace('Status: 5.1.1', 'Status: unknown')), x.verp);
-    expect(bounced(x)[0].data.bounce).toMatchObject({ type: 'Undetermined', subType: 'Undetermined', message: 'The bounce could not be classified.' });
+    expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Undetermined', subType: 'Undetermined', message: 'The bounce could not be classified.' });
     expect(await suppression(x.rcpt)).toBeNull();
   });
 
@@ -149,8 +149,8 @@ describe('delivery status notifications (RFC 3464)', () => {
     const b = `pair${++seq}@dest.test`;
     const x = await sent([a, b]);
     await report(fixture('postfix-bounce.eml', x), x.verp);
-    expect(current(x).recipients).toEqual({ [a]: 'bounced', [b]: 'delivered' });
-    expect(bounced(x).map((e) => e.data.to)).toEqual([[a]]);
+    expect((await current(x)).recipients).toEqual({ [a]: 'bounced', [b]: 'delivered' });
+    expect((await bounced(x)).map((e) => e.data.to)).toEqual([[a]]);
   });
 });
 
@@ -193,10 +193,10 @@ describe('complaints (ARF, RFC 5965)', () => {
   test('Yahoo feedback loop, abuse: email.complained and suppression (origin complaint)', async () => {
     const x = await sent();
     expect(await report(fixture('yahoo-arf.eml', x), x.verp)).toBe('250 2.0.0 OK');
-    const e = current(x);
+    const e = await current(x);
     expect(e.last_event).toBe('complained');
     expect(e.recipients[x.rcpt]).toBe('complained');
-    const ev = eventsOf(s.p.svc, x.email).filter((v) => v.type === 'email.complained');
+    const ev = (await eventsOf(s.p.svc, x.email)).filter((v) => v.type === 'email.complained');
     expect(ev).toHaveLength(1);
     expect(ev[0].webhook).toBe(true);
     expect(ev[0].data).toMatchObject({ email_id: x.email.id, to: [x.rcpt], subject: 'Report test' });
@@ -204,13 +204,13 @@ describe('complaints (ARF, RFC 5965)', () => {
     expect(await suppression(x.rcpt)).toMatchObject({ origin: 'complaint', source_id: x.email.id });
     // Reported twice: one event.
     await report(fixture('yahoo-arf.eml', x), x.verp);
-    expect(eventsOf(s.p.svc, x.email).filter((v) => v.type === 'email.complained')).toHaveLength(1);
+    expect((await eventsOf(s.p.svc, x.email)).filter((v) => v.type === 'email.complained')).toHaveLength(1);
   });
 
   test('the RFC 5965 example without Original-Rcpt-To: the email\'s only recipient', async () => {
     const x = await sent();
     await report(fixture('rfc5965-arf.eml', x), x.verp);
-    expect(current(x).last_event).toBe('complained');
+    expect((await current(x)).last_event).toBe('complained');
     expect(await suppression(x.rcpt)).toMatchObject({ origin: 'complaint' });
   });
 

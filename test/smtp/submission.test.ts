@@ -1,4 +1,4 @@
-// SMTP submission end to end (api-reference §17): nodemailer and swaks submit over STARTTLS and
+// SMTP submission end to end (docs/api.md §17): nodemailer and swaks submit over STARTTLS and
 // implicit TLS with an API key; the message goes through the sending core, shows up in
 // GET /emails, and reaches a loopback MTA DKIM-signed with the same events as a REST send.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -22,8 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-const email = (id: string) => s.p.svc.store.emails.get(s.p.creds.team_id, id)!;
-const delivered = (id: string) => waitForEmail(s.p.svc, email(id), settled);
+const ref = (id: string) => ({ team_id: s.p.creds.team_id, id });
+const email = async (id: string) => (await s.p.svc.store.emails.get(s.p.creds.team_id, id))!;
+const delivered = (id: string) => waitForEmail(s.p.svc, ref(id), settled);
 const sinkMessage = (id: string, rcpt?: string) =>
   sink.messages.find((m) => m.raw.toString().includes(`<${id}@example.test>`) && (!rcpt || m.rcptTo.includes(rcpt)));
 
@@ -81,14 +82,14 @@ describe('submission through the sending core', () => {
     });
     const list = await s.p.api('GET', '/emails');
     expect(list.body.data.map((e: { id: string }) => e.id)).toContain(id);
-    expect(eventTypes(s.p.svc, email(id))).toEqual(['email.queued', 'email.sent', 'email.delivered']);
-    const sent = eventsOf(s.p.svc, email(id)).find((e) => e.type === 'email.sent')!;
+    expect(await eventTypes(s.p.svc, ref(id))).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+    const sent = (await eventsOf(s.p.svc, ref(id))).find((e) => e.type === 'email.sent')!;
     expect(sent.data.headers).toEqual([{ name: 'X-Entity-Ref-ID', value: 'smtp-123' }]);
 
     // The same send through REST gives the same event sequence.
     const rest = await s.p.api('POST', '/emails', { body: { from: 'Acme <hello@example.test>', to: 'ann@dest.test', subject: 'Hello over REST', text: 'Hi Ann' } });
     await delivered(rest.body.id);
-    expect(eventTypes(s.p.svc, email(rest.body.id))).toEqual(eventTypes(s.p.svc, email(id)));
+    expect(await eventTypes(s.p.svc, ref(rest.body.id))).toEqual(await eventTypes(s.p.svc, ref(id)));
   });
 
   test('implicit TLS: AUTH LOGIN, attachments (one inline) survive, Bcc header stripped but the bcc recipient gets it', async () => {
@@ -112,7 +113,7 @@ describe('submission through the sending core', () => {
     expect(info.response).toStartWith('250 2.0.0 OK ');
     const id = acceptedId(info.response);
     await delivered(id);
-    const e = email(id);
+    const e = await email(id);
     expect(e.to).toEqual(['bob@dest.test']);
     expect(e.cc).toEqual(['Carol <carol@dest.test>']);
     expect(e.bcc).toEqual(['secret@dest.test']);
@@ -150,7 +151,7 @@ describe('submission through the sending core', () => {
     expect(m).not.toBeNull();
     const id = m![1];
     await delivered(id);
-    expect(email(id)).toMatchObject({ subject: 'From swaks', to: ['swaks@dest.test'], headers: { 'X-Tool': 'swaks' } });
+    expect(await email(id)).toMatchObject({ subject: 'From swaks', to: ['swaks@dest.test'], headers: { 'X-Tool': 'swaks' } });
     const parsed = await simpleParser(sinkMessage(id)!.raw);
     expect(parsed.text?.trim()).toBe('Sent by swaks.');
   });
@@ -167,7 +168,7 @@ describe('submission through the sending core', () => {
     // The key is not passed on, and has its own scope: the same key on POST /emails is unrelated.
     await delivered(first);
     expect(sinkMessage(first)!.raw.toString()).not.toMatch(/resend-idempotency-key/i);
-    expect(email(first).headers).toEqual({});
+    expect((await email(first)).headers).toEqual({});
     const rest = await s.p.api('POST', '/emails', { body: { from: 'hello@example.test', to: 'idem@dest.test', subject: 'Twice', text: 'x' }, headers: { 'idempotency-key': 'smtp-welcome/1' } });
     expect(rest.status).toBe(200);
     expect(rest.body.id).not.toBe(first);
@@ -300,10 +301,10 @@ describe('session rules', () => {
     await c.command('RCPT TO:<b@dest.test>');
     expect((await c.command('DATA')).code).toBe(354);
     await s.p.resend.apiKeys.remove(data!.id);
-    const before = [...s.p.svc.store.emails.all(s.p.creds.team_id)].length;
+    const before = (await s.p.svc.store.emails.all(s.p.creds.team_id)).length;
     const reply = await c.data('From: a@example.test\r\nTo: b@dest.test\r\nSubject: s\r\n\r\nbody\r\n.\r\n');
     expect(reply.text).toBe('554 5.7.8 The API key used to authenticate is no longer valid');
-    expect([...s.p.svc.store.emails.all(s.p.creds.team_id)].length).toBe(before);
+    expect((await s.p.svc.store.emails.all(s.p.creds.team_id)).length).toBe(before);
     c.close();
   });
 

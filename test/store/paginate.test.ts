@@ -1,9 +1,9 @@
-// The pagination engine against a real LMDB environment: every rule of api-reference §4.
+// The pagination engine against the real store: every rule of docs/api.md §4.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store, type SegmentRec } from '../../src/store';
+import { openStore, type Store, type SegmentRec, type PageQuery } from '../../src/store';
 import { newId, nowIso } from '../../src/ids';
 
 let dir: string;
@@ -16,13 +16,13 @@ const seg = (team: string): SegmentRec => ({ id: newId(), team_id: team, created
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'posthorn-page-'));
-  store = new Store(dir);
-  await store.transaction(() => {
+  store = await openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
+  await store.write(async (tx) => {
     for (let i = 0; i < 25; i++) {
       const r = seg(TEAM);
       ids.push(r.id);
-      store.segments.putInTxn(r);
-      store.segments.putInTxn(seg(OTHER)); // interleaved records of another team never leak in
+      tx.segments.put(r);
+      tx.segments.put(seg(OTHER)); // interleaved records of another team never leak in
     }
   });
 });
@@ -31,27 +31,27 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const page = (q: Parameters<Store['segments']['page']>[1], def: number | null = null) =>
+const page = (q: PageQuery, def: number | null = null) =>
   store.segments.page(TEAM, q, def, (r) => r.id);
 
 describe('pagination engine', () => {
-  test('no limit returns everything newest first when the list has no default', () => {
-    const p = page({});
+  test('no limit returns everything newest first when the list has no default', async () => {
+    const p = await page({});
     expect(p.has_more).toBe(false);
     expect(p.data).toEqual([...ids].reverse());
   });
 
-  test('default page size applies when the list has one', () => {
-    const p = page({}, 20);
+  test('default page size applies when the list has one', async () => {
+    const p = await page({}, 20);
     expect(p.data.length).toBe(20);
     expect(p.has_more).toBe(true);
   });
 
-  test('limit pages forward with after, excluding the cursor, until has_more is false', () => {
+  test('limit pages forward with after, excluding the cursor, until has_more is false', async () => {
     const seen: string[] = [];
     let after: string | undefined;
     for (;;) {
-      const p = page({ limit: 7, after });
+      const p = await page({ limit: 7, after });
       seen.push(...p.data);
       if (!p.has_more) break;
       after = p.data[p.data.length - 1];
@@ -59,20 +59,20 @@ describe('pagination engine', () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
-  test('before pages backwards, newest first within the page', () => {
-    const p = page({ limit: 3, before: ids[10] });
+  test('before pages backwards, newest first within the page', async () => {
+    const p = await page({ limit: 3, before: ids[10] });
     expect(p.data).toEqual([ids[13], ids[12], ids[11]]);
     expect(p.has_more).toBe(true);
-    const top = page({ limit: 5, before: ids[21] });
+    const top = await page({ limit: 5, before: ids[21] });
     expect(top.data).toEqual([ids[24], ids[23], ids[22]]);
     expect(top.has_more).toBe(false);
   });
 
   test('a cursor that no longer exists still positions the page', async () => {
     const gone = ids[12];
-    await store.segments.remove(TEAM, gone);
-    expect(page({ limit: 2, after: gone }).data).toEqual([ids[11], ids[10]]);
-    expect(page({ limit: 2, before: gone }).data).toEqual([ids[14], ids[13]]);
+    await store.write(async (tx) => tx.segments.remove(TEAM, gone));
+    expect((await page({ limit: 2, after: gone })).data).toEqual([ids[11], ids[10]]);
+    expect((await page({ limit: 2, before: gone })).data).toEqual([ids[14], ids[13]]);
     ids = ids.filter((i) => i !== gone);
   });
 
@@ -82,14 +82,14 @@ describe('pagination engine', () => {
     let after: string | undefined;
     const churn: Promise<unknown>[] = [];
     for (;;) {
-      const p = page({ limit: 4, after });
+      const p = await page({ limit: 4, after });
       seen.push(...p.data);
       // Between pages: new items arrive (newer than every cursor) and an unseen old one is deleted.
-      churn.push(store.segments.put(seg(TEAM)));
+      churn.push(store.write(async (tx) => tx.segments.put(seg(TEAM))));
       const victim = ids.find((i) => !seen.includes(i) && expected.has(i));
       if (victim) {
         expected.delete(victim);
-        churn.push(store.segments.remove(TEAM, victim));
+        churn.push(store.write(async (tx) => tx.segments.remove(TEAM, victim)));
       }
       await Promise.all(churn);
       if (!p.has_more) break;
@@ -100,22 +100,24 @@ describe('pagination engine', () => {
     expect(seen.filter((i) => expected.has(i))).toEqual([...expected].sort().reverse());
   });
 
-  test('an empty collection pages to an empty list', () => {
-    expect(store.segments.page(newId(), { limit: 10 }, 20)).toEqual({ has_more: false, data: [] });
+  test('an empty collection pages to an empty list', async () => {
+    expect(await store.segments.page(newId(), { limit: 10 }, 20)).toEqual({ has_more: false, data: [] });
   });
 });
 
-describe('TTL sweep', () => {
-  test('removes expired records through the TTL index only', async () => {
+describe('retention sweep', () => {
+  test('removes records older than retention.days, and only those', async () => {
     const old = { id: newId(), team_id: TEAM, created_at: new Date(Date.now() - 40 * 86_400_000).toISOString() };
     const fresh = { id: newId(), team_id: TEAM, created_at: nowIso() };
     const base = { api_key_id: 'k', endpoint: '/x', method: 'GET', response_status: 200, user_agent: null, duration_ms: 1, request_json: null, response_json: null };
-    await store.logs.put({ ...old, ...base });
-    await store.logs.put({ ...fresh, ...base });
-    expect(await store.ttl.sweep()).toBe(1);
-    expect(store.logs.get(TEAM, old.id)).toBeUndefined();
-    expect(store.logs.get(TEAM, fresh.id)).toBeDefined();
-    expect(await store.ttl.sweep(Date.now() + 31 * 86_400_000)).toBe(1);
-    expect(store.logs.get(TEAM, fresh.id)).toBeUndefined();
+    await store.write(async (tx) => {
+      tx.logs.put({ ...old, ...base });
+      tx.logs.put({ ...fresh, ...base });
+    });
+    expect(await store.sweep()).toBe(1);
+    expect(await store.logs.get(TEAM, old.id)).toBeUndefined();
+    expect((await store.logs.get(TEAM, fresh.id))?.id).toBe(fresh.id);
+    expect(await store.sweep(Date.now() + 31 * 86_400_000)).toBe(1);
+    expect(await store.logs.get(TEAM, fresh.id)).toBeUndefined();
   });
 });

@@ -1,11 +1,11 @@
-// The attachments routes shared by sent and received emails (api-reference §7.7, §8): a list and
+// The attachments routes shared by sent and received emails (docs/api.md §7.7, §8): a list and
 // a single attachment, each with a signed, expiring download URL under public_url.
 import type { App } from '../app';
 import type { AttachmentMeta } from '../../store';
 import type { SignedLinks, DownloadTarget } from '../../links/signed';
 import { sortedSource, paginate } from '../../store/paginate';
 import { pathId, pageQuery, listOf } from './params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 
 interface Owner {
   id: string;
@@ -17,9 +17,9 @@ export interface AttachmentRoutes {
   /** `/emails` or `/emails/receiving`. */
   base: string;
   /** The email named by the path id (404 when unknown). */
-  load(request: Request, id: string): Owner;
+  load(request: Request, id: string): Promise<Owner>;
   kind: Extract<DownloadTarget['kind'], 'sent-attachment' | 'received-attachment'>;
-  /** Page size without `limit` (api-reference §4): 20 for sent, everything for received. */
+  /** Page size without `limit` (docs/api.md §4): 20 for sent, everything for received. */
   defaultLimit: number | null;
   links: SignedLinks;
   tags: string[];
@@ -41,7 +41,7 @@ export function attachmentRoutes(app: App, o: AttachmentRoutes) {
   app.get(
     `${o.base}/:id/attachments`,
     async ({ request, params, query }) => {
-      const e = o.load(request, params.id);
+      const e = await o.load(request, params.id);
       const page = paginate(sortedSource(e.attachments), [], pageQuery(query), o.defaultLimit, (_k, v) => v as AttachmentMeta);
       return listOf({ has_more: page.has_more, data: await Promise.all(page.data.map((a) => view(e, a))) });
     },
@@ -51,7 +51,7 @@ export function attachmentRoutes(app: App, o: AttachmentRoutes) {
   app.get(
     `${o.base}/:id/attachments/:attachment_id`,
     async ({ request, params }) => {
-      const e = o.load(request, params.id);
+      const e = await o.load(request, params.id);
       const attId = pathId(params.attachment_id, 'attachment_id');
       const a = e.attachments.find((x) => x.id === attId);
       if (!a) throw errors.notFound('Attachment');

@@ -1,6 +1,7 @@
-// Request bodies: JSON only, at most 50 MB (api-reference §1.4). An empty body is "no body", never
+// Request bodies: JSON only, at most 50 MB (docs/api.md §1.4). An empty body is "no body", never
 // a parse error (the SDK sends Content-Type: application/json on bodiless requests).
-import { errors } from '../errors';
+import { errors } from '../../errors';
+import { readBounded } from '../../net/stream';
 
 export const MAX_BODY_BYTES = 50 * 1024 * 1024;
 
@@ -22,19 +23,7 @@ export async function readJson(req: Request): Promise<unknown> {
 
 /** Chunked bodies carry no length: count while reading and stop at the limit. */
 async function readLimited(req: Request): Promise<string> {
-  if (!req.body) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw errors.tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readBounded(req.body, MAX_BODY_BYTES);
+  if (!bytes) throw errors.tooLarge();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }

@@ -1,6 +1,6 @@
 // JSON responses in the documented content type; the body is remembered for the request log.
 import { stateOf } from './context';
-import type { ApiError } from '../errors';
+import type { ApiError } from '../../errors';
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 

@@ -1,9 +1,9 @@
 // Path and query parameters shared by every resource: ids, id-or-email segments, pagination.
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import { isUuid } from '../../ids';
 import type { PageQuery } from '../../store';
 
-/** A path id that must be a UUID (api-reference §1.6). */
+/** A path id that must be a UUID (docs/api.md §1.6). */
 export function pathId(value: string | undefined | null, name = 'id'): string {
   const v = value ?? '';
   if (!isUuid(v)) throw errors.invalidParameter(`The \`${name}\` must be a valid UUID.`);
@@ -11,7 +11,7 @@ export function pathId(value: string | undefined | null, name = 'id'): string {
 }
 
 /**
- * A path segment that is an id or an email (api-reference §2 item 4): UUID → id, contains `@` →
+ * A path segment that is an id or an email (docs/api.md §2 item 4): UUID → id, contains `@` →
  * email, else 422 invalid_parameter. Elysia has already percent-decoded `params` exactly once
  * (`%40` → `@`, `%2B` → `+`, `%252B` → `%2B`; a literal `+` stays a plus; a malformed escape
  * gives null), so path values must not be decoded again here.
@@ -25,7 +25,7 @@ export function idOrEmail(value: string | undefined | null): { id: string } | { 
 
 const LIMIT_MSG = 'The pagination limit must be a number between 1 and 100.';
 
-/** Validate `limit`, `after`, `before` (api-reference §4). */
+/** Validate `limit`, `after`, `before` (docs/api.md §4). */
 export function pageQuery(
   query: Record<string, string | undefined>,
   opts: { cursor?: (v: string) => boolean; before?: boolean } = {},

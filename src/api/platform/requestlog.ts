@@ -1,4 +1,4 @@
-// The API request log (api-reference §15): one entry per authenticated request, errors included,
+// The API request log (docs/api.md §15): one entry per authenticated request, errors included,
 // with attachment content left out and API key tokens and webhook secrets masked. Written without
 // holding up the response, batched; GET /logs flushes and waits first, so a client always sees its
 // own requests.
@@ -57,24 +57,31 @@ function responseText(json: string | undefined): string | null {
   return mask(json);
 }
 
-/** Entries waiting for the next batched commit, per store. */
-const pending = new WeakMap<Store, LogRec[]>();
-
 /**
- * Write the buffered entries in one transaction now. Logging every request in a commit of its own
- * would make the log, not the API, the limit on request rate.
+ * Entries are buffered and written in one unit of work per tick: logging every request in a commit
+ * of its own would make the log, not the API, the limit on request rate.
  */
-export function flushRequestLog(store: Store): Promise<unknown> {
-  const batch = pending.get(store);
-  if (!batch?.length) return Promise.resolve();
-  pending.set(store, []);
-  return store.transaction(() => {
-    for (const rec of batch) store.logs.putInTxn(rec);
-  });
+export class RequestLog {
+  private pending: LogRec[] = [];
+
+  constructor(private readonly store: Store) {}
+
+  /** Write the buffered entries now; resolves once they (and every earlier write) are committed. */
+  async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length) await this.store.write(async (tx) => batch.forEach((rec) => tx.logs.put(rec)));
+    await this.store.settled();
+  }
+
+  record(e: LogInput): void {
+    if (this.pending.length === 0) setImmediate(() => void this.flush());
+    this.pending.push(entry(e));
+  }
 }
 
-export function recordRequest(store: Store, e: LogInput): void {
-  const rec: LogRec = {
+function entry(e: LogInput): LogRec {
+  return {
     id: newId(),
     team_id: e.key.team_id,
     created_at: nowIso(),
@@ -87,10 +94,4 @@ export function recordRequest(store: Store, e: LogInput): void {
     request_json: e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
     response_json: responseText(e.responseJson),
   };
-  const batch = pending.get(store);
-  if (batch?.length) batch.push(rec);
-  else {
-    pending.set(store, [rec]);
-    setImmediate(() => void flushRequestLog(store));
-  }
 }

@@ -1,7 +1,7 @@
 // TypeBox validation failures (raised by Elysia before a handler runs) in Resend's words:
 // a missing field → 422 missing_required_field, a bad one → 422 validation_error naming it,
-// a body of the wrong top-level type → 400 validation_error (api-reference §1.4).
-import { ApiError, errors } from '../errors';
+// a body of the wrong top-level type → 400 validation_error (docs/api.md §1.4).
+import { ApiError, errors } from '../../errors';
 
 interface ValueErrorLike {
   path: string;

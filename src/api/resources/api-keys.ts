@@ -1,15 +1,14 @@
-// API keys (api-reference §10): create (token shown once), list, rename, delete.
+// API keys (docs/api.md §10): create (token shown once), list, rename, delete.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import { createApiKey } from '../../accounts/api-keys';
 
 const tags = ['API keys'];
 
-export function apiKeysRoutes(app: App, { store }: Services) {
+export function apiKeysRoutes(app: App, { store }: ApiContext) {
   app.post(
     '/api-keys',
     async ({ request, body, set }) => {
@@ -30,10 +29,10 @@ export function apiKeysRoutes(app: App, { store }: Services) {
 
   app.get(
     '/api-keys',
-    ({ request, query }) => {
+    async ({ request, query }) => {
       const { team } = caller(request);
       return listOf(
-        store.apiKeys.page(team, pageQuery(query), null, (k) => ({
+        await store.apiKeys.page(team, pageQuery(query), null, (k) => ({
           id: k.id,
           name: k.name,
           created_at: k.created_at,
@@ -49,10 +48,10 @@ export function apiKeysRoutes(app: App, { store }: Services) {
     async ({ request, params, body }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      const updated = await store.transaction(() => {
-        const cur = store.apiKeys.get(team, id);
+      const updated = await store.write(async (tx) => {
+        const cur = await tx.apiKeys.get(team, id);
         if (!cur) return false;
-        store.apiKeys.putInTxn({ ...cur, name: body.name });
+        tx.apiKeys.put({ ...cur, name: body.name });
         return true;
       });
       if (!updated) throw errors.notFound('API key');
@@ -69,7 +68,12 @@ export function apiKeysRoutes(app: App, { store }: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      if (!(await store.apiKeys.remove(team, id))) throw errors.notFound('API key');
+      const removed = await store.write(async (tx) => {
+        if (!(await tx.apiKeys.get(team, id))) return false;
+        tx.apiKeys.remove(team, id);
+        return true;
+      });
+      if (!removed) throw errors.notFound('API key');
       return { object: 'api_key', id, deleted: true };
     },
     { detail: { summary: 'Delete (revoke) an API key', tags } },

@@ -1,17 +1,14 @@
-// Broadcasts (api-reference §13): drafts (create, get, list, update, delete, duplicate) and the
-// send/cancel state changes. Rules live in src/broadcasts; transactions and wire shapes here.
-// Checks inside a transaction callback all run before its first write (a throw does not undo
-// writes already made in the callback).
+// Broadcasts (docs/api.md §13): drafts (create, get, list, update, delete, duplicate) and the
+// send/cancel state changes. Rules live in src/broadcasts; units of work and wire shapes here.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
-import type { BroadcastRec } from '../../store';
+import type { App, ApiContext } from '../app';
+import type { BroadcastRec, StoreReader } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import { newId, nowIso } from '../../ids';
 import { parseScheduledAt } from '../../sending/schedule';
-import { contentFields, checkSendable, startBroadcast, unscheduleInTxn, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
+import { contentFields, checkSendable, startBroadcast, unschedule, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
 
 const tags = ['Broadcasts'];
 const Str = (field: string) => t.String({ error: `The \`${field}\` field must be a string.` });
@@ -64,11 +61,11 @@ const summary = (b: BroadcastRec) => ({
   sent_at: b.sent_at,
 });
 
-export function broadcastsRoutes(app: App, svc: Services) {
+export function broadcastsRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
-  /** Inside a transaction: the team's broadcast or 404. */
-  const load = (team: string, id: string) => {
-    const b = store.broadcasts.get(team, id);
+  /** The team's broadcast or 404 (inside a unit of work, or outside one). */
+  const load = async (r: StoreReader, team: string, id: string) => {
+    const b = await r.broadcasts.get(team, id);
     if (!b) throw errors.notFound('Broadcast');
     return b;
   };
@@ -77,7 +74,7 @@ export function broadcastsRoutes(app: App, svc: Services) {
     '/broadcasts',
     async ({ request, body, set }) => {
       const { team } = caller(request);
-      const c = contentFields(store, team, body);
+      const c = await contentFields(store, team, body);
       if (c.segment_id === undefined) throw errors.missingField('segment_id');
       if (body.scheduled_at != null && body.send !== true)
         throw errors.validation('The `scheduled_at` field can only be used with `send: true`.');
@@ -100,8 +97,8 @@ export function broadcastsRoutes(app: App, svc: Services) {
         scheduled_at: null,
         sent_at: null,
       };
-      if (body.send) checkSendable(store, b);
-      await store.transaction(() => (body.send ? startBroadcast(store, b, at) : store.broadcasts.putInTxn(b)));
+      if (body.send) await checkSendable(store, b);
+      await store.write(async (tx) => void (body.send ? startBroadcast(tx, b, at) : tx.broadcasts.put(b)));
       // The emails are created in the background: the answer does not wait for thousands of them.
       if (body.send && !at) svc.broadcasts.start(team, b.id);
       set.status = 201;
@@ -113,11 +110,11 @@ export function broadcastsRoutes(app: App, svc: Services) {
     },
   );
 
-  app.get('/broadcasts', ({ request, query }) => listOf(store.broadcasts.page(caller(request).team, pageQuery(query), null, summary)), {
+  app.get('/broadcasts', async ({ request, query }) => listOf(await store.broadcasts.page(caller(request).team, pageQuery(query), null, summary)), {
     detail: { summary: 'List broadcasts', tags },
   });
 
-  app.get('/broadcasts/:id', ({ request, params }) => view(load(caller(request).team, pathId(params.id))), {
+  app.get('/broadcasts/:id', async ({ request, params }) => view(await load(store, caller(request).team, pathId(params.id))), {
     detail: { summary: 'Retrieve a broadcast', tags },
   });
 
@@ -126,11 +123,11 @@ export function broadcastsRoutes(app: App, svc: Services) {
     async ({ request, params, body }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      const c = contentFields(store, team, body);
-      await store.transaction(() => {
-        const cur = load(team, id);
+      const c = await contentFields(store, team, body);
+      await store.write(async (tx) => {
+        const cur = await load(tx, team, id);
         checkEditable(cur);
-        store.broadcasts.putInTxn({ ...cur, ...c });
+        tx.broadcasts.put({ ...cur, ...c });
       });
       return { object: 'broadcast', id };
     },
@@ -142,12 +139,12 @@ export function broadcastsRoutes(app: App, svc: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await store.transaction(() => {
-        const b = load(team, id);
+      await store.write(async (tx) => {
+        const b = await load(tx, team, id);
         checkDeletable(b);
-        unscheduleInTxn(store, b);
-        store.broadcasts.removeInTxn(team, id);
-        store.broadcastProgress.clearInTxn(team, id);
+        unschedule(tx, b);
+        tx.broadcasts.remove(team, id);
+        await tx.broadcastProgress.clear(team, id);
       });
       return { object: 'broadcast', id, deleted: true };
     },
@@ -160,10 +157,10 @@ export function broadcastsRoutes(app: App, svc: Services) {
       const { team } = caller(request);
       const id = pathId(params.id);
       const at = body.scheduled_at != null ? parseScheduledAt(body.scheduled_at) : null;
-      await store.transaction(() => {
-        const b = load(team, id);
-        checkSendable(store, b);
-        startBroadcast(store, b, at);
+      await store.write(async (tx) => {
+        const b = await load(tx, team, id);
+        await checkSendable(tx, b);
+        startBroadcast(tx, b, at);
       });
       if (!at) svc.broadcasts.start(team, id);
       return { id };
@@ -176,11 +173,11 @@ export function broadcastsRoutes(app: App, svc: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await store.transaction(() => {
-        const b = load(team, id);
+      await store.write(async (tx) => {
+        const b = await load(tx, team, id);
         checkCancelable(b);
-        unscheduleInTxn(store, b);
-        store.broadcasts.putInTxn({ ...b, status: 'draft', scheduled_at: null });
+        unschedule(tx, b);
+        tx.broadcasts.put({ ...b, status: 'draft', scheduled_at: null });
       });
       return { object: 'broadcast', id };
     },
@@ -192,9 +189,9 @@ export function broadcastsRoutes(app: App, svc: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      const copy = await store.transaction(() => {
-        const b: BroadcastRec = { ...load(team, id), id: newId(), created_at: nowIso(), status: 'draft', scheduled_at: null, sent_at: null };
-        store.broadcasts.putInTxn(b);
+      const copy = await store.write(async (tx) => {
+        const b: BroadcastRec = { ...(await load(tx, team, id)), id: newId(), created_at: nowIso(), status: 'draft', scheduled_at: null, sent_at: null };
+        tx.broadcasts.put(b);
         return b;
       });
       return { object: 'broadcast', id: copy.id };

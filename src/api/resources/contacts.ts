@@ -1,12 +1,11 @@
-// Contacts (api-reference §12): the top-level `/contacts` routes, segment memberships under
+// Contacts (docs/api.md §12): the top-level `/contacts` routes, segment memberships under
 // `/contacts/{id_or_email}/segments`, and the legacy audience-scoped contact routes of SDK ≤ 6.3
 // (and of later SDKs when an `audienceId` is passed). The logic lives in src/contacts.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
 import { pathId, idOrEmail, pageQuery, listOf } from '../platform/params';
-import { ApiError, errors } from '../errors';
+import { ApiError, errors } from '../../errors';
 import { isUuid, nowIso } from '../../ids';
 import {
   contactView,
@@ -31,7 +30,7 @@ const Unsubscribed = t.Boolean({ error: 'The `unsubscribed` field must be a bool
 // of unions before validating it (a string would pass as {"0": …} or an array of characters).
 const Properties = t.Unknown();
 
-// Fields the legacy routes take (§12.2, §12.4); the top-level ones take more.
+// Fields the legacy routes take (docs/api.md §12.2, §12.4); the top-level ones take more.
 const legacyUpdate = {
   first_name: t.Optional(Name),
   last_name: t.Optional(Name),
@@ -39,11 +38,11 @@ const legacyUpdate = {
 };
 const legacyCreate = { email: Email, ...legacyUpdate, properties: t.Optional(Properties) };
 
-export function contactsRoutes(app: App, svc: Services) {
+export function contactsRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
   /** A contact by id or email, or 404. */
-  const load = (team: string, raw: string | undefined) => {
-    const c = findContact(store, team, idOrEmail(raw));
+  const load = async (team: string, raw: string | undefined) => {
+    const c = await findContact(store, team, idOrEmail(raw));
     if (!c) throw errors.notFound('Contact');
     return c;
   };
@@ -53,7 +52,7 @@ export function contactsRoutes(app: App, svc: Services) {
     async ({ request, body, set }) => {
       const { team } = caller(request);
       if (body.topics?.length) throw errors.validation('The `topics` field is not supported yet.');
-      // `segments` comes as [{id}] (SDK) or [id] (Resend spec); `audience_id` names one more (§2 item 9).
+      // `segments` comes as [{id}] (SDK) or [id] (Resend spec); `audience_id` names one more (docs/api.md §2 item 9).
       const targets: SegmentTarget[] = (body.segments ?? []).map((s, i) => {
         if (typeof s === 'string') return target(s, `segments[${i}]`);
         const id = (s as { id?: unknown } | null)?.id;
@@ -78,19 +77,19 @@ export function contactsRoutes(app: App, svc: Services) {
 
   app.get(
     '/contacts',
-    ({ request, query }) => {
+    async ({ request, query }) => {
       const { team } = caller(request);
       const q = pageQuery(query);
       const raw = query.segment_id ?? query.audience_id;
-      if (raw === undefined) return listOf(listContacts(store, team, q));
+      if (raw === undefined) return listOf(await listContacts(store, team, q));
       const segmentId = pathId(raw, query.segment_id !== undefined ? 'segment_id' : 'audience_id');
-      if (!store.segments.get(team, segmentId)) throw errors.notFound('Segment');
-      return listOf(listContacts(store, team, q, segmentId));
+      if (!(await store.segments.get(team, segmentId))) throw errors.notFound('Segment');
+      return listOf(await listContacts(store, team, q, segmentId));
     },
     { detail: { summary: 'List contacts (optionally of one segment)', tags } },
   );
 
-  app.get('/contacts/:id_or_email', ({ request, params }) => contactView(load(caller(request).team, params.id_or_email)), {
+  app.get('/contacts/:id_or_email', async ({ request, params }) => contactView(await load(caller(request).team, params.id_or_email)), {
     detail: { summary: 'Retrieve a contact by id or email', tags },
   });
 
@@ -110,7 +109,7 @@ export function contactsRoutes(app: App, svc: Services) {
     '/contacts/:id_or_email',
     async ({ request, params }) => {
       const id = await deleteContact(store, caller(request).team, idOrEmail(params.id_or_email));
-      // Unknown contacts are deleted too, echoing the path value (§12.5).
+      // Unknown contacts are deleted too, echoing the path value (docs/api.md §12.5).
       return { object: 'contact', contact: id ?? params.id_or_email, deleted: true };
     },
     { detail: { summary: 'Delete a contact and its memberships', tags } },
@@ -118,32 +117,28 @@ export function contactsRoutes(app: App, svc: Services) {
 
   app.get(
     '/contacts/:id_or_email/segments',
-    ({ request, params, query }) => {
+    async ({ request, params, query }) => {
       const { team } = caller(request);
       const q = pageQuery(query);
-      const c = load(team, params.id_or_email);
-      return listOf(
-        store.memberships.pageSegments(team, c.id, q, 20, (id) => {
-          const s = store.segments.get(team, id);
-          return s && segmentSummary(s);
-        }),
-      );
+      const c = await load(team, params.id_or_email);
+      const page = await store.memberships.pageSegments(team, c.id, q, 20);
+      return listOf({ has_more: page.has_more, data: page.data.map(segmentSummary) });
     },
     { detail: { summary: "List a contact's segments", tags } },
   );
 
-  /** Check contact and segment inside the write transaction, then add or remove the membership. */
+  /** Check contact and segment inside the unit of work, then add or remove the membership. */
   const membership = async (request: Request, params: { id_or_email: string; segment_id: string }, add: boolean) => {
     const { team } = caller(request);
     const ref = idOrEmail(params.id_or_email);
     const segmentId = pathId(params.segment_id, 'segment_id');
-    const contactId = await settle(store, () => {
-      const c = findContact(store, team, ref);
+    const contactId = await settle(store, async (tx) => {
+      const c = await findContact(tx, team, ref);
       if (!c) return errors.notFound('Contact');
-      if (!store.segments.get(team, segmentId)) return errors.notFound('Segment');
-      // Adding an existing membership or removing a missing one is a no-op (§12.6).
-      if (add) store.memberships.addInTxn(team, segmentId, c.id, nowIso());
-      else store.memberships.removeInTxn(team, segmentId, c.id);
+      if (!(await tx.segments.get(team, segmentId))) return errors.notFound('Segment');
+      // Adding an existing membership or removing a missing one is a no-op (docs/api.md §12.6).
+      if (add) await tx.memberships.add(team, segmentId, c.id, nowIso());
+      else await tx.memberships.remove(team, segmentId, c.id);
       return c.id;
     });
     return { object: 'contact_segment', contact_id: contactId, segment_id: segmentId };
@@ -174,8 +169,8 @@ export function contactsRoutes(app: App, svc: Services) {
 
   app.get(
     '/audiences/:id/contacts/:id_or_email',
-    ({ request, params }) => {
-      const c = findInAudience(store, caller(request).team, pathId(params.id), idOrEmail(params.id_or_email));
+    async ({ request, params }) => {
+      const c = await findInAudience(store, caller(request).team, pathId(params.id), idOrEmail(params.id_or_email));
       if (c instanceof ApiError) throw c;
       return contactView(c);
     },
@@ -200,10 +195,10 @@ export function contactsRoutes(app: App, svc: Services) {
       const { team } = caller(request);
       const audienceId = pathId(params.id);
       const ref = idOrEmail(params.id_or_email);
-      // Only the membership goes; unknown audiences and contacts answer the same (§12.5).
-      await store.transaction(() => {
-        const c = findContact(store, team, ref);
-        if (c) store.memberships.removeInTxn(team, audienceId, c.id);
+      // Only the membership goes; unknown audiences and contacts answer the same (docs/api.md §12.5).
+      await store.write(async (tx) => {
+        const c = await findContact(tx, team, ref);
+        if (c) await tx.memberships.remove(team, audienceId, c.id);
       });
       return { object: 'contact', contact: params.id_or_email, deleted: true };
     },
@@ -211,7 +206,7 @@ export function contactsRoutes(app: App, svc: Services) {
   );
 }
 
-/** A segment named in a request body: unknown → 422 naming the field (§1.6). */
+/** A segment named in a request body: unknown → 422 naming the field (docs/api.md §1.6). */
 function target(id: string, field: string): SegmentTarget {
   return { id: isUuid(id) ? id.toLowerCase() : id, ifMissing: errors.invalidField(field, 'no segment with this id exists.') };
 }

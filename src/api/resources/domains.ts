@@ -1,12 +1,11 @@
-// Domains (api-reference §9): create (with an RSA-2048 DKIM key and the DNS records to publish),
+// Domains (docs/api.md §9): create (with an RSA-2048 DKIM key and the DNS records to publish),
 // get, list, update, verify, delete.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
-import type { DomainRec } from '../../store';
+import type { App, ApiContext } from '../app';
+import type { DomainRec, StoreReader } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { ApiError, errors } from '../errors';
+import { ApiError, errors } from '../../errors';
 import { newId, nowIso } from '../../ids';
 import { generateDkimKey } from '../../domains/dkim';
 import { recordViews, deriveStatus } from '../../domains/records';
@@ -17,7 +16,7 @@ const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { erro
 const Tls = t.Union([t.Literal('opportunistic'), t.Literal('enforced')], { error: 'The `tls` field must be "opportunistic" or "enforced".' });
 const Bool = (name: string) => t.Boolean({ error: `The \`${name}\` field must be a boolean.` });
 
-export function domainsRoutes(app: App, { store, config, domains: verifier }: Services) {
+export function domainsRoutes(app: App, { store, config, domains: verifier }: ApiContext) {
   const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
   const summary = (d: DomainRec) => ({
     id: d.id,
@@ -34,18 +33,18 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
    * subdomains, return-path hosts included, receive that team's bounces and mail), and its own
    * return-path host is not another team's domain.
    */
-  const nameAvailable = (name: string, returnPath: string, team: string) => {
-    if (store.domains.find('name', name)) return false;
+  const nameAvailable = async (r: StoreReader, name: string, returnPath: string, team: string) => {
+    if (await r.domains.find('name', name)) return false;
     const labels = name.split('.');
     for (let i = 1; i < labels.length - 1; i++) {
-      const parent = store.domains.find('name', labels.slice(i).join('.'));
+      const parent = await r.domains.find('name', labels.slice(i).join('.'));
       if (parent && parent.team_id !== team) return false;
     }
-    const rp = store.domains.find('name', `${returnPath}.${name}`);
+    const rp = await r.domains.find('name', `${returnPath}.${name}`);
     return !rp || rp.team_id === team;
   };
-  const load = (request: Request, raw: string) => {
-    const d = store.domains.get(caller(request).team, pathId(raw));
+  const load = async (request: Request, raw: string) => {
+    const d = await store.domains.get(caller(request).team, pathId(raw));
     if (!d) throw errors.notFound('Domain');
     return d;
   };
@@ -54,7 +53,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     '/domains',
     async ({ request, body, set }) => {
       const { team } = caller(request);
-      // Every field is checked before the name's availability (422 before 403, api-reference §3.3).
+      // Every field is checked before the name's availability (422 before 403, docs/api.md §3.3).
       const name = normaliseDomainName(body.name);
       const region = body.region ?? 'us-east-1';
       if (!REGIONS.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
@@ -64,7 +63,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
       if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled')
         throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
       const taken = () => errors.validation(`The \`${name}\` domain has been registered already.`, 403);
-      if (!nameAvailable(name, custom_return_path, team)) throw taken();
+      if (!(await nameAvailable(store, name, custom_return_path, team))) throw taken();
       const d: DomainRec = {
         id: newId(),
         team_id: team,
@@ -82,10 +81,10 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
         record_status: {},
         verification: { requested_at: null, checked_at: null, verified_at: null, degraded_at: null },
       };
-      // The name check is repeated inside the transaction: two concurrent creates, one winner.
-      const ok = await store.transaction(() => {
-        if (!nameAvailable(name, custom_return_path, team)) return false;
-        store.domains.putInTxn(d);
+      // The name check is repeated inside the unit of work: two concurrent creates, one winner.
+      const ok = await store.write(async (tx) => {
+        if (!(await nameAvailable(tx, name, custom_return_path, team))) return false;
+        tx.domains.put(d);
         return true;
       });
       if (!ok) throw taken();
@@ -118,14 +117,14 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     },
   );
 
-  app.get('/domains', ({ request, query }) => listOf(store.domains.page(caller(request).team, pageQuery(query), null, summary)), {
+  app.get('/domains', async ({ request, query }) => listOf(await store.domains.page(caller(request).team, pageQuery(query), null, summary)), {
     detail: { summary: 'List domains', tags },
   });
 
   app.get(
     '/domains/:id',
-    ({ request, params }) => {
-      const d = load(request, params.id);
+    async ({ request, params }) => {
+      const d = await load(request, params.id);
       return { object: 'domain', ...summary(d), tracking_subdomain: d.tracking_subdomain, records: recordViews(d, hosts) };
     },
     { detail: { summary: 'Retrieve a domain', tags } },
@@ -138,8 +137,8 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
       const id = pathId(params.id);
       if (body.tracking_subdomain === null) throw errors.invalidField('tracking_subdomain', 'can be changed but not removed.');
       const tracking = body.tracking_subdomain !== undefined ? checkTrackingSubdomain(body.tracking_subdomain) : undefined;
-      const found = await store.transaction(() => {
-        const cur = store.domains.get(team, id);
+      const found = await store.write(async (tx) => {
+        const cur = await tx.domains.get(team, id);
         if (!cur) return 'missing';
         if (tracking !== undefined && tracking === cur.custom_return_path) return 'tracking-clash';
         const capabilities = { ...cur.capabilities, ...(body.capabilities ?? {}) };
@@ -158,7 +157,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
           next.record_status = rest;
         }
         next.status = deriveStatus(next);
-        store.domains.putInTxn(next);
+        tx.domains.put(next);
         return 'ok';
       });
       if (found === 'missing') throw errors.notFound('Domain');
@@ -181,7 +180,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
   app.post(
     '/domains/:id/verify',
     async ({ request, params }) => {
-      const d = load(request, params.id);
+      const d = await load(request, params.id);
       // Answers once the pending state is stored; the DNS lookups run in the background.
       if (!(await verifier.request(d.team_id, d.id))) throw errors.notFound('Domain');
       return { object: 'domain', id: d.id };
@@ -194,7 +193,12 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Se
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      if (!(await store.domains.remove(team, id))) throw errors.notFound('Domain');
+      const removed = await store.write(async (tx) => {
+        if (!(await tx.domains.get(team, id))) return false;
+        tx.domains.remove(team, id);
+        return true;
+      });
+      if (!removed) throw errors.notFound('Domain');
       return { object: 'domain', id, deleted: true };
     },
     { detail: { summary: 'Delete a domain', tags } },

@@ -1,29 +1,28 @@
 // GET /d/{token}: signed, expiring download links (no API key), for attachments of sent and
-// received emails and raw received messages (api-reference §7.7, §8).
-import type { App } from '../app';
-import type { Services } from '../../services';
-import type { EmailContent } from '../../store';
+// received emails and raw received messages (docs/api.md §7.7, §8).
+import type { App, ApiContext } from '../app';
 import { SignedLinks } from '../../links/signed';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 
-export function downloadsRoutes(app: App, svc: Services) {
-  const links = new SignedLinks(svc.store.secrets, svc.config.public_url);
+export function downloadsRoutes(app: App, svc: ApiContext) {
+  const { store } = svc;
+  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
   app.get(
     '/d/:token',
     async ({ params }) => {
       const target = await links.verify(params.token);
       if (!target) throw errors.notFound('Download');
       if (target.kind === 'sent-attachment') {
-        const email = svc.store.emails.get(target.team, target.email);
+        const email = await store.emails.get(target.team, target.email);
         const meta = email?.attachments.find((a) => a.id === target.attachment);
-        const content = email && (svc.store.emailContent.get([target.team, target.email]) as EmailContent | undefined);
+        const content = email && (await store.emailContent.get(target.team, target.email));
         const bytes = meta && content?.files[meta.id];
         if (!meta || !bytes) throw errors.notFound('Attachment');
         return file(bytes, meta.content_type, meta.filename ?? 'attachment');
       }
-      // Received mail (api-reference §8): an attachment, or the original message as an .eml file.
-      const received = svc.store.received.emails.get(target.team, target.email);
-      const content = received && svc.store.received.getContent(target.team, target.email);
+      // Received mail (docs/api.md §8): an attachment, or the original message as an .eml file.
+      const received = await store.receivedEmails.get(target.team, target.email);
+      const content = received && (await store.receivedContent.get(target.team, target.email));
       if (target.kind === 'received-raw') {
         if (!received || !content) throw errors.notFound('Email');
         return file(content.raw, 'message/rfc822', `${received.id}.eml`);

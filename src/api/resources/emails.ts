@@ -1,16 +1,16 @@
-// Emails (api-reference §7): send, batch, retrieve, list, reschedule, cancel, attachments.
+// Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, attachments.
 // Sending goes through the one sending core (src/sending/submit.ts).
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import type { EmailRec } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { withIdempotency, idempotencyKey, fingerprint, type Outcome } from '../platform/idempotency';
-import { ApiError, errors } from '../errors';
-import { prepare, commit, type Prepared } from '../../sending/submit';
+import { idempotencyKey } from '../platform/idempotency';
+import { ApiError, errors } from '../../errors';
+import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
+import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
-import { reschedule, cancel } from '../../scheduler/sends';
+import { reschedule, cancel } from '../../sending/scheduled';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
 
@@ -18,11 +18,11 @@ const tags = ['Emails'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
-export function emailsRoutes(app: App, svc: Services) {
+export function emailsRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
-  const links = new SignedLinks(store.secrets, svc.config.public_url);
-  const load = (request: Request, raw: string) => {
-    const email = store.emails.get(caller(request).team, pathId(raw));
+  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+  const load = async (request: Request, raw: string) => {
+    const email = await store.emails.get(caller(request).team, pathId(raw));
     if (!email) throw errors.notFound('Email');
     return email;
   };
@@ -49,13 +49,7 @@ export function emailsRoutes(app: App, svc: Services) {
     async ({ request, body, set }) => {
       const { team, key } = caller(request);
       if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-      const scope = { team, endpoint: '/emails', key: idempotencyKey(request.headers), fingerprint: fingerprint(body) };
-      const outcome = await withIdempotency(svc, scope, async (remember) => {
-        const p = await prepare(svc, { team, key }, body);
-        const o = { status: 200, body: { id: p.email.id } };
-        await commit(svc, [p], remember && (() => remember(o)));
-        return o;
-      });
+      const outcome = await sendOnce(svc, { team, key }, body, { endpoint: '/emails', key: idempotencyKey(request.headers) });
       return reply(set, outcome);
     },
     { detail: { summary: 'Send an email', tags } },
@@ -70,8 +64,8 @@ export function emailsRoutes(app: App, svc: Services) {
         throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
       if (!Array.isArray(body)) throw errors.badJson('The request body must be a JSON array.');
       if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
-      const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: fingerprint({ mode, body }) };
-      const outcome = await withIdempotency(svc, scope, async (remember) => {
+      const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
+      const outcome = await withIdempotency(store, scope, async (remember) => {
         const results = await Promise.allSettled(
           body.map((item) => {
             if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
@@ -94,8 +88,8 @@ export function emailsRoutes(app: App, svc: Services) {
         });
         const data = accepted.map((p) => ({ id: p.email.id }));
         const o = { status: 200, body: mode === 'strict' ? { data } : { data, errors: failed } };
-        if (accepted.length) await commit(svc, accepted, remember && (() => remember(o)));
-        else if (remember) await store.transaction(() => remember(o));
+        if (accepted.length) await commit(svc, accepted, { also: remember && ((tx) => remember(tx, o)) });
+        else if (remember) await store.write(async (tx) => remember(tx, o));
         return o;
       });
       return reply(set, outcome);
@@ -103,15 +97,15 @@ export function emailsRoutes(app: App, svc: Services) {
     { detail: { summary: 'Send up to 100 emails', tags } },
   );
 
-  app.get('/emails', ({ request, query }) => listOf(store.emails.page(caller(request).team, pageQuery(query), 20, summary)), {
+  app.get('/emails', async ({ request, query }) => listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, summary)), {
     detail: { summary: 'List sent emails', tags },
   });
 
   app.get(
     '/emails/:id',
-    ({ request, params }) => {
-      const e = load(request, params.id);
-      const content = store.emailContent.get([e.team_id, e.id]) as { html: string | null; text: string | null } | undefined;
+    async ({ request, params }) => {
+      const e = await load(request, params.id);
+      const content = await store.emailContent.get(e.team_id, e.id);
       return {
         object: 'email',
         ...summary(e),

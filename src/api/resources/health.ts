@@ -1,4 +1,4 @@
-// GET /health — liveness without authentication (api-reference §1.1).
+// GET /health — liveness without authentication (docs/api.md §1.1).
 import type { App } from '../app';
 
 export function healthRoutes(app: App) {

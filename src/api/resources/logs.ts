@@ -1,11 +1,10 @@
-// API request logs (api-reference §15).
-import type { App } from '../app';
-import type { Services } from '../../services';
-import type { LogRec, Store } from '../../store';
+// API request logs (docs/api.md §15). Entries are written behind responses: each read flushes them
+// first, so a client always sees its own requests.
+import type { App, ApiContext } from '../app';
+import type { LogRec } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
-import { flushRequestLog } from '../platform/requestlog';
+import { errors } from '../../errors';
 
 const tags = ['Logs'];
 
@@ -20,19 +19,13 @@ const summary = (l: LogRec) => ({
 
 const parse = (json: string | null) => (json === null ? null : JSON.parse(json));
 
-/** Entries are written behind responses: flush them and wait for every pending commit. */
-async function settled(store: Store) {
-  await flushRequestLog(store);
-  await store.env.committed;
-}
-
-export function logsRoutes(app: App, { store }: Services) {
+export function logsRoutes(app: App, { store, requestLog }: ApiContext) {
   app.get(
     '/logs',
     async ({ request, query }) => {
       const { team } = caller(request);
-      await settled(store);
-      return listOf(store.logs.page(team, pageQuery(query), 20, summary));
+      await requestLog.flush();
+      return listOf(await store.logs.page(team, pageQuery(query), 20, summary));
     },
     { detail: { summary: 'List API request logs', tags } },
   );
@@ -42,8 +35,8 @@ export function logsRoutes(app: App, { store }: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await settled(store);
-      const l = store.logs.get(team, id);
+      await requestLog.flush();
+      const l = await store.logs.get(team, id);
       if (!l) throw errors.notFound('Log');
       return { object: 'log', ...summary(l), duration_ms: l.duration_ms, request_body: parse(l.request_json), response_body: parse(l.response_json) };
     },

@@ -1,20 +1,19 @@
-// Received emails (api-reference §8): list, retrieve (html with `cid:` references or inlined as
+// Received emails (docs/api.md §8): list, retrieve (html with `cid:` references or inlined as
 // data: URIs), attachments with signed download URLs, and the raw message through a signed URL.
 // Registered before emails.ts; `/emails/receiving` is a literal segment, which Elysia's router
-// prefers over the `/emails/:id` parameter whatever the order (api-reference §2 item 15).
-import type { App } from '../app';
-import type { Services } from '../../services';
+// prefers over the `/emails/:id` parameter whatever the order (docs/api.md §2 item 15).
+import type { App, ApiContext } from '../app';
 import type { ReceivedEmailRec, ReceivedContent } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
 
 const tags = ['Receiving'];
 const HTML_FORMATS = ['cid', 'data_uri'] as const;
 
-/** List items and the retrieve response share these fields (api-reference §8). */
+/** List items and the retrieve response share these fields (docs/api.md §8). */
 function summary(r: ReceivedEmailRec) {
   return {
     id: r.id,
@@ -54,26 +53,26 @@ export function inlineImages(html: string, r: ReceivedEmailRec, content: Receive
   });
 }
 
-export function receivingRoutes(app: App, svc: Services) {
+export function receivingRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
-  const links = new SignedLinks(store.secrets, svc.config.public_url);
-  const load = (request: Request, raw: string) => {
-    const r = store.received.emails.get(caller(request).team, pathId(raw));
+  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+  const load = async (request: Request, raw: string) => {
+    const r = await store.receivedEmails.get(caller(request).team, pathId(raw));
     if (!r) throw errors.notFound('Email');
     return r;
   };
-  app.get('/emails/receiving', ({ request, query }) => listOf(store.received.emails.page(caller(request).team, pageQuery(query), null, summary)), {
+  app.get('/emails/receiving', async ({ request, query }) => listOf(await store.receivedEmails.page(caller(request).team, pageQuery(query), null, summary)), {
     detail: { summary: 'List received emails', tags },
   });
 
   app.get(
     '/emails/receiving/:id',
     async ({ request, params, query }) => {
-      const r = load(request, params.id);
+      const r = await load(request, params.id);
       const format = (query as Record<string, string | undefined>).html_format ?? 'cid';
       if (!(HTML_FORMATS as readonly string[]).includes(format))
         throw errors.validation('The `html_format` parameter must be `cid` or `data_uri`.');
-      const content = store.received.getContent(r.team_id, r.id);
+      const content = await store.receivedContent.get(r.team_id, r.id);
       if (!content) throw errors.notFound('Email');
       const html = content.html !== null && format === 'data_uri' ? inlineImages(content.html, r, content) : content.html;
       const { attachments, ...rest } = summary(r);

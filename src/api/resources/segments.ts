@@ -1,12 +1,11 @@
-// Segments and their legacy name, audiences (api-reference §11): one collection served under two
+// Segments and their legacy name, audiences (docs/api.md §11): one collection served under two
 // route families that differ only in the `object` value and the not-found message, so an id created
 // through either works in both. Deleting a segment removes its memberships; contacts stay.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import { newId, nowIso } from '../../ids';
 import { segmentSummary, listContacts } from '../../contacts';
 
@@ -17,11 +16,11 @@ const families = [
 
 const Name = t.Object({ name: t.String({ error: 'The `name` field must be a string.' }) });
 
-export function segmentsRoutes(app: App, { store }: Services) {
+export function segmentsRoutes(app: App, { store }: ApiContext) {
   for (const { base, object, noun } of families) {
     const tags = [`${noun}s`];
-    const load = (request: Request, raw: string) => {
-      const s = store.segments.get(caller(request).team, pathId(raw));
+    const load = async (request: Request, raw: string) => {
+      const s = await store.segments.get(caller(request).team, pathId(raw));
       if (!s) throw errors.notFound(noun);
       return s;
     };
@@ -30,18 +29,18 @@ export function segmentsRoutes(app: App, { store }: Services) {
       base,
       async ({ request, body, set }) => {
         const s = { id: newId(), team_id: caller(request).team, created_at: nowIso(), name: body.name };
-        await store.segments.put(s);
+        await store.write(async (tx) => tx.segments.put(s));
         set.status = 201;
         return { object, id: s.id, name: s.name };
       },
       { body: Name, detail: { summary: `Create ${article(noun)}`, tags } },
     );
 
-    app.get(base, ({ request, query }) => listOf(store.segments.page(caller(request).team, pageQuery(query), null, segmentSummary)), {
+    app.get(base, async ({ request, query }) => listOf(await store.segments.page(caller(request).team, pageQuery(query), null, segmentSummary)), {
       detail: { summary: `List ${noun.toLowerCase()}s`, tags },
     });
 
-    app.get(`${base}/:id`, ({ request, params }) => ({ object, ...segmentSummary(load(request, params.id)) }), {
+    app.get(`${base}/:id`, async ({ request, params }) => ({ object, ...segmentSummary(await load(request, params.id)) }), {
       detail: { summary: `Retrieve ${article(noun)}`, tags },
     });
 
@@ -50,10 +49,10 @@ export function segmentsRoutes(app: App, { store }: Services) {
       async ({ request, params }) => {
         const { team } = caller(request);
         const id = pathId(params.id);
-        // Unknown ids are deleted too (as Resend, api-reference §1.6).
-        await store.transaction(() => {
-          store.memberships.removeSegmentInTxn(team, id);
-          store.segments.removeInTxn(team, id);
+        // Unknown ids are deleted too (as Resend, docs/api.md §1.6).
+        await store.write(async (tx) => {
+          await tx.memberships.removeSegment(team, id);
+          tx.segments.remove(team, id);
         });
         return { object, id, deleted: true };
       },
@@ -62,10 +61,10 @@ export function segmentsRoutes(app: App, { store }: Services) {
 
     app.get(
       `${base}/:id/contacts`,
-      ({ request, params, query }) => {
+      async ({ request, params, query }) => {
         const q = pageQuery(query);
-        const s = load(request, params.id);
-        return listOf(listContacts(store, s.team_id, q, s.id));
+        const s = await load(request, params.id);
+        return listOf(await listContacts(store, s.team_id, q, s.id));
       },
       { detail: { summary: `List the contacts of ${article(noun)}`, tags } },
     );
@@ -77,9 +76,9 @@ export function segmentsRoutes(app: App, { store }: Services) {
     async ({ request, params, body }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      const found = await store.transaction(() => {
-        const cur = store.segments.get(team, id);
-        if (cur) store.segments.putInTxn({ ...cur, name: body.name });
+      const found = await store.write(async (tx) => {
+        const cur = await tx.segments.get(team, id);
+        if (cur) tx.segments.put({ ...cur, name: body.name });
         return cur !== undefined;
       });
       if (!found) throw errors.notFound('Segment');

@@ -1,14 +1,14 @@
-// Suppressions (api-reference §16): add, list (filter by origin), get, remove, and the batch forms.
+// Suppressions (docs/api.md §16): add, list (filter by origin), get, remove, and the batch forms.
 // The list itself lives in src/suppressions (shared with bounce and complaint handling).
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import type { SuppressionRec, SuppressionOrigin } from '../../store';
 import { caller } from '../platform/context';
 import { idOrEmail, pageQuery, listOf } from '../platform/params';
-import { errors, ApiError } from '../errors';
+import { errors, ApiError } from '../../errors';
 import { isUuid } from '../../ids';
-import { parseEmail, invalidAddress } from '../../sending/address';
+import { parseEmail } from '../../mail/address';
+import { invalidAddress } from '../../sending/address';
 import { ORIGINS, findSuppression, suppress, unsuppress, type SuppressionRef } from '../../suppressions';
 
 const tags = ['Suppressions'];
@@ -29,7 +29,7 @@ function checkBatchSize(field: string, items: unknown[]): void {
     throw errors.validation(`The \`${field}\` field must contain between 1 and ${MAX_BATCH} items.`);
 }
 
-export function suppressionsRoutes(app: App, { store }: Services) {
+export function suppressionsRoutes(app: App, { store }: ApiContext) {
   const notFound = () => errors.notFound('Suppression');
 
   app.post(
@@ -37,7 +37,7 @@ export function suppressionsRoutes(app: App, { store }: Services) {
     async ({ request, body, set }) => {
       const { team } = caller(request);
       const email = emailField('email', body.email);
-      const rec = await store.transaction(() => suppress(store, team, email, 'manual'));
+      const rec = await store.write((tx) => suppress(tx, team, email, 'manual'));
       set.status = 201;
       return { object: 'suppression', id: rec.id };
     },
@@ -46,12 +46,12 @@ export function suppressionsRoutes(app: App, { store }: Services) {
 
   app.get(
     '/suppressions',
-    ({ request, query }) => {
+    async ({ request, query }) => {
       const { team } = caller(request);
       const origin = query.origin as SuppressionOrigin | undefined;
       if (origin !== undefined && !ORIGINS.includes(origin))
         throw errors.validation(`The \`origin\` parameter must be one of ${ORIGINS.join(', ')}.`);
-      const page = store.suppressions.page(team, pageQuery(query), 20, (s) => (origin && s.origin !== origin ? undefined : entry(s)));
+      const page = await store.suppressions.page(team, pageQuery(query), 20, (s) => (origin && s.origin !== origin ? undefined : entry(s)));
       return listOf(page);
     },
     { detail: { summary: 'List suppressed addresses', tags } },
@@ -59,8 +59,8 @@ export function suppressionsRoutes(app: App, { store }: Services) {
 
   app.get(
     '/suppressions/:id_or_email',
-    ({ request, params }) => {
-      const rec = findSuppression(store, caller(request).team, idOrEmail(params.id_or_email));
+    async ({ request, params }) => {
+      const rec = await findSuppression(store, caller(request).team, idOrEmail(params.id_or_email));
       if (!rec) throw notFound();
       return { object: 'suppression', ...entry(rec) };
     },
@@ -72,7 +72,7 @@ export function suppressionsRoutes(app: App, { store }: Services) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const ref = idOrEmail(params.id_or_email);
-      const rec = await store.transaction(() => unsuppress(store, team, ref));
+      const rec = await store.write((tx) => unsuppress(tx, team, ref));
       if (!rec) throw notFound();
       return { object: 'suppression', id: rec.id, deleted: true };
     },
@@ -85,7 +85,11 @@ export function suppressionsRoutes(app: App, { store }: Services) {
       const { team } = caller(request);
       checkBatchSize('emails', body.emails);
       const emails = body.emails.map((e, i) => emailField(`emails[${i}]`, e));
-      const recs = await store.transaction(() => emails.map((e) => suppress(store, team, e, 'manual')));
+      const recs = await store.write(async (tx) => {
+        const out = [];
+        for (const e of emails) out.push(await suppress(tx, team, e, 'manual'));
+        return out;
+      });
       set.status = 201;
       return { data: recs.map((r) => ({ object: 'suppression', id: r.id })) };
     },
@@ -110,7 +114,14 @@ export function suppressionsRoutes(app: App, { store }: Services) {
         checkBatchSize('emails', emails!);
         refs = emails!.map((email) => ({ email: email.trim() }));
       }
-      const removed = await store.transaction(() => refs.flatMap((ref) => unsuppress(store, team, ref) ?? []));
+      const removed = await store.write(async (tx) => {
+        const out = [];
+        for (const ref of refs) {
+          const rec = await unsuppress(tx, team, ref);
+          if (rec) out.push(rec);
+        }
+        return out;
+      });
       return { data: removed.map((r) => ({ object: 'suppression', id: r.id, deleted: true })) };
     },
     { body: t.Object({ emails: t.Optional(Strings), ids: t.Optional(Strings) }), detail: { summary: 'Remove up to 100 suppressions', tags } },

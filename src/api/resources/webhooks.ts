@@ -1,11 +1,10 @@
-// Webhooks (api-reference §14.1): endpoints (create, get, list, update, delete, secret rotation),
+// Webhooks (docs/api.md §14.1): endpoints (create, get, list, update, delete, secret rotation),
 // their events (list, get, replay) and each event's attempt log. The logic lives in src/events/webhooks.
 import { t } from 'elysia';
-import type { App } from '../app';
-import type { Services } from '../../services';
+import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { errors } from '../errors';
+import { errors } from '../../errors';
 import {
   createWebhook,
   deleteWebhook,
@@ -24,18 +23,18 @@ const Events = t.Array(t.String(), { error: 'The `events` field must be an array
 const Endpoint = t.String({ error: 'The `endpoint` field must be a URL string.' });
 const Status = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `status` field must be "enabled" or "disabled".' });
 
-export function webhooksRoutes(app: App, svc: Services) {
+export function webhooksRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
   const allowPrivate = svc.config.security.allow_private_networks;
-  const load = (request: Request, raw: string) => {
-    const w = store.webhooks.get(caller(request).team, pathId(raw));
+  const load = async (request: Request, raw: string) => {
+    const w = await store.webhooks.get(caller(request).team, pathId(raw));
     if (!w) throw errors.notFound('Webhook');
     return w;
   };
-  const loadEvent = (request: Request, params: { id: string; event_id: string }) => {
-    const w = load(request, params.id);
+  const loadEvent = async (request: Request, params: { id: string; event_id: string }) => {
+    const w = await load(request, params.id);
     if (!isMsgId(params.event_id)) throw errors.invalidParameter('The `event_id` must be a valid webhook event id (`msg_…`).');
-    const ev = store.webhookEvents.get(w.team_id, params.event_id);
+    const ev = await store.webhookEvents.get(w.team_id, params.event_id);
     if (!ev || ev.webhook_id !== w.id) throw errors.notFound('Webhook event');
     return ev;
   };
@@ -50,11 +49,11 @@ export function webhooksRoutes(app: App, svc: Services) {
     { body: t.Object({ endpoint: Endpoint, events: Events }), detail: { summary: 'Create a webhook', tags } },
   );
 
-  app.get('/webhooks', ({ request, query }) => listOf(store.webhooks.page(caller(request).team, pageQuery(query), 20, webhookSummary)), {
+  app.get('/webhooks', async ({ request, query }) => listOf(await store.webhooks.page(caller(request).team, pageQuery(query), 20, webhookSummary)), {
     detail: { summary: 'List webhooks', tags },
   });
 
-  app.get('/webhooks/:id', ({ request, params }) => webhookView(load(request, params.id)), { detail: { summary: 'Retrieve a webhook', tags } });
+  app.get('/webhooks/:id', async ({ request, params }) => webhookView(await load(request, params.id)), { detail: { summary: 'Retrieve a webhook', tags } });
 
   app.patch(
     '/webhooks/:id',
@@ -91,25 +90,25 @@ export function webhooksRoutes(app: App, svc: Services) {
 
   app.get(
     '/webhooks/:id/events',
-    ({ request, query, params }) => {
+    async ({ request, query, params }) => {
       const q = pageQuery(query, { cursor: isMsgId, before: false });
-      const w = load(request, params.id);
-      return listOf(store.webhookEvents.pageBy('webhook', w.id, w.team_id, q, 20, eventSummary));
+      const w = await load(request, params.id);
+      return listOf(await store.webhookEvents.pageBy('webhook', w.id, w.team_id, q, 20, eventSummary));
     },
     { detail: { summary: "List a webhook's events (limit, after)", tags } },
   );
 
-  app.get('/webhooks/:id/events/:event_id', ({ request, params }) => eventView(loadEvent(request, params)), {
+  app.get('/webhooks/:id/events/:event_id', async ({ request, params }) => eventView(await loadEvent(request, params)), {
     detail: { summary: 'Retrieve a webhook event with its payload', tags },
   });
 
   app.get(
     '/webhooks/:id/events/:event_id/attempts',
-    ({ request, query, params }) => {
+    async ({ request, query, params }) => {
       const q = pageQuery(query);
-      const ev = loadEvent(request, params);
+      const ev = await loadEvent(request, params);
       return listOf(
-        store.webhookAttempts.pageBy('event', ev.id, ev.team_id, q, 20, (a) => ({
+        await store.webhookAttempts.pageBy('event', ev.id, ev.team_id, q, 20, (a) => ({
           id: a.id,
           http_status_code: a.http_status_code,
           response: a.response,
@@ -123,10 +122,9 @@ export function webhooksRoutes(app: App, svc: Services) {
   app.post(
     '/webhooks/:id/events/:event_id/replay',
     async ({ request, params }) => {
-      const ev = loadEvent(request, params);
+      const ev = await loadEvent(request, params);
       const problem = await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
       if (problem) throw problem;
-      svc.webhooks.kick();
       return { object: 'webhook_event', id: ev.id };
     },
     { detail: { summary: 'Replay a webhook event (one immediate extra attempt)', tags } },

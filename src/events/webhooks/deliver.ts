@@ -1,4 +1,4 @@
-// One delivery attempt (api-reference §14.4): POST the event's envelope, signed afresh with this
+// One delivery attempt (docs/api.md §14.4): POST the event's envelope, signed afresh with this
 // attempt's timestamp, through the SSRF guard (the endpoint's host is vetted again every time —
 // it may re-resolve), no redirects followed, 15 s for the whole exchange. Any 2xx is a success.
 import type { WebhookEventRec, WebhookRec } from '../../store';

@@ -1,19 +1,22 @@
 // The webhook dispatcher: the outbox's worker (the shared DueWorker loop). Each claim persists the
-// event's next attempt time before the attempt (SPEC.md §2): the wait of
-// `webhooks.retry_schedule` after this attempt, so a crash mid-attempt means a retry; the last
-// attempt (and a manual replay) gets a lease instead, after which a crashed attempt is retried once.
-// Endpoints are served round-robin with at most `perEndpoint` attempts each in flight, under a
-// global limit, so a slow or dead endpoint never delays the others.
-import type { Services } from '../../services';
-import type { WebhookEventRec, WebhookRec } from '../../store';
-import { DueWorker } from '../../scheduler/due-worker';
-import { retryWait } from '../../delivery/retry';
+// event's next attempt time before the attempt (persist before acting, docs/ARCHITECTURE.md): the
+// wait of `webhooks.retry_schedule` after this attempt (jittered), so a crash mid-attempt means a
+// retry; the last attempt (and a manual replay) gets a lease instead, after which a crashed
+// attempt is retried once. Endpoints are served round-robin with at most `perEndpoint` attempts
+// each in flight, under a global limit, so a slow or dead endpoint never delays the others.
+import type { Config } from '../../config';
+import type { Store, WebhookEventRec, WebhookRec } from '../../store';
+import { DueWorker } from '../../work/due-worker';
+import { jittered, retryWait } from '../../work/retry';
 import { newId } from '../../ids';
 import { log } from '../../log';
 import { deliver, ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from './deliver';
-import { fanOutInTxn, moveInTxn } from './outbox';
+import { moveEvent } from './outbox';
 
-export type DispatcherDeps = Pick<Services, 'config' | 'store' | 'events'>;
+export interface DispatcherDeps {
+  store: Store;
+  config: Pick<Config, 'webhooks' | 'security'>;
+}
 
 export interface DispatcherOptions {
   /** Attempts in flight at once, over all endpoints. */
@@ -54,7 +57,7 @@ export class WebhookDispatcher {
     this.worker = new DueWorker(
       'webhooks',
       {
-        nextDue: () => svc.store.webhookOutbox.nextDue(),
+        nextDue: () => svc.store.outbox.nextDue(),
         claim: (max, busy) => this.claim(max, busy),
         key: (c) => slot(c.webhook.id, c.rec.id),
         attempt: (c) => deliver(c.webhook, c.rec, { allowPrivate: svc.config.security.allow_private_networks, timeoutMs: this.timeoutMs }),
@@ -62,10 +65,6 @@ export class WebhookDispatcher {
       },
       opts.concurrency ?? 64,
     );
-    // The outbox fan-out runs inside every webhook-visible event's transaction.
-    svc.events.onEvent((ev) => {
-      if (fanOutInTxn(svc.store, ev)) this.kick();
-    });
   }
 
   /** Attempts per event: the first, then one after each wait of the schedule. */
@@ -95,33 +94,33 @@ export class WebhookDispatcher {
     const { store, config } = this.svc;
     const load = new Map<string, number>();
     for (const key of busy) load.set(key.slice(0, 36), (load.get(key.slice(0, 36)) ?? 0) + 1);
-    return store.transaction(() => {
+    return store.write(async (tx) => {
       const now = Date.now();
       const out: Claimed[] = [];
-      for (const head of store.webhookOutbox.heads(this.lastServed)) {
+      for (const head of await tx.outbox.heads(this.lastServed)) {
         if (out.length >= max) break;
         if (head.due > now) continue;
         const inFlight = load.get(head.webhook) ?? 0;
         let free = Math.min(this.perEndpoint - inFlight, max - out.length);
         if (free <= 0) continue;
-        const webhook = store.webhooks.get(head.team, head.webhook);
-        for (const { due, id } of store.webhookOutbox.due(head.team, head.webhook, now, free + inFlight)) {
+        const webhook = await tx.webhooks.get(head.team, head.webhook);
+        for (const { due, id } of await tx.outbox.due(head.team, head.webhook, now, free + inFlight)) {
           if (free === 0) break;
           if (busy.has(slot(head.webhook, id))) continue;
-          const rec = store.webhookEvents.get(head.team, id);
+          const rec = await tx.webhookEvents.get(head.team, id);
           if (!rec || rec.due !== due) {
             // The event expired (retention) or the entry is stale: nothing to send.
-            store.webhookOutbox.removeInTxn(head.team, head.webhook, due, id);
+            tx.outbox.remove(head.team, head.webhook, due, id);
             continue;
           }
           if (!webhook || webhook.status !== 'enabled') {
-            moveInTxn(store, rec, null, { status: 'failed', replay: false });
+            await moveEvent(tx, rec, null, { status: 'failed', replay: false });
             continue;
           }
           const attempts = rec.attempts + 1;
           const final = rec.replay || attempts >= this.maxAttempts;
-          const next = now + (final ? LEASE_MS : retryWait(config.webhooks.retry_schedule, attempts));
-          out.push({ rec: moveInTxn(store, rec, next, { attempts }), webhook, due: next, final });
+          const next = now + (final ? LEASE_MS : jittered(retryWait(config.webhooks.retry_schedule, attempts)));
+          out.push({ rec: await moveEvent(tx, rec, next, { attempts }), webhook, due: next, final });
           free--;
         }
         this.lastServed = { team: head.team, webhook: head.webhook };
@@ -134,10 +133,10 @@ export class WebhookDispatcher {
   private async settle(c: Claimed, out: AttemptOutcome): Promise<void> {
     const { store } = this.svc;
     const { rec } = c;
-    const status = await store.transaction(() => {
-      const cur = store.webhookEvents.get(rec.team_id, rec.id);
+    const status = await store.write(async (tx) => {
+      const cur = await tx.webhookEvents.get(rec.team_id, rec.id);
       if (!cur) return null; // expired meanwhile
-      store.webhookAttempts.putInTxn({
+      tx.webhookAttempts.put({
         id: newId(),
         team_id: rec.team_id,
         created_at: out.sent_at,
@@ -150,14 +149,14 @@ export class WebhookDispatcher {
       });
       if (cur.due !== c.due) {
         // Dropped meanwhile (endpoint disabled or deleted); a success still counts.
-        if (out.ok && cur.due === null) moveInTxn(store, cur, null, { status: 'success' });
+        if (out.ok && cur.due === null) await moveEvent(tx, cur, null, { status: 'success' });
         return cur.status;
       }
-      if (out.ok) return moveInTxn(store, cur, null, { status: 'success', replay: false }).status;
-      if (c.final) return moveInTxn(store, cur, null, { status: 'failed', replay: false }).status;
+      if (out.ok) return (await moveEvent(tx, cur, null, { status: 'success', replay: false })).status;
+      if (c.final) return (await moveEvent(tx, cur, null, { status: 'failed', replay: false })).status;
       // The next attempt waits the schedule's time from this failure (the claim's was the lease).
-      const due = Math.max(c.due, Date.now() + retryWait(this.svc.config.webhooks.retry_schedule, cur.attempts));
-      return moveInTxn(store, cur, due, { status: 'attempting' }).status;
+      const due = Math.max(c.due, Date.now() + jittered(retryWait(this.svc.config.webhooks.retry_schedule, cur.attempts)));
+      return (await moveEvent(tx, cur, due, { status: 'attempting' })).status;
     });
     log.info('webhooks.attempt', {
       team_id: rec.team_id,

@@ -1,18 +1,19 @@
-// Webhooks (api-reference §14): endpoints and their management — create, update, delete, secret
+// Webhooks (docs/api.md §14): endpoints and their management — create, update, delete, secret
 // rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
 // outbox writes in outbox.ts.
 import type { Store, WebhookEventRec, WebhookRec, WebhookStatus } from '../../store';
-import { ApiError, errors } from '../../api/errors';
+import { ApiError, errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';
 import { isWebhookEventKind } from './kinds';
 import { newSigningSecret } from './signing';
-import { dropOutstandingInTxn, moveInTxn } from './outbox';
+import { dropOutstanding, moveEvent } from './outbox';
 
-export { WebhookDispatcher, type DispatcherOptions } from './dispatcher';
+export { WebhookDispatcher, type DispatcherOptions, type DispatcherDeps } from './dispatcher';
+export { fanOut } from './outbox';
 export { isMsgId } from './signing';
 
-/** How long the secret before a rotation keeps signing (§14.5). */
+/** How long the secret before a rotation keeps signing (docs/api.md §14.5). */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 export interface WebhookFields {
@@ -21,7 +22,7 @@ export interface WebhookFields {
   status?: WebhookStatus;
 }
 
-// Views (§14.1).
+// Views (docs/api.md §14.1).
 export const webhookSummary = (w: WebhookRec) => ({ id: w.id, created_at: w.created_at, status: w.status, endpoint: w.endpoint, events: w.events });
 export const webhookView = (w: WebhookRec) => ({ object: 'webhook' as const, ...webhookSummary(w), signing_secret: w.signing_secret });
 export const eventSummary = (e: WebhookEventRec) => ({ id: e.id, type: e.type, created_at: e.created_at, status: e.status });
@@ -46,7 +47,7 @@ export async function checkEndpoint(endpoint: string, allowPrivate: boolean): Pr
   return endpoint;
 }
 
-/** At least one kind, each one of Resend's (§14.1); duplicates dropped. */
+/** At least one kind, each one of Resend's (docs/api.md §14.1); duplicates dropped. */
 export function checkEvents(events: string[]): string[] {
   if (events.length === 0) throw errors.validation('The `events` field must list at least one event type.');
   const unknown = events.find((k) => !isWebhookEventKind(k));
@@ -68,7 +69,7 @@ export async function createWebhook(store: Store, team: string, fields: { endpoi
     previous_secret: null,
     previous_secret_expires_at: null,
   };
-  await store.webhooks.put(w);
+  await store.write(async (tx) => tx.webhooks.put(w));
   return w;
 }
 
@@ -76,29 +77,30 @@ export async function createWebhook(store: Store, team: string, fields: { endpoi
 export async function updateWebhook(store: Store, team: string, id: string, fields: WebhookFields, allowPrivate: boolean): Promise<boolean> {
   const events = fields.events !== undefined ? checkEvents(fields.events) : undefined;
   const endpoint = fields.endpoint !== undefined ? await checkEndpoint(fields.endpoint, allowPrivate) : undefined;
-  return store.transaction(() => {
-    const cur = store.webhooks.get(team, id);
+  return store.write(async (tx) => {
+    const cur = await tx.webhooks.get(team, id);
     if (!cur) return false;
     const next: WebhookRec = { ...cur, endpoint: endpoint ?? cur.endpoint, events: events ?? cur.events, status: fields.status ?? cur.status };
-    store.webhooks.putInTxn(next);
-    if (next.status === 'disabled') dropOutstandingInTxn(store, team, id);
+    tx.webhooks.put(next);
+    if (next.status === 'disabled') await dropOutstanding(tx, team, id);
     return true;
   });
 }
 
 /** Returns false when the webhook does not exist. Its outstanding events are dropped; its log expires with retention. */
 export function deleteWebhook(store: Store, team: string, id: string): Promise<boolean> {
-  return store.transaction(() => {
-    if (!store.webhooks.get(team, id)) return false;
-    dropOutstandingInTxn(store, team, id);
-    return store.webhooks.removeInTxn(team, id);
+  return store.write(async (tx) => {
+    if (!(await tx.webhooks.get(team, id))) return false;
+    await dropOutstanding(tx, team, id);
+    tx.webhooks.remove(team, id);
+    return true;
   });
 }
 
 /** A new secret; the current one keeps signing next to it for 24 h. Null when the webhook does not exist. */
 export function rotateSecret(store: Store, team: string, id: string): Promise<WebhookRec | null> {
-  return store.transaction(() => {
-    const cur = store.webhooks.get(team, id);
+  return store.write(async (tx) => {
+    const cur = await tx.webhooks.get(team, id);
     if (!cur) return null;
     const next: WebhookRec = {
       ...cur,
@@ -106,25 +108,25 @@ export function rotateSecret(store: Store, team: string, id: string): Promise<We
       previous_secret: cur.signing_secret,
       previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
     };
-    store.webhooks.putInTxn(next);
+    tx.webhooks.put(next);
     return next;
   });
 }
 
 /**
  * One immediate extra attempt of a finished (`success` or `failed`) event, same id, no retries
- * after it (§14.4). Answers the error to throw, or null.
+ * after it (docs/api.md §14.4). Answers the error to throw, or null.
  */
 export function replayEvent(store: Store, team: string, webhookId: string, eventId: string): Promise<ApiError | null> {
-  return store.transaction(() => {
-    const w = store.webhooks.get(team, webhookId);
+  return store.write(async (tx) => {
+    const w = await tx.webhooks.get(team, webhookId);
     if (!w) return errors.notFound('Webhook');
-    const ev = store.webhookEvents.get(team, eventId);
+    const ev = await tx.webhookEvents.get(team, eventId);
     if (!ev || ev.webhook_id !== webhookId) return errors.notFound('Webhook event');
     if (ev.status !== 'success' && ev.status !== 'failed')
       return errors.validation(`The webhook event is still being delivered (status \`${ev.status}\`); only \`success\` and \`failed\` events can be replayed.`);
     if (w.status !== 'enabled') return errors.validation('The webhook is disabled; enable it to replay events.');
-    moveInTxn(store, ev, Date.now(), { status: 'pending', replay: true });
+    await moveEvent(tx, ev, Date.now(), { status: 'pending', replay: true });
     return null;
   });
 }

@@ -1,5 +1,5 @@
 // Event kinds a webhook may subscribe to: every kind Resend defines (the SDK's `WebhookEvent`,
-// api-reference §14.2). Posthorn emits only some of them; the others are accepted and stored,
+// docs/api.md §14.2). Posthorn emits only some of them; the others are accepted and stored,
 // and simply never fire.
 export const WEBHOOK_EVENT_KINDS: readonly string[] = [
   'email.sent',

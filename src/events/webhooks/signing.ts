@@ -1,4 +1,4 @@
-// Svix / Standard Webhooks signing (api-reference §14.5): event ids `msg_…`, secrets `whsec_…`,
+// Svix / Standard Webhooks signing (docs/api.md §14.5): event ids `msg_…`, secrets `whsec_…`,
 // and the signature headers of one attempt. HMAC from node:crypto, nothing home-made.
 import { createHmac, randomBytes } from 'node:crypto';
 

@@ -1,8 +1,7 @@
 // TTL index: one ordered database keyed [expiresAtMs, namespace, ...key]. A sweep reads only the
 // expired prefix of that index (never a full scan of the data) and asks each namespace's owner to
 // delete the record. Used for retention (30 days) and idempotency keys (24 h).
-import type { Database } from 'lmdb';
-import type { StoreEnv, Key } from './env';
+import type { Database, Key, LmdbEnv } from './env';
 
 export type Expirer = (key: Key[]) => void;
 
@@ -10,11 +9,11 @@ export class TtlIndex {
   private readonly db: Database;
   private readonly expirers = new Map<string, Expirer>();
 
-  constructor(private readonly env: StoreEnv) {
+  constructor(private readonly env: LmdbEnv) {
     this.db = env.db('_ttl');
   }
 
-  /** Register the function that deletes an expired record of `namespace` (inside the sweep txn). */
+  /** Register the function that deletes an expired record of `namespace` (inside the sweep's transaction). */
   register(namespace: string, expire: Expirer): void {
     this.expirers.set(namespace, expire);
   }

@@ -45,7 +45,7 @@ export function headerFields(lines: HeaderLine[]): HeaderField[] {
   });
 }
 
-/** Names lowercased; a field that occurs more than once has its values joined with ", " (api-reference §8). */
+/** Names lowercased; a field that occurs more than once has its values joined with ", " (docs/api.md §8). */
 export function headerObject(fields: HeaderField[]): Record<string, string> {
   const out = new Map<string, string>();
   for (const { name, value } of fields) {

@@ -9,8 +9,7 @@
 // machine-readable part — is no report. MIME is mailparser's; the report parts themselves are
 // blocks of header-style fields (RFC 3464 §2.1, RFC 5965 §3.1), split and unfolded here.
 import type { ParsedMail } from 'mailparser';
-import type { Bounce } from '../events';
-import { bounceSubTypeOf, bounceMessage } from '../delivery/reply';
+import { bounceSubTypeOf, bounceMessage, type Bounce } from './smtp-reply';
 
 export interface RecipientStatus {
   /** Final-Recipient (else Original-Recipient), bare and lowercase. */
@@ -116,7 +115,7 @@ export function isAutoReply(mail: ParsedMail): boolean {
 }
 
 /**
- * The `bounce` of email.bounced for a failed recipient (api-reference §14.3): 5.x.x Permanent,
+ * The `bounce` of email.bounced for a failed recipient (docs/api.md §14.3): 5.x.x Permanent,
  * 4.x.x Transient (the reporting MTA gave up), anything else Undetermined. The sub-type comes from
  * the Status, or from the Diagnostic-Code's enhanced code when the Status only says X.0.0
  * (Exim reports 5.0.0 for every SMTP rejection).

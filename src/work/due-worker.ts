@@ -1,12 +1,13 @@
 // The loop shared by the durable workers (email delivery, webhook dispatch): take due items from a
-// persistent due-index, each already moved to its next attempt time by `claim` (SPEC.md §2 "persist
-// before acting": a crash mid-attempt means a retry), run their attempts concurrently, then record
-// each outcome. It sleeps until the next item is due, or until kick() (new work committed) wakes it.
+// persistent due-index, each already moved to its next attempt time by `claim` ("persist before
+// acting", docs/ARCHITECTURE.md: a crash mid-attempt means a retry), run their attempts
+// concurrently, then record each outcome. It sleeps until the next item is due, or until kick()
+// (new work committed) wakes it.
 import { log } from '../log';
 
 export interface DueWork<C, R> {
   /** Due time (ms) of the earliest item, or null when there is none. */
-  nextDue(): number | null;
+  nextDue(): Promise<number | null>;
   /**
    * In one commit: take up to `max` due items whose key is not in `busy`, persisting each at its
    * next attempt time.
@@ -33,6 +34,7 @@ export class DueWorker<C, R> {
   private aborted = false;
   private loop: Promise<void> | null = null;
   private woken = false;
+  private claiming = false;
   private backoff = 0;
   private wakeUp: (() => void) | null = null;
 
@@ -88,8 +90,8 @@ export class DueWorker<C, R> {
   /** Resolves once nothing is due now and no attempt is in flight (tests, benchmarks). */
   async idle(): Promise<void> {
     for (;;) {
-      const next = this.work.nextDue();
-      if (this.inFlight.size === 0 && (next === null || next > Date.now())) return;
+      const next = await this.work.nextDue();
+      if (!this.claiming && this.inFlight.size === 0 && (next === null || next > Date.now())) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -100,7 +102,13 @@ export class DueWorker<C, R> {
       if (free > 0) {
         let batch: C[] = [];
         try {
-          batch = await this.work.claim(free, new Set(this.inFlight.keys()));
+          // A claim's commit is visible before it resolves: idle() must not see that gap as rest.
+          this.claiming = true;
+          try {
+            batch = await this.work.claim(free, new Set(this.inFlight.keys()));
+          } finally {
+            this.claiming = false;
+          }
           this.backoff = 0;
         } catch (e) {
           // A failing claim (full disk, a bad record) must not spin: back off up to a minute.
@@ -134,7 +142,11 @@ export class DueWorker<C, R> {
       this.woken = false;
       return;
     }
-    const next = this.work.nextDue();
+    const next = await this.work.nextDue();
+    if (this.woken || !this.running) {
+      this.woken = false;
+      return;
+    }
     let wait: number | null = next === null ? null : next - Date.now();
     if (wait !== null && wait <= 0) wait = this.inFlight.size ? BUSY_POLL_MS : 0;
     let timer: ReturnType<typeof setTimeout> | undefined;

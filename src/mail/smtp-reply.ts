@@ -1,7 +1,14 @@
 // SMTP replies and what they mean for a recipient: 2xx delivered, 4xx retry, 5xx bounce
 // (RFC 5321 §4.2.1), with the bounce sub-type read from the enhanced status code (RFC 3463 §3)
-// as api-reference §14.3 maps it.
-import type { Bounce } from '../events';
+// as the `bounce` of an email.bounced event reports it (docs/api.md §14.3).
+
+/** `bounce` of an email.bounced event (docs/api.md §14.3). */
+export interface Bounce {
+  type: 'Permanent' | 'Transient' | 'Undetermined';
+  subType: 'General' | 'NoEmail' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' | 'AttachmentRejected' | 'Undetermined';
+  message: string;
+  diagnosticCode?: string[];
+}
 
 /** One SMTP reply: the basic code and the whole text, continuation lines folded into one. */
 export interface Reply {
@@ -44,7 +51,7 @@ export function enhancedCode(r: Reply): string | null {
 
 type SubType = Bounce['subType'];
 
-/** api-reference §14.3: 5.1.x NoEmail, x.2.2 MailboxFull, x.3.4 MessageTooLarge, 5.7.x ContentRejected. */
+/** docs/api.md §14.3: 5.1.x NoEmail, x.2.2 MailboxFull, x.3.4 MessageTooLarge, 5.7.x ContentRejected. */
 export function bounceSubType(r: Reply): SubType {
   return bounceSubTypeOf(enhancedCode(r));
 }

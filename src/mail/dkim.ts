@@ -1,10 +1,15 @@
 // DKIM signing of outgoing mail (RFC 6376): rsa-sha256, relaxed/relaxed (§3.4.2, §3.4.4), d= the
 // sender domain, s= its selector. Signed per attempt from the stored unsigned message, with
-// mailauth (STACK-NOTES.md: nodemailer's signer sends ed25519-keyed mail unsigned, dkim-signer is
-// unmaintained). The DKIM-Signature header goes in front of the message (§5.6). Errors never
-// carry the key.
+// mailauth (nodemailer's signer sends an ed25519-keyed message unsigned without an error, and
+// dkim-signer is unmaintained). The DKIM-Signature header goes in front of the message (§5.6).
+// Errors never carry the key.
 import { dkimSign } from 'mailauth/lib/dkim/sign';
-import type { DomainRec } from '../store';
+
+/** What signing needs of a domain: its name and DKIM key. */
+export interface DkimDomain {
+  name: string;
+  dkim: { selector: string; private_key: string };
+}
 
 // The header fields signed: mailauth's default list (RFC 6376 §5.4.1's recommendation) plus
 // List-Unsubscribe-Post, which RFC 8058 §4 requires the signature to cover for one-click
@@ -18,7 +23,7 @@ const SIGNED_HEADERS = [
 
 export class DkimError extends Error {}
 
-export async function signMessage(raw: Uint8Array, d: Pick<DomainRec, 'name' | 'dkim'>): Promise<Buffer> {
+export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<Buffer> {
   const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const signature = {
     signingDomain: d.name,

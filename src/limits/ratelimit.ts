@@ -1,6 +1,7 @@
-// Per-team fixed 1-second window, no burst (api-reference §6). Shared by every key of a team and by
-// SMTP submissions: one instance lives in Services (src/services.ts). In memory: a window is one
-// second, so nothing is worth persisting.
+// The team request limit (`limits.requests_per_second`, docs/api.md §6): a fixed 1-second window,
+// no burst, shared by every key of a team and by both ways in — HTTP requests and SMTP
+// submissions take from one instance, made by the composition root (src/services.ts). In memory:
+// a window is one second, so nothing is worth persisting.
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;

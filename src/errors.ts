@@ -1,4 +1,4 @@
-// Every error leaves the API as {name, statusCode, message} (api-reference §3); handlers throw
+// Every error leaves the API as {name, statusCode, message} (docs/api.md §3); handlers throw
 // ApiError and the platform turns it into that shape, whatever the layer it came from.
 export class ApiError extends Error {
   constructor(

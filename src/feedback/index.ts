@@ -1,16 +1,60 @@
-// Asynchronous bounces and complaints (SPEC.md §3): a report that arrives at a VERP address
-// `bounces+<token>@<return path>.<domain>` names the email through the token (delivery/verp.ts,
+// Asynchronous bounces and complaints (docs/mail.md §1): a report that arrives at a VERP address
+// `bounces+<token>@<return path>.<domain>` names the email through the token (mail/verp.ts,
 // forged or mangled tags resolve to nothing) and the recipient through its own fields. A failed
 // recipient becomes `email.bounced` (Permanent ones are suppressed, origin bounce); a complaint
 // becomes `email.complained` and a suppression (origin complaint) — through the one event function,
 // like the delivery engine's own bounces. Everything else is accepted and dropped, with a log line:
 // a 250 tells the reporting MTA to stop, and nothing about the email changes.
-import { recipientKey } from '../events';
-import type { Services } from '../services';
-import type { EmailRec } from '../store';
+import { recipientKey, type Events } from '../events';
+import type { EmailRec, Store, StoreReader, Tx } from '../store';
 import { suppress } from '../suppressions';
 import { log } from '../log';
-import { bounceOf, type Report } from './reports';
+import { bounceOf, type Report } from '../mail/reports';
+import { decodeVerp, returnPathHost, Verp } from '../mail/verp';
+
+export interface FeedbackDeps {
+  store: Store;
+  events: Events;
+}
+
+/** Reports arriving at return-path addresses, as SMTP inbound hands them over. */
+export class Feedback {
+  private readonly verp: Verp;
+
+  constructor(private readonly deps: FeedbackDeps) {
+    this.verp = new Verp(deps.store.secret('verp'));
+  }
+
+  /** What a report to `address` will do, or null (logged) when it is for nothing of ours. */
+  target(address: string, report: Report): Promise<ReportAction | null> {
+    return reportTarget(this.deps.store, this.verp, address, report);
+  }
+
+  /** In a unit of work: apply a report. */
+  apply(tx: Tx, action: ReportAction): Promise<void> {
+    return applyReport(tx, this.deps.events, action);
+  }
+}
+
+/**
+ * The team and email a VERP address stands for: the host must be the return-path host of a
+ * registered domain, the email must belong to that domain's team, and the tag must be the one this
+ * install wrote for one of the email's recipient domains. Null otherwise.
+ */
+export async function resolveVerp(store: StoreReader, verp: Verp, address: string): Promise<{ team_id: string; email_id: string; domain_id: string; recipient_domain: string } | null> {
+  const hit = decodeVerp(address);
+  if (!hit) return null;
+  const dot = hit.host.indexOf('.');
+  if (dot < 0) return null;
+  const d = await store.domains.find('name', hit.host.slice(dot + 1));
+  if (!d || returnPathHost(d).toLowerCase() !== hit.host) return null;
+  const email = await store.emails.get(d.team_id, hit.emailId);
+  if (!email) return null;
+  const domains = new Set(Object.keys(email.recipients).map((r) => r.slice(r.lastIndexOf('@') + 1).toLowerCase()));
+  for (const rcptDomain of domains)
+    if (verp.tagMatches(hit, rcptDomain)) return { team_id: d.team_id, email_id: email.id, domain_id: d.id, recipient_domain: rcptDomain };
+  return null;
+}
 
 /** What a report will do to one email, decided before the transaction. */
 export interface ReportAction {
@@ -24,10 +68,10 @@ export interface ReportAction {
 }
 
 /** The email a VERP address stands for, or null (logged) when the tag is forged or the email gone. */
-export function reportTarget(svc: Services, address: string, report: Report): ReportAction | null {
-  const hit = svc.delivery.verp.resolve(address);
+export async function reportTarget(store: StoreReader, verp: Verp, address: string, report: Report): Promise<ReportAction | null> {
+  const hit = await resolveVerp(store, verp, address);
   // The token must also come back at the return-path host it was sent from (the email's own domain).
-  if (!hit || svc.store.emails.get(hit.team_id, hit.email_id)?.domain_id !== hit.domain_id) {
+  if (!hit || (await store.emails.get(hit.team_id, hit.email_id))?.domain_id !== hit.domain_id) {
     log.warn('smtp.report.dropped', { to: address, reason: 'not a valid VERP address (forged tag or unknown email)', report: report.kind });
     return null;
   }
@@ -38,10 +82,9 @@ export function reportTarget(svc: Services, address: string, report: Report): Re
   return { team: hit.team_id, emailId: hit.email_id, report, address, recipientDomain: hit.recipient_domain };
 }
 
-/** Inside a transaction: apply a report to its email. */
-export function applyReportInTxn(svc: Services, a: ReportAction): void {
-  const { store, events } = svc;
-  let email = store.emails.get(a.team, a.emailId);
+/** In a unit of work: apply a report to its email. */
+export async function applyReport(tx: Tx, events: Events, a: ReportAction): Promise<void> {
+  let email = await tx.emails.get(a.team, a.emailId);
   if (!email) return;
   // Only recipients of the delivery this return path was used for (see delivery/verp.ts).
   const inDelivery = (key: string | null) => (key && key.slice(key.lastIndexOf('@') + 1).toLowerCase() === a.recipientDomain ? key : null);
@@ -63,8 +106,8 @@ export function applyReportInTxn(svc: Services, a: ReportAction): void {
       }
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
       const bounce = bounceOf(r);
-      email = events.email(email, 'bounced', { recipients: [rcpt], bounce });
-      if (bounce.type === 'Permanent') suppress(store, email.team_id, rcpt, 'bounce', email.id);
+      email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce });
+      if (bounce.type === 'Permanent') await suppress(tx, email.team_id, rcpt, 'bounce', email.id);
       log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status });
     }
     return;
@@ -74,8 +117,8 @@ export function applyReportInTxn(svc: Services, a: ReportAction): void {
     const rcpt = complainant(email, a.report.recipients, inDelivery);
     if (!rcpt) return drop('cannot tell which recipient complained');
     if (email.recipients[rcpt] === 'complained') return;
-    email = events.email(email, 'complained', { recipients: [rcpt] });
-    suppress(store, email.team_id, rcpt, 'complaint', email.id);
+    email = await events.email(tx, email, 'complained', { recipients: [rcpt] });
+    await suppress(tx, email.team_id, rcpt, 'complaint', email.id);
     log.info('smtp.report.complaint', { email_id: email.id, recipient: rcpt, feedback_type: a.report.feedbackType });
   }
 }

@@ -1,0 +1,84 @@
+// Idempotency keys of sends (docs/api.md §5), for both ways in: the HTTP `Idempotency-Key` header on
+// POST /emails and /emails/batch, and the SMTP `Resend-Idempotency-Key` header field. Scoped per
+// team and endpoint, 24 h, replaying the original status and body; 409 on a different body or
+// while the first request is still running. The outcome is written in the same unit of work as
+// the emails it created; 4xx outcomes are stored on their own; 5xx and earlier rejections are not.
+import { createHash } from 'node:crypto';
+import type { Store, Tx } from '../store';
+import { ApiError } from '../errors';
+
+/** A key as given in `header` (1–256 characters), or null; throws 400 invalid_idempotency_key. */
+export function checkIdempotencyKey(value: string | null, header: string): string | null {
+  if (value === null) return null;
+  if (value.length < 1 || value.length > 256)
+    throw new ApiError(400, 'invalid_idempotency_key', `The \`${header}\` header must be between 1 and 256 characters.`);
+  return value;
+}
+
+/** Hash of the parsed body with keys sorted: whitespace and key order do not matter. */
+export function fingerprint(value: unknown): string {
+  return createHash('sha256').update(canonical(value)).digest('hex');
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+export interface Outcome {
+  status: number;
+  body: unknown;
+}
+
+export interface IdempotencyScope {
+  team: string;
+  /** `/emails`, `/emails/batch` or `smtp`: the same key means different requests on each. */
+  endpoint: string;
+  key: string | null;
+  /** The request body's fingerprint; computed only when there is a key. */
+  fingerprint: () => string;
+}
+
+/** Stores an outcome inside the unit of work that commits the request's effects. */
+export type Remember = (tx: Tx, o: Outcome) => void;
+
+const inFlight = new Set<string>();
+
+/**
+ * Run `work` at most once per (team, endpoint, key). `work` receives `remember` (undefined without
+ * a key), to be called inside the unit of work that commits its effects with the outcome to store.
+ */
+export async function withIdempotency(store: Store, scope: IdempotencyScope, work: (remember: Remember | undefined) => Promise<Outcome>): Promise<Outcome> {
+  const { team, endpoint, key } = scope;
+  if (key === null) return work(undefined);
+  const slot = `${team}\u0000${endpoint}\u0000${key}`;
+  const print = scope.fingerprint();
+  if (inFlight.has(slot))
+    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+  const stored = await store.idempotency.get(team, endpoint, key);
+  if (stored) {
+    if (stored.fingerprint !== print)
+      throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or try again with the same payload.');
+    return { status: stored.status, body: stored.body };
+  }
+  if (inFlight.has(slot))
+    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+  inFlight.add(slot);
+  const record = (o: Outcome) => ({ fingerprint: print, status: o.status, body: o.body, created_at: Date.now() });
+  try {
+    return await work((tx, o) => tx.idempotency.put(team, endpoint, key, record(o)));
+  } catch (e) {
+    if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500) {
+      const o = { status: e.statusCode, body: e.toJSON() };
+      await store.write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o)));
+    }
+    throw e;
+  } finally {
+    inFlight.delete(slot);
+  }
+}

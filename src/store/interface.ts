@@ -1,0 +1,274 @@
+// The store interface: every read and write of Posthorn's state goes through these named methods,
+// and nothing outside src/store/ sees how they are kept. LMDB (src/store/lmdb/) is the embedded
+// backend; a second backend (PostgreSQL, for several nodes) implements the same interface without
+// touching its callers. docs/ARCHITECTURE.md § "The store" describes the contract.
+//
+// Two shapes of access:
+//   - `store.<repo>.<read>()` outside a unit of work: each call sees committed data.
+//   - `store.write(async (tx) => …)`: one unit of work. Its reads see its own writes; everything it
+//     writes commits together, flushed to disk, before the returned promise resolves ("accepted
+//     means durable"); when `fn` throws, nothing it wrote is kept.
+//
+// Rules for a unit of work, which every backend relies on:
+//   - `fn` awaits only `tx` reads. It never awaits the network, a timer, or another unit of work
+//     (LMDB runs units of work one after another: waiting for another one would never end).
+//   - `fn` may run again (a backend retries a unit of work that lost a conflict), so it has no
+//     side effects outside `tx`; work to do after the commit goes to `tx.afterCommit`.
+//   - Writes (`put`, `remove`, `add`…) return nothing and need no await: the backend orders them
+//     before the unit's next read and before its commit.
+import type {
+  TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
+} from './records';
+import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
+import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
+import type { ReceivedEmailRec, ReceivedContent } from './inbound-records';
+
+/** Every record carries its team and a time-ordered id (UUIDv7). */
+export interface Rec {
+  id: string;
+  team_id: string;
+  created_at: string;
+}
+
+export interface PageQuery {
+  /** 1–100, validated by the API layer. */
+  limit?: number;
+  /** Older than this id. */
+  after?: string;
+  /** Newer than this id. */
+  before?: string;
+}
+
+export interface Page<T> {
+  has_more: boolean;
+  data: T[];
+}
+
+/**
+ * Read side of a collection of records keyed by team and id. `I` names its indexes: unique ones
+ * answer `find`, the others `findAll` and `pageBy`.
+ */
+export interface Records<T extends Rec, I extends string = never> {
+  get(team: string, id: string): Promise<T | undefined>;
+  /** The record holding `value` in a unique index (`team` omitted for install-wide indexes). */
+  find(index: I, value: string, team?: string): Promise<T | undefined>;
+  /** Records whose non-unique index equals `value`, oldest first. */
+  findAll(index: I, value: string, team: string): Promise<T[]>;
+  /**
+   * One page of a team's records, newest first; `defaultLimit` applies without `limit` (null:
+   * everything). `map` shapes each record; returning undefined leaves it out (a filter).
+   */
+  page<R = T>(team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>>;
+  /** A page of the records whose non-unique index equals `value`, newest first by id. */
+  pageBy<R = T>(index: I, value: string, team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>>;
+  /** Every record of a team, oldest first (small collections: a team's webhooks, domains). */
+  all(team: string): Promise<T[]>;
+  /** Every record of every team (small collections only: teams, domains). */
+  everything(): Promise<T[]>;
+}
+
+export interface RecordsTx<T extends Rec, I extends string = never> extends Records<T, I> {
+  /** Insert or replace, keeping indexes and retention in step. */
+  put(rec: T): void;
+  /** Delete (and what belongs to the record: its content); nothing when it does not exist. */
+  remove(team: string, id: string): void;
+}
+
+/** Bodies kept apart from their record, keyed by team and record id. */
+export interface Contents<C> {
+  get(team: string, id: string): Promise<C | undefined>;
+}
+export interface ContentsTx<C> extends Contents<C> {
+  put(team: string, id: string, content: C): void;
+}
+
+/** Contact ↔ segment memberships. */
+export interface Memberships {
+  has(team: string, segmentId: string, contactId: string): Promise<boolean>;
+  /** A contact's segment ids, in id order. */
+  segmentsOf(team: string, contactId: string): Promise<string[]>;
+  /** A contact's memberships with the time each was added, oldest first. */
+  membershipsOf(team: string, contactId: string): Promise<{ segment_id: string; at: string }[]>;
+  /** A segment's contact ids, in id order (oldest contact first). */
+  contactsOf(team: string, segmentId: string): Promise<string[]>;
+  /** A page of a segment's contacts, newest first. */
+  pageContacts(team: string, segmentId: string, q: PageQuery): Promise<Page<ContactRec>>;
+  /** A page of a contact's segments, newest first. */
+  pageSegments(team: string, contactId: string, q: PageQuery, defaultLimit: number | null): Promise<Page<SegmentRec>>;
+}
+export interface MembershipsTx extends Memberships {
+  /** Resolves true when the membership is new. */
+  add(team: string, segmentId: string, contactId: string, at: string): Promise<boolean>;
+  /** Resolves true when a membership was removed. */
+  remove(team: string, segmentId: string, contactId: string): Promise<boolean>;
+  /** Every membership of a contact (it is being deleted). */
+  removeContact(team: string, contactId: string): Promise<void>;
+  /** Every membership of a segment (it is being deleted; contacts stay). */
+  removeSegment(team: string, segmentId: string): Promise<void>;
+}
+
+/**
+ * The durable delivery queue: entries ordered by due time. An entry is moved to its next attempt
+ * time before each attempt (persist before acting), so a crash mid-attempt means a retry.
+ */
+export interface Queue {
+  /** Entries due at `now` (ms), earliest first. */
+  due(now: number, limit: number): Promise<{ due: number; entry: QueueEntry }[]>;
+  /** Due time of the earliest entry, or null when the queue is empty. */
+  nextDue(): Promise<number | null>;
+  /** The live entries of one email. */
+  entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
+  size(): Promise<number>;
+}
+export interface QueueTx extends Queue {
+  /** Add or move an entry to `due` (ms). */
+  put(entry: QueueEntry, due: number): void;
+  /** The entry is finished. */
+  remove(entry: QueueEntry): void;
+}
+
+/** A due index of (team, id) pairs by time: scheduled emails, broadcasts with work to do. */
+export interface DueIndex {
+  due(now: number, limit?: number): Promise<{ due: number; team: string; id: string }[]>;
+  nextDue(): Promise<number | null>;
+}
+export interface DueIndexTx extends DueIndex {
+  add(due: number, team: string, id: string): void;
+  remove(due: number, team: string, id: string): void;
+}
+
+/** Which contacts a broadcast being sent has covered: contact id → email id, or null (skipped). */
+export interface BroadcastProgress {
+  has(team: string, broadcastId: string, contactId: string): Promise<boolean>;
+}
+export interface BroadcastProgressTx extends BroadcastProgress {
+  put(team: string, broadcastId: string, contactId: string, emailId: string | null): void;
+  /** Forget a broadcast's progress (it is sent, or deleted). */
+  clear(team: string, broadcastId: string): Promise<void>;
+}
+
+export interface IdempotencyRecord {
+  fingerprint: string;
+  status: number;
+  body: unknown;
+  /** ms */
+  created_at: number;
+}
+
+/** How long an idempotency key is remembered after the first request (docs/api.md §5). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+/** Idempotency records of sends: (team, endpoint, key) → the first request's outcome, for 24 h. */
+export interface Idempotency {
+  get(team: string, endpoint: string, key: string, now?: number): Promise<IdempotencyRecord | undefined>;
+}
+export interface IdempotencyTx extends Idempotency {
+  put(team: string, endpoint: string, key: string, rec: IdempotencyRecord): void;
+}
+
+export interface OutboxHead {
+  team: string;
+  webhook: string;
+  /** Due time (ms) of the endpoint's earliest entry. */
+  due: number;
+}
+
+/** The webhook outbox: one entry per webhook event with an attempt due, per endpoint. */
+export interface Outbox {
+  /** Entries of one endpoint due at `now`, earliest first. */
+  due(team: string, webhook: string, now: number, limit: number): Promise<{ due: number; id: string }[]>;
+  /**
+   * The earliest entry of every endpoint that has any, in endpoint order starting after `after`
+   * and wrapping around to it (round robin).
+   */
+  heads(after?: { team: string; webhook: string }): Promise<OutboxHead[]>;
+  nextDue(): Promise<number | null>;
+  size(): Promise<number>;
+}
+export interface OutboxTx extends Outbox {
+  put(team: string, webhook: string, due: number, eventId: string): void;
+  remove(team: string, webhook: string, due: number, eventId: string): void;
+}
+
+/** A repository in its read-only form (`R`) or with its writes (`W`). */
+type Repo<M extends Mode, R, W extends R> = M extends 'write' ? W : R;
+type Mode = 'read' | 'write';
+type Coll<M extends Mode, T extends Rec, I extends string = never> = Repo<M, Records<T, I>, RecordsTx<T, I>>;
+
+/** Every repository of the store, the one list both access modes are made from. */
+interface Repositories<M extends Mode> {
+  teams: Coll<M, TeamRec>;
+  users: Coll<M, UserRec, 'email'>;
+  apiKeys: Coll<M, ApiKeyRec, 'hash'>;
+  domains: Coll<M, DomainRec, 'name'>;
+  segments: Coll<M, SegmentRec>;
+  contacts: Coll<M, ContactRec, 'email'>;
+  broadcasts: Coll<M, BroadcastRec>;
+  suppressions: Coll<M, SuppressionRec, 'email'>;
+  /** The API request log. */
+  logs: Coll<M, LogRec>;
+  emails: Coll<M, EmailRec>;
+  /** Bodies and attachments of sent emails. */
+  emailContent: Repo<M, Contents<EmailContent>, ContentsTx<EmailContent>>;
+  /** Event log of emails and contacts, listed per subject through the `subject` index. */
+  events: Coll<M, EventRec, 'subject'>;
+  webhooks: Coll<M, WebhookRec>;
+  /** One record per webhook and event (`msg_…` ids), listed per webhook; `outstanding` while due. */
+  webhookEvents: Coll<M, WebhookEventRec, 'webhook' | 'outstanding'>;
+  webhookAttempts: Coll<M, WebhookAttemptRec, 'event'>;
+  receivedEmails: Coll<M, ReceivedEmailRec>;
+  receivedContent: Repo<M, Contents<ReceivedContent>, ContentsTx<ReceivedContent>>;
+  memberships: Repo<M, Memberships, MembershipsTx>;
+  queue: Repo<M, Queue, QueueTx>;
+  /** Scheduled emails by send time. */
+  schedule: Repo<M, DueIndex, DueIndexTx>;
+  /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */
+  broadcastSchedule: Repo<M, DueIndex, DueIndexTx>;
+  broadcastProgress: Repo<M, BroadcastProgress, BroadcastProgressTx>;
+  idempotency: Repo<M, Idempotency, IdempotencyTx>;
+  outbox: Repo<M, Outbox, OutboxTx>;
+}
+
+/** What can be read, outside a unit of work or inside one. */
+export interface StoreReader extends Repositories<'read'> {}
+
+/** One unit of work (see the top of this file). */
+export interface Tx extends Repositories<'write'> {
+  /** Run `fn` once the unit of work has committed (never when it fails or is retried). */
+  afterCommit(fn: () => void): void;
+}
+
+/** Due work the store announces after a commit: a worker sleeping on it looks again. */
+export type Signal = 'queue' | 'outbox';
+
+/** Per-install secrets (link signing, VERP tags…): 32 random bytes each, created on first open. */
+export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+
+export interface Store extends StoreReader {
+  /** One unit of work; resolves with `fn`'s result once its writes are committed and flushed. */
+  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Call `listener` after every commit that made work of this kind due (or due sooner). */
+  on(signal: Signal, listener: () => void): void;
+  secret(name: SecretName): Buffer;
+  /** Delete what has expired (retention, idempotency keys). Resolves to the number removed. */
+  sweep(now?: number): Promise<number>;
+  /** True when the store holds no team yet (first start). */
+  isEmpty(): Promise<boolean>;
+  /** Resolves once every write issued so far is committed. */
+  settled(): Promise<void>;
+  /** A consistent copy of the whole store, taken while it keeps serving. */
+  backup(dest: string, opts: { compact: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  /** Days sent mail, events, logs and received mail are kept (retention.days). */
+  retentionDays: number;
+  /**
+   * How long past its send time a record may still be work in progress (the delivery retry
+   * window, a webhook's retries); retention never deletes an email or webhook event before that.
+   */
+  holdMs: number;
+}

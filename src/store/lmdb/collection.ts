@@ -1,0 +1,182 @@
+// Typed collections on LMDB: records keyed [team_id, id] (ids are UUIDv7, so a team's records sort
+// oldest first and pagination is a range scan), with declared secondary indexes kept in the same
+// transaction as the record, and optional retention through the TTL index.
+import type { Database, Key, LmdbEnv } from './env';
+import type { TtlIndex } from './ttl';
+import { paginate } from '../paginate';
+import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
+
+export interface IndexDef<T, I extends string> {
+  name: I;
+  /** Index value of a record; null/undefined = not indexed. */
+  value: (r: T) => string | null | undefined;
+  /** unique: one record per value; global: across teams (domain names, API key hashes). */
+  unique?: boolean;
+  global?: boolean;
+}
+
+interface Stored {
+  _expires?: number;
+}
+
+export class LmdbCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
+  private readonly db: Database;
+  private readonly idx: Database;
+
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+    readonly name: string,
+    private readonly indexes: IndexDef<T, I>[] = [],
+    /** Expiry time (ms) of a record, or null to keep it forever. */
+    private readonly expiresAt: ((r: T) => number | null) | null = null,
+    /** Inside the deleting transaction: remove what belongs to the record (bodies, blobs). */
+    private readonly cascade: ((team: string, id: string) => void) | null = null,
+  ) {
+    this.db = env.db(name);
+    this.idx = env.db(`${name}.idx`);
+    if (expiresAt) ttl.register(name, ([team, id]) => this.delete(String(team), String(id)));
+  }
+
+  /** Synchronous read, for the other LMDB parts of the store. */
+  read(team: string, id: string): T | undefined {
+    const r = this.db.get([team, id]) as (T & Stored) | undefined;
+    return r ? strip(r) : undefined;
+  }
+
+  async get(team: string, id: string): Promise<T | undefined> {
+    return this.read(team, id);
+  }
+
+  async find(index: I, value: string, team?: string): Promise<T | undefined> {
+    const def = this.index(index);
+    const hit = this.idx.get(this.uniqueKey(def, value, team)) as [string, string] | undefined;
+    return hit ? this.read(hit[0], hit[1]) : undefined;
+  }
+
+  async findAll(index: I, value: string, team: string): Promise<T[]> {
+    const prefix = [this.index(index).name, team, value];
+    const out: T[] = [];
+    for (const key of this.idx.getKeys({ start: [...prefix, ''] as Key, end: [...prefix, '\uffff'] as Key })) {
+      const r = this.read(team, String((key as Key[])[3]));
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
+  put(rec: T): void {
+    this.env.assertWriting();
+    const old = this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined;
+    if (old) this.unindex(old);
+    const stored: T & Stored = { ...rec };
+    delete stored._expires;
+    const exp = this.expiresAt?.(rec) ?? null;
+    if (exp !== null) {
+      stored._expires = exp;
+      this.ttl.add(this.name, [rec.team_id, rec.id], exp);
+    }
+    for (const def of this.indexes) {
+      const v = def.value(rec);
+      if (v === null || v === undefined) continue;
+      if (def.unique) this.idx.put(this.uniqueKey(def, v, rec.team_id), [rec.team_id, rec.id]);
+      else this.idx.put([def.name, rec.team_id, v, rec.id], null);
+    }
+    this.db.put([rec.team_id, rec.id], stored);
+  }
+
+  remove(team: string, id: string): void {
+    this.env.assertWriting();
+    this.delete(team, id);
+  }
+
+  async page<R = T>(team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>> {
+    return paginate(this.db, [team], q, defaultLimit, (_k, v) => {
+      const r = strip(v as T & Stored);
+      return map ? map(r) : (r as unknown as R);
+    });
+  }
+
+  async pageBy<R = T>(index: I, value: string, team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>> {
+    return paginate(this.idx, [this.index(index).name, team, value], q, defaultLimit, (k) => {
+      const r = this.read(team, String(k[3]));
+      return r && (map ? map(r) : (r as unknown as R));
+    });
+  }
+
+  async all(team: string): Promise<T[]> {
+    return Array.from(this.db.getRange({ start: [team, ''], end: [team, '\uffff'] }), ({ value }) => strip(value as T & Stored));
+  }
+
+  async everything(): Promise<T[]> {
+    return Array.from(this.db.getRange({}), ({ value }) => strip(value as T & Stored));
+  }
+
+  /** True when the collection holds no record at all. */
+  isEmpty(): boolean {
+    for (const _ of this.db.getKeys({ limit: 1 })) return false;
+    return true;
+  }
+
+  /** Delete inside a transaction (a unit of work, or the TTL sweep). */
+  private delete(team: string, id: string): void {
+    const old = this.db.get([team, id]) as (T & Stored) | undefined;
+    if (!old) return;
+    this.unindex(old);
+    this.db.remove([team, id]);
+    this.cascade?.(team, id);
+  }
+
+  private index(name: I): IndexDef<T, I> {
+    const def = this.indexes.find((d) => d.name === name);
+    if (!def) throw new Error(`${this.name}: no index ${name}`);
+    return def;
+  }
+
+  private uniqueKey(def: IndexDef<T, I>, value: string, team?: string): Key {
+    if (def.global) return [def.name, value];
+    if (team === undefined) throw new Error(`${this.name}.${def.name}: team required`);
+    return [def.name, team, value];
+  }
+
+  private unindex(old: T & Stored): void {
+    if (old._expires !== undefined) this.ttl.drop(this.name, [old.team_id, old.id], old._expires);
+    for (const def of this.indexes) {
+      const v = def.value(old);
+      if (v === null || v === undefined) continue;
+      if (def.unique) {
+        const key = this.uniqueKey(def, v, old.team_id);
+        const cur = this.idx.get(key) as [string, string] | undefined;
+        if (cur && cur[1] === old.id) this.idx.remove(key);
+      } else this.idx.remove([def.name, old.team_id, v, old.id]);
+    }
+  }
+}
+
+/** Bodies kept apart from their records ([team, id] → content), removed with them. */
+export class LmdbContents<C> implements ContentsTx<C>, Contents<C> {
+  private readonly db: Database;
+
+  constructor(private readonly env: LmdbEnv, name: string) {
+    this.db = env.db(name);
+  }
+
+  async get(team: string, id: string): Promise<C | undefined> {
+    return this.db.get([team, id]) as C | undefined;
+  }
+
+  put(team: string, id: string, content: C): void {
+    this.env.assertWriting();
+    this.db.put([team, id], content);
+  }
+
+  /** Inside the transaction deleting the record it belongs to. */
+  drop(team: string, id: string): void {
+    this.db.remove([team, id]);
+  }
+}
+
+function strip<T>(r: T & Stored): T {
+  if (r._expires === undefined) return r;
+  const { _expires, ...rest } = r;
+  return rest as T;
+}

@@ -1,0 +1,71 @@
+// The LMDB environment: one memory-mapped file under data_dir holding every named database.
+// Commits are synchronous to disk (fdatasync per commit), so an awaited unit of work survives
+// kill -9; units of work issued in the same tick share one commit, so concurrent requests batch.
+import { open, type RootDatabase, type Database, type Key } from 'lmdb';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type { Key, Database };
+
+export class LmdbEnv {
+  readonly root: RootDatabase;
+  private readonly dbs = new Map<string, Database>();
+  /** True while a unit of work's callback runs: the only time writes are allowed. */
+  private writing = 0;
+
+  constructor(readonly dataDir: string) {
+    mkdirSync(dataDir, { recursive: true });
+    this.root = open({
+      path: join(dataDir, 'posthorn.mdb'),
+      // 1 TiB of address space; the file only grows as data is written.
+      mapSize: 2 ** 40,
+      maxDbs: 64,
+      // Structured records with shared msgpack structures.
+      sharedStructuresKey: Symbol.for('structures'),
+    });
+  }
+
+  db(name: string): Database {
+    let db = this.dbs.get(name);
+    if (!db) {
+      db = this.root.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
+      this.dbs.set(name, db);
+    }
+    return db;
+  }
+
+  /**
+   * Run `fn` inside one write transaction; resolves after the commit is flushed to disk. Reads
+   * inside `fn` see its own writes. lmdb-js runs the callbacks of one batch one after another in
+   * a single write transaction, awaiting each (so an async `fn` that awaits only resolved reads runs
+   * to its end before the next starts), and keeps the writes of a callback that throws: each `fn`
+   * therefore runs in a child transaction, which a throw aborts.
+   */
+  transaction<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.root.transaction(() =>
+      this.root.childTransaction(async () => {
+        this.writing++;
+        try {
+          return await fn();
+        } finally {
+          this.writing--;
+        }
+      }),
+    ) as Promise<T>;
+  }
+
+  /** Writes outside a unit of work would escape its atomicity: refuse them loudly. */
+  assertWriting(): void {
+    if (this.writing === 0) throw new Error('store write outside a unit of work (use store.write)');
+  }
+
+  /** Resolves once every write issued so far is committed. */
+  async committed(): Promise<void> {
+    await this.root.committed;
+  }
+
+  async close(): Promise<void> {
+    await this.root.committed;
+    await this.root.close();
+  }
+}

@@ -1,0 +1,179 @@
+// The embedded backend of the store interface (../interface.ts): one LMDB environment in data_dir
+// holding every collection, index and queue, written in batched, flushed transactions.
+import { LmdbEnv } from './env';
+import { TtlIndex } from './ttl';
+import { LmdbCollection, LmdbContents } from './collection';
+import { LmdbMemberships } from './memberships';
+import { LmdbQueue } from './queue';
+import { LmdbDueIndex } from './due-index';
+import { LmdbBroadcastProgress } from './broadcast-progress';
+import { LmdbIdempotency } from './idempotency';
+import { LmdbOutbox } from './outbox';
+import { loadSecrets } from './secrets';
+import { log } from '../../log';
+import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx } from '../interface';
+import type { TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
+import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
+import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
+import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
+
+const DAY = 86_400_000;
+
+function guarded(fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    log.error('store.after_commit_failed', { error: String((e as Error)?.stack ?? e) });
+  }
+}
+
+/** The repositories, shared by every unit of work (LMDB reads inside one see its writes). */
+class Repos {
+  readonly teams: LmdbCollection<TeamRec>;
+  readonly users: LmdbCollection<UserRec, 'email'>;
+  readonly apiKeys: LmdbCollection<ApiKeyRec, 'hash'>;
+  readonly domains: LmdbCollection<DomainRec, 'name'>;
+  readonly segments: LmdbCollection<SegmentRec>;
+  readonly contacts: LmdbCollection<ContactRec, 'email'>;
+  readonly broadcasts: LmdbCollection<BroadcastRec>;
+  readonly suppressions: LmdbCollection<SuppressionRec, 'email'>;
+  readonly logs: LmdbCollection<LogRec>;
+  readonly emails: LmdbCollection<EmailRec>;
+  readonly emailContent: LmdbContents<EmailContent>;
+  readonly events: LmdbCollection<EventRec, 'subject'>;
+  readonly webhooks: LmdbCollection<WebhookRec>;
+  readonly webhookEvents: LmdbCollection<WebhookEventRec, 'webhook' | 'outstanding'>;
+  readonly webhookAttempts: LmdbCollection<WebhookAttemptRec, 'event'>;
+  readonly receivedEmails: LmdbCollection<ReceivedEmailRec>;
+  readonly receivedContent: LmdbContents<ReceivedContent>;
+  readonly memberships: LmdbMemberships;
+  readonly queue: LmdbQueue;
+  readonly schedule: LmdbDueIndex;
+  readonly broadcastSchedule: LmdbDueIndex;
+  readonly broadcastProgress: LmdbBroadcastProgress;
+  readonly idempotency: LmdbIdempotency;
+  readonly outbox: LmdbOutbox;
+
+  constructor(env: LmdbEnv, ttl: TtlIndex, opts: StoreOptions) {
+    const retained = (r: { created_at: string }) => Date.parse(r.created_at) + opts.retentionDays * DAY;
+    // Kept for the retention period after the later of creation and scheduled send, plus the hold.
+    const retainedWork = (r: { created_at: string; scheduled_at?: string | null }) =>
+      Math.max(Date.parse(r.created_at), r.scheduled_at ? Date.parse(r.scheduled_at) : 0) + opts.retentionDays * DAY + opts.holdMs;
+    this.teams = new LmdbCollection(env, ttl, 'teams');
+    this.users = new LmdbCollection(env, ttl, 'users', [{ name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true }]);
+    this.apiKeys = new LmdbCollection(env, ttl, 'api_keys', [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }]);
+    this.domains = new LmdbCollection(env, ttl, 'domains', [{ name: 'name', value: (d) => d.name, unique: true, global: true }]);
+    this.segments = new LmdbCollection(env, ttl, 'segments');
+    this.contacts = new LmdbCollection(env, ttl, 'contacts', [{ name: 'email', value: (c) => c.email.toLowerCase(), unique: true }]);
+    this.memberships = new LmdbMemberships(env, this.contacts, this.segments);
+    this.broadcasts = new LmdbCollection(env, ttl, 'broadcasts');
+    this.broadcastSchedule = new LmdbDueIndex(env, 'broadcast_schedule');
+    this.broadcastProgress = new LmdbBroadcastProgress(env);
+    this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
+    this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained);
+    this.emailContent = new LmdbContents(env, 'email_content');
+    this.emails = new LmdbCollection<EmailRec>(env, ttl, 'emails', [], retainedWork, (team, id) => this.emailContent.drop(team, id));
+    this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
+    this.queue = new LmdbQueue(env);
+    this.schedule = new LmdbDueIndex(env, 'schedule');
+    this.idempotency = new LmdbIdempotency(env, ttl);
+    this.webhooks = new LmdbCollection(env, ttl, 'webhooks');
+    this.webhookEvents = new LmdbCollection<WebhookEventRec, 'webhook' | 'outstanding'>(
+      env,
+      ttl,
+      'webhook_events',
+      [
+        { name: 'webhook', value: (e) => e.webhook_id },
+        { name: 'outstanding', value: (e) => (e.due === null ? null : e.webhook_id) },
+      ],
+      retainedWork,
+    );
+    this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(env, ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
+    this.outbox = new LmdbOutbox(env);
+    this.receivedContent = new LmdbContents(env, 'received_content');
+    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
+  }
+}
+
+interface LmdbTx extends Tx {
+  after: (() => void)[];
+  signals: Set<Signal>;
+}
+
+/**
+ * One unit of work: the shared repositories (inherited), with the queue and the outbox noting that
+ * work became due, and what to run once it commits. One small object per unit of work.
+ */
+function newTx(repos: Repos): LmdbTx {
+  const after: (() => void)[] = [];
+  const signals = new Set<Signal>();
+  const queue: QueueTx = Object.assign(Object.create(repos.queue) as LmdbQueue, {
+    put(entry: QueueEntry, due: number) {
+      repos.queue.put(entry, due);
+      signals.add('queue');
+    },
+  });
+  const outbox: OutboxTx = Object.assign(Object.create(repos.outbox) as LmdbOutbox, {
+    put(team: string, webhook: string, due: number, eventId: string) {
+      repos.outbox.put(team, webhook, due, eventId);
+      signals.add('outbox');
+    },
+  });
+  return Object.assign(Object.create(repos) as Repos, { queue, outbox, after, signals, afterCommit: (fn: () => void) => void after.push(fn) });
+}
+
+export class LmdbStore extends Repos implements Store {
+  private readonly listeners = new Map<Signal, (() => void)[]>();
+
+  private constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+    private readonly secrets: Map<SecretName, Buffer>,
+    opts: StoreOptions,
+  ) {
+    super(env, ttl, opts);
+  }
+
+  static async open(opts: StoreOptions): Promise<LmdbStore> {
+    const env = new LmdbEnv(opts.dataDir);
+    const ttl = new TtlIndex(env);
+    return new LmdbStore(env, ttl, await loadSecrets(env), opts);
+  }
+
+  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const tx = newTx(this);
+    const result = await this.env.transaction(() => fn(tx));
+    // Committed: whatever follows must not make the caller believe it failed.
+    for (const s of tx.signals) for (const l of this.listeners.get(s) ?? []) guarded(l);
+    for (const f of tx.after) guarded(f);
+    return result;
+  }
+
+  on(signal: Signal, listener: () => void): void {
+    this.listeners.set(signal, [...(this.listeners.get(signal) ?? []), listener]);
+  }
+
+  secret(name: SecretName): Buffer {
+    return this.secrets.get(name)!;
+  }
+
+  sweep(now = Date.now()): Promise<number> {
+    return this.ttl.sweep(now);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return this.teams.isEmpty();
+  }
+
+  settled(): Promise<void> {
+    return this.env.committed();
+  }
+
+  async backup(dest: string, opts: { compact: boolean }): Promise<void> {
+    await this.env.root.backup(dest, opts.compact);
+  }
+
+  close(): Promise<void> {
+    return this.env.close();
+  }
+}

@@ -1,0 +1,71 @@
+// The TXT answer reader (src/dns/resolver.ts readTxtAnswer, over dns-packet) against mangled
+// answers: whatever the bytes, it returns an answer or throws EBADRESP — never anything else, never
+// a hang. Seeded, so a failure repeats; POSTHORN_FUZZ_RUNS raises the count for a longer run.
+import { describe, test, expect } from 'bun:test';
+import packet from 'dns-packet';
+import { readTxtAnswer } from '../../src/dns/resolver';
+
+const RUNS = Number(process.env.POSTHORN_FUZZ_RUNS ?? 3000);
+
+/** mulberry32: a small seeded generator, so every run sees the same inputs. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const query = packet.encode({ type: 'query', id: 4242, flags: packet.RECURSION_DESIRED, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }] });
+const good = packet.encode({
+  type: 'response',
+  id: 4242,
+  flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE,
+  questions: [{ type: 'TXT', class: 'IN', name: 'SEL._domainkey.example.test' }],
+  answers: [
+    { type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test', ttl: 60, data: ['v=DKIM1; k=rsa; p=MIIB', 'IjANBgkqhkiG9w0B'] },
+    { type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test', ttl: 60, data: ['v=spf1 -all'] },
+  ],
+});
+
+function outcome(buf: Buffer): 'ok' | 'EBADRESP' {
+  try {
+    const a = readTxtAnswer(buf, query);
+    expect(Array.isArray(a.txt)).toBe(true);
+    return 'ok';
+  } catch (e) {
+    expect((e as NodeJS.ErrnoException).code).toBe('EBADRESP');
+    return 'EBADRESP';
+  }
+}
+
+describe('TXT answers', () => {
+  test('a well-formed answer keeps each record and its strings; the question compares case-insensitively', () => {
+    expect(readTxtAnswer(good, query)).toEqual({ rcode: 'NOERROR', truncated: false, txt: [['v=DKIM1; k=rsa; p=MIIB', 'IjANBgkqhkiG9w0B'], ['v=spf1 -all']] });
+  });
+
+  test('another id, a query instead of a response, or another question → EBADRESP', () => {
+    const other = (p: Partial<packet.Packet>) => packet.encode({ type: 'response', id: 4242, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }], ...p });
+    for (const buf of [other({ id: 4243 }), other({ type: 'query' }), other({ questions: [{ type: 'TXT', class: 'IN', name: 'evil.test' }] }), other({ questions: [{ type: 'A', class: 'IN', name: 'sel._domainkey.example.test' }] })])
+      expect(outcome(buf)).toBe('EBADRESP');
+  });
+
+  test(`${RUNS} mangled answers: a result or EBADRESP, never another error`, () => {
+    const random = rng(20261124);
+    const seen = { ok: 0, EBADRESP: 0 };
+    for (let i = 0; i < RUNS; i++) {
+      const buf = Buffer.from(good);
+      const mode = i % 3;
+      if (mode === 0) for (let n = 1 + Math.floor(random() * 6); n > 0; n--) buf[Math.floor(random() * buf.length)] = Math.floor(random() * 256);
+      const cut = mode === 1 ? buf.subarray(0, Math.floor(random() * buf.length)) : buf;
+      const noise = mode === 2 ? Buffer.concat([cut.subarray(0, 12), Buffer.from(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256)))]) : cut;
+      // Keep the id most of the time, so mangling reaches past the header.
+      if (noise.length >= 2 && random() < 0.9) noise.writeUInt16BE(4242, 0);
+      seen[outcome(noise)]++;
+    }
+    // Both outcomes occur: the mangling reached the decoder, and some inputs still decoded.
+    expect(seen.ok).toBeGreaterThan(0);
+    expect(seen.EBADRESP).toBeGreaterThan(0);
+  });
+});
