@@ -98,32 +98,57 @@ class Repos {
 interface LmdbTx extends Tx {
   after: (() => void)[];
   signals: Set<Signal>;
+  _queue?: QueueTx;
+  _outbox?: OutboxTx;
 }
 
 /**
- * One unit of work: the shared repositories (inherited), with the queue and the outbox noting that
- * work became due, and what to run once it commits. One small object per unit of work.
+ * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
+ * repositories; queue and outbox writes also note the signal to fire after the commit. A unit of
+ * work itself is one small object holding what to run after its commit.
  */
-function newTx(repos: Repos): LmdbTx {
-  const after: (() => void)[] = [];
-  const signals = new Set<Signal>();
-  const queue: QueueTx = Object.assign(Object.create(repos.queue) as LmdbQueue, {
-    put(entry: QueueEntry, due: number) {
-      repos.queue.put(entry, due);
-      signals.add('queue');
+function txPrototype(repos: Repos): LmdbTx {
+  const proto = Object.create(repos) as LmdbTx;
+  Object.defineProperties(proto, {
+    queue: {
+      get(this: LmdbTx) {
+        const signals = this.signals;
+        return (this._queue ??= Object.assign(Object.create(repos.queue) as LmdbQueue, {
+          put(entry: QueueEntry, due: number) {
+            repos.queue.put(entry, due);
+            signals.add('queue');
+          },
+        }));
+      },
+    },
+    outbox: {
+      get(this: LmdbTx) {
+        const signals = this.signals;
+        return (this._outbox ??= Object.assign(Object.create(repos.outbox) as LmdbOutbox, {
+          put(team: string, webhook: string, due: number, eventId: string) {
+            repos.outbox.put(team, webhook, due, eventId);
+            signals.add('outbox');
+          },
+        }));
+      },
     },
   });
-  const outbox: OutboxTx = Object.assign(Object.create(repos.outbox) as LmdbOutbox, {
-    put(team: string, webhook: string, due: number, eventId: string) {
-      repos.outbox.put(team, webhook, due, eventId);
-      signals.add('outbox');
-    },
-  });
-  return Object.assign(Object.create(repos) as Repos, { queue, outbox, after, signals, afterCommit: (fn: () => void) => void after.push(fn) });
+  proto.afterCommit = function (this: LmdbTx, fn: () => void) {
+    this.after.push(fn);
+  };
+  return proto;
+}
+
+function newTx(proto: LmdbTx): LmdbTx {
+  const tx = Object.create(proto) as LmdbTx;
+  tx.after = [];
+  tx.signals = new Set<Signal>();
+  return tx;
 }
 
 export class LmdbStore extends Repos implements Store {
   private readonly listeners = new Map<Signal, (() => void)[]>();
+  private txProto?: LmdbTx;
 
   private constructor(
     private readonly env: LmdbEnv,
@@ -141,7 +166,7 @@ export class LmdbStore extends Repos implements Store {
   }
 
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const tx = newTx(this);
+    const tx = newTx((this.txProto ??= txPrototype(this)));
     const result = await this.env.transaction(() => fn(tx));
     // Committed: whatever follows must not make the caller believe it failed.
     for (const s of tx.signals) for (const l of this.listeners.get(s) ?? []) guarded(l);
