@@ -23,6 +23,8 @@ export interface Config {
   retention: { days: number };
   security: { allow_private_networks: boolean };
   webhooks: { retry_schedule: number[] };
+  tracking: { prefetch_window: number };
+  metrics: { token: string | null };
 }
 
 export class ConfigError extends Error {
@@ -71,6 +73,8 @@ export const KEYS: KeyDef[] = [
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
+  { key: 'tracking.prefetch_window', env: 'POSTHORN_TRACKING_PREFETCH_WINDOW', kind: 'duration', default: '5s', min: 0 },
+  { key: 'metrics.token', env: 'POSTHORN_METRICS_TOKEN', kind: 'nullable', default: null },
 ];
 
 /**
@@ -163,7 +167,7 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       });
     case 'duration': {
       const ms = typeof raw === 'string' ? parseDuration(raw) : null;
-      if (ms === null || ms <= 0) bad('must be a duration such as 30m, 72h or 3d');
+      if (ms === null || ms < (def.min ?? 1)) bad('must be a duration such as 30m, 72h or 3d');
       return ms;
     }
     case 'durations': {

@@ -28,6 +28,7 @@ export const errors = {
   missingField: (field: string) => new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`),
   invalidField: (field: string, why?: string) =>
     new ApiError(422, 'validation_error', `Invalid \`${field}\` field${why ? `: ${why}` : '.'}`),
+  missingParameter: (name: string) => new ApiError(422, 'missing_required_parameter', `Missing \`${name}\` query parameter.`),
   invalidParameter: (message = 'The `id` must be a valid UUID.') => new ApiError(422, 'invalid_parameter', message),
   invalidAccess: () => new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access".'),
   internal: () => new ApiError(500, 'application_error', 'An unexpected error occurred.'),

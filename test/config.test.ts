@@ -71,6 +71,8 @@ describe('defaults and config.example.toml', () => {
       retention: { days: 30 },
       security: { allow_private_networks: false },
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
+      tracking: { prefetch_window: 5000 },
+      metrics: { token: null },
     } satisfies Config);
   });
 

@@ -30,7 +30,10 @@ import { emailsRoutes } from './resources/emails';
 import { downloadsRoutes } from './resources/downloads';
 import { receivingRoutes } from './resources/receiving';
 import { webhooksRoutes } from './resources/webhooks';
-import { unsubscribeRoutes, UNSUBSCRIBE_PREFIX } from './resources/unsubscribe';
+import { unsubscribeRoutes } from './resources/unsubscribe';
+import { trackingRoutes } from './resources/tracking';
+import { metricsRoutes } from './resources/metrics';
+import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
 export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
@@ -75,7 +78,7 @@ function createBase() {
     )
     .onParse(async ({ request }) => {
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
-      if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PREFIX)) return {};
+      if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
       // The key's format is checked before the body is read (docs/api.md §3.3).
       if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
@@ -118,7 +121,7 @@ function routeMiss(request: Request): ApiError {
  * must answer 404, not be read as an id or email by the `{id}` routes beside them (docs/api.md
  * §2 item 15).
  */
-const RESERVED = ['/emails/metrics', '/segments/metrics', '/contacts/imports', '/domains/claim'];
+const RESERVED = ['/segments/metrics', '/contacts/imports', '/domains/claim'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
@@ -129,7 +132,9 @@ export function buildApp(svc: ApiContext) {
   healthRoutes(app);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);
+  trackingRoutes(app, svc);
   receivingRoutes(app, svc);
+  metricsRoutes(app, svc);
   emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);
   domainsRoutes(app, svc);

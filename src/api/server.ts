@@ -3,7 +3,7 @@
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
 import { buildApp, isPublic, type ApiDeps } from './app';
 import { allowedFor } from './platform/auth';
-import { setState, stateOf } from './platform/context';
+import { setPeer, setState, stateOf } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
 import { authenticate, touchKey } from '../accounts/keys';
@@ -16,7 +16,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
 
-  return async function handle(incoming: Request): Promise<Response> {
+  return async function handle(incoming: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
     const startedAt = performance.now();
     const url = new URL(incoming.url);
     let req = incoming;
@@ -26,7 +26,11 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       req = new Request(url, incoming);
     }
     const path = url.pathname;
-    if (isPublic(path)) return app.handle(req);
+    if (isPublic(path)) {
+      const peer = server?.requestIP(incoming)?.address;
+      if (peer) setPeer(req, peer);
+      return app.handle(req);
+    }
 
     let key;
     try {

@@ -13,7 +13,7 @@ import type { Config } from '../config';
 import type { BroadcastRec, ContactRec, Tx } from '../store';
 import type { EmailInput } from '../sending/types';
 import { ApiError } from '../errors';
-import { nowIso } from '../ids';
+import { newId, nowIso } from '../ids';
 import { log } from '../log';
 import { prepare, commit, type Prepared, type SendingDeps } from '../sending/submit';
 import { addressField } from '../sending/address';
@@ -65,8 +65,9 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
         // Read again: a contact may have unsubscribed or left since the list was made.
         const c = await store.contacts.get(team, id);
         if (!c || c.unsubscribed) return { id, p: null };
-        const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id }) };
-        const p = await prepare(svc, { team, key: null, broadcastId: b.id }, emailFor(b, r));
+        const emailId = newId();
+        const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id, email: emailId }) };
+        const p = await prepare(svc, { team, key: null, broadcastId: b.id, contactId: c.id, emailId }, emailFor(b, r));
         recipientOf.set(p, c);
         return { id, p };
       }),

@@ -128,7 +128,15 @@ export async function upsertContact(deps: ContactDeps, team: string, fields: Con
 }
 
 /** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (docs/api.md §12.4). */
-export async function updateContact(deps: ContactDeps, team: string, ref: ContactRef, fields: ContactFields, audienceId?: string): Promise<string> {
+export async function updateContact(
+  deps: ContactDeps,
+  team: string,
+  ref: ContactRef,
+  fields: ContactFields,
+  audienceId?: string,
+  /** Also in the unit of work, when the contact did change. */
+  onChange?: (tx: Tx, contact: ContactRec) => Promise<void>,
+): Promise<string> {
   const { store, events } = deps;
   if (fields.email !== undefined) checkEmail(fields.email);
   const properties = checkProperties(fields.properties);
@@ -140,7 +148,10 @@ export async function updateContact(deps: ContactDeps, team: string, ref: Contac
       if (holder && holder.id !== cur.id) return errors.invalidField('email', 'another contact already uses this email address.');
     }
     const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
-    if (await contactChanged(events, tx, cur, next)) tx.contacts.put(next);
+    if (await contactChanged(events, tx, cur, next)) {
+      tx.contacts.put(next);
+      await onChange?.(tx, next);
+    }
     return cur.id;
   });
 }

@@ -6,6 +6,7 @@
 import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso } from '../ids';
+import { countersFor } from './counting';
 
 export type { Bounce };
 
@@ -35,6 +36,11 @@ export interface EmailEventDetails {
   bounce?: Bounce;
   click?: { ipAddress: string; link: string; timestamp: string; userAgent: string };
   at?: string;
+  /**
+   * Why an open or click looks automated (a privacy proxy, a link scanner, a prefetch), or null:
+   * the event is still sent, and metrics count it apart. Kept in the event log, not in webhooks.
+   */
+  automated?: string | null;
 }
 
 /** A consumer of webhook-visible events, run inside the event's unit of work. */
@@ -66,17 +72,44 @@ export class Events {
     const state = RECIPIENT_STATE[status];
     if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
+    if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
+    this.count(tx, next, status, details, at);
     tx.emails.put(next);
 
     const kind = WEBHOOK_KINDS[status];
     const data: Record<string, unknown> = kind ? emailPayload(next, details) : { email_id: next.id, recipients: details.recipients ?? null };
-    await this.append(tx, next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind);
+    await this.append(tx, next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind, details.automated);
     return next;
   }
 
+  /**
+   * In a unit of work: a contact unsubscribed through the link of this (broadcast) email. The
+   * contact's own change is `contact.updated`; this logs it on the email and counts it, once.
+   */
+  async unsubscribed(tx: Tx, email: EmailRec): Promise<void> {
+    const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
+    if (cur.counted?.includes('unsubscribed')) return;
+    const at = nowIso();
+    const next = { ...cur };
+    this.count(tx, next, 'unsubscribed', {}, at);
+    tx.emails.put(next);
+    await this.append(tx, next.team_id, 'email.unsubscribed', next.id, { email_id: next.id, contact_id: next.contact_id ?? null }, at, false);
+  }
+
+  /** Move the metric counters of `email` (updating its `counted` in place, before it is stored). */
+  private count(tx: Tx, email: EmailRec, status: EmailStatus | 'unsubscribed', details: EmailEventDetails, at: string): void {
+    const { counts, counted } = countersFor(email, status, details);
+    if (Object.keys(counts).length === 0) return;
+    email.counted = counted;
+    tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, email_id: email.id }, counts);
+  }
+
   /** In a unit of work: an event that is not an email state change (email.received, contact.updated). */
-  other(tx: Tx, team: string, type: EventType, subjectId: string, data: Record<string, unknown>): Promise<EventRec> {
-    return this.append(tx, team, type, subjectId, data, nowIso(), true);
+  other(tx: Tx, team: string, type: EventType, subjectId: string, data: Record<string, unknown>, received?: { domain_id: string }): Promise<EventRec> {
+    const at = nowIso();
+    // Received mail is counted under its receiving domain (the `received` metric).
+    if (received) tx.metrics.add(team, Date.parse(at), { domain_id: received.domain_id, broadcast_id: null, email_id: subjectId }, { received: 1 });
+    return this.append(tx, team, type, subjectId, data, at, true);
   }
 
   /** An email's or contact's event log, oldest first. */
@@ -84,8 +117,9 @@ export class Events {
     return store.events.findAll('subject', subjectId, team);
   }
 
-  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean): Promise<EventRec> {
+  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean, automated?: string | null): Promise<EventRec> {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
+    if (automated) ev.automated = automated;
     tx.events.put(ev);
     if (webhook) for (const sink of this.sinks) await sink(tx, ev);
     return ev;
@@ -99,7 +133,8 @@ function emailPayload(e: EmailRec, d: EmailEventDetails): Record<string, unknown
     created_at: e.created_at,
     message_id: e.message_id,
     from: e.from,
-    to: d.recipients && !['sent', 'opened', 'clicked'].includes(e.last_event) ? d.recipients : e.to,
+    // Opens and clicks name their recipient only when the message had one (docs/mail.md §6).
+    to: d.recipients && e.last_event !== 'sent' ? d.recipients : e.to,
     subject: e.subject,
     tags: Object.fromEntries(e.tags.map((t) => [t.name, t.value])),
   };

@@ -13,6 +13,8 @@ export interface ComposeOptions {
   attachments: ResolvedAttachment[];
   /** Derive a text/plain part from the html when `text` was not given (default true). */
   textFromHtml?: boolean;
+  /** The html part as sent, when it differs from `email.html` (tracking added); text is still derived from `email.html`. */
+  html?: string;
 }
 
 // A plain-text rendering for clients that do not show html; images carry no text worth keeping,
@@ -57,7 +59,7 @@ export async function composeMime(email: ValidatedEmail, opts: ComposeOptions): 
     messageId: opts.messageId,
     date: opts.date,
     text: text ? lines(text) : undefined,
-    html: email.html ? lines(email.html) : undefined,
+    html: email.html ? lines(opts.html ?? email.html) : undefined,
     attachments: opts.attachments.map(attachment),
     // RFC 5322 §2.1: CRLF line endings, whatever the caller's html used.
     newline: 'win',

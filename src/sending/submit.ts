@@ -15,6 +15,7 @@ import { resolveAttachments } from './attachments';
 import { composeMime } from './mime';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
+import { withTracking } from './tracking';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -22,7 +23,7 @@ import type { EmailInput, ValidatedEmail } from './types';
 export interface SendingDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security'>;
+  config: Pick<Config, 'security' | 'public_url'>;
 }
 
 export interface SubmitContext {
@@ -30,6 +31,10 @@ export interface SubmitContext {
   /** The API key used (REST or SMTP); null for internal senders such as broadcasts. */
   key: ApiKeyRec | null;
   broadcastId?: string | null;
+  /** The contact a broadcast email is for. */
+  contactId?: string | null;
+  /** The email's id when the caller needed it beforehand (a broadcast's unsubscribe link names it). */
+  emailId?: string;
 }
 
 export interface Prepared {
@@ -44,10 +49,16 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
   const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks });
-  const id = newId();
+  const id = ctx.emailId ?? newId();
   const created = new Date();
   const messageId = `<${id}@${domain.name}>`;
-  const raw = await composeMime(v, { messageId, date: created, attachments });
+  const recipients: EmailRec['recipients'] = {};
+  // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
+  // is already lowercase), one per address however it is capitalised.
+  for (const a of [...v.to, ...v.cc, ...v.bcc]) if (!recipientKey(recipients, a.address)) recipients[a.address] = 'pending';
+  const envelope = Object.keys(recipients);
+  const html = v.html === null ? undefined : withTracking(deps, domain, v.html, { team: ctx.team, email: id, recipient: envelope.length === 1 ? envelope[0] : null });
+  const raw = await composeMime(v, { messageId, date: created, attachments, html });
   const files: Record<string, Uint8Array> = {};
   const metas = attachments.map((a) => {
     const attId = newId();
@@ -61,10 +72,6 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
       size: a.content.byteLength,
     };
   });
-  const recipients: EmailRec['recipients'] = {};
-  // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
-  // is already lowercase), one per address however it is capitalised.
-  for (const a of [...v.to, ...v.cc, ...v.bcc]) if (!recipientKey(recipients, a.address)) recipients[a.address] = 'pending';
   const email: EmailRec = {
     id,
     team_id: ctx.team,
@@ -84,6 +91,7 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     last_event: v.scheduled_at ? 'scheduled' : 'queued',
     message_id: messageId,
     broadcast_id: ctx.broadcastId ?? null,
+    contact_id: ctx.contactId ?? null,
     attachments: metas,
     recipients,
     sent_at: null,

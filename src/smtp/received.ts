@@ -3,6 +3,7 @@
 // with mailparser; each team it was addressed to gets its own record (its own id, retention and
 // `received_for`), and one `email.received` event (docs/api.md §14.3) in the same commit.
 import { simpleParser, type AddressObject } from 'mailparser';
+import { domainOf } from './recipients';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
 import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, Tx } from '../store';
@@ -99,7 +100,9 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, a:
         const content: ReceivedContent = { raw, html, text, headers, files };
         tx.receivedEmails.put(rec);
         tx.receivedContent.put(team, rec.id, content);
-        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec));
+        // Counted under the receiving domain of its first recipient here (metrics, `received`).
+        const domain = await tx.domains.find('name', domainOf(recipients[0]));
+        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id: domain?.id ?? '' });
         saved.push(rec);
       }
       return saved;

@@ -17,7 +17,7 @@ import { receiveInbound, type InboundDeps } from './inbound';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
 export interface SmtpDeps extends SubmissionDeps, InboundDeps {
-  config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir'>;
+  config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir' | 'public_url'>;
 }
 
 /** docs/api.md §17: 40 MB, advertised with SIZE; larger messages get 552 5.3.4. */

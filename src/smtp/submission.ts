@@ -18,7 +18,7 @@ import { replies } from './replies';
 
 export interface SubmissionDeps extends SendingDeps {
   limiter: RateLimiter;
-  config: Pick<Config, 'security' | 'limits'>;
+  config: Pick<Config, 'security' | 'limits' | 'public_url'>;
 }
 
 export const IDEMPOTENCY_HEADER = 'resend-idempotency-key';

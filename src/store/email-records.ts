@@ -44,12 +44,35 @@ export interface EmailRec extends Rec {
   last_event: EmailStatus;
   message_id: string;
   broadcast_id: string | null;
+  /** The contact a broadcast email went to (older records: absent). */
+  contact_id?: string | null;
   attachments: AttachmentMeta[];
   /** Delivery state per envelope recipient (bare lowercase address). */
   recipients: Record<string, RecipientState>;
   /** Set once `email.sent` has fired. */
   sent_at: string | null;
   api_key_id: string | null;
+  /** When the first recipient accepted it (older records: absent). */
+  delivered_at?: string | null;
+  /** Metrics this email has been counted in once already (docs/api.md §18, metrics). */
+  counted?: string[];
+  /** Opens and clicks (tracking hits), absent until the first one. */
+  engagement?: Engagement;
+}
+
+/**
+ * Tracking hits of one email: every hit, and apart from them the ones that looked automated
+ * (privacy proxies, link scanners, prefetches), which metrics and broadcast analytics leave out.
+ */
+export interface Engagement {
+  opens: number;
+  clicks: number;
+  automated_opens: number;
+  automated_clicks: number;
+  /** Human clicks per destination URL. */
+  links: Record<string, number>;
+  first_opened_at: string | null;
+  first_clicked_at: string | null;
 }
 
 /** Bodies kept apart from the email record so that status updates do not rewrite them. */
@@ -79,11 +102,13 @@ export type EventType =
  * are logged too, with `webhook: false`.
  */
 export interface EventRec extends Rec {
-  type: EventType | `email.${EmailStatus}`;
+  type: EventType | `email.${EmailStatus}` | 'email.unsubscribed';
   webhook: boolean;
   /** The email (sent or received) or contact the event concerns. */
   subject_id: string;
   data: Record<string, unknown>;
+  /** An open or click that looked automated: why (docs/mail.md §6). */
+  automated?: string;
 }
 
 /** One delivery task: the recipients of an email at one destination domain. */

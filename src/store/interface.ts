@@ -190,6 +190,58 @@ export interface OutboxTx extends Outbox {
   remove(team: string, webhook: string, due: number, eventId: string): void;
 }
 
+/** Counters of one bucket: metric name → count. */
+export type Counters = Record<string, number>;
+
+/** What a counter is kept per: the email's sending domain, its broadcast, the email itself. */
+export interface MetricDims {
+  domain_id: string;
+  broadcast_id: string | null;
+  email_id: string;
+}
+
+/** One hour of a team's counters for one domain × broadcast (or one email). */
+export interface MetricBucket {
+  /** Start of the hour, ms since the epoch (UTC). */
+  hour: number;
+  domain_id: string;
+  broadcast_id: string | null;
+  counts: Counters;
+}
+export interface EmailMetricBucket extends MetricBucket {
+  email_id: string;
+}
+
+/** Clicks of one destination URL of a broadcast. */
+export interface LinkClicks {
+  url: string;
+  clicks: number;
+  unique_clicks: number;
+}
+
+/**
+ * Engagement and delivery counters (docs/api.md §18, metrics), updated in the unit of work of the
+ * event they count, so reading them never scans emails. Team buckets (per hour × domain ×
+ * broadcast) are kept 13 months (`METRICS_TTL_MS`); per-email buckets as long as emails are.
+ */
+export interface Metrics {
+  /** Team buckets with `from <= hour < to`, in hour order, handed to `each` one at a time. */
+  scan(team: string, from: number, to: number, each: (b: MetricBucket) => void): Promise<void>;
+  /** Per-email buckets with `from <= hour < to`, in hour order. */
+  scanEmails(team: string, from: number, to: number, each: (b: EmailMetricBucket) => void): Promise<void>;
+  /** A page of a broadcast's clicked links, in URL order; `after`/`before` are cursors from `cursor`. */
+  links(team: string, broadcastId: string, q: PageQuery): Promise<Page<LinkClicks & { cursor: string }>>;
+}
+export interface MetricsTx extends Metrics {
+  /** Add `counts` to the hour of `at` (ms) for these dimensions, team and email buckets alike. */
+  add(team: string, at: number, dims: MetricDims, counts: Counters): void;
+  /** Add to a broadcast link's clicks. */
+  addLink(team: string, broadcastId: string, url: string, clicks: number, uniqueClicks: number): void;
+}
+
+/** How long team metric buckets are kept: 13 months, beyond email retention. */
+export const METRICS_TTL_MS = 396 * 24 * 3_600_000;
+
 /** A repository in its read-only form (`R`) or with its writes (`W`). */
 type Repo<M extends Mode, R, W extends R> = M extends 'write' ? W : R;
 type Mode = 'read' | 'write';
@@ -207,7 +259,8 @@ interface Repositories<M extends Mode> {
   suppressions: Coll<M, SuppressionRec, 'email'>;
   /** The API request log. */
   logs: Coll<M, LogRec>;
-  emails: Coll<M, EmailRec>;
+  /** Sent emails; a broadcast's through the `broadcast` index. */
+  emails: Coll<M, EmailRec, 'broadcast'>;
   /** Bodies and attachments of sent emails. */
   emailContent: Repo<M, Contents<EmailContent>, ContentsTx<EmailContent>>;
   /** Event log of emails and contacts, listed per subject through the `subject` index. */
@@ -227,6 +280,7 @@ interface Repositories<M extends Mode> {
   broadcastProgress: Repo<M, BroadcastProgress, BroadcastProgressTx>;
   idempotency: Repo<M, Idempotency, IdempotencyTx>;
   outbox: Repo<M, Outbox, OutboxTx>;
+  metrics: Repo<M, Metrics, MetricsTx>;
 }
 
 /** What can be read, outside a unit of work or inside one. */

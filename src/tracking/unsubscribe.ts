@@ -3,7 +3,7 @@
 // (RFC 8058). A GET only shows a confirmation page — link scanners and prefetchers follow GETs, so
 // a GET must never unsubscribe (RFC 8058 §1); the one-click POST, or the page's button, does. The
 // pages are self-contained: no scripts, no external assets.
-import type { ContactRec } from '../store';
+import type { ContactRec, Tx } from '../store';
 import type { UnsubscribeTarget } from '../links/signed';
 import { ApiError } from '../errors';
 import { updateContact, findContact, type ContactDeps } from '../contacts';
@@ -22,7 +22,15 @@ export function linkedContact(deps: ContactDeps, t: UnsubscribeTarget): Promise<
  */
 export async function unsubscribe(deps: ContactDeps, t: UnsubscribeTarget): Promise<boolean> {
   try {
-    await updateContact(deps, t.team, { id: t.contact }, { unsubscribed: true });
+    // The email the link came in counts the unsubscribe (metrics), in the same unit of work.
+    const email = t.email;
+    const counted = email
+      ? async (tx: Tx) => {
+          const rec = await tx.emails.get(t.team, email);
+          if (rec) await deps.events.unsubscribed(tx, rec);
+        }
+      : undefined;
+    await updateContact(deps, t.team, { id: t.contact }, { unsubscribed: true }, undefined, counted);
     return true;
   } catch (e) {
     if (e instanceof ApiError && e.statusCode === 404) return false;

@@ -14,7 +14,7 @@ const LAYERS: string[][] = [
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits'],
   ['accounts', 'domains', 'suppressions', 'events'],
-  ['contacts', 'feedback'],
+  ['contacts', 'feedback', 'analytics'],
   ['sending'],
   ['delivery', 'broadcasts', 'tracking'],
   ['api', 'smtp', 'scheduler', 'dashboard'], // ways in

@@ -29,3 +29,21 @@ export function caller(req: Request): RequestState {
   if (!s) throw new Error('request reached an API handler without authentication');
   return s;
 }
+
+const peers = new WeakMap<Request, string>();
+
+/** The address the connection came from (Bun's `server.requestIP`), noted by the server. */
+export function setPeer(req: Request, address: string): void {
+  peers.set(req, address);
+}
+
+/**
+ * The client's address: the connection's, or — when that is a proxy on the same host or network
+ * (loopback or private) — the first address of its `X-Forwarded-For`.
+ */
+export function clientIp(req: Request): string {
+  const peer = peers.get(req) ?? '';
+  const local = /^(127\.|::1$|::ffff:127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|fc|fd)/i.test(peer);
+  const forwarded = local ? req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+  return forwarded || peer;
+}

@@ -8,6 +8,7 @@ import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { newId, nowIso } from '../../ids';
 import { parseScheduledAt } from '../../sending/schedule';
+import { broadcastRecipients, clickedLinks } from '../../analytics/broadcasts';
 import { contentFields, checkSendable, startBroadcast, unschedule, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
 
 const tags = ['Broadcasts'];
@@ -197,5 +198,28 @@ export function broadcastsRoutes(app: App, svc: ApiContext) {
       return { object: 'broadcast', id: copy.id };
     },
     { detail: { summary: 'Duplicate a broadcast as a new draft', tags } },
+  );
+
+  app.get(
+    '/broadcasts/:id/recipients',
+    async ({ request, params, query }) => {
+      const { team } = caller(request);
+      const b = await load(store, team, pathId(params.id));
+      const q = query as Record<string, string | undefined>;
+      return listOf(await broadcastRecipients(store, team, b.id, { type: q.type, email: q.email, bounce_type: q.bounce_type }, pageQuery(q)));
+    },
+    { detail: { summary: "A broadcast's recipients that reached a state (sent, delivered, opened, clicked, …)", tags } },
+  );
+
+  app.get(
+    '/broadcasts/:id/clicked-links',
+    async ({ request, params, query }) => {
+      const { team } = caller(request);
+      const b = await load(store, team, pathId(params.id));
+      // Cursors are the opaque ids of earlier rows (64 hex digits).
+      const page = pageQuery(query as Record<string, string | undefined>, { cursor: (v) => /^[0-9a-f]{64}$/.test(v) });
+      return listOf(await clickedLinks(store, team, b.id, page));
+    },
+    { detail: { summary: "A broadcast's clicked links with clicks and unique clicks", tags } },
   );
 }

@@ -6,8 +6,6 @@ import type { App, ApiContext } from '../app';
 import { SignedLinks } from '../../links/signed';
 import { linkedContact, unsubscribe, confirmPage, donePage, invalidLinkPage } from '../../tracking/unsubscribe';
 
-export const UNSUBSCRIBE_PREFIX = '/u/';
-
 export function unsubscribeRoutes(app: App, svc: ApiContext) {
   const links = new SignedLinks(svc.store.secret('links'), svc.config.public_url);
   const detail = (summary: string) => ({ summary, tags: ['Unsubscribe'], security: [] });

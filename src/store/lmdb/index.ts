@@ -9,6 +9,7 @@ import { LmdbDueIndex } from './due-index';
 import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
 import { LmdbOutbox } from './outbox';
+import { LmdbMetrics } from './metrics';
 import { loadSecrets } from './secrets';
 import { log } from '../../log';
 import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx } from '../interface';
@@ -38,7 +39,7 @@ class Repos {
   readonly broadcasts: LmdbCollection<BroadcastRec>;
   readonly suppressions: LmdbCollection<SuppressionRec, 'email'>;
   readonly logs: LmdbCollection<LogRec>;
-  readonly emails: LmdbCollection<EmailRec>;
+  readonly emails: LmdbCollection<EmailRec, 'broadcast'>;
   readonly emailContent: LmdbContents<EmailContent>;
   readonly events: LmdbCollection<EventRec, 'subject'>;
   readonly webhooks: LmdbCollection<WebhookRec>;
@@ -53,6 +54,7 @@ class Repos {
   readonly broadcastProgress: LmdbBroadcastProgress;
   readonly idempotency: LmdbIdempotency;
   readonly outbox: LmdbOutbox;
+  readonly metrics: LmdbMetrics;
 
   constructor(env: LmdbEnv, ttl: TtlIndex, opts: StoreOptions) {
     const retained = (r: { created_at: string }) => Date.parse(r.created_at) + opts.retentionDays * DAY;
@@ -72,7 +74,7 @@ class Repos {
     this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained);
     this.emailContent = new LmdbContents(env, 'email_content');
-    this.emails = new LmdbCollection<EmailRec>(env, ttl, 'emails', [], retainedWork, (team, id) => this.emailContent.drop(team, id));
+    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id));
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
     this.queue = new LmdbQueue(env);
     this.schedule = new LmdbDueIndex(env, 'schedule');
@@ -90,6 +92,7 @@ class Repos {
     );
     this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(env, ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
     this.outbox = new LmdbOutbox(env);
+    this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
     this.receivedContent = new LmdbContents(env, 'received_content');
     this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
   }
