@@ -11,6 +11,7 @@ import { DeliveryEngine } from './delivery';
 import { WebhookDispatcher, fanOut } from './events/webhooks';
 import { BroadcastSender } from './broadcasts/runner';
 import { Feedback } from './feedback';
+import { Telemetry } from './telemetry';
 
 export interface Services {
   config: Config;
@@ -28,6 +29,8 @@ export interface Services {
   broadcasts: BroadcastSender;
   /** Bounces and complaints arriving at return-path addresses. */
   feedback: Feedback;
+  /** Operator metrics (GET /metrics). */
+  telemetry: Telemetry;
 }
 
 /** How the store is opened for this configuration (serve and the CLI alike). */
@@ -45,6 +48,8 @@ export async function createServices(config: Config): Promise<Services> {
   const webhooks = new WebhookDispatcher({ store, config });
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
   events.onEvent(fanOut);
+  const telemetry = new Telemetry(store);
+  events.observe((ev) => telemetry.event(ev));
   // Work committed to the queue or the outbox wakes the worker that does it.
   store.on('queue', () => delivery.kick());
   store.on('outbox', () => webhooks.kick());
@@ -59,6 +64,7 @@ export async function createServices(config: Config): Promise<Services> {
     webhooks,
     broadcasts: new BroadcastSender({ store, events, config }),
     feedback: new Feedback({ store, events }),
+    telemetry,
   };
 }
 

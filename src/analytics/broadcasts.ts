@@ -1,4 +1,4 @@
-// Broadcast analytics (docs/api.md §18): who of a broadcast's recipients reached a state
+// Broadcast analytics (docs/api.md §13.5): who of a broadcast's recipients reached a state
 // (GET /broadcasts/{id}/recipients?type=…) and which links were clicked how often
 // (GET /broadcasts/{id}/clicked-links). Recipients page through the broadcast's emails (the
 // `broadcast` index), each answering from what its events recorded on it; clicked links read the

@@ -1,4 +1,4 @@
-// GET /emails/metrics (docs/api.md §18, metrics): totals, and rows broken down by period, domain,
+// GET /emails/metrics (docs/api.md §7.9): totals, and rows broken down by period, domain,
 // email or broadcast, read from the hourly counter buckets the event function keeps — never from
 // the emails themselves. Team buckets (13 months) answer everything except the `email` dimension
 // and `email_id` filters, which read the per-email buckets (kept as long as emails are).

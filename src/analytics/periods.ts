@@ -1,4 +1,4 @@
-// Calendar periods in an IANA time zone (docs/api.md §18, metrics): the start of the hour, day,
+// Calendar periods in an IANA time zone (docs/api.md §7.9): the start of the hour, day,
 // ISO week (Monday) or month an instant falls in, as a UTC instant. Counters are kept per UTC
 // hour; a period gathers the hours that start inside it (in zones whose offset is not a whole
 // number of hours, an hour counts in the period its start falls in).

@@ -33,10 +33,12 @@ import { webhooksRoutes } from './resources/webhooks';
 import { unsubscribeRoutes } from './resources/unsubscribe';
 import { trackingRoutes } from './resources/tracking';
 import { metricsRoutes } from './resources/metrics';
+import { prometheusRoutes } from './resources/prometheus';
+import type { Telemetry } from '../telemetry';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
-export const PUBLIC_PREFIXES = ['/health', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
+export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
 
 export function isPublic(path: string): boolean {
   return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
@@ -55,6 +57,8 @@ export interface ApiDeps {
   broadcasts: BroadcastSender;
   /** The team request limit, shared with SMTP submission. */
   limiter: RateLimiter;
+  /** Operator metrics: GET /metrics, and the request latency the server observes. */
+  telemetry: Telemetry;
 }
 
 /** What every resource module receives: the service, and the request log (GET /logs flushes it). */
@@ -130,6 +134,7 @@ export function buildApp(svc: ApiContext) {
       throw errors.routeNotFound();
     }, { detail: { hide: true } });
   healthRoutes(app);
+  prometheusRoutes(app, svc);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);
   trackingRoutes(app, svc);

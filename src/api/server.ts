@@ -18,6 +18,13 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
 
   return async function handle(incoming: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
     const startedAt = performance.now();
+    const res = await route(incoming, server);
+    svc.telemetry.request(incoming.method, res.status, (performance.now() - startedAt) / 1000);
+    return res;
+  };
+
+  async function route(incoming: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
+    const startedAt = performance.now();
     const url = new URL(incoming.url);
     let req = incoming;
     // Repeated slashes (an SDK base URL with a trailing slash gives `//emails`) are collapsed.

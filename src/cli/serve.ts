@@ -19,6 +19,7 @@ export async function serve(config: Config): Promise<number> {
   const http = startHttp(svc);
   // A port that cannot be bound is logged with its fix; the other listeners run regardless.
   const smtp = await startSmtp(svc);
+  svc.telemetry.smtpSessions = () => smtp.sessions();
   const scheduler = startScheduler(svc);
   await svc.delivery.start();
   svc.webhooks.start();

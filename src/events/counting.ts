@@ -1,4 +1,4 @@
-// Which metric counters an email event moves (docs/api.md §18, metrics). Delivery outcomes count
+// Which metric counters an email event moves (docs/api.md §7.9). Delivery outcomes count
 // once per email, whatever number of recipients it had — so rates stay between 0 and 1 — and the
 // email remembers what it was counted in (`counted`). Opens and clicks count every human hit, and
 // `unique_opened` / `unique_clicked` the first one of each email; hits that looked automated count

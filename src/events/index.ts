@@ -55,6 +55,12 @@ export function recipientKey(recipients: Record<string, unknown>, address: strin
 
 export class Events {
   private readonly sinks: EventSink[] = [];
+  private readonly observers: ((event: EventRec) => void)[] = [];
+
+  /** Be told of every event once its unit of work has committed (operator metrics). */
+  observe(fn: (event: EventRec) => void): void {
+    this.observers.push(fn);
+  }
 
   /** Register a consumer of webhook-visible events (the composition root does, at start). */
   onEvent(sink: EventSink): void {
@@ -121,6 +127,7 @@ export class Events {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
     if (automated) ev.automated = automated;
     tx.events.put(ev);
+    if (this.observers.length) tx.afterCommit(() => { for (const o of this.observers) o(ev); });
     if (webhook) for (const sink of this.sinks) await sink(tx, ev);
     return ev;
   }

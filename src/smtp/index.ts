@@ -33,6 +33,8 @@ export interface SmtpListeners {
   failures: BindFailure[];
   /** The bound port of the first listener of a mode (tests). */
   port(mode: ListenerMode): number;
+  /** Sessions open at this moment, across the listeners (operator metrics). */
+  sessions(): number;
   stop(): Promise<void>;
 }
 
@@ -95,6 +97,10 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
       const l = listeners.find((x) => x.mode === mode);
       if (!l) throw new Error(`no ${mode} SMTP listener is running`);
       return l.port;
+    },
+    sessions() {
+      // smtp-server keeps its open connections in a Set it does not type.
+      return servers.reduce((n, s) => n + ((s as unknown as { connections?: Set<unknown> }).connections?.size ?? 0), 0);
     },
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

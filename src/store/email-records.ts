@@ -54,7 +54,7 @@ export interface EmailRec extends Rec {
   api_key_id: string | null;
   /** When the first recipient accepted it (older records: absent). */
   delivered_at?: string | null;
-  /** Metrics this email has been counted in once already (docs/api.md §18, metrics). */
+  /** Metrics this email has been counted in once already (docs/api.md §7.9). */
   counted?: string[];
   /** Opens and clicks (tracking hits), absent until the first one. */
   engagement?: Engagement;

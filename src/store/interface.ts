@@ -119,6 +119,8 @@ export interface Queue {
   /** The live entries of one email. */
   entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
   size(): Promise<number>;
+  /** Entries due at `now` (ready) and later (waiting), and when the oldest entry was queued (ms). */
+  stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }>;
 }
 export interface QueueTx extends Queue {
   /** Add or move an entry to `due` (ms). */
@@ -131,6 +133,7 @@ export interface QueueTx extends Queue {
 export interface DueIndex {
   due(now: number, limit?: number): Promise<{ due: number; team: string; id: string }[]>;
   nextDue(): Promise<number | null>;
+  size(): Promise<number>;
 }
 export interface DueIndexTx extends DueIndex {
   add(due: number, team: string, id: string): void;
@@ -220,7 +223,7 @@ export interface LinkClicks {
 }
 
 /**
- * Engagement and delivery counters (docs/api.md §18, metrics), updated in the unit of work of the
+ * Engagement and delivery counters (docs/api.md §7.9), updated in the unit of work of the
  * event they count, so reading them never scans emails. Team buckets (per hour × domain ×
  * broadcast) are kept 13 months (`METRICS_TTL_MS`); per-email buckets as long as emails are.
  */

@@ -12,7 +12,7 @@ const LAYERS: string[][] = [
   ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config'], // leaves: standards and vocabulary
   ['work'], // shared machinery: the due-work loop, retry schedules
   ['store'], // the store interface and its LMDB backend
-  ['links', 'limits'],
+  ['links', 'limits', 'telemetry'],
   ['accounts', 'domains', 'suppressions', 'events'],
   ['contacts', 'feedback', 'analytics'],
   ['sending'],

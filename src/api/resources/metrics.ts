@@ -1,4 +1,4 @@
-// GET /emails/metrics (docs/api.md §18, metrics): the SDK's `emails.metrics()`. Query values
+// GET /emails/metrics (docs/api.md §7.9): the SDK's `emails.metrics()`. Query values
 // arrive as strings, lists comma-joined; analytics/metrics.ts validates and answers.
 import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';

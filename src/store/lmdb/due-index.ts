@@ -10,6 +10,10 @@ export class LmdbDueIndex implements DueIndexTx {
     this.db = env.db(name);
   }
 
+  async size(): Promise<number> {
+    return this.db.getCount();
+  }
+
   add(due: number, team: string, id: string): void {
     this.env.assertWriting();
     this.db.put([due, team, id], null);

@@ -53,4 +53,17 @@ export class LmdbQueue implements QueueTx {
   async size(): Promise<number> {
     return this.db.getCount();
   }
+
+  async stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }> {
+    const total = this.db.getCount();
+    const ready = this.db.getCount({ start: [0], end: [now + 1] });
+    // Entry ids are UUIDv7: the smallest id is the entry queued first; its first 48 bits are that time.
+    let first: string | null = null;
+    for (const key of this.db.getKeys()) {
+      const id = String((key as Key[])[1]);
+      if (first === null || id < first) first = id;
+    }
+    const oldest = first === null ? null : parseInt(first.replace(/-/g, '').slice(0, 12), 16);
+    return { ready, waiting: total - ready, oldest };
+  }
 }
