@@ -165,7 +165,7 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
 
   const domainNames = new Map<string, string | null>();
   const broadcastNames = new Map<string, string | null>();
-  const data = [];
+  const data: Record<string, unknown>[] = [];
   for (const { dims, counts } of rows.values()) {
     const row: Record<string, unknown> = {};
     if (dims.period !== undefined) row.period = new Date(dims.period).toISOString();
