@@ -18,6 +18,7 @@ import { verifiedSendingDomain, startChild, tempDir, call, closedLoop, fmt, mb, 
 import { startDnsServer } from '../../test/helpers/dns';
 import { startSink } from '../../test/helpers/sink';
 import { setQuiet } from '../../src/log';
+import { PIXEL } from '../../src/api/resources/tracking';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
@@ -48,13 +49,12 @@ const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)?.[1];
 const link = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html)?.[1];
 if (!pixel || !link) fail('the delivered html has no tracking pixel or link');
 
-const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 const bare = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
   fetch: (req) =>
     new URL(req.url).pathname.startsWith('/t/o/')
-      ? new Response(GIF, { headers: { 'content-type': 'image/gif', 'cache-control': 'no-store' } })
+      ? new Response(PIXEL, { headers: { 'content-type': 'image/gif', 'cache-control': 'no-store' } })
       : new Response(null, { status: 302, headers: { location: 'https://shop.test/item?id=42&ref=mail' } }),
 });
 const on = (base: string, url: string) => base + new URL(url).pathname;

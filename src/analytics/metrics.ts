@@ -56,6 +56,8 @@ interface Parsed {
   domains: Set<string> | null;
   emails: Set<string> | null;
   broadcasts: Set<string> | null;
+  /** The question needs the per-email buckets (the `email` dimension or `email_id`). */
+  byEmail: boolean;
 }
 
 const list = (v: string | undefined) => (v === undefined || v === '' ? null : v.split(',').map((s) => s.trim()).filter(Boolean));
@@ -101,7 +103,7 @@ export function parseMetricsQuery(q: MetricsQuery, now = Date.now()): Parsed {
   if (end - start > MAX_RANGE_DAYS * DAY) throw errors.validation(`The range may span at most ${MAX_RANGE_DAYS} days.`);
   if (granularity === 'hourly' && dimensions.includes('period') && end - start > MAX_HOURLY_DAYS * DAY)
     throw errors.validation(`An hourly breakdown may span at most ${MAX_HOURLY_DAYS} days.`);
-  return { start, end, tz, granularity, metrics: [...new Set(metrics)], dimensions: [...new Set(dimensions)], domains: ids('domain_id', q.domain_id), emails, broadcasts };
+  return { start, end, tz, granularity, metrics: [...new Set(metrics)], dimensions: [...new Set(dimensions)], domains: ids('domain_id', q.domain_id), emails, broadcasts, byEmail };
 }
 
 function add(into: Counters, counts: Counters): void {
@@ -122,7 +124,6 @@ function values(c: Counters, metrics: Metric[]): Record<string, number> {
 
 export async function emailMetrics(store: StoreReader, team: string, q: MetricsQuery, now = Date.now()) {
   const p = parseMetricsQuery(q, now);
-  const byEmail = p.dimensions.includes('email') || p.emails !== null;
   const totals: Counters = {};
   const rows = new Map<string, { dims: { period?: number; domain_id?: string; email_id?: string; broadcast_id?: string | null }; counts: Counters }>();
   const periods = new Map<number, number>();
@@ -152,7 +153,7 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
   };
   // Buckets are hourly: the range covers every hour that starts inside it.
   const from = Math.ceil(p.start / HOUR) * HOUR;
-  if (byEmail) await store.metrics.scanEmails(team, from, p.end, each);
+  if (p.byEmail) await store.metrics.scanEmails(team, from, p.end, each);
   else await store.metrics.scan(team, from, p.end, each);
 
   // A breakdown by period alone lists every period of the range, empty ones too (a chart's x axis).

@@ -10,21 +10,23 @@ import { authenticate, touchKey } from '../accounts/keys';
 import { ApiError, errors } from '../errors';
 import { log } from '../log';
 
+/** What Bun passes to `fetch` beside the request: the connection's address. */
+type PeerSource = { requestIP(r: Request): { address: string } | null };
+
 export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.store)) {
   const app = buildApp({ ...svc, requestLog });
   // The team's limit is shared with SMTP submission (docs/api.md §6): one instance, made by the root.
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
 
-  return async function handle(incoming: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
+  return async function handle(incoming: Request, server?: PeerSource): Promise<Response> {
     const startedAt = performance.now();
-    const res = await route(incoming, server);
+    const res = await route(incoming, startedAt, server);
     svc.telemetry.request(incoming.method, res.status, (performance.now() - startedAt) / 1000);
     return res;
   };
 
-  async function route(incoming: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response> {
-    const startedAt = performance.now();
+  async function route(incoming: Request, startedAt: number, server?: PeerSource): Promise<Response> {
     const url = new URL(incoming.url);
     let req = incoming;
     // Repeated slashes (an SDK base URL with a trailing slash gives `//emails`) are collapsed.

@@ -3,7 +3,7 @@
 // email remembers what it was counted in (`counted`). Opens and clicks count every human hit, and
 // `unique_opened` / `unique_clicked` the first one of each email; hits that looked automated count
 // apart (`automated_opened`, `automated_clicked`), outside Resend's metrics.
-import type { Counters, EmailRec, EmailStatus } from '../store';
+import type { Counters, EmailRec, EmailStatus, Engagement } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 
 /** Statuses counted once per email, under the metric of the same name. */
@@ -49,4 +49,29 @@ export function countersFor(email: EmailRec, status: EmailStatus | 'unsubscribed
   if (status === 'opened' || status === 'clicked') hit(status);
   else if (ONCE[status] && once(ONCE[status]!) && status === 'bounced') counts[BOUNCE_TYPE[d.bounce?.type ?? ''] ?? 'bounced_undetermined'] = 1;
   return { counts, counted };
+}
+
+const NO_ENGAGEMENT: Engagement = { opens: 0, clicks: 0, automated_opens: 0, automated_clicks: 0, links: {}, first_opened_at: null, first_clicked_at: null };
+
+/**
+ * An email's engagement after an open (`link` null) or a click on `link`, and whether this is the
+ * first human click on that link (a broadcast's `unique_clicks`).
+ */
+export function engagementAfter(e: Engagement | undefined, link: string | null, automated: boolean, at: string): { engagement: Engagement; firstClickOfLink: boolean } {
+  const next: Engagement = { ...NO_ENGAGEMENT, ...e, links: { ...e?.links } };
+  let firstClickOfLink = false;
+  if (link === null) {
+    if (automated) next.automated_opens++;
+    else {
+      next.opens++;
+      next.first_opened_at ??= at;
+    }
+  } else if (automated) next.automated_clicks++;
+  else {
+    next.clicks++;
+    next.first_clicked_at ??= at;
+    firstClickOfLink = !next.links[link];
+    next.links[link] = (next.links[link] ?? 0) + 1;
+  }
+  return { engagement: next, firstClickOfLink };
 }

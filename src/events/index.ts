@@ -6,7 +6,7 @@
 import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso } from '../ids';
-import { countersFor } from './counting';
+import { countersFor, engagementAfter } from './counting';
 
 export type { Bounce };
 
@@ -79,6 +79,7 @@ export class Events {
     if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
+    if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
     this.count(tx, next, status, details, at);
     tx.emails.put(next);
 
@@ -100,6 +101,13 @@ export class Events {
     this.count(tx, next, 'unsubscribed', {}, at);
     tx.emails.put(next);
     await this.append(tx, next.team_id, 'email.unsubscribed', next.id, { email_id: next.id, contact_id: next.contact_id ?? null }, at, false);
+  }
+
+  /** Record an open or click on `email` (in place) and, for a human click in a broadcast, on its link. */
+  private engage(tx: Tx, email: EmailRec, link: string | null, automated: boolean, at: string): void {
+    const { engagement, firstClickOfLink } = engagementAfter(email.engagement, link, automated, at);
+    email.engagement = engagement;
+    if (link !== null && !automated && email.broadcast_id) tx.metrics.addLink(email.team_id, email.broadcast_id, link, 1, firstClickOfLink ? 1 : 0);
   }
 
   /** Move the metric counters of `email` (updating its `counted` in place, before it is stored). */

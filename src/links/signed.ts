@@ -25,42 +25,34 @@ export interface UnsubscribeTarget {
 }
 
 export class SignedLinks {
-  /** `secret`: the install's link secret (32 random bytes kept in the store). */
   private readonly signer: Signer;
 
+  /** `secret`: the install's link secret (32 random bytes kept in the store). */
   constructor(secret: Buffer, private readonly publicUrl: string) {
     this.signer = new Signer(secret);
   }
 
   async download(target: DownloadTarget, now = Date.now()): Promise<{ download_url: string; expires_at: string }> {
     const expires = now + DOWNLOAD_TTL_MS;
-    return { download_url: `${this.publicUrl}/d/${this.token({ ...target, x: expires })}`, expires_at: new Date(expires).toISOString() };
+    return { download_url: `${this.publicUrl}/d/${this.signer.seal({ ...target, x: expires })}`, expires_at: new Date(expires).toISOString() };
   }
 
   /** The target of a download token, or null when forged, malformed or expired. */
   async verify(token: string, now = Date.now()): Promise<DownloadTarget | null> {
-    const t = this.open(token) as (DownloadTarget & { x: unknown }) | null;
+    const t = this.signer.open(token) as (DownloadTarget & { x: unknown }) | null;
     return t && typeof t.x === 'number' && t.x > now ? t : null;
   }
 
   /** The contact's unsubscribe URL (`{{{RESEND_UNSUBSCRIBE_URL}}}`, List-Unsubscribe). */
   unsubscribeUrl(target: UnsubscribeTarget): string {
     // `k` tells the kinds apart: a download token (kind, x) can never pass as this, nor this as one.
-    return `${this.publicUrl}${UNSUBSCRIBE_PATH}${this.token({ k: 'unsubscribe', t: target.team, c: target.contact, ...(target.email ? { e: target.email } : {}) })}`;
+    return `${this.publicUrl}${UNSUBSCRIBE_PATH}${this.signer.seal({ k: 'unsubscribe', t: target.team, c: target.contact, ...(target.email ? { e: target.email } : {}) })}`;
   }
 
   /** The target of an unsubscribe token, or null when forged or malformed. */
   verifyUnsubscribe(token: string): UnsubscribeTarget | null {
-    const t = this.open(token) as { k?: unknown; t?: unknown; c?: unknown; e?: unknown } | null;
+    const t = this.signer.open(token) as { k?: unknown; t?: unknown; c?: unknown; e?: unknown } | null;
     if (!t || t.k !== 'unsubscribe' || typeof t.t !== 'string' || typeof t.c !== 'string') return null;
     return typeof t.e === 'string' ? { team: t.t, contact: t.c, email: t.e } : { team: t.t, contact: t.c };
-  }
-
-  private token(payload: object): string {
-    return this.signer.seal(payload);
-  }
-
-  private open(token: string): Record<string, unknown> | null {
-    return this.signer.open(token);
   }
 }

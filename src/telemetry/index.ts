@@ -6,19 +6,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventRec, StoreReader } from '../store';
 
-export interface TelemetrySources {
-  store: StoreReader;
-  /** Open SMTP sessions across the listeners (0 when SMTP is not started). */
-  smtpSessions?: () => number;
-}
-
 export class Telemetry {
   readonly registry = new Registry();
   private readonly events: Counter;
   private readonly accepted: Counter;
   private readonly deliveries: Counter;
   private readonly http: Histogram;
+  /** Open SMTP sessions across the listeners; set by `serve` once SMTP runs (0 until then). */
   smtpSessions: () => number = () => 0;
+  /** The queue's state, read once per scrape (a walk over the queue's keys) for the gauges that show it. */
+  private queue = { ready: 0, waiting: 0, oldest: null as number | null };
 
   constructor(private readonly store: StoreReader) {
     const registers = [this.registry];
@@ -44,19 +41,18 @@ export class Telemetry {
       help: 'Delivery queue entries (an email’s recipients at one domain), by state: ready (due now) or waiting (retry or later).',
       labelNames: ['state'],
       registers,
-      async collect() {
-        const s = await self.store.queue.stats(Date.now());
-        this.set({ state: 'ready' }, s.ready);
-        this.set({ state: 'waiting' }, s.waiting);
+      collect() {
+        this.set({ state: 'ready' }, self.queue.ready);
+        this.set({ state: 'waiting' }, self.queue.waiting);
       },
     });
     new Gauge({
       name: 'posthorn_queue_oldest_age_seconds',
       help: 'Age of the oldest email still in the delivery queue (0 when empty).',
       registers,
-      async collect() {
-        const s = await self.store.queue.stats(Date.now());
-        this.set(s.oldest === null ? 0 : Math.max(0, (Date.now() - s.oldest) / 1000));
+      collect() {
+        const { oldest } = self.queue;
+        this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
       },
     });
     new Gauge({
@@ -87,8 +83,8 @@ export class Telemetry {
 
   /** A committed event (Events calls this after the commit). */
   event(ev: EventRec): void {
-    const type = ev.type.replace(/^email\./, '');
     if (!ev.type.startsWith('email.')) return;
+    const type = ev.type.slice('email.'.length);
     this.events.inc({ type });
     if (type === 'queued' || type === 'scheduled') this.accepted.inc();
     else if (type === 'delivered') this.deliveries.inc({ result: 'delivered' });
@@ -100,7 +96,8 @@ export class Telemetry {
     this.http.observe({ method, status: String(status) }, seconds);
   }
 
-  text(): Promise<string> {
+  async text(): Promise<string> {
+    this.queue = await this.store.queue.stats(Date.now());
     return this.registry.metrics();
   }
 

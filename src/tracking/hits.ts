@@ -1,12 +1,12 @@
 // Opens and clicks (docs/mail.md §6): a verified pixel or link hit becomes `email.opened` /
-// `email.clicked` through the one event function, with the email's engagement counts and the
-// broadcast's link counts in the same unit of work. The pixel and the redirect are answered
+// `email.clicked` through the one event function, which also keeps the email's engagement counts
+// and the broadcast's link counts, in the same unit of work. The pixel and the redirect are answered
 // without waiting for that commit (a mail client waits on neither), so a crash in the few
 // milliseconds between the answer and the commit can lose that one hit's event; a hit is never
 // recorded twice. At most `MAX_PENDING` hits wait for their commit at once; past that the answer
 // waits too, so memory stays bounded under a flood.
 import type { Config } from '../config';
-import type { Engagement, EmailRec, Store } from '../store';
+import type { Store } from '../store';
 import type { Events } from '../events';
 import type { ClickTarget, TrackingTarget } from '../links/tracking';
 import { log } from '../log';
@@ -26,8 +26,6 @@ export interface HitRequest {
   userAgent: string;
   ip: string;
 }
-
-const EMPTY: Engagement = { opens: 0, clicks: 0, automated_opens: 0, automated_clicks: 0, links: {}, first_opened_at: null, first_clicked_at: null };
 
 export class TrackingHits {
   private pending = 0;
@@ -68,27 +66,9 @@ export class TrackingHits {
         { method: req.method, userAgent: req.userAgent, deliveredAt: email.delivered_at ? Date.parse(email.delivered_at) : null, now },
         config.tracking.prefetch_window,
       );
-      const e: Engagement = { ...EMPTY, ...email.engagement, links: { ...email.engagement?.links } };
-      let firstClickOfUrl = false;
-      if (url === null) {
-        if (automated) e.automated_opens++;
-        else {
-          e.opens++;
-          e.first_opened_at ??= at;
-        }
-      } else if (automated) e.automated_clicks++;
-      else {
-        e.clicks++;
-        e.first_clicked_at ??= at;
-        firstClickOfUrl = !e.links[url];
-        e.links[url] = (e.links[url] ?? 0) + 1;
-      }
-      const next: EmailRec = { ...email, engagement: e };
-      tx.emails.put(next);
-      if (url !== null && !automated && email.broadcast_id) tx.metrics.addLink(t.team, email.broadcast_id, url, 1, firstClickOfUrl ? 1 : 0);
       const recipients = t.recipient ? [t.recipient] : undefined;
-      if (url === null) await events.email(tx, next, 'opened', { recipients, at, automated });
-      else await events.email(tx, next, 'clicked', { recipients, at, automated, click: { ipAddress: req.ip, link: url, timestamp: at, userAgent: req.userAgent } });
+      if (url === null) await events.email(tx, email, 'opened', { recipients, at, automated });
+      else await events.email(tx, email, 'clicked', { recipients, at, automated, click: { ipAddress: req.ip, link: url, timestamp: at, userAgent: req.userAgent } });
     });
   }
 }

@@ -55,6 +55,14 @@ async function eventually<T>(fn: () => Promise<T | null | undefined | false>, wh
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Bounded wait until the email's `last_event` (read through the SDK) is `status`. */
+async function lastEventBecomes(id: string, status: string) {
+  return eventually(async () => {
+    const r = await w.p.resend.emails.get(id);
+    return r.data?.last_event === status && r.data;
+  }, `last_event ${status}`);
+}
+
 const HTML =
   '<!doctype html><html><body><p>Hello <a href="https://shop.test/a?b=1&amp;c=2">the shop</a>, ' +
   '<a href="mailto:help@example.test">mail us</a>, <a href="#top">top</a>, ' +
@@ -155,10 +163,7 @@ describe('a tracked email sent through the API', () => {
     await hooks.waitFor((r) => r.some((h) => h.payload.type === 'email.opened'), 'email.opened');
     const hook = hooks.requests.find((h) => h.payload.type === 'email.opened')!;
     expect(hook.payload.data).toMatchObject({ email_id: emailId, to: ['reader@dest.test'], subject: 'Tracked' });
-    const got = await eventually(async () => {
-      const r = await w.p.resend.emails.get(emailId);
-      return r.data?.last_event === 'opened' && r.data;
-    }, 'last_event opened');
+    const got = await lastEventBecomes(emailId, 'opened');
     expect(got.last_event).toBe('opened');
   });
 
@@ -172,10 +177,7 @@ describe('a tracked email sent through the API', () => {
     expect(hook.payload.data.to).toEqual(['reader@dest.test']);
     expect(hook.payload.data.click).toEqual({ ipAddress: '203.0.113.7', link: 'https://shop.test/a?b=1&c=2', timestamp: expect.any(String), userAgent: THUNDERBIRD });
     expect(Date.parse(hook.payload.data.click.timestamp)).not.toBeNaN();
-    const r = await eventually(async () => {
-      const e = await w.p.resend.emails.get(emailId);
-      return e.data?.last_event === 'clicked' && e.data;
-    }, 'last_event clicked');
+    const r = await lastEventBecomes(emailId, 'clicked');
     expect(r.last_event).toBe('clicked');
   });
 

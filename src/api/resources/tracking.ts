@@ -9,7 +9,7 @@ import { clientIp } from '../platform/context';
 import { errors } from '../../errors';
 
 /** A transparent 1×1 GIF (GIF89a), the smallest image every mail client shows. */
-const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+export const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 const NO_STORE = { 'cache-control': 'no-store, no-cache, must-revalidate, private', pragma: 'no-cache' };
 
