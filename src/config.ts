@@ -25,6 +25,12 @@ export interface Config {
   webhooks: { retry_schedule: number[] };
   tracking: { prefetch_window: number };
   metrics: { token: string | null };
+  auth: {
+    /** Idle and absolute session lifetimes, ms. */
+    session_idle_timeout: number;
+    session_lifetime: number;
+    oidc: { issuer: string | null; client_id: string | null; client_secret: string | null; allowed_domains: string[] };
+  };
 }
 
 export class ConfigError extends Error {
@@ -37,7 +43,7 @@ export class ConfigError extends Error {
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
 export const DEFAULT_WEBHOOK_RETRY = '5s,5m,30m,2h,5h,10h,10h';
 
-type Kind = 'string' | 'nullable' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum';
+type Kind = 'string' | 'nullable' | 'domains' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -75,6 +81,12 @@ export const KEYS: KeyDef[] = [
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
   { key: 'tracking.prefetch_window', env: 'POSTHORN_TRACKING_PREFETCH_WINDOW', kind: 'duration', default: '5s', min: 0 },
   { key: 'metrics.token', env: 'POSTHORN_METRICS_TOKEN', kind: 'nullable', default: null },
+  { key: 'auth.session_idle_timeout', env: 'POSTHORN_AUTH_SESSION_IDLE_TIMEOUT', kind: 'duration', default: '12h', min: 60_000 },
+  { key: 'auth.session_lifetime', env: 'POSTHORN_AUTH_SESSION_LIFETIME', kind: 'duration', default: '7d', min: 60_000 },
+  { key: 'auth.oidc.issuer', env: 'POSTHORN_AUTH_OIDC_ISSUER', kind: 'nullable', default: null },
+  { key: 'auth.oidc.client_id', env: 'POSTHORN_AUTH_OIDC_CLIENT_ID', kind: 'nullable', default: null },
+  { key: 'auth.oidc.client_secret', env: 'POSTHORN_AUTH_OIDC_CLIENT_SECRET', kind: 'nullable', default: null },
+  { key: 'auth.oidc.allowed_domains', env: 'POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS', kind: 'domains', default: [] },
 ];
 
 /**
@@ -159,6 +171,12 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       if (typeof raw === 'string' && /^(true|1|yes|on)$/i.test(raw.trim())) return true;
       if (typeof raw === 'string' && /^(false|0|no|off)$/i.test(raw.trim())) return false;
       return bad('must be true or false');
+    case 'domains':
+      return list(raw).map((s) => {
+        const d = String(s).trim().toLowerCase().replace(/^@/, '');
+        if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(d)) bad('must list email domains such as example.com');
+        return d;
+      });
     case 'servers':
       return list(raw).map((s) => {
         const text = String(s).trim();
@@ -201,10 +219,11 @@ function assign(obj: Record<string, any>, dotted: string, value: unknown) {
 /** Reject keys nobody reads: a typo in the file must not be silently ignored. */
 function checkUnknown(file: Record<string, unknown>, prefix = '') {
   const known = new Set(KEYS.map((k) => k.key));
-  const sections = new Set(KEYS.filter((k) => k.key.includes('.')).map((k) => k.key.split('.')[0]));
+  // Every dotted prefix of a key is a section (`auth`, `auth.oidc`).
+  const sections = new Set(KEYS.flatMap((k) => k.key.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
   for (const [k, v] of Object.entries(file)) {
     const full = prefix ? `${prefix}.${k}` : k;
-    if (!prefix && sections.has(k) && v && typeof v === 'object' && !Array.isArray(v)) checkUnknown(v as Record<string, unknown>, k);
+    if (sections.has(full) && v && typeof v === 'object' && !Array.isArray(v)) checkUnknown(v as Record<string, unknown>, full);
     else if (!known.has(full)) throw new ConfigError(full, 'is not a known configuration key (see config.example.toml)');
   }
 }
@@ -260,6 +279,18 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);
     }
   }
+  const oidc = cfg.auth.oidc;
+  if (oidc.issuer) {
+    let u: URL | null = null;
+    try {
+      u = new URL(oidc.issuer);
+    } catch {}
+    if (!u || (u.protocol !== 'https:' && !(u.protocol === 'http:' && /^(127\.|localhost$|\[::1\]$)/.test(u.hostname))))
+      throw new ConfigError('auth.oidc.issuer', 'must be an https:// URL (http:// only on loopback, for tests)');
+    if (!oidc.client_id) throw new ConfigError('auth.oidc.client_id', 'is required when `auth.oidc.issuer` is set');
+  }
+  if (cfg.auth.session_idle_timeout > cfg.auth.session_lifetime)
+    throw new ConfigError('auth.session_idle_timeout', 'must not be longer than `auth.session_lifetime`');
   // Each SMTP port is one listener: the same port twice (or in both lists) could never bind.
   const seen = new Set<number>();
   for (const list of ['starttls_ports', 'tls_ports'] as const) {

@@ -12,6 +12,8 @@ import { WebhookDispatcher, fanOut } from './events/webhooks';
 import { BroadcastSender } from './broadcasts/runner';
 import { Feedback } from './feedback';
 import { Telemetry } from './telemetry';
+import { Auth } from './accounts/auth';
+import { DashboardAssets } from './dashboard/assets';
 
 export interface Services {
   config: Config;
@@ -31,6 +33,10 @@ export interface Services {
   feedback: Feedback;
   /** Operator metrics (GET /metrics). */
   telemetry: Telemetry;
+  /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
+  auth: Auth;
+  /** The dashboard's static files (bundled on first use from a checkout, embedded in the binary). */
+  dashboard: DashboardAssets;
 }
 
 /** How the store is opened for this configuration (serve and the CLI alike). */
@@ -65,6 +71,8 @@ export async function createServices(config: Config): Promise<Services> {
     broadcasts: new BroadcastSender({ store, events, config }),
     feedback: new Feedback({ store, events }),
     telemetry,
+    auth: new Auth(store, config),
+    dashboard: new DashboardAssets(),
   };
 }
 

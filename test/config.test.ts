@@ -73,6 +73,11 @@ describe('defaults and config.example.toml', () => {
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
       tracking: { prefetch_window: 5000 },
       metrics: { token: null },
+      auth: {
+        session_idle_timeout: 12 * HOUR,
+        session_lifetime: 7 * 24 * HOUR,
+        oidc: { issuer: null, client_id: null, client_secret: null, allowed_domains: [] },
+      },
     } satisfies Config);
   });
 

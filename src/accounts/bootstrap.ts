@@ -25,7 +25,7 @@ export async function createTeam(store: Store, opts: { name?: string; adminEmail
     created_at: nowIso(),
     email: adminEmail,
     password_hash: await Bun.password.hash(password),
-    role: 'admin',
+    role: 'owner',
   };
   await store.write(async (tx) => {
     tx.teams.put(team);

@@ -35,10 +35,16 @@ import { trackingRoutes } from './resources/tracking';
 import { metricsRoutes } from './resources/metrics';
 import { prometheusRoutes } from './resources/prometheus';
 import type { Telemetry } from '../telemetry';
+import type { Auth } from '../accounts/auth';
+import type { DashboardAssets } from '../dashboard/assets';
+import { authRoutes } from './resources/auth';
+import { teamRoutes } from './resources/team';
+import { dashboardRoutes } from './resources/dashboard';
+import { queueRoutes } from './resources/queue';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
-export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/dashboard'];
+export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/dashboard', '/auth'];
 
 export function isPublic(path: string): boolean {
   return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
@@ -59,6 +65,10 @@ export interface ApiDeps {
   limiter: RateLimiter;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
   telemetry: Telemetry;
+  /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
+  auth: Auth;
+  /** The dashboard's static files. */
+  dashboard: DashboardAssets;
 }
 
 /** What every resource module receives: the service, and the request log (GET /logs flushes it). */
@@ -134,6 +144,10 @@ export function buildApp(svc: ApiContext) {
       throw errors.routeNotFound();
     }, { detail: { hide: true } });
   healthRoutes(app);
+  dashboardRoutes(app, svc);
+  authRoutes(app, svc);
+  teamRoutes(app, svc);
+  queueRoutes(app, svc);
   prometheusRoutes(app, svc);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);

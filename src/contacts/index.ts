@@ -168,7 +168,17 @@ export function deleteContact(store: Store, team: string, ref: ContactRef): Prom
 }
 
 /** Contacts of a team, or of one segment, newest first; no limit → everything (docs/api.md §4). */
-export async function listContacts(store: StoreReader, team: string, q: PageQuery, segmentId?: string) {
+/**
+ * A page of contacts, of one segment when given. `search` (Posthorn) keeps those whose email or
+ * name contains the text, case-insensitively; it applies to the team's contacts.
+ */
+export async function listContacts(store: StoreReader, team: string, q: PageQuery, segmentId?: string, search?: string) {
+  if (search) {
+    const text = search.toLowerCase();
+    return store.contacts.page(team, q, null, (c) =>
+      [c.email, c.first_name ?? '', c.last_name ?? ''].join(' ').toLowerCase().includes(text) ? contactSummary(c) : undefined,
+    );
+  }
   if (segmentId === undefined) return store.contacts.page(team, q, null, contactSummary);
   const page = await store.memberships.pageContacts(team, segmentId, q);
   return { has_more: page.has_more, data: page.data.map(contactSummary) };

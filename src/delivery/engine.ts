@@ -9,7 +9,7 @@
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import type { DomainRec, EmailContent, EmailRec, QueueEntry, Store, Tx } from '../store';
+import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailContent, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
 import { suppress } from '../suppressions';
 import { log } from '../log';
@@ -170,7 +170,7 @@ export class DeliveryEngine {
   }
 
   private async record(c: Claimed, { result, started }: Attempted): Promise<void> {
-    const counts = await this.settle(c, result);
+    const counts = await this.settle(c, result, started);
     const problem = [...result.replies.values()].find((r) => verdict(r) !== 'delivered');
     log.info('delivery.attempt', {
       team_id: c.entry.team_id,
@@ -187,7 +187,7 @@ export class DeliveryEngine {
   }
 
   /** Record an attempt's outcome, every recipient in one commit. */
-  private settle(c: Claimed, result: AttemptResult): Promise<{ delivered: number; deferred: number; bounced: number }> {
+  private settle(c: Claimed, result: AttemptResult, started: number): Promise<{ delivered: number; deferred: number; bounced: number }> {
     const { store, events, config } = this.svc;
     const { entry } = c;
     return store.write(async (tx) => {
@@ -195,6 +195,20 @@ export class DeliveryEngine {
       let email = await tx.emails.get(entry.team_id, entry.email_id);
       const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
       if (!email || !live) return counts; // removed meanwhile (retention, domain failure)
+      // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
+      const attempt: DeliveryAttempt = {
+        at: new Date(started).toISOString(),
+        domain: entry.domain,
+        host: result.host,
+        tls: result.tls,
+        duration_ms: Date.now() - started,
+        results: entry.recipients.map((r) => {
+          const reply = result.replies.get(r);
+          return { recipient: r, code: reply?.code ?? 451, reply: reply?.text ?? 'no reply for this recipient' };
+        }),
+      };
+      email = { ...email, attempts: [...(email.attempts ?? []), attempt].slice(-MAX_ATTEMPTS) };
+      tx.emails.put(email);
       const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, Date.now());
       const remaining: string[] = [];
       let lastTemporary: Reply | null = null;

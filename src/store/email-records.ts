@@ -58,6 +58,24 @@ export interface EmailRec extends Rec {
   counted?: string[];
   /** Opens and clicks (tracking hits), absent until the first one. */
   engagement?: Engagement;
+  /** Delivery attempts, oldest first (the last `MAX_ATTEMPTS` kept; older records: absent). */
+  attempts?: DeliveryAttempt[];
+}
+
+/** The most delivery attempts kept on one email. */
+export const MAX_ATTEMPTS = 50;
+
+/** One SMTP transaction (or the failure to open one) for some recipients of an email. */
+export interface DeliveryAttempt {
+  at: string;
+  /** Recipient domain of the queue entry. */
+  domain: string;
+  /** The MX (or relay) host that took the transaction; null when none could be reached. */
+  host: string | null;
+  tls: boolean | null;
+  duration_ms: number;
+  /** The remote (or local) reply per recipient. */
+  results: { recipient: string; code: number; reply: string }[];
 }
 
 /**

@@ -17,7 +17,7 @@
 //   - Writes (`put`, `remove`, `add`…) return nothing and need no await: the backend orders them
 //     before the unit's next read and before its commit.
 import type {
-  TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
+  TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
 } from './records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
@@ -254,6 +254,10 @@ type Coll<M extends Mode, T extends Rec, I extends string = never> = Repo<M, Rec
 interface Repositories<M extends Mode> {
   teams: Coll<M, TeamRec>;
   users: Coll<M, UserRec, 'email'>;
+  /** Dashboard sessions: by token hash (install-wide) and per user. */
+  sessions: Coll<M, SessionRec, 'token' | 'user'>;
+  /** Pending team invitations, by token hash (install-wide). */
+  invites: Coll<M, InviteRec, 'token'>;
   apiKeys: Coll<M, ApiKeyRec, 'hash'>;
   domains: Coll<M, DomainRec, 'name'>;
   segments: Coll<M, SegmentRec>;

@@ -5,10 +5,40 @@ export interface TeamRec extends Rec {
   name: string;
 }
 
+/** A dashboard user, member of one team. `admin` is the owner's role in stores made before 0.2. */
+export type Role = 'owner' | 'member';
+
 export interface UserRec extends Rec {
   email: string;
   password_hash: string;
-  role: 'admin' | 'member';
+  role: Role | 'admin';
+  /** TOTP (RFC 6238): the base32 key; `enabled_at` null while the enrolment awaits its first code. */
+  totp?: { secret: string; enabled_at: string | null; last_step?: number } | null;
+  /** SHA-256 of each unused recovery code. */
+  recovery_codes?: string[];
+  password_changed_at?: string;
+}
+
+/** A signed-in browser (docs/api.md §19). Only the token's hash is stored. */
+export interface SessionRec extends Rec {
+  user_id: string;
+  token_hash: string;
+  /** Absolute end (ms since epoch); the record is swept then. */
+  expires_at: number;
+  last_seen_at: string;
+  user_agent: string | null;
+  ip: string | null;
+  /** How the user signed in. */
+  method: 'password' | 'oidc' | 'invite';
+}
+
+/** An invitation to join a team, valid 7 days; only the token's hash is stored. */
+export interface InviteRec extends Rec {
+  email: string;
+  role: Role;
+  token_hash: string;
+  expires_at: number;
+  invited_by: string;
 }
 
 export type Permission = 'full_access' | 'sending_access';

@@ -1,10 +1,14 @@
 // Per-request state shared between the outer server (auth, rate limit, request log) and the
 // Elysia handlers. Keyed by the Request object, which Elysia passes through untouched.
-import type { ApiKeyRec } from '../../store';
+import type { ApiKeyRec, SessionRec, UserRec } from '../../store';
 
 export interface RequestState {
   team: string;
-  key: ApiKeyRec;
+  /** The API key of a Bearer request; null for a dashboard session. */
+  key: ApiKeyRec | null;
+  /** The signed-in user and session of a dashboard request (cookie + CSRF header). */
+  user?: UserRec;
+  session?: SessionRec;
   /** Path after slash-collapsing, without the query. */
   path: string;
   /** Parsed JSON body (for the request log), undefined when there was none. */

@@ -81,12 +81,15 @@ export function contactsRoutes(app: App, svc: ApiContext) {
       const { team } = caller(request);
       const q = pageQuery(query);
       const raw = query.segment_id ?? query.audience_id;
+      const search = query.q?.trim();
+      if (search && search.length > 200) throw errors.validation('`q` must be at most 200 characters.');
+      if (search) return listOf(await listContacts(store, team, q, undefined, search));
       if (raw === undefined) return listOf(await listContacts(store, team, q));
       const segmentId = pathId(raw, query.segment_id !== undefined ? 'segment_id' : 'audience_id');
       if (!(await store.segments.get(team, segmentId))) throw errors.notFound('Segment');
       return listOf(await listContacts(store, team, q, segmentId));
     },
-    { detail: { summary: 'List contacts (optionally of one segment)', tags } },
+    { detail: { summary: 'List contacts (optionally of one segment; Posthorn: `q` searches email and name)', tags } },
   );
 
   app.get('/contacts/:id_or_email', async ({ request, params }) => contactView(await load(caller(request).team, params.id_or_email)), {

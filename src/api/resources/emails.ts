@@ -97,9 +97,41 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     { detail: { summary: 'Send up to 100 emails', tags } },
   );
 
-  app.get('/emails', async ({ request, query }) => listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, summary)), {
-    detail: { summary: 'List sent emails', tags },
+  app.get('/emails', async ({ request, query }) => {
+    const match = emailFilter(query);
+    return listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, match ? (e) => (match(e) ? summary(e) : undefined) : summary));
+  }, {
+    detail: { summary: 'List sent emails (Posthorn: filter by status, text and date, docs/api.md §7.4)', tags },
   });
+
+  app.get(
+    '/emails/:id/events',
+    async ({ request, params, query }) => {
+      const e = await load(request, params.id);
+      return listOf(
+        await store.events.pageBy('subject', e.id, e.team_id, pageQuery(query), 100, (ev) => ({
+          object: 'event',
+          id: ev.id,
+          type: ev.type,
+          created_at: ev.created_at,
+          data: ev.data,
+          automated: ev.automated ?? null,
+        })),
+      );
+    },
+    { detail: { summary: 'The event log of an email, newest first (Posthorn)', tags } },
+  );
+
+  app.get(
+    '/emails/:id/raw',
+    async ({ request, params }) => {
+      const e = await load(request, params.id);
+      const content = await store.emailContent.get(e.team_id, e.id);
+      if (!content) throw errors.notFound('Email content');
+      return new Response(content.raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
+    },
+    { detail: { summary: 'The email as composed (RFC 5322, before DKIM signing) (Posthorn)', tags } },
+  );
 
   app.get(
     '/emails/:id',
@@ -113,6 +145,8 @@ export function emailsRoutes(app: App, svc: ApiContext) {
         text: content?.text ?? null,
         tags: e.tags,
         topic_id: null,
+        // Posthorn: every delivery attempt (docs/api.md §7.3).
+        attempts: e.attempts ?? [],
       };
     },
     { detail: { summary: 'Retrieve an email', tags } },
@@ -145,4 +179,39 @@ export function emailsRoutes(app: App, svc: ApiContext) {
   );
 
   attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });
+}
+
+const STATUSES = new Set(['scheduled', 'queued', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'failed', 'suppressed']);
+
+/**
+ * Posthorn's filters on GET /emails (docs/api.md §7.4): `status` (a `last_event`), `q` (text in a
+ * recipient, the sender or the subject), `since`/`until` (ISO 8601 bounds on `created_at`).
+ * Null when none is given.
+ */
+function emailFilter(query: Record<string, string | undefined>): ((e: EmailRec) => boolean) | null {
+  const { status, q, since, until } = query;
+  if (status !== undefined && !status.split(',').every((s) => STATUSES.has(s)))
+    throw errors.validation(`\`status\` must be one of ${[...STATUSES].join(', ')}.`);
+  const bound = (name: string, v: string | undefined) => {
+    if (v === undefined || v === '') return null;
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms)) throw errors.validation(`\`${name}\` must be an ISO 8601 date or date-time.`);
+    return ms;
+  };
+  const from = bound('since', since);
+  const to = bound('until', until);
+  const text = q?.trim().toLowerCase() || null;
+  if (text && text.length > 200) throw errors.validation('`q` must be at most 200 characters.');
+  const statuses = status ? new Set(status.split(',')) : null;
+  if (!statuses && !text && from === null && to === null) return null;
+  return (e) => {
+    if (statuses && !statuses.has(e.last_event)) return false;
+    const at = Date.parse(e.created_at);
+    if ((from !== null && at < from) || (to !== null && at > to)) return false;
+    if (text) {
+      const hay = [e.subject, e.from, ...e.to, ...e.cc, ...e.bcc].join('\n').toLowerCase();
+      if (!hay.includes(text)) return false;
+    }
+    return true;
+  };
 }

@@ -26,6 +26,8 @@ function summary(r: ReceivedEmailRec) {
     reply_to: r.reply_to,
     received_for: r.received_for,
     message_id: r.message_id,
+    // Posthorn: the SPF, DKIM and DMARC verdicts on receipt (docs/api.md §8).
+    authentication: r.authentication,
     attachments: r.attachments.map(({ id, filename, content_type, content_disposition, content_id, size }) => ({
       id,
       filename,
@@ -83,7 +85,6 @@ export function receivingRoutes(app: App, svc: ApiContext) {
         html_format: format,
         text: content.text,
         headers: content.headers,
-        authentication: r.authentication,
         raw: await links.download({ kind: 'received-raw', team: r.team_id, email: r.id }),
         attachments,
       };

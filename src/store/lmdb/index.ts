@@ -13,7 +13,7 @@ import { LmdbMetrics } from './metrics';
 import { loadSecrets } from './secrets';
 import { log } from '../../log';
 import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx } from '../interface';
-import type { TeamRec, UserRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
+import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
@@ -32,6 +32,8 @@ function guarded(fn: () => void): void {
 class Repos {
   readonly teams: LmdbCollection<TeamRec>;
   readonly users: LmdbCollection<UserRec, 'email'>;
+  readonly sessions: LmdbCollection<SessionRec, 'token' | 'user'>;
+  readonly invites: LmdbCollection<InviteRec, 'token'>;
   readonly apiKeys: LmdbCollection<ApiKeyRec, 'hash'>;
   readonly domains: LmdbCollection<DomainRec, 'name'>;
   readonly segments: LmdbCollection<SegmentRec>;
@@ -63,6 +65,17 @@ class Repos {
       Math.max(Date.parse(r.created_at), r.scheduled_at ? Date.parse(r.scheduled_at) : 0) + opts.retentionDays * DAY + opts.holdMs;
     this.teams = new LmdbCollection(env, ttl, 'teams');
     this.users = new LmdbCollection(env, ttl, 'users', [{ name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true }]);
+    this.sessions = new LmdbCollection<SessionRec, 'token' | 'user'>(
+      env,
+      ttl,
+      'sessions',
+      [
+        { name: 'token', value: (x) => x.token_hash, unique: true, global: true },
+        { name: 'user', value: (x) => x.user_id },
+      ],
+      (x) => x.expires_at,
+    );
+    this.invites = new LmdbCollection<InviteRec, 'token'>(env, ttl, 'invites', [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }], (x) => x.expires_at);
     this.apiKeys = new LmdbCollection(env, ttl, 'api_keys', [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }]);
     this.domains = new LmdbCollection(env, ttl, 'domains', [{ name: 'name', value: (d) => d.name, unique: true, global: true }]);
     this.segments = new LmdbCollection(env, ttl, 'segments');

@@ -1,0 +1,137 @@
+// Team members (docs/api.md §19.4): the owner invites a user by email; the invitation is a link
+// valid 7 days, shown to the owner (Posthorn sends no mail of its own to people who have not
+// asked for it), and whoever opens it chooses a password and joins with the invited role.
+// Emails are unique across the install: one person is a member of one team.
+import { randomBytes } from 'node:crypto';
+import type { InviteRec, Role, Store, UserRec } from '../store';
+import { ApiError, errors } from '../errors';
+import { newId, nowIso, sha256hex } from '../ids';
+import { parseEmail } from '../mail/address';
+import { log } from '../log';
+import { checkPassword } from './signin';
+
+export const INVITE_DAYS = 7;
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+
+/** `admin` is how stores made before 0.2 spell the owner. */
+export function roleOf(user: UserRec): Role {
+  return user.role === 'member' ? 'member' : 'owner';
+}
+
+export function memberView(u: UserRec) {
+  return { object: 'member', id: u.id, email: u.email, role: roleOf(u), totp_enabled: !!u.totp?.enabled_at, created_at: u.created_at };
+}
+
+export function inviteView(i: InviteRec) {
+  return { object: 'invite', id: i.id, email: i.email, role: i.role, created_at: i.created_at, expires_at: new Date(i.expires_at).toISOString() };
+}
+
+export function onlyOwner(user: UserRec | null): void {
+  if (user && roleOf(user) !== 'owner') throw new ApiError(403, 'restricted_role', 'Only a team owner can manage members.');
+}
+
+function checkEmail(text: unknown): string {
+  if (typeof text !== 'string' || !text.trim()) throw errors.missingField('email');
+  const addr = parseEmail(text.trim());
+  if (!addr) throw errors.invalidField('email', 'give a plain address such as ana@example.com.');
+  return addr.address.toLowerCase();
+}
+
+export class Members {
+  constructor(
+    private readonly store: Store,
+    private readonly publicUrl: string,
+  ) {}
+
+  inviteUrl(token: string): string {
+    return `${this.publicUrl}/dashboard/invite/${token}`;
+  }
+
+  async invite(team: string, by: UserRec | null, body: { email?: unknown; role?: unknown }) {
+    const email = checkEmail(body.email);
+    const role = body.role ?? 'member';
+    if (role !== 'owner' && role !== 'member') throw errors.invalidField('role', 'use "owner" or "member".');
+    if (await this.store.users.find('email', email)) throw errors.validation(`${email} already has an account.`);
+    const token = randomBytes(32).toString('base64url');
+    const now = Date.now();
+    const invite: InviteRec = {
+      id: newId(),
+      team_id: team,
+      created_at: new Date(now).toISOString(),
+      email,
+      role,
+      token_hash: sha256hex(token),
+      expires_at: now + INVITE_DAYS * 86_400_000,
+      invited_by: by?.id ?? 'api_key',
+    };
+    await this.store.write(async (tx) => {
+      // A new invitation for the same address replaces the old one.
+      for (const old of await tx.invites.all(team)) if (old.email === email) tx.invites.remove(team, old.id);
+      tx.invites.put(invite);
+    });
+    log.info('team.invited', { team, email, role });
+    return { ...inviteView(invite), url: this.inviteUrl(token) };
+  }
+
+  async pending(team: string, now = Date.now()): Promise<InviteRec[]> {
+    return (await this.store.invites.all(team)).filter((i) => i.expires_at > now).reverse();
+  }
+
+  async revokeInvite(team: string, id: string): Promise<void> {
+    const found = await this.store.write(async (tx) => {
+      const i = await tx.invites.get(team, id);
+      if (i) tx.invites.remove(team, id);
+      return !!i;
+    });
+    if (!found) throw errors.notFound('Invite');
+  }
+
+  /** The live invitation a link's token stands for, with its team's name. */
+  async lookup(token: string, now = Date.now()): Promise<{ invite: InviteRec; team: string }> {
+    const invite = TOKEN_RE.test(token) ? await this.store.invites.find('token', sha256hex(token)) : undefined;
+    if (!invite || invite.expires_at <= now) throw errors.notFound('Invite');
+    const team = await this.store.teams.get(invite.team_id, invite.team_id);
+    return { invite, team: team?.name ?? 'Posthorn' };
+  }
+
+  /** Join the team: a user with the invited email, role and a chosen password. */
+  async accept(token: string, password: unknown): Promise<UserRec> {
+    if (typeof password !== 'string') throw errors.missingField('password');
+    checkPassword(password);
+    const { invite } = await this.lookup(token);
+    const user: UserRec = {
+      id: newId(),
+      team_id: invite.team_id,
+      created_at: nowIso(),
+      email: invite.email,
+      password_hash: await Bun.password.hash(password),
+      role: invite.role,
+    };
+    await this.store.write(async (tx) => {
+      const still = await tx.invites.get(invite.team_id, invite.id);
+      if (!still) throw errors.notFound('Invite');
+      if (await tx.users.find('email', invite.email)) throw errors.validation(`${invite.email} already has an account.`);
+      tx.invites.remove(invite.team_id, invite.id);
+      tx.users.put(user);
+    });
+    log.info('team.joined', { team: user.team_id, user: user.id, role: user.role });
+    return user;
+  }
+
+  async list(team: string): Promise<UserRec[]> {
+    return this.store.users.all(team);
+  }
+
+  /** Remove a member and end their sessions; the last owner stays. */
+  async remove(team: string, id: string): Promise<void> {
+    await this.store.write(async (tx) => {
+      const user = await tx.users.get(team, id);
+      if (!user) throw errors.notFound('Member');
+      const owners = (await tx.users.all(team)).filter((u) => roleOf(u) === 'owner');
+      if (roleOf(user) === 'owner' && owners.length === 1) throw errors.validation('A team keeps at least one owner.');
+      for (const s of await tx.sessions.findAll('user', id, team)) tx.sessions.remove(team, s.id);
+      tx.users.remove(team, id);
+    });
+    log.info('team.member_removed', { team, user: id });
+  }
+}

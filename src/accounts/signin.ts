@@ -1,0 +1,150 @@
+// Signing in to the dashboard and what guards it (docs/api.md §19): the password (argon2id through
+// `Bun.password`), then a TOTP or recovery code when two-factor sign-in is on. Failures count
+// against the account and the client address; past the threshold both are locked out for a
+// growing time (429 with Retry-After). Password and TOTP changes live here too, since they check
+// the same secrets.
+import type { Store, UserRec } from '../store';
+import { ApiError, errors } from '../errors';
+import { nowIso } from '../ids';
+import { FailureLimiter } from '../limits/failures';
+import { log } from '../log';
+import type { NewSession, SessionMeta, Sessions } from './sessions';
+import { hashRecoveryCode, matchStep, newEnrolment, newRecoveryCodes, totpEnabled } from './totp';
+
+export const MIN_PASSWORD = 10;
+export const MAX_PASSWORD = 200;
+
+export const authErrors = {
+  badCredentials: () => new ApiError(401, 'invalid_credentials', 'The email or password is incorrect.'),
+  codeRequired: () => new ApiError(401, 'totp_required', 'Enter the 6-digit code from your authenticator app, or a recovery code.'),
+  badCode: () => new ApiError(401, 'invalid_totp_code', 'The code is not valid. Codes change every 30 seconds; each works once.'),
+  lockedOut: (ms: number) => {
+    const minutes = Math.max(1, Math.ceil(ms / 60_000));
+    return new ApiError(429, 'rate_limit_exceeded', `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, {
+      'retry-after': String(Math.ceil(ms / 1000)),
+    });
+  },
+  weakPassword: () => errors.invalidField('password', `use at least ${MIN_PASSWORD} characters.`),
+};
+
+/** A hash to verify against when the account does not exist, so both cases take as long. */
+let dummyHash: Promise<string> | undefined;
+
+export class SignIn {
+  /** 5 failures in 15 minutes lock for 1 minute, doubling to at most an hour. */
+  private readonly guard = new FailureLimiter({ threshold: 5, window: 15 * 60_000, lockout: 60_000, maxLockout: 3_600_000 });
+
+  constructor(
+    private readonly store: Store,
+    private readonly sessions: Sessions,
+  ) {}
+
+  async withPassword(input: { email: string; password: string; code?: string }, meta: SessionMeta): Promise<NewSession> {
+    const email = input.email.trim().toLowerCase();
+    const keys = [`account ${email}`, `ip ${meta.ip ?? ''}`];
+    const locked = this.guard.lockedFor(keys);
+    if (locked) throw authErrors.lockedOut(locked);
+    const user = await this.store.users.find('email', email);
+    const ok = user
+      ? await Bun.password.verify(input.password, user.password_hash)
+      : (await Bun.password.verify(input.password, await (dummyHash ??= Bun.password.hash('posthorn-no-such-user'))), false);
+    if (!user || !ok) throw this.failed(keys, 'password', email, meta);
+    if (totpEnabled(user)) {
+      if (!input.code) throw authErrors.codeRequired();
+      if (!(await this.useSecondFactor(user, input.code))) throw this.failed(keys, 'code', email, meta);
+    }
+    this.guard.succeed(keys);
+    log.info('auth.signed_in', { user: user.id, method: 'password', ip: meta.ip });
+    return this.sessions.create(user, meta);
+  }
+
+  /** Check a TOTP or recovery code and use it up, in one unit of work. */
+  private useSecondFactor(user: UserRec, code: string): Promise<boolean> {
+    const text = code.replace(/\s+/g, '');
+    return this.store.write(async (tx) => {
+      const cur = await tx.users.get(user.team_id, user.id);
+      if (!cur?.totp?.enabled_at) return false;
+      const step = matchStep(cur.email, cur.totp, text);
+      if (step !== null) {
+        tx.users.put({ ...cur, totp: { ...cur.totp, last_step: step } });
+        return true;
+      }
+      const hash = hashRecoveryCode(text);
+      if (!cur.recovery_codes?.includes(hash)) return false;
+      tx.users.put({ ...cur, recovery_codes: cur.recovery_codes.filter((h) => h !== hash) });
+      return true;
+    });
+  }
+
+  private failed(keys: string[], what: string, email: string, meta: SessionMeta): ApiError {
+    const locked = this.guard.fail(keys);
+    log.warn('auth.sign_in_failed', { email, what, ip: meta.ip, locked_ms: locked });
+    if (locked) return authErrors.lockedOut(locked);
+    return what === 'code' ? authErrors.badCode() : authErrors.badCredentials();
+  }
+
+  /** Re-check the password of a signed-in user (before a change of secrets), with the same limits. */
+  async confirmPassword(user: UserRec, password: string, ip: string | null): Promise<void> {
+    const keys = [`account ${user.email.toLowerCase()}`, `ip ${ip ?? ''}`];
+    const locked = this.guard.lockedFor(keys);
+    if (locked) throw authErrors.lockedOut(locked);
+    if (!(await Bun.password.verify(password, user.password_hash))) {
+      const now = this.guard.fail(keys);
+      throw now ? authErrors.lockedOut(now) : new ApiError(403, 'invalid_credentials', 'The current password is incorrect.');
+    }
+    this.guard.succeed(keys);
+  }
+
+  /** Set a new password and end the user's other sessions. */
+  async changePassword(user: UserRec, current: string, next: string, ip: string | null, keepSession: string): Promise<void> {
+    checkPassword(next);
+    await this.confirmPassword(user, current, ip);
+    const hash = await Bun.password.hash(next);
+    await this.store.write(async (tx) => {
+      const cur = await tx.users.get(user.team_id, user.id);
+      if (cur) tx.users.put({ ...cur, password_hash: hash, password_changed_at: nowIso() });
+    });
+    await this.sessions.revokeAll(user, keepSession);
+  }
+
+  /** Start (or restart) TOTP enrolment: a new key, not enabled until `confirmTotp`. */
+  async beginTotp(user: UserRec) {
+    if (totpEnabled(user)) throw errors.validation('Two-factor sign-in is already on. Turn it off first to enrol a new device.');
+    const enrolment = await newEnrolment(user.email);
+    await this.store.write(async (tx) => {
+      const cur = await tx.users.get(user.team_id, user.id);
+      if (cur) tx.users.put({ ...cur, totp: { secret: enrolment.secret, enabled_at: null } });
+    });
+    return enrolment;
+  }
+
+  /** The first valid code turns TOTP on; the recovery codes are returned this once. */
+  async confirmTotp(user: UserRec, code: string): Promise<string[]> {
+    const { codes, hashes } = newRecoveryCodes();
+    const ok = await this.store.write(async (tx) => {
+      const cur = await tx.users.get(user.team_id, user.id);
+      if (!cur?.totp || cur.totp.enabled_at) return null;
+      const step = matchStep(cur.email, cur.totp, code.replace(/\s+/g, ''));
+      if (step === null) return false;
+      tx.users.put({ ...cur, totp: { ...cur.totp, enabled_at: nowIso(), last_step: step }, recovery_codes: hashes });
+      return true;
+    });
+    if (ok === null) throw errors.validation('Start the enrolment first (POST /auth/totp).');
+    if (!ok) throw authErrors.badCode();
+    log.info('auth.totp_enabled', { user: user.id });
+    return codes;
+  }
+
+  async disableTotp(user: UserRec, password: string, ip: string | null): Promise<void> {
+    await this.confirmPassword(user, password, ip);
+    await this.store.write(async (tx) => {
+      const cur = await tx.users.get(user.team_id, user.id);
+      if (cur) tx.users.put({ ...cur, totp: null, recovery_codes: [] });
+    });
+    log.info('auth.totp_disabled', { user: user.id });
+  }
+}
+
+export function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) throw authErrors.weakPassword();
+}

@@ -1,0 +1,65 @@
+// Failure limits for guessable secrets (dashboard passwords, TOTP codes): after `threshold`
+// failures within `window` a key is locked out, for `lockout` and twice as long after every
+// further failure (capped at `maxLockout`). A success clears the key. Callers pass several keys
+// at once — the account and the client address — so one address cannot walk through accounts and
+// many addresses cannot hammer one account faster than the lockout allows.
+// In memory and bounded: a restart forgets the counts, which only ever helps the one guessing
+// slower than a restart, and the map never holds more than `maxKeys` entries.
+
+export interface FailurePolicy {
+  threshold: number;
+  window: number;
+  lockout: number;
+  maxLockout: number;
+  maxKeys?: number;
+}
+
+interface Entry {
+  failures: number;
+  first: number;
+  lockedUntil: number;
+}
+
+export class FailureLimiter {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly policy: FailurePolicy) {}
+
+  /** Milliseconds until every key is unlocked; 0 when none is locked. */
+  lockedFor(keys: string[], now = Date.now()): number {
+    let wait = 0;
+    for (const k of keys) {
+      const e = this.entries.get(k);
+      if (e && e.lockedUntil > now) wait = Math.max(wait, e.lockedUntil - now);
+    }
+    return wait;
+  }
+
+  /** Count a failure against every key; returns how long the keys are now locked for (0: not). */
+  fail(keys: string[], now = Date.now()): number {
+    const { threshold, window, lockout, maxLockout } = this.policy;
+    for (const k of keys) {
+      let e = this.entries.get(k);
+      if (!e || (now - e.first > window && e.lockedUntil <= now)) e = { failures: 0, first: now, lockedUntil: 0 };
+      e.failures++;
+      if (e.failures >= threshold) e.lockedUntil = now + Math.min(maxLockout, lockout * 2 ** (e.failures - threshold));
+      // Re-insert so the map's order is least recently failed first (the eviction order).
+      this.entries.delete(k);
+      this.entries.set(k, e);
+    }
+    this.evict();
+    return this.lockedFor(keys, now);
+  }
+
+  succeed(keys: string[]): void {
+    for (const k of keys) this.entries.delete(k);
+  }
+
+  private evict(): void {
+    const max = this.policy.maxKeys ?? 50_000;
+    for (const k of this.entries.keys()) {
+      if (this.entries.size <= max) break;
+      this.entries.delete(k);
+    }
+  }
+}

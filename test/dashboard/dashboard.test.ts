@@ -1,0 +1,329 @@
+// The dashboard in a real browser: sign-in (password, TOTP, OpenID Connect against an
+// oidc-provider instance on 127.0.0.1, an invitation), every page showing data created through the
+// `resend` SDK, an axe-core check on every page, screenshots at desktop and phone width, and the
+// API refusing a session cookie without its CSRF header.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { TOTP, Secret } from 'otpauth';
+import Provider from 'oidc-provider';
+import { createServer, type Server } from 'node:http';
+import { startMailWorld, type MailWorld } from '../helpers/world';
+import { startSmtp, type SmtpListeners } from '../../src/smtp';
+import { mta } from '../helpers/smtp';
+import { waitForEmail } from '../helpers/emails';
+import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+let world: MailWorld;
+let smtp: SmtpListeners;
+let browser: Browser;
+let oidcServer: Server;
+let base: string;
+let emailId: string;
+let broadcastId: string;
+let webhookId: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  const oidcPort = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const issuer = `http://127.0.0.1:${oidcPort}`;
+  // An OpenID Connect provider whose development login accepts any name: the name typed is the
+  // account, and its email (verified) is that name.
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: 'posthorn', client_secret: 'posthorn-test-secret', redirect_uris: [`${base}/auth/oidc/callback`], grant_types: ['authorization_code'], response_types: ['code'] }],
+    async findAccount(_ctx: unknown, id: string) {
+      return { accountId: id, claims: async () => ({ sub: id, email: id, email_verified: true }) };
+    },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    features: { devInteractions: { enabled: true } },
+    cookies: { keys: ['posthorn-test-cookie-key'] },
+  } as never);
+  oidcServer = createServer(provider.callback());
+  await new Promise<void>((ok) => oidcServer.listen(oidcPort, '127.0.0.1', ok));
+
+  world = await startMailWorld({
+    'http.port': port,
+    public_url: base,
+    'smtp.starttls_ports': [0],
+    'security.allow_private_networks': true,
+    'auth.oidc.issuer': issuer,
+    'auth.oidc.client_id': 'posthorn',
+    'auth.oidc.client_secret': 'posthorn-test-secret',
+  });
+  smtp = await startSmtp(world.p.svc);
+  const { resend } = world.p;
+
+  // Data for every page, created through the SDK.
+  const sent = await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['ann@dest.test'], subject: 'Welcome to Acme', html: '<h1>Hello Ann</h1><p>Thanks for joining.</p>', text: 'Hello Ann' });
+  emailId = sent.data!.id;
+  await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['bob@dest.test'], subject: 'Your invoice', html: '<p>Invoice attached</p>' });
+  await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['cy@dest.test'], subject: 'Later', html: '<p>Later</p>', scheduledAt: 'in 2 hours' });
+  await waitForEmail(world.p.svc, { team_id: world.p.creds.team_id, id: emailId }, (e) => e.last_event === 'delivered');
+  const segment = await resend.segments.create({ name: 'Newsletter' });
+  await resend.contacts.create({ email: 'dana@dest.test', firstName: 'Dana', segments: [{ id: segment.data!.id }] } as never);
+  await resend.contacts.create({ email: 'eve@dest.test', firstName: 'Eve', unsubscribed: true } as never);
+  const b = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'Acme <news@example.test>', subject: 'March news', name: 'March news', html: '<p>News for {{{contact.first_name|you}}}</p>' } as never);
+  broadcastId = b.data!.id;
+  const w = await resend.webhooks.create({ endpoint: 'http://127.0.0.1:9/hooks', events: ['email.delivered', 'email.sent'] } as never);
+  webhookId = w.data!.id;
+  await world.p.api('POST', '/suppressions', { body: { email: 'gone@dest.test' } });
+  await world.p.api('POST', '/domains', { body: { name: 'inbound.test', capabilities: { receiving: 'enabled' } } });
+  await mta(smtp.port('starttls')).sendMail({ from: 'Zoe <zoe@sender.test>', to: 'support@inbound.test', subject: 'Question about pricing', text: 'Hi there' } as never);
+
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await smtp?.stop();
+  await world?.stop();
+  oidcServer?.close();
+});
+
+async function signIn(context: BrowserContext, email = world.p.creds.admin_email, password = world.p.creds.admin_password): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${base}/`);
+  await page.waitForURL(/\/dashboard\/sign-in/);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
+}
+
+const code = (secret: string, at = Date.now()) => new TOTP({ secret: Secret.fromBase32(secret), period: 30, digits: 6, algorithm: 'SHA1' }).generate({ timestamp: at });
+
+describe('sign-in', () => {
+  test('/ leads to the sign-in page; a wrong password is refused; the right one opens the overview', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, world.p.creds.admin_email, 'not-the-password');
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('email or password is incorrect');
+    expect(page.url()).toContain('/dashboard/sign-in');
+    await screenshot(page, 'sign-in');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.getByLabel('Password').fill(world.p.creds.admin_password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'posthorn_session')!;
+    expect(session.httpOnly).toBe(true);
+    expect(session.sameSite).toBe('Lax');
+    await context.close();
+  }, 20_000);
+
+  test('the page carries a strict Content-Security-Policy and cannot be framed', async () => {
+    const res = await fetch(`${base}/dashboard`);
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("script-src 'self' 'unsafe-inline'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script>(?!<\/script>)/);
+    expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/);
+  });
+
+  test('a session cookie without the CSRF header authenticates nothing; with it, the API answers', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const bare = await page.request.get(`${base}/emails`);
+    expect(bare.status()).toBe(401);
+    expect((await bare.json()).name).toBe('missing_csrf_token');
+    const forged = await page.request.get(`${base}/emails`, { headers: { 'x-csrf-token': 'x'.repeat(43) } });
+    expect(forged.status()).toBe(401);
+    const { csrf_token } = await (await page.request.get(`${base}/auth/session`)).json();
+    const ok = await page.request.get(`${base}/emails`, { headers: { 'x-csrf-token': csrf_token } });
+    expect(ok.status()).toBe(200);
+    expect((await ok.json()).data.length).toBeGreaterThanOrEqual(3);
+    // Bearer clients are unaffected by a cookie.
+    const keyed = await page.request.get(`${base}/emails`, { headers: { authorization: `Bearer ${world.p.apiKey}` } });
+    expect(keyed.status()).toBe(200);
+    await context.close();
+  }, 20_000);
+});
+
+describe('every page shows the data made through the SDK', () => {
+  let context: BrowserContext;
+  let page: Page;
+  beforeAll(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  }, 20_000);
+  afterAll(() => context.close());
+
+  const pages: [string, string, () => string, string][] = [
+    ['overview', '/dashboard', () => 'Delivered', 'Activity'],
+    ['emails', '/dashboard/emails', () => 'Welcome to Acme', 'Your invoice'],
+    ['email', '/dashboard/emails/{email}', () => 'Delivery attempts', 'mx.dest.test'],
+    ['receiving', '/dashboard/receiving', () => 'Question about pricing', 'SPF'],
+    ['broadcasts', '/dashboard/broadcasts', () => 'March news', 'draft'],
+    ['broadcast', '/dashboard/broadcasts/{broadcast}', () => 'Preview', 'Send now'],
+    ['audiences', '/dashboard/audiences', () => 'dana@dest.test', 'eve@dest.test'],
+    ['segments', '/dashboard/audiences?tab=segments', () => 'Newsletter', 'Create segment'],
+    ['suppressions', '/dashboard/audiences?tab=suppressions', () => 'gone@dest.test', 'manual'],
+    ['domains', '/dashboard/domains', () => 'example.test', 'inbound.test'],
+    ['domain', '/dashboard/domains/{domain}', () => 'DNS records', '_domainkey'],
+    ['api-keys', '/dashboard/api-keys', () => 'Default key', 'Create API key'],
+    ['webhooks', '/dashboard/webhooks', () => 'http://127.0.0.1:9/hooks', 'enabled'],
+    ['webhook', '/dashboard/webhooks/{webhook}', () => 'Signing secret', 'Deliveries'],
+    ['logs', '/dashboard/logs', () => '/emails', 'POST'],
+    ['settings', '/dashboard/settings', () => 'Two-factor sign-in', 'Team members'],
+  ];
+
+  for (const [name, path, first, second] of pages) {
+    test(name, async () => {
+      const url = path.replace('{email}', emailId).replace('{broadcast}', broadcastId).replace('{webhook}', webhookId).replace('{domain}', world.domain.id);
+      await page.goto(base + url);
+      await page.getByText(first(), { exact: false }).first().waitFor({ timeout: 10_000 });
+      await page.getByText(second, { exact: false }).first().waitFor({ timeout: 10_000 });
+      await page.waitForLoadState('networkidle');
+      await screenshot(page, name);
+      expect(await axeViolations(page)).toEqual([]);
+    }, 20_000);
+  }
+
+  test('phone width: the main pages stay readable', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const p = await signIn(phone);
+    await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    await p.waitForLoadState('networkidle');
+    await screenshot(p, 'phone-overview');
+    expect(await axeViolations(p)).toEqual([]);
+    await p.goto(`${base}/dashboard/emails`);
+    await p.getByText('Welcome to Acme').first().waitFor();
+    await screenshot(p, 'phone-emails');
+    // No horizontal scrolling of the page itself.
+    expect(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    await phone.close();
+  }, 20_000);
+
+  test('the email search finds by recipient and the status filter narrows the list', async () => {
+    await page.goto(`${base}/dashboard/emails`);
+    await page.getByPlaceholder('Search recipient, sender or subject').fill('bob@');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('Your invoice').waitFor();
+    expect(await page.getByText('Welcome to Acme').count()).toBe(0);
+    await page.goto(`${base}/dashboard/emails?status=scheduled`);
+    await page.getByText('Later').first().waitFor();
+    expect(await page.getByText('Your invoice').count()).toBe(0);
+  }, 20_000);
+});
+
+describe('two-factor sign-in (TOTP)', () => {
+  test('enrol with a code, then every sign-in asks for one', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.goto(`${base}/dashboard/settings`);
+    await page.getByRole('button', { name: 'Set up an authenticator' }).click();
+    const secret = (await page.getByTestId('totp-secret').textContent())!.trim();
+    await page.getByAltText('QR code of the authenticator key').waitFor();
+    await screenshot(page, 'settings-totp');
+    await page.getByLabel('Code from the app').fill('000000' === code(secret) ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('not valid');
+    await page.getByLabel('Code from the app').fill(code(secret));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('Save these recovery codes').waitFor();
+    const recovery = await page.getByRole('list', { name: 'Recovery codes' }).locator('li').allTextContents();
+    expect(recovery).toHaveLength(10);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.waitForURL(/sign-in/);
+
+    // Password alone is not enough now.
+    await page.getByLabel('Email').fill(world.p.creds.admin_email);
+    await page.getByLabel('Password').fill(world.p.creds.admin_password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Authentication code').waitFor();
+    // The code used at enrolment is spent; the next step's code signs in.
+    await page.getByLabel('Authentication code').fill(code(secret, Date.now() + 30_000));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    // Back where the user signed out.
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    // A recovery code works once, through the API.
+    const first = await fetch(`${base}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }) });
+    expect(first.status).toBe(200);
+    const again = await fetch(`${base}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }) });
+    expect(again.status).toBe(401);
+    expect((await again.json()).name).toBe('invalid_totp_code');
+    // Back to password only for the tests that follow.
+    await page.getByRole('button', { name: 'Turn off' }).click();
+    await page.getByLabel('Your password').fill(world.p.creds.admin_password);
+    await page.getByRole('button', { name: 'Turn off two-factor sign-in' }).click();
+    await page.getByText('Set up an authenticator').waitFor();
+    await context.close();
+  }, 30_000);
+});
+
+describe('OpenID Connect', () => {
+  test('the provider button signs in a member by their verified email', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/dashboard/sign-in`);
+    await page.getByRole('link', { name: 'Sign in with 127.0.0.1' }).click();
+    // oidc-provider's development login: any login name, which becomes the account's email.
+    await page.locator('input[name="login"]').fill(world.p.creds.admin_email);
+    await page.locator('input[name="password"]').fill('anything');
+    await page.locator('button[type="submit"]').click();
+    const consent = page.locator('button[autofocus], button[type="submit"]').first();
+    if (!page.url().startsWith(base)) await consent.click();
+    await page.waitForURL(`${base}/dashboard`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await context.close();
+  }, 30_000);
+
+  test('a provider email that is no member is refused with a clear message', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/dashboard/sign-in`);
+    await page.getByRole('link', { name: 'Sign in with 127.0.0.1' }).click();
+    await page.locator('input[name="login"]').fill('stranger@else.test');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.locator('button[type="submit"]').click();
+    if (!page.url().startsWith(base)) await page.locator('button[type="submit"]').first().click();
+    await page.waitForURL(/\/dashboard\/sign-in\?error=/);
+    expect(await page.getByRole('alert').textContent()).toContain('not a member');
+    await context.close();
+  }, 30_000);
+});
+
+describe('team members', () => {
+  test('the owner invites by email; the link lets the new member choose a password and sign in', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.goto(`${base}/dashboard/settings`);
+    await page.getByRole('button', { name: 'Invite member' }).click();
+    await page.getByLabel('Email').fill('new.member@dest.test');
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = (await page.getByTestId('invite-link').textContent())!.trim();
+    expect(link.startsWith(`${base}/dashboard/invite/`)).toBe(true);
+
+    const other = await browser.newContext();
+    const joiner = await other.newPage();
+    await joiner.goto(link);
+    await joiner.getByText('new.member@dest.test').waitFor();
+    await screenshot(joiner, 'invite');
+    await joiner.getByLabel('Password', { exact: true }).fill('a-long-enough-password');
+    await joiner.getByLabel('Repeat the password').fill('a-long-enough-password');
+    await joiner.getByRole('button', { name: 'Join the team' }).click();
+    await joiner.getByRole('heading', { name: 'Overview' }).waitFor();
+    await joiner.goto(`${base}/dashboard/settings`);
+    await joiner.getByText('new.member@dest.test').first().waitFor();
+    expect(await joiner.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
+    // The link works once.
+    const reuse = await fetch(`${base}/auth/invites/${link.split('/').pop()}`);
+    expect(reuse.status).toBe(404);
+    await other.close();
+    await context.close();
+  }, 30_000);
+});

@@ -1,0 +1,40 @@
+// A time-series chart (uPlot) that follows its container's width and the colour scheme.
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export interface Series {
+  label: string;
+  color: string;
+  values: number[];
+}
+
+export function TimeChart({ times, series, height = 260, label }: { times: number[]; series: Series[]; height?: number; label: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+    const axis = { stroke: dark ? '#9ca3af' : '#6b7280', grid: { stroke: dark ? '#1f2937' : '#eef0f3', width: 1 }, ticks: { show: false } };
+    const plot = new uPlot(
+      {
+        width: el.clientWidth,
+        height,
+        cursor: { y: false },
+        legend: { live: false },
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] } },
+        axes: [axis, { ...axis, size: 48 }],
+        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: times.length < 40 }, fill: `${s.color}14` }))],
+      },
+      [times, ...series.map((s) => s.values)],
+      el,
+    );
+    const ro = new ResizeObserver(() => plot.setSize({ width: el.clientWidth, height }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.destroy();
+    };
+  }, [times, series, height]);
+  return <div class="chart" ref={box} role="img" aria-label={label} />;
+}

@@ -1,0 +1,163 @@
+// The dashboard: a single-page app over the REST API (docs/api.md §19). Signed out, it shows the
+// sign-in and invitation pages; signed in, the shell with every resource.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import './styles.css';
+import { post, setCsrf, whenSignedOut } from './api';
+import { loadSession, type Session } from './session';
+import { match, navigate, onLinkClick, useLocation } from './router';
+import { Notices } from './ui';
+import { SignInPage } from './pages/sign-in';
+import { InvitePage } from './pages/invite';
+import { OverviewPage } from './pages/overview';
+import { EmailsPage, EmailPage } from './pages/emails';
+import { ReceivingPage, ReceivedPage } from './pages/receiving';
+import { BroadcastsPage, BroadcastPage } from './pages/broadcasts';
+import { AudiencesPage, ContactPage } from './pages/audiences';
+import { DomainsPage, DomainPage } from './pages/domains';
+import { ApiKeysPage } from './pages/api-keys';
+import { WebhooksPage, WebhookPage } from './pages/webhooks';
+import { LogsPage, LogPage } from './pages/logs';
+import { SettingsPage } from './pages/settings';
+
+const NAV: { href: string; label: string; icon: string }[] = [
+  { href: '/dashboard', label: 'Overview', icon: '◎' },
+  { href: '/dashboard/emails', label: 'Emails', icon: '✉' },
+  { href: '/dashboard/receiving', label: 'Receiving', icon: '⇩' },
+  { href: '/dashboard/broadcasts', label: 'Broadcasts', icon: '◉' },
+  { href: '/dashboard/audiences', label: 'Audiences', icon: '☰' },
+  { href: '/dashboard/domains', label: 'Domains', icon: '◇' },
+  { href: '/dashboard/api-keys', label: 'API keys', icon: '⌘' },
+  { href: '/dashboard/webhooks', label: 'Webhooks', icon: '↯' },
+  { href: '/dashboard/logs', label: 'Logs', icon: '≡' },
+  { href: '/dashboard/settings', label: 'Settings', icon: '⚙' },
+];
+
+type Route = [string, (p: Record<string, string>, s: Session) => preact.JSX.Element];
+
+const ROUTES: Route[] = [
+  ['/dashboard', () => <OverviewPage />],
+  ['/dashboard/emails', () => <EmailsPage />],
+  ['/dashboard/emails/:id', (p) => <EmailPage id={p.id} />],
+  ['/dashboard/receiving', () => <ReceivingPage />],
+  ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
+  ['/dashboard/broadcasts', () => <BroadcastsPage />],
+  ['/dashboard/broadcasts/:id', (p) => <BroadcastPage id={p.id} />],
+  ['/dashboard/audiences', () => <AudiencesPage />],
+  ['/dashboard/audiences/contacts/:id', (p) => <ContactPage id={p.id} />],
+  ['/dashboard/domains', () => <DomainsPage />],
+  ['/dashboard/domains/:id', (p) => <DomainPage id={p.id} />],
+  ['/dashboard/api-keys', () => <ApiKeysPage />],
+  ['/dashboard/webhooks', () => <WebhooksPage />],
+  ['/dashboard/webhooks/:id', (p) => <WebhookPage id={p.id} />],
+  ['/dashboard/logs', () => <LogsPage />],
+  ['/dashboard/logs/:id', (p) => <LogPage id={p.id} />],
+  ['/dashboard/settings', (_, s) => <SettingsPage session={s} />],
+];
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const { path } = useLocation();
+
+  useEffect(() => {
+    loadSession().then(setSession);
+    whenSignedOut(() => {
+      setCsrf(null);
+      setSession(null);
+    });
+  }, []);
+
+  const invite = match('/dashboard/invite/:token', path);
+  if (invite) return <InvitePage token={invite.token} onSignedIn={setSession} />;
+  if (session === undefined) return <div class="boot" aria-busy="true" />;
+  if (!session) {
+    if (path !== '/dashboard/sign-in') {
+      navigate(`/dashboard/sign-in${path !== '/dashboard' ? `?next=${encodeURIComponent(path + location.search)}` : ''}`, { replace: true });
+      return null;
+    }
+    return <SignInPage onSignedIn={setSession} />;
+  }
+  if (path === '/dashboard/sign-in') {
+    const next = new URLSearchParams(location.search).get('next');
+    navigate(next && next.startsWith('/dashboard') ? next : '/dashboard', { replace: true });
+    return null;
+  }
+  let page: preact.JSX.Element | null = null;
+  for (const [pattern, view] of ROUTES) {
+    const params = match(pattern, path);
+    if (params) {
+      page = view(params, session);
+      break;
+    }
+  }
+  return <Shell session={session} page={page ?? <NotFound />} path={path} onSignOut={() => setSession(null)} />;
+}
+
+function NotFound() {
+  return (
+    <div class="empty">
+      <p class="empty-title">This page does not exist.</p>
+      <a href="/dashboard">Go to the overview</a>
+    </div>
+  );
+}
+
+function Shell({ session, page, path, onSignOut }: { session: Session; page: preact.JSX.Element; path: string; onSignOut: () => void }) {
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [path]);
+  const current = (href: string) => (href === '/dashboard' ? path === '/dashboard' : path === href || path.startsWith(`${href}/`));
+  return (
+    <div class={`shell ${menu ? 'menu-open' : ''}`} onClick={onLinkClick}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <aside class="sidebar">
+        <div class="brand">
+          <img src="/dashboard/assets/icon.svg" alt="" width="24" height="24" />
+          <span>Posthorn</span>
+          <button class="btn ghost small menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+            Menu
+          </button>
+        </div>
+        <nav id="nav" aria-label="Main">
+          <ul>
+            {NAV.map((n) => (
+              <li>
+                <a href={n.href} aria-current={current(n.href) ? 'page' : undefined}>
+                  <span class="icon" aria-hidden="true">
+                    {n.icon}
+                  </span>
+                  {n.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="account">
+          <div class="who">
+            <span class="team">{session.team.name}</span>
+            <span class="muted small" title={session.user.email}>
+              {session.user.email}
+            </span>
+          </div>
+          <button
+            class="btn ghost small"
+            onClick={async () => {
+              await post('/auth/sign-out').catch(() => {});
+              setCsrf(null);
+              onSignOut();
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </aside>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+      <Notices />
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

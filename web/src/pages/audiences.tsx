@@ -1,0 +1,405 @@
+// Audiences: contacts (search, add, edit, unsubscribe state), segments and the suppression list.
+import { useState } from 'preact/hooks';
+import { del, patch, post, qs } from '../api';
+import { navigate, setQuery, useLocation } from '../router';
+import { Badge, Card, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+
+interface Contact {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  created_at: string;
+  unsubscribed: boolean;
+}
+
+export function AudiencesPage() {
+  const { query } = useLocation();
+  const tab = query.get('tab') ?? 'contacts';
+  return (
+    <>
+      <PageHeader title="Audiences" description="Who you send broadcasts to, and who Posthorn will not send to." />
+      <Tabs
+        label="Audiences"
+        current={tab}
+        onChange={(t) => setQuery({ tab: t === 'contacts' ? null : t, after: null, before: null, q: null, segment: null })}
+        tabs={[
+          { id: 'contacts', label: 'Contacts' },
+          { id: 'segments', label: 'Segments' },
+          { id: 'suppressions', label: 'Suppressions' },
+        ]}
+      />
+      <div role="tabpanel" aria-labelledby={`tab-${tab}`} class="tab-panel">
+        {tab === 'contacts' && <Contacts />}
+        {tab === 'segments' && <Segments />}
+        {tab === 'suppressions' && <Suppressions />}
+      </div>
+    </>
+  );
+}
+
+function Contacts() {
+  const { query } = useLocation();
+  const q = query.get('q') ?? '';
+  const segment = query.get('segment') ?? '';
+  const [text, setText] = useState(q);
+  const [adding, setAdding] = useState(false);
+  const segments = useGet<{ data: { id: string; name: string }[] }>('/segments');
+  const paged = usePaged<Contact>('/contacts', { q, segment_id: q ? null : segment || null });
+  return (
+    <>
+      <div class="filters">
+        <form
+          class="grow"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setQuery({ q: text, after: null, before: null });
+          }}
+        >
+          <label>
+            <span class="sr-only">Search contacts by email or name</span>
+            <input type="search" placeholder="Search by email or name" value={text} onInput={(e) => setText(val(e))} />
+          </label>
+        </form>
+        <label>
+          <span class="sr-only">Segment</span>
+          <select value={segment} onChange={(e) => setQuery({ segment: val(e), q: null, after: null, before: null })}>
+            <option value="">All contacts</option>
+            {(segments.data?.data ?? []).map((s) => (
+              <option value={s.id}>{s.name}</option>
+            ))}
+          </select>
+        </label>
+        <button class="btn primary" onClick={() => setAdding(true)}>
+          Add contact
+        </button>
+      </div>
+      <PagedTable
+        paged={paged}
+        caption="Contacts"
+        href={(c) => `/dashboard/audiences/contacts/${c.id}`}
+        empty={
+          q || segment ? (
+            <Empty title="No contact matches." />
+          ) : (
+            <Empty title="No contacts yet." action={<button class="btn primary" onClick={() => setAdding(true)}>Add a contact</button>}>
+              Add them here or with <code>POST /contacts</code>.
+            </Empty>
+          )
+        }
+        columns={[
+          { label: 'Email', render: (c) => c.email },
+          { label: 'Name', render: (c) => [c.first_name, c.last_name].filter(Boolean).join(' ') || <span class="muted">—</span> },
+          { label: 'Status', render: (c) => (c.unsubscribed ? <Badge value="unsubscribed" /> : <Badge value="enabled" label="subscribed" />) },
+          { label: 'Added', render: (c) => <Time iso={c.created_at} /> },
+        ]}
+      />
+      <ContactDialog open={adding} segments={segments.data?.data ?? []} onClose={() => setAdding(false)} onDone={paged.reload} />
+    </>
+  );
+}
+
+function ContactDialog({ open, onClose, onDone, segments }: { open: boolean; onClose: () => void; onDone: () => void; segments: { id: string; name: string }[] }) {
+  const [form, setForm] = useState({ email: '', first_name: '', last_name: '', segment: '' });
+  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const action = useAction(async () => {
+    await post('/contacts', {
+      email: form.email,
+      first_name: form.first_name || undefined,
+      last_name: form.last_name || undefined,
+      segments: form.segment ? [{ id: form.segment }] : undefined,
+    });
+    notify('Contact added.');
+    setForm({ email: '', first_name: '', last_name: '', segment: '' });
+    onDone();
+    onClose();
+  });
+  return (
+    <Dialog open={open} title="Add a contact" onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="c-email" label="Email">
+          <input id="c-email" type="email" required value={form.email} onInput={set('email')} />
+        </Field>
+        <div class="two">
+          <Field id="c-first" label="First name">
+            <input id="c-first" value={form.first_name} onInput={set('first_name')} />
+          </Field>
+          <Field id="c-last" label="Last name">
+            <input id="c-last" value={form.last_name} onInput={set('last_name')} />
+          </Field>
+        </div>
+        <Field id="c-segment" label="Segment (optional)">
+          <select id="c-segment" value={form.segment} onChange={set('segment')}>
+            <option value="">None</option>
+            {segments.map((s) => (
+              <option value={s.id}>{s.name}</option>
+            ))}
+          </select>
+        </Field>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={action.busy}>
+            Add contact
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function ContactPage({ id }: { id: string }) {
+  const c = useGet<Contact & { properties: Record<string, { value: string | number }> }>(`/contacts/${id}`);
+  const memberships = useGet<{ data: { id: string; name: string }[] }>(`/contacts/${id}/segments`);
+  const segments = useGet<{ data: { id: string; name: string }[] }>('/segments');
+  const [form, setForm] = useState<{ first_name: string; last_name: string } | null>(null);
+  const [join, setJoin] = useState('');
+  const save = useAction(async (body: object) => {
+    await patch(`/contacts/${id}`, body);
+    notify('Contact updated.');
+    setForm(null);
+    c.reload();
+  });
+  const member = useAction(async (segmentId: string, add: boolean) => {
+    if (add) await post(`/contacts/${id}/segments/${segmentId}`);
+    else await del(`/contacts/${id}/segments/${segmentId}`);
+    setJoin('');
+    memberships.reload();
+  });
+  const remove = useAction(async () => {
+    await del(`/contacts/${id}`);
+    navigate('/dashboard/audiences');
+  });
+  if (c.error) return <ErrorBox error={c.error} />;
+  if (!c.data) return <Loading />;
+  const x = c.data;
+  const inSegments = new Set((memberships.data?.data ?? []).map((s) => s.id));
+  return (
+    <>
+      <PageHeader
+        back={{ href: '/dashboard/audiences', label: 'Audiences' }}
+        title={x.email}
+        description={x.unsubscribed ? <Badge value="unsubscribed" /> : <Badge value="enabled" label="subscribed" />}
+        actions={
+          <>
+            <button class="btn" onClick={() => save.run({ unsubscribed: !x.unsubscribed })}>
+              {x.unsubscribed ? 'Resubscribe' : 'Unsubscribe'}
+            </button>
+            <button class="btn danger ghost" onClick={() => confirm(`Delete ${x.email}?`) && remove.run()}>
+              Delete
+            </button>
+          </>
+        }
+      />
+      <ErrorBox error={save.error ?? member.error ?? remove.error} />
+      <div class="grid2">
+        <Card>
+          <h2 class="card-title">Details</h2>
+          {form ? (
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                save.run({ first_name: form.first_name || null, last_name: form.last_name || null });
+              }}
+            >
+              <Field id="cp-first" label="First name">
+                <input id="cp-first" value={form.first_name} onInput={(e) => setForm({ ...form, first_name: val(e) })} />
+              </Field>
+              <Field id="cp-last" label="Last name">
+                <input id="cp-last" value={form.last_name} onInput={(e) => setForm({ ...form, last_name: val(e) })} />
+              </Field>
+              <div class="form-actions">
+                <button type="button" class="btn" onClick={() => setForm(null)}>
+                  Cancel
+                </button>
+                <button class="btn primary">Save</button>
+              </div>
+            </form>
+          ) : (
+            <>
+              <KeyValue
+                rows={[
+                  ['First name', x.first_name],
+                  ['Last name', x.last_name],
+                  ['Added', <Time iso={x.created_at} exact />],
+                  ...Object.entries(x.properties ?? {}).map(([k, v]) => [k, String(v.value)] as [string, string]),
+                ]}
+              />
+              <button class="btn" onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
+                Edit
+              </button>
+            </>
+          )}
+        </Card>
+        <Card>
+          <h2 class="card-title">Segments</h2>
+          <ul class="plain">
+            {(memberships.data?.data ?? []).map((s) => (
+              <li class="row-between">
+                {s.name}
+                <button class="btn small ghost" onClick={() => member.run(s.id, false)} aria-label={`Remove from ${s.name}`}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+          {memberships.data && !memberships.data.data.length && <p class="muted">In no segment.</p>}
+          <form
+            class="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (join) member.run(join, true);
+            }}
+          >
+            <label>
+              <span class="sr-only">Segment to add to</span>
+              <select value={join} onChange={(e) => setJoin(val(e))}>
+                <option value="">Add to a segment…</option>
+                {(segments.data?.data ?? [])
+                  .filter((s) => !inSegments.has(s.id))
+                  .map((s) => (
+                    <option value={s.id}>{s.name}</option>
+                  ))}
+              </select>
+            </label>
+            <button class="btn" disabled={!join}>
+              Add
+            </button>
+          </form>
+        </Card>
+      </div>
+    </>
+  );
+}
+
+function Segments() {
+  const list = useGet<{ data: { id: string; name: string; created_at: string }[] }>('/segments');
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    await post('/segments', { name });
+    setName('');
+    notify('Segment created.');
+    list.reload();
+  });
+  const remove = useAction(async (id: string) => {
+    await del(`/segments/${id}`);
+    list.reload();
+  });
+  return (
+    <>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.run();
+        }}
+      >
+        <label class="grow">
+          <span class="sr-only">New segment name</span>
+          <input placeholder="New segment name, e.g. Newsletter" required value={name} onInput={(e) => setName(val(e))} />
+        </label>
+        <button class="btn primary" disabled={create.busy}>
+          Create segment
+        </button>
+      </form>
+      <ErrorBox error={list.error ?? create.error ?? remove.error} />
+      {list.data && !list.data.data.length && <Empty title="No segments yet.">A segment is a list of contacts a broadcast goes to.</Empty>}
+      {list.data && list.data.data.length > 0 && (
+        <Table
+          caption="Segments"
+          rows={list.data.data}
+          href={(s) => `/dashboard/audiences${qs({ segment: s.id })}`}
+          columns={[
+            { label: 'Name', render: (s) => s.name },
+            { label: 'Created', render: (s) => <Time iso={s.created_at} /> },
+            { label: 'Id', render: (s) => <span class="mono small">{s.id}</span> },
+            {
+              label: 'Actions',
+              render: (s) => (
+                <button class="btn small ghost" aria-label={`Delete segment ${s.name}`} onClick={() => confirm(`Delete the segment ${s.name}? Its contacts stay.`) && remove.run(s.id)}>
+                  Delete
+                </button>
+              ),
+            },
+          ]}
+        />
+      )}
+    </>
+  );
+}
+
+function Suppressions() {
+  const { query } = useLocation();
+  const origin = query.get('origin') ?? '';
+  const paged = usePaged<{ id: string; email: string; origin: string; source_id: string | null; created_at: string }>('/suppressions', { origin });
+  const [email, setEmail] = useState('');
+  const add = useAction(async () => {
+    await post('/suppressions', { email });
+    setEmail('');
+    notify('Address suppressed.');
+    paged.reload();
+  });
+  const remove = useAction(async (id: string) => {
+    await del(`/suppressions/${id}`);
+    notify('Address can be sent to again.');
+    paged.reload();
+  });
+  return (
+    <>
+      <div class="filters">
+        <form
+          class="grow inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.run();
+          }}
+        >
+          <label class="grow">
+            <span class="sr-only">Address to suppress</span>
+            <input type="email" placeholder="Suppress an address" required value={email} onInput={(e) => setEmail(val(e))} />
+          </label>
+          <button class="btn">Suppress</button>
+        </form>
+        <label>
+          <span class="sr-only">Origin</span>
+          <select value={origin} onChange={(e) => setQuery({ origin: val(e), after: null, before: null })}>
+            <option value="">Every origin</option>
+            <option value="bounce">Bounces</option>
+            <option value="complaint">Complaints</option>
+            <option value="manual">Added by hand</option>
+          </select>
+        </label>
+      </div>
+      <ErrorBox error={add.error ?? remove.error} />
+      <Section title="Suppressed addresses">
+        <PagedTable
+          paged={paged}
+          caption="Suppressed addresses"
+          empty={<Empty title="No suppressed addresses.">Permanent bounces and spam complaints land here automatically.</Empty>}
+          columns={[
+            { label: 'Email', render: (s) => s.email },
+            { label: 'Origin', render: (s) => <Badge value={s.origin === 'manual' ? 'neutral' : 'bounced'} label={s.origin} /> },
+            { label: 'Because of', render: (s) => (s.source_id ? <a href={`/dashboard/emails/${s.source_id}`}>this email</a> : '—') },
+            { label: 'Since', render: (s) => <Time iso={s.created_at} /> },
+            {
+              label: 'Actions',
+              render: (s) => (
+                <button class="btn small ghost" aria-label={`Remove ${s.email} from the list`} onClick={() => remove.run(s.id)}>
+                  Remove
+                </button>
+              ),
+            },
+          ]}
+        />
+      </Section>
+    </>
+  );
+}

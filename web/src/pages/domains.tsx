@@ -1,0 +1,225 @@
+// Domains: add one, publish its DNS records (copy buttons, per-record status), verify, and switch
+// tracking, TLS and receiving.
+import { useState } from 'preact/hooks';
+import { del, patch, post } from '../api';
+import { navigate } from '../router';
+import { Badge, Card, CopyButton, Dialog, Empty, ErrorBox, Field, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+
+interface DnsRecord {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  ttl: string;
+  status: string;
+  priority?: number;
+}
+
+interface Domain {
+  id: string;
+  name: string;
+  status: string;
+  created_at: string;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tls?: string;
+  capabilities: { sending: string; receiving: string };
+  records?: DnsRecord[];
+  recommended_records?: DnsRecord[];
+}
+
+export function DomainsPage() {
+  const list = useGet<{ data: Domain[] }>('/domains');
+  const [adding, setAdding] = useState(false);
+  return (
+    <>
+      <PageHeader
+        title="Domains"
+        description="Domains you send from and receive at. Each needs a few DNS records."
+        actions={
+          <button class="btn primary" onClick={() => setAdding(true)}>
+            Add domain
+          </button>
+        }
+      />
+      <ErrorBox error={list.error} />
+      {!list.data && !list.error && <Loading />}
+      {list.data && !list.data.data.length && (
+        <Empty title="No domains yet." action={<button class="btn primary" onClick={() => setAdding(true)}>Add your first domain</button>}>
+          Add the domain you send from; Posthorn shows the SPF and DKIM records to publish, then verifies them.
+        </Empty>
+      )}
+      {list.data && list.data.data.length > 0 && (
+        <Table
+          caption="Domains"
+          rows={list.data.data}
+          href={(d) => `/dashboard/domains/${d.id}`}
+          columns={[
+            { label: 'Domain', render: (d) => <strong>{d.name}</strong> },
+            { label: 'Status', render: (d) => <Badge value={d.status} /> },
+            { label: 'Sending', render: (d) => <Badge value={d.capabilities.sending} /> },
+            { label: 'Receiving', render: (d) => <Badge value={d.capabilities.receiving} /> },
+            { label: 'Added', render: (d) => <Time iso={d.created_at} /> },
+          ]}
+        />
+      )}
+      <AddDomain open={adding} onClose={() => setAdding(false)} />
+    </>
+  );
+}
+
+function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const [name, setName] = useState('');
+  const [receiving, setReceiving] = useState(false);
+  const action = useAction(async () => {
+    const d = await post<{ id: string }>('/domains', { name, capabilities: { sending: 'enabled', receiving: receiving ? 'enabled' : 'disabled' } });
+    onClose();
+    navigate(`/dashboard/domains/${d.id}`);
+  });
+  return (
+    <Dialog open={open} title="Add a domain" onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="d-name" label="Domain name" hint="A domain or subdomain you control, e.g. mail.example.com.">
+          <input id="d-name" required placeholder="example.com" value={name} onInput={(e) => setName(val(e))} aria-describedby="d-name-hint" />
+        </Field>
+        <label class="check">
+          <input type="checkbox" checked={receiving} onChange={(e) => setReceiving(e.currentTarget.checked)} /> Also receive email at this domain
+        </label>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={action.busy}>
+            Add domain
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function DomainPage({ id }: { id: string }) {
+  const d = useGet<Domain>(`/domains/${id}`);
+  const verify = useAction(async () => {
+    await post(`/domains/${id}/verify`);
+    notify('Checking the DNS records…');
+    setTimeout(d.reload, 1500);
+  });
+  const update = useAction(async (body: object) => {
+    await patch(`/domains/${id}`, body);
+    notify('Domain updated.');
+    d.reload();
+  });
+  const remove = useAction(async () => {
+    await del(`/domains/${id}`);
+    navigate('/dashboard/domains');
+  });
+  if (d.error) return <ErrorBox error={d.error} />;
+  if (!d.data) return <Loading />;
+  const x = d.data;
+  return (
+    <>
+      <PageHeader
+        back={{ href: '/dashboard/domains', label: 'Domains' }}
+        title={x.name}
+        description={<Badge value={x.status} />}
+        actions={
+          <>
+            <button class="btn danger ghost" onClick={() => confirm(`Delete ${x.name}? Scheduled emails from it will fail.`) && remove.run()}>
+              Delete
+            </button>
+            <button class="btn primary" disabled={verify.busy} onClick={() => verify.run()}>
+              Verify DNS records
+            </button>
+          </>
+        }
+      />
+      <ErrorBox error={verify.error ?? update.error ?? remove.error} />
+      {x.status !== 'verified' && (
+        <p class="callout">
+          Publish these records at your DNS provider, then press <strong>Verify DNS records</strong>. Changes can take from minutes to a few hours to
+          propagate; Posthorn keeps checking pending domains.
+        </p>
+      )}
+      <Section title="DNS records">
+        <Records records={x.records ?? []} />
+      </Section>
+      {!!x.recommended_records?.length && (
+        <Section title="Recommended">
+          <p class="muted small">Not needed for verification, but mailbox providers expect a DMARC policy from bulk senders.</p>
+          <Records records={x.recommended_records} />
+        </Section>
+      )}
+      <Section title="Settings">
+        <Card>
+          <div class="settings-list">
+            <Toggle label="Open tracking" hint="Add a tracking pixel to HTML emails." checked={x.open_tracking} onChange={(v) => update.run({ open_tracking: v })} />
+            <Toggle label="Click tracking" hint="Route links through Posthorn to count clicks." checked={x.click_tracking} onChange={(v) => update.run({ click_tracking: v })} />
+            <Toggle label="Require TLS" hint="Never deliver over an unencrypted connection (enforced TLS)." checked={x.tls === 'enforced'} onChange={(v) => update.run({ tls: v ? 'enforced' : 'opportunistic' })} />
+            <Toggle
+              label="Receiving"
+              hint="Accept inbound mail for this domain (needs the MX record)."
+              checked={x.capabilities.receiving === 'enabled'}
+              onChange={(v) => update.run({ capabilities: { receiving: v ? 'enabled' : 'disabled' } })}
+            />
+          </div>
+        </Card>
+      </Section>
+    </>
+  );
+}
+
+function Toggle({ label, hint, checked, onChange }: { label: string; hint: string; checked: boolean; onChange: (v: boolean) => void }) {
+  const id = `t-${label.replace(/\W/g, '').toLowerCase()}`;
+  return (
+    <div class="toggle-row">
+      <div>
+        <label for={id} class="strong">
+          {label}
+        </label>
+        <p class="muted small" id={`${id}-hint`}>
+          {hint}
+        </p>
+      </div>
+      <input id={id} type="checkbox" role="switch" class="switch" checked={checked} aria-describedby={`${id}-hint`} onChange={(e) => onChange(e.currentTarget.checked)} />
+    </div>
+  );
+}
+
+function Records({ records }: { records: DnsRecord[] }) {
+  if (!records.length) return <p class="muted">No records needed.</p>;
+  return (
+    <Table
+      caption="DNS records"
+      rows={records.map((r, i) => ({ ...r, id: String(i) }))}
+      columns={[
+        { label: 'Purpose', render: (r) => r.record },
+        { label: 'Type', render: (r) => <span class="mono">{r.type}</span> },
+        {
+          label: 'Name',
+          render: (r) => (
+            <span class="copy-cell">
+              <span class="mono break">{r.name}</span> <CopyButton text={r.name} label="Copy" />
+            </span>
+          ),
+        },
+        {
+          label: 'Value',
+          render: (r) => (
+            <span class="copy-cell">
+              <span class="mono break value">{r.value}</span> <CopyButton text={r.value} label="Copy" />
+            </span>
+          ),
+        },
+        { label: 'Priority', render: (r) => r.priority ?? '—' },
+        { label: 'Status', render: (r) => <Badge value={r.status} /> },
+      ]}
+    />
+  );
+}

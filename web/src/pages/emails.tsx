@@ -1,0 +1,385 @@
+// Sent emails: the list with filters (status, text, dates) and cursor paging; one email with its
+// events, delivery attempts, preview, text, source and attachments; cancel and reschedule.
+import { useState } from 'preact/hooks';
+import { post, patch, qs } from '../api';
+import { navigate, setQuery, useLocation } from '../router';
+import {
+  Badge, bytes, Card, Code, CopyButton, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time,
+  useAction, useGet, usePaged, val,
+} from '../ui';
+import { EmailPreview } from './preview';
+
+const STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'];
+
+interface EmailRow {
+  id: string;
+  to: string[];
+  from: string;
+  subject: string;
+  created_at: string;
+  last_event: string;
+  scheduled_at: string | null;
+}
+
+export function EmailsPage() {
+  const { query } = useLocation();
+  const status = query.get('status') ?? '';
+  const q = query.get('q') ?? '';
+  const since = query.get('since') ?? '';
+  const until = query.get('until') ?? '';
+  const [text, setText] = useState(q);
+  const [sending, setSending] = useState(false);
+  const paged = usePaged<EmailRow>('/emails', {
+    status,
+    q,
+    since: since ? new Date(`${since}T00:00:00`).toISOString() : null,
+    until: until ? new Date(`${until}T23:59:59.999`).toISOString() : null,
+  });
+  const filtered = !!(status || q || since || until);
+  return (
+    <>
+      <PageHeader
+        title="Emails"
+        description="Every email sent through the API, SMTP or a broadcast."
+        actions={
+          <button class="btn primary" onClick={() => setSending(true)}>
+            Send email
+          </button>
+        }
+      />
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ q: text, after: null, before: null });
+        }}
+      >
+        <label class="grow">
+          <span class="sr-only">Search by recipient, sender or subject</span>
+          <input type="search" placeholder="Search recipient, sender or subject" value={text} onInput={(e) => setText(val(e))} />
+        </label>
+        <label>
+          <span class="sr-only">Status</span>
+          <select value={status} onChange={(e) => setQuery({ status: val(e), after: null, before: null })}>
+            <option value="">All statuses</option>
+            {STATUSES.map((s) => (
+              <option value={s}>{s.replace(/_/g, ' ')}</option>
+            ))}
+          </select>
+        </label>
+        <label class="date">
+          <span>From</span>
+          <input type="date" value={since} onChange={(e) => setQuery({ since: val(e), after: null, before: null })} />
+        </label>
+        <label class="date">
+          <span>To</span>
+          <input type="date" value={until} onChange={(e) => setQuery({ until: val(e), after: null, before: null })} />
+        </label>
+        <button class="btn" type="submit">
+          Search
+        </button>
+      </form>
+      <PagedTable
+        paged={paged}
+        caption="Sent emails"
+        href={(e) => `/dashboard/emails/${e.id}`}
+        empty={
+          filtered ? (
+            <Empty title="No email matches these filters." action={<a href="/dashboard/emails">Clear the filters</a>} />
+          ) : (
+            <Empty title="No emails yet." action={<button class="btn primary" onClick={() => setSending(true)}>Send your first email</button>}>
+              Send one from here, with the API (<code>POST /emails</code>) or over SMTP. A verified domain is needed first.
+            </Empty>
+          )
+        }
+        columns={[
+          { label: 'To', render: (e) => <span class="truncate">{e.to.join(', ')}</span> },
+          { label: 'Subject', render: (e) => <span class="truncate">{e.subject}</span> },
+          { label: 'Status', render: (e) => <Badge value={e.last_event} /> },
+          { label: 'Sent', render: (e) => <Time iso={e.scheduled_at ?? e.created_at} /> },
+        ]}
+      />
+      <SendDialog open={sending} onClose={() => setSending(false)} />
+    </>
+  );
+}
+
+function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const domains = useGet<{ data: { name: string; status: string }[] }>(open ? '/domains' : null);
+  const verified = (domains.data?.data ?? []).filter((d) => d.status === 'verified' || d.status === 'partially_verified');
+  const [form, setForm] = useState({ from: '', to: '', subject: '', html: '', scheduled_at: '' });
+  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const action = useAction(async () => {
+    const res = await post<{ id: string }>('/emails', {
+      from: form.from,
+      to: form.to.split(',').map((s) => s.trim()).filter(Boolean),
+      subject: form.subject,
+      html: form.html,
+      ...(form.scheduled_at ? { scheduled_at: form.scheduled_at } : {}),
+    });
+    notify('Email accepted.');
+    onClose();
+    navigate(`/dashboard/emails/${res.id}`);
+  });
+  return (
+    <Dialog open={open} title="Send an email" onClose={onClose} wide>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        {domains.data && !verified.length && (
+          <p class="callout">
+            No verified domain yet: <a href="/dashboard/domains">add and verify one</a> first.
+          </p>
+        )}
+        <Field id="send-from" label="From" hint={verified.length ? `An address at ${verified.map((d) => d.name).join(', ')}` : undefined}>
+          <input id="send-from" required placeholder={`Acme <hello@${verified[0]?.name ?? 'example.com'}>`} value={form.from} onInput={set('from')} />
+        </Field>
+        <Field id="send-to" label="To" hint="Separate several addresses with commas.">
+          <input id="send-to" required value={form.to} onInput={set('to')} />
+        </Field>
+        <Field id="send-subject" label="Subject">
+          <input id="send-subject" required value={form.subject} onInput={set('subject')} />
+        </Field>
+        <Field id="send-html" label="HTML body">
+          <textarea id="send-html" rows={6} required value={form.html} onInput={set('html')} placeholder="<p>Hello from Posthorn</p>" />
+        </Field>
+        <Field id="send-when" label="Schedule (optional)" hint='An ISO 8601 time or words such as "in 1 hour".'>
+          <input id="send-when" value={form.scheduled_at} onInput={set('scheduled_at')} />
+        </Field>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" type="submit" disabled={action.busy}>
+            {form.scheduled_at ? 'Schedule' : 'Send'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+interface EmailDetail extends EmailRow {
+  html: string | null;
+  text: string | null;
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  message_id: string;
+  tags: { name: string; value: string }[];
+  attempts: { at: string; domain: string; host: string | null; tls: boolean | null; duration_ms: number; results: { recipient: string; code: number; reply: string }[] }[];
+}
+
+export function EmailPage({ id }: { id: string }) {
+  const email = useGet<EmailDetail>(`/emails/${id}`);
+  const events = useGet<{ data: { id: string; type: string; created_at: string; data: any; automated: string | null }[] }>(`/emails/${id}/events${qs({ limit: 100 })}`);
+  const [tab, setTab] = useState('preview');
+  const [rescheduling, setRescheduling] = useState(false);
+  const cancel = useAction(async () => {
+    await post(`/emails/${id}/cancel`);
+    notify('The email was canceled.');
+    email.reload();
+    events.reload();
+  });
+  if (email.error) return <ErrorBox error={email.error} />;
+  if (!email.data) return <Loading />;
+  const e = email.data;
+  return (
+    <>
+      <PageHeader
+        back={{ href: '/dashboard/emails', label: 'Emails' }}
+        title={e.subject || '(no subject)'}
+        description={
+          <>
+            <Badge value={e.last_event} /> <span class="muted">to {e.to.join(', ')}</span>
+          </>
+        }
+        actions={
+          e.last_event === 'scheduled' && (
+            <>
+              <button class="btn" onClick={() => setRescheduling(true)}>
+                Reschedule
+              </button>
+              <button class="btn danger" disabled={cancel.busy} onClick={() => confirm('Cancel this scheduled email?') && cancel.run()}>
+                Cancel send
+              </button>
+            </>
+          )
+        }
+      />
+      <ErrorBox error={cancel.error} />
+      <div class="detail-grid">
+        <div class="detail-main">
+          <Card>
+            <Tabs
+              label="Email content"
+              current={tab}
+              onChange={setTab}
+              tabs={[
+                { id: 'preview', label: 'Preview' },
+                { id: 'text', label: 'Plain text' },
+                { id: 'source', label: 'Source' },
+                { id: 'attachments', label: 'Attachments' },
+              ]}
+            />
+            <div role="tabpanel" aria-labelledby={`tab-${tab}`} class="tab-panel">
+              {tab === 'preview' && (e.html ? <EmailPreview html={e.html} /> : <p class="muted">This email has no HTML part.</p>)}
+              {tab === 'text' && (e.text ? <Code wrap>{e.text}</Code> : <p class="muted">No plain-text part was given; mail clients show one derived from the HTML.</p>)}
+              {tab === 'source' && <RawSource id={id} />}
+              {tab === 'attachments' && <Attachments id={id} />}
+            </div>
+          </Card>
+          <Section title="Delivery attempts">
+            {!e.attempts.length ? (
+              <p class="muted">No attempt yet{e.last_event === 'scheduled' ? ': the email is scheduled.' : '.'}</p>
+            ) : (
+              <Table
+                caption="Delivery attempts"
+                rows={e.attempts.map((a, i) => ({ ...a, id: String(i) })).reverse()}
+                columns={[
+                  { label: 'When', render: (a) => <Time iso={a.at} exact /> },
+                  { label: 'Server', render: (a) => <span class="mono">{a.host ?? `${a.domain} (no connection)`}</span> },
+                  { label: 'TLS', render: (a) => (a.tls === null ? '—' : a.tls ? <Badge value="verified" label="TLS" /> : <Badge value="delivery_delayed" label="plain" />) },
+                  {
+                    label: 'Reply',
+                    render: (a) => (
+                      <ul class="plain">
+                        {a.results.map((r) => (
+                          <li>
+                            <span class={`code-pill c${String(r.code)[0]}`}>{r.code}</span> <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '')}</span> <span class="muted small">({r.recipient})</span>
+                          </li>
+                        ))}
+                      </ul>
+                    ),
+                  },
+                  { label: 'Took', render: (a) => `${a.duration_ms} ms`, class: 'num' },
+                ]}
+              />
+            )}
+          </Section>
+        </div>
+        <aside class="detail-side">
+          <Card>
+            <KeyValue
+              rows={[
+                ['From', e.from],
+                ['To', e.to.join(', ')],
+                ['Cc', e.cc?.length ? e.cc.join(', ') : null],
+                ['Bcc', e.bcc?.length ? e.bcc.join(', ') : null],
+                ['Reply to', e.reply_to?.length ? e.reply_to.join(', ') : null],
+                ['Created', <Time iso={e.created_at} exact />],
+                ['Scheduled for', e.scheduled_at ? <Time iso={e.scheduled_at} exact /> : null],
+                ['Email id', <span class="mono small">{e.id} <CopyButton text={e.id} /></span>],
+                ['Message-ID', <span class="mono small break">{e.message_id}</span>],
+                ['Tags', e.tags?.length ? e.tags.map((t) => <span class="tag">{`${t.name}: ${t.value}`}</span>) : null],
+              ]}
+            />
+          </Card>
+          <Card>
+            <h2 class="card-title">Events</h2>
+            {events.data && !events.data.data.length && <p class="muted">No events yet.</p>}
+            <ol class="timeline">
+              {(events.data?.data ?? []).map((ev) => (
+                <li>
+                  <Badge value={ev.type.replace(/^email\./, '')} />
+                  {ev.automated && <span class="muted small"> automated ({ev.automated})</span>}
+                  <div class="small muted">
+                    <Time iso={ev.created_at} exact />
+                    {ev.data?.to && ev.type !== 'email.sent' ? ` · ${[].concat(ev.data.to).join(', ')}` : ''}
+                  </div>
+                  {ev.data?.bounce && <div class="small mono">{ev.data.bounce.message}</div>}
+                  {ev.data?.click?.link && <div class="small mono break">{ev.data.click.link}</div>}
+                </li>
+              ))}
+            </ol>
+          </Card>
+        </aside>
+      </div>
+      <RescheduleDialog
+        open={rescheduling}
+        id={id}
+        onClose={() => setRescheduling(false)}
+        onDone={() => {
+          email.reload();
+          events.reload();
+        }}
+      />
+    </>
+  );
+}
+
+function RescheduleDialog({ open, id, onClose, onDone }: { open: boolean; id: string; onClose: () => void; onDone: () => void }) {
+  const [when, setWhen] = useState('');
+  const action = useAction(async () => {
+    const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(when) ? new Date(when).toISOString() : when;
+    await patch(`/emails/${id}`, { scheduled_at: at });
+    notify('The email was rescheduled.');
+    onDone();
+    onClose();
+  });
+  return (
+    <Dialog open={open} title="Reschedule" onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="resched" label="Send at">
+          <input id="resched" type="datetime-local" required value={when} onInput={(e) => setWhen(val(e))} />
+        </Field>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={action.busy}>
+            Reschedule
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function RawSource({ id }: { id: string }) {
+  const raw = useGet<string>(`/emails/${id}/raw`);
+  if (raw.error) return <ErrorBox error={raw.error} />;
+  if (raw.data === undefined) return <Loading />;
+  const text = raw.data.length > 200_000 ? `${raw.data.slice(0, 200_000)}\n… (${bytes(raw.data.length)} in all)` : raw.data;
+  return (
+    <>
+      <div class="row-actions">
+        <CopyButton text={raw.data} label="Copy source" />
+      </div>
+      <Code>{text}</Code>
+    </>
+  );
+}
+
+function Attachments({ id }: { id: string }) {
+  const list = useGet<{ data: { id: string; filename: string | null; size: number; content_type: string; download_url: string }[] }>(`/emails/${id}/attachments`);
+  if (list.error) return <ErrorBox error={list.error} />;
+  if (!list.data) return <Loading />;
+  if (!list.data.data.length) return <p class="muted">No attachments.</p>;
+  return (
+    <ul class="files">
+      {list.data.data.map((a) => (
+        <li>
+          <a href={a.download_url} download={a.filename ?? 'attachment'}>
+            {a.filename ?? '(unnamed)'}
+          </a>{' '}
+          <span class="muted small">
+            {a.content_type} · {bytes(a.size)}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+

@@ -1,0 +1,62 @@
+// Accepting an invitation: the link's token names the team and email; the new member picks a password.
+import { useState } from 'preact/hooks';
+import { post, setCsrf } from '../api';
+import { navigate } from '../router';
+import type { Session } from '../session';
+import { ErrorBox, Field, Loading, useAction, useGet, val } from '../ui';
+
+export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (s: Session) => void }) {
+  const invite = useGet<{ email: string; team: string; role: string; expires_at: string }>(`/auth/invites/${encodeURIComponent(token)}`);
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const action = useAction(async () => {
+    if (password !== again) throw new Error('The two passwords differ.');
+    const s = await post<Session>(`/auth/invites/${encodeURIComponent(token)}/accept`, { password });
+    setCsrf(s.csrf_token);
+    onSignedIn(s);
+    navigate('/dashboard', { replace: true });
+  });
+  document.title = 'Join a team · Posthorn';
+  return (
+    <div class="auth-page">
+      <main class="auth-card" id="main">
+        <div class="brand big">
+          <img src="/dashboard/assets/icon.svg" alt="" width="32" height="32" />
+          <span>Posthorn</span>
+        </div>
+        {invite.loading && <Loading />}
+        {invite.error && (
+          <>
+            <h1>Invitation not found</h1>
+            <p class="muted">This link has expired or was already used. Ask a team owner for a new one.</p>
+          </>
+        )}
+        {invite.data && (
+          <>
+            <h1>Join {invite.data.team}</h1>
+            <p class="muted">
+              You were invited as <strong>{invite.data.email}</strong> ({invite.data.role}). Choose a password to finish.
+            </p>
+            <ErrorBox error={action.error} />
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                action.run();
+              }}
+            >
+              <Field id="new-password" label="Password" hint="At least 10 characters.">
+                <input id="new-password" type="password" autoComplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword(val(e))} aria-describedby="new-password-hint" />
+              </Field>
+              <Field id="repeat-password" label="Repeat the password">
+                <input id="repeat-password" type="password" autoComplete="new-password" required value={again} onInput={(e) => setAgain(val(e))} />
+              </Field>
+              <button class="btn primary block" type="submit" disabled={action.busy}>
+                Join the team
+              </button>
+            </form>
+          </>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+// Overview: what was sent and what happened to it over time (GET /emails/metrics), the rates the
+// big mailbox providers hold senders to, and the delivery queue (GET /queue).
+import { useMemo, useState } from 'preact/hooks';
+import { qs } from '../api';
+import { TimeChart } from '../chart';
+import { Badge, Card, Empty, ErrorBox, Loading, num, PageHeader, pct, Section, Table, Time, useGet } from '../ui';
+
+const RANGES = [
+  { id: '24h', label: 'Last 24 hours', days: 1, granularity: 'hourly' },
+  { id: '7d', label: 'Last 7 days', days: 7, granularity: 'daily' },
+  { id: '30d', label: 'Last 30 days', days: 30, granularity: 'daily' },
+  { id: '90d', label: 'Last 90 days', days: 90, granularity: 'weekly' },
+];
+
+const SERIES = [
+  { key: 'sent', label: 'Sent', color: '#6366f1' },
+  { key: 'delivered', label: 'Delivered', color: '#10b981' },
+  { key: 'bounced', label: 'Bounced', color: '#ef4444' },
+  { key: 'complained', label: 'Complained', color: '#f59e0b' },
+  { key: 'opened', label: 'Opened', color: '#0ea5e9' },
+  { key: 'clicked', label: 'Clicked', color: '#a855f7' },
+];
+
+interface Metrics {
+  totals: Record<string, number>;
+  data: ({ period: string } & Record<string, number>)[];
+}
+
+export function OverviewPage() {
+  const [range, setRange] = useState('7d');
+  const r = RANGES.find((x) => x.id === range)!;
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  const path = useMemo(() => {
+    const end = new Date();
+    const start = new Date(end.getTime() - r.days * 86_400_000);
+    return `/emails/metrics${qs({ start_date: start.toISOString(), end_date: end.toISOString(), granularity: r.granularity, dimensions: 'period', timezone: tz })}`;
+  }, [range]);
+  const metrics = useGet<Metrics>(path);
+  const queue = useGet<{ data: { destination: string; queued: number; recipients: number; retrying: number; oldest_queued_at: string; next_attempt_at: string; last_error: string | null }[] }>('/queue');
+
+  const chart = useMemo(() => {
+    const rows = metrics.data?.data ?? [];
+    return { times: rows.map((x) => Date.parse(x.period) / 1000), series: SERIES.map((s) => ({ label: s.label, color: s.color, values: rows.map((x) => x[s.key] ?? 0) })) };
+  }, [metrics.data]);
+
+  const t = metrics.data?.totals ?? {};
+  const queued = (queue.data?.data ?? []).reduce((a, d) => a + d.queued, 0);
+  return (
+    <>
+      <PageHeader
+        title="Overview"
+        description="What your team sent, and what became of it."
+        actions={
+          <label class="inline-select">
+            <span class="sr-only">Time range</span>
+            <select value={range} onChange={(e) => setRange(e.currentTarget.value)}>
+              {RANGES.map((x) => (
+                <option value={x.id}>{x.label}</option>
+              ))}
+            </select>
+          </label>
+        }
+      />
+      <ErrorBox error={metrics.error} />
+      <div class="stats">
+        <Stat label="Sent" value={num(t.sent)} />
+        <Stat label="Delivered" value={num(t.delivered)} sub={`${pct(t.delivery_rate)} of sent`} />
+        <Stat label="Opened" value={num(t.unique_opened)} sub={`${pct(t.open_rate)} open rate`} />
+        <Stat label="Clicked" value={num(t.unique_clicked)} sub={`${pct(t.click_rate)} click rate`} />
+        <Stat label="In the queue" value={queue.data ? num(queued) : '…'} sub={queued ? `${queue.data!.data.length} destination${queue.data!.data.length === 1 ? '' : 's'}` : 'nothing waiting'} />
+      </div>
+      <Card>
+        <h2 class="card-title">Activity</h2>
+        {metrics.loading && !metrics.data ? <Loading /> : <TimeChart times={chart.times} series={chart.series} label={`Emails sent, delivered, bounced, complained, opened and clicked, ${r.label.toLowerCase()}`} />}
+      </Card>
+      <div class="grid2">
+        <Health
+          title="Bounce rate"
+          rate={t.bounce_rate ?? 0}
+          warn={0.02}
+          limit={0.05}
+          detail={`${num(t.bounced)} of ${num(t.sent)} sent bounced.`}
+          advice="Keep it under 2 %. Above 5 % mailbox providers treat the stream as a list of bought or stale addresses."
+        />
+        <Health
+          title="Complaint rate"
+          rate={t.complaint_rate ?? 0}
+          warn={0.001}
+          limit={0.003}
+          digits={2}
+          detail={`${num(t.complained)} of ${num(t.delivered)} delivered were reported as spam.`}
+          advice="Gmail and Yahoo require bulk senders to stay under 0.3 % and recommend under 0.1 %."
+        />
+      </div>
+      <Section title="Delivery queue">
+        {queue.error && <ErrorBox error={queue.error} />}
+        {queue.data && !queue.data.data.length && <Empty title="The queue is empty.">Every accepted email has been handed to its recipients' mail servers.</Empty>}
+        {queue.data && queue.data.data.length > 0 && (
+          <Table
+            caption="Queued email by destination"
+            rows={queue.data.data.map((d) => ({ ...d, id: d.destination }))}
+            columns={[
+              { label: 'Destination', render: (d) => <strong>{d.destination}</strong> },
+              { label: 'Queued', render: (d) => num(d.queued), class: 'num' },
+              { label: 'Retrying', render: (d) => (d.retrying ? <Badge value="delivery_delayed" label={`${d.retrying} retrying`} /> : '—') },
+              { label: 'Oldest', render: (d) => <Time iso={d.oldest_queued_at} /> },
+              { label: 'Next attempt', render: (d) => <Time iso={d.next_attempt_at} /> },
+              { label: 'Last error', render: (d) => <span class="mono small">{d.last_error ?? '—'}</span> },
+            ]}
+          />
+        )}
+      </Section>
+    </>
+  );
+}
+
+function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
+  return (
+    <div class="stat">
+      <span class="stat-label">{label}</span>
+      <span class="stat-value">{value}</span>
+      {sub && <span class="stat-sub muted">{sub}</span>}
+    </div>
+  );
+}
+
+function Health({ title, rate, warn, limit, detail, advice, digits = 1 }: { title: string; rate: number; warn: number; limit: number; detail: string; advice: string; digits?: number }) {
+  const state = rate >= limit ? 'bad' : rate >= warn ? 'warn' : 'good';
+  const width = Math.min(100, (rate / (limit * 1.5)) * 100);
+  return (
+    <Card class={`health ${state}`}>
+      <div class="health-head">
+        <h2 class="card-title">{title}</h2>
+        <Badge value={state === 'good' ? 'delivered' : state === 'warn' ? 'delivery_delayed' : 'bounced'} label={state === 'good' ? 'Healthy' : state === 'warn' ? 'Watch' : 'Too high'} />
+      </div>
+      <p class="health-value">{pct(rate, digits)}</p>
+      <div class="meter" role="meter" aria-valuemin={0} aria-valuemax={limit * 1.5} aria-valuenow={rate} aria-label={`${title}: ${pct(rate, digits)}, limit ${pct(limit, digits)}`}>
+        <div class="meter-fill" style={{ width: `${width}%` }} />
+        <div class="meter-mark" style={{ left: `${(warn / (limit * 1.5)) * 100}%` }} title={`Recommended: ${pct(warn, digits)}`} />
+        <div class="meter-mark limit" style={{ left: `${100 / 1.5}%` }} title={`Limit: ${pct(limit, digits)}`} />
+      </div>
+      <p class="small">{detail}</p>
+      <p class="muted small">{advice}</p>
+    </Card>
+  );
+}

@@ -1,0 +1,25 @@
+// An email's HTML in a sandboxed frame: no scripts, no same-origin access, and no remote images
+// until asked for (they tell the sender the message was opened, and where from).
+import { useState } from 'preact/hooks';
+
+const BLOCKED = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:";
+const ALLOWED = "default-src 'none'; img-src data: cid: https: http:; style-src 'unsafe-inline' https:; font-src data: https:";
+
+export function EmailPreview({ html, height = 520 }: { html: string; height?: number }) {
+  const [remote, setRemote] = useState(false);
+  const hasRemote = /<img[^>]+src\s*=\s*["']?https?:/i.test(html) || /url\(\s*["']?https?:/i.test(html);
+  const doc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${remote ? ALLOWED : BLOCKED}"><base target="_blank">${html}`;
+  return (
+    <div class="preview">
+      {hasRemote && (
+        <div class="preview-bar">
+          <span class="small muted">{remote ? 'Remote images are shown.' : 'Remote images are hidden.'}</span>
+          <button class="btn small" onClick={() => setRemote(!remote)}>
+            {remote ? 'Hide remote images' : 'Show remote images'}
+          </button>
+        </div>
+      )}
+      <iframe title="Email preview" sandbox="" srcDoc={doc} style={{ height: `${height}px` }} />
+    </div>
+  );
+}

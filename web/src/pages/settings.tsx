@@ -1,0 +1,322 @@
+// Settings: password, two-factor sign-in (TOTP), sessions, team members and invitations.
+import { useState } from 'preact/hooks';
+import { del, post } from '../api';
+import type { Session } from '../session';
+import { Badge, Card, CopyButton, Dialog, ErrorBox, Field, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+
+export function SettingsPage({ session }: { session: Session }) {
+  return (
+    <>
+      <PageHeader title="Settings" description={`Signed in as ${session.user.email} (${session.user.role}) in ${session.team.name}.`} />
+      <div class="grid2">
+        <Password />
+        <TwoFactor enabled={session.user.totp_enabled} />
+      </div>
+      <Sessions />
+      <Team session={session} />
+    </>
+  );
+}
+
+function Password() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const action = useAction(async () => {
+    await post('/auth/password', { current_password: current, new_password: next });
+    setCurrent('');
+    setNext('');
+    notify('Password changed. Your other sessions were signed out.');
+  });
+  return (
+    <Card>
+      <h2 class="card-title">Password</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="pw-current" label="Current password">
+          <input id="pw-current" type="password" autoComplete="current-password" required value={current} onInput={(e) => setCurrent(val(e))} />
+        </Field>
+        <Field id="pw-new" label="New password" hint="At least 10 characters. Other sessions are signed out.">
+          <input id="pw-new" type="password" autoComplete="new-password" minLength={10} required value={next} onInput={(e) => setNext(val(e))} aria-describedby="pw-new-hint" />
+        </Field>
+        <button class="btn" disabled={action.busy}>
+          Change password
+        </button>
+      </form>
+    </Card>
+  );
+}
+
+function TwoFactor({ enabled: initial }: { enabled: boolean }) {
+  const [enabled, setEnabled] = useState(initial);
+  const [enrolment, setEnrolment] = useState<{ secret: string; uri: string; qr_svg: string } | null>(null);
+  const [code, setCode] = useState('');
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [password, setPassword] = useState('');
+  const [disabling, setDisabling] = useState(false);
+  const begin = useAction(async () => setEnrolment(await post('/auth/totp')));
+  const confirm = useAction(async () => {
+    const r = await post<{ recovery_codes: string[] }>('/auth/totp/confirm', { code });
+    setCodes(r.recovery_codes);
+    setEnrolment(null);
+    setEnabled(true);
+    setCode('');
+  });
+  const disable = useAction(async () => {
+    await del('/auth/totp', { password });
+    setEnabled(false);
+    setDisabling(false);
+    setPassword('');
+    notify('Two-factor sign-in is off.');
+  });
+  return (
+    <Card>
+      <h2 class="card-title">
+        Two-factor sign-in {enabled ? <Badge value="verified" label="on" /> : <Badge value="none" label="off" />}
+      </h2>
+      <ErrorBox error={begin.error ?? confirm.error ?? disable.error} />
+      {codes && (
+        <div class="callout success" role="status">
+          <p>
+            <strong>Save these recovery codes.</strong> Each signs you in once if you lose your device. They are not shown again.
+          </p>
+          <ul class="codes" aria-label="Recovery codes">
+            {codes.map((c) => (
+              <li class="mono">{c}</li>
+            ))}
+          </ul>
+          <CopyButton text={codes.join('\n')} label="Copy codes" /> <button class="btn small" onClick={() => setCodes(null)}>I saved them</button>
+        </div>
+      )}
+      {!enabled && !enrolment && (
+        <>
+          <p class="muted">Ask for a code from an authenticator app (RFC 6238 TOTP) at every sign-in.</p>
+          <button class="btn" disabled={begin.busy} onClick={() => begin.run()}>
+            Set up an authenticator
+          </button>
+        </>
+      )}
+      {enrolment && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            confirm.run();
+          }}
+        >
+          <p class="small">Scan the code with your authenticator app, or enter the key by hand.</p>
+          <img class="qr" alt="QR code of the authenticator key" src={`data:image/svg+xml;utf8,${encodeURIComponent(enrolment.qr_svg)}`} width="180" height="180" />
+          <p class="copy-cell">
+            <code class="token" data-testid="totp-secret">
+              {enrolment.secret}
+            </code>{' '}
+            <CopyButton text={enrolment.secret} />
+          </p>
+          <Field id="totp-code" label="Code from the app">
+            <input id="totp-code" inputMode="numeric" autoComplete="one-time-code" required pattern="[0-9 ]{6,7}" value={code} onInput={(e) => setCode(val(e))} />
+          </Field>
+          <button class="btn primary" disabled={confirm.busy}>
+            Turn on
+          </button>
+        </form>
+      )}
+      {enabled && !disabling && (
+        <>
+          <p class="muted">A code from your authenticator app is needed at every sign-in.</p>
+          <button class="btn danger ghost" onClick={() => setDisabling(true)}>
+            Turn off
+          </button>
+        </>
+      )}
+      {enabled && disabling && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            disable.run();
+          }}
+        >
+          <Field id="totp-off-pw" label="Your password">
+            <input id="totp-off-pw" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />
+          </Field>
+          <button class="btn danger">Turn off two-factor sign-in</button>
+        </form>
+      )}
+    </Card>
+  );
+}
+
+function Sessions() {
+  const list = useGet<{ data: { id: string; created_at: string; last_seen_at: string; user_agent: string | null; ip: string | null; method: string; current: boolean }[] }>('/auth/sessions');
+  const end = useAction(async (id: string) => {
+    await del(`/auth/sessions/${id}`);
+    list.reload();
+  });
+  const everywhere = useAction(async () => {
+    await del('/auth/sessions');
+    location.assign('/dashboard/sign-in');
+  });
+  return (
+    <Section
+      title="Sessions"
+      actions={
+        <button class="btn danger ghost" onClick={() => confirm('Sign out on every device, this one included?') && everywhere.run()}>
+          Sign out everywhere
+        </button>
+      }
+    >
+      <ErrorBox error={list.error ?? end.error ?? everywhere.error} />
+      {list.data && (
+        <Table
+          caption="Your sessions"
+          rows={list.data.data}
+          columns={[
+            { label: 'Browser', render: (s) => <span class="small">{browser(s.user_agent)}</span> },
+            { label: 'Address', render: (s) => <span class="mono small">{s.ip ?? '—'}</span> },
+            { label: 'Signed in', render: (s) => <><Time iso={s.created_at} /> <span class="muted small">({s.method})</span></> },
+            { label: 'Last active', render: (s) => (s.current ? <Badge value="verified" label="this browser" /> : <Time iso={s.last_seen_at} />) },
+            { label: 'Actions', render: (s) => (s.current ? '' : <button class="btn small ghost" onClick={() => end.run(s.id)}>End session</button>) },
+          ]}
+        />
+      )}
+    </Section>
+  );
+}
+
+function browser(ua: string | null): string {
+  if (!ua) return 'Unknown';
+  const name = /Edg\//.test(ua) ? 'Edge' : /Chrome\//.test(ua) ? 'Chrome' : /Firefox\//.test(ua) ? 'Firefox' : /Safari\//.test(ua) ? 'Safari' : ua.split(' ')[0];
+  const os = /Windows/.test(ua) ? 'Windows' : /Mac OS X/.test(ua) ? 'macOS' : /Android/.test(ua) ? 'Android' : /iPhone|iPad/.test(ua) ? 'iOS' : /Linux/.test(ua) ? 'Linux' : '';
+  return os ? `${name} on ${os}` : name;
+}
+
+function Team({ session }: { session: Session }) {
+  const owner = session.user.role === 'owner';
+  const members = useGet<{ data: { id: string; email: string; role: string; totp_enabled: boolean; created_at: string }[] }>('/team/members');
+  const invites = useGet<{ data: { id: string; email: string; role: string; expires_at: string }[] }>('/team/invites');
+  const [inviting, setInviting] = useState(false);
+  const [link, setLink] = useState<string | null>(null);
+  const remove = useAction(async (id: string) => {
+    await del(`/team/members/${id}`);
+    members.reload();
+  });
+  const withdraw = useAction(async (id: string) => {
+    await del(`/team/invites/${id}`);
+    invites.reload();
+  });
+  return (
+    <Section
+      title="Team members"
+      actions={
+        owner && (
+          <button class="btn primary" onClick={() => setInviting(true)}>
+            Invite member
+          </button>
+        )
+      }
+    >
+      <ErrorBox error={members.error ?? remove.error ?? withdraw.error} />
+      {link && (
+        <div class="callout success" role="status">
+          <p>
+            <strong>Send this link to the new member.</strong> It is valid for 7 days and works once.
+          </p>
+          <p class="copy-cell">
+            <code class="token break" data-testid="invite-link">
+              {link}
+            </code>{' '}
+            <CopyButton text={link} />
+          </p>
+        </div>
+      )}
+      {members.data && (
+        <Table
+          caption="Team members"
+          rows={members.data.data}
+          columns={[
+            { label: 'Email', render: (m) => m.email },
+            { label: 'Role', render: (m) => <Badge value={m.role} /> },
+            { label: 'Two-factor', render: (m) => (m.totp_enabled ? <Badge value="verified" label="on" /> : <Badge value="none" label="off" />) },
+            { label: 'Joined', render: (m) => <Time iso={m.created_at} /> },
+            {
+              label: 'Actions',
+              render: (m) =>
+                owner && m.id !== session.user.id ? (
+                  <button class="btn small danger ghost" aria-label={`Remove ${m.email}`} onClick={() => confirm(`Remove ${m.email} from the team?`) && remove.run(m.id)}>
+                    Remove
+                  </button>
+                ) : (
+                  ''
+                ),
+            },
+          ]}
+        />
+      )}
+      {!!invites.data?.data.length && (
+        <>
+          <h3>Pending invitations</h3>
+          <Table
+            caption="Pending invitations"
+            rows={invites.data.data}
+            columns={[
+              { label: 'Email', render: (i) => i.email },
+              { label: 'Role', render: (i) => <Badge value={i.role} /> },
+              { label: 'Expires', render: (i) => <Time iso={i.expires_at} /> },
+              { label: 'Actions', render: (i) => (owner ? <button class="btn small ghost" onClick={() => withdraw.run(i.id)}>Withdraw</button> : '') },
+            ]}
+          />
+        </>
+      )}
+      <InviteDialog
+        open={inviting}
+        onClose={() => setInviting(false)}
+        onInvited={(url) => {
+          setLink(url);
+          invites.reload();
+        }}
+      />
+    </Section>
+  );
+}
+
+function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose: () => void; onInvited: (url: string) => void }) {
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState('member');
+  const action = useAction(async () => {
+    const r = await post<{ url: string }>('/team/invites', { email, role });
+    setEmail('');
+    onInvited(r.url);
+    onClose();
+  });
+  return (
+    <Dialog open={open} title="Invite a team member" onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="inv-email" label="Email">
+          <input id="inv-email" type="email" required value={email} onInput={(e) => setEmail(val(e))} />
+        </Field>
+        <Field id="inv-role" label="Role" hint="Owners can also invite and remove members.">
+          <select id="inv-role" value={role} onChange={(e) => setRole(val(e))} aria-describedby="inv-role-hint">
+            <option value="member">Member</option>
+            <option value="owner">Owner</option>
+          </select>
+        </Field>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={action.busy}>
+            Create invitation link
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,245 @@
+// Webhooks: endpoints, their signing secret (reveal, rotate), the delivery log per event with the
+// payload and every attempt's response, and replay.
+import { useState } from 'preact/hooks';
+import { del, patch, post, qs } from '../api';
+import { navigate, setQuery, useLocation } from '../router';
+import { Badge, Card, Code, CopyButton, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Time, useAction, useGet, usePaged, val } from '../ui';
+
+const EVENTS = ['email.sent', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.complained', 'email.opened', 'email.clicked', 'email.received', 'contact.updated'];
+
+interface Webhook {
+  id: string;
+  endpoint: string;
+  events: string[];
+  status: string;
+  created_at: string;
+  signing_secret?: string;
+}
+
+export function WebhooksPage() {
+  const paged = usePaged<Webhook>('/webhooks');
+  const [creating, setCreating] = useState(false);
+  return (
+    <>
+      <PageHeader
+        title="Webhooks"
+        description="Signed HTTP callbacks for every event, retried until your endpoint answers 2xx."
+        actions={
+          <button class="btn primary" onClick={() => setCreating(true)}>
+            Add endpoint
+          </button>
+        }
+      />
+      <PagedTable
+        paged={paged}
+        caption="Webhook endpoints"
+        href={(w) => `/dashboard/webhooks/${w.id}`}
+        empty={
+          <Empty title="No webhook endpoints." action={<button class="btn primary" onClick={() => setCreating(true)}>Add an endpoint</button>}>
+            Posthorn signs each request the Svix way; verify it with the endpoint's signing secret.
+          </Empty>
+        }
+        columns={[
+          { label: 'Endpoint', render: (w) => <span class="mono truncate">{w.endpoint}</span> },
+          { label: 'Events', render: (w) => <span class="small">{w.events.length === EVENTS.length ? 'all' : w.events.join(', ')}</span> },
+          { label: 'Status', render: (w) => <Badge value={w.status} /> },
+          { label: 'Created', render: (w) => <Time iso={w.created_at} /> },
+        ]}
+      />
+      <WebhookDialog open={creating} onClose={() => setCreating(false)} />
+    </>
+  );
+}
+
+function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onClose: () => void; existing?: Webhook; onDone?: () => void }) {
+  const [endpoint, setEndpoint] = useState(existing?.endpoint ?? '');
+  const [events, setEvents] = useState<string[]>(existing?.events ?? EVENTS);
+  const action = useAction(async () => {
+    if (existing) {
+      await patch(`/webhooks/${existing.id}`, { endpoint, events });
+      notify('Endpoint updated.');
+      onDone?.();
+      onClose();
+    } else {
+      const w = await post<{ id: string }>('/webhooks', { endpoint, events });
+      onClose();
+      navigate(`/dashboard/webhooks/${w.id}`);
+    }
+  });
+  return (
+    <Dialog open={open} title={existing ? 'Edit endpoint' : 'Add a webhook endpoint'} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          action.run();
+        }}
+      >
+        <ErrorBox error={action.error} />
+        <Field id="w-endpoint" label="Endpoint URL">
+          <input id="w-endpoint" type="url" required placeholder="https://example.com/webhooks/posthorn" value={endpoint} onInput={(e) => setEndpoint(val(e))} />
+        </Field>
+        <fieldset class="checks">
+          <legend>Events</legend>
+          {EVENTS.map((ev) => (
+            <label class="check">
+              <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> <span class="mono small">{ev}</span>
+            </label>
+          ))}
+        </fieldset>
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={action.busy || !events.length}>
+            {existing ? 'Save' : 'Add endpoint'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+interface WebhookEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  status: string;
+}
+
+export function WebhookPage({ id }: { id: string }) {
+  const w = useGet<Webhook>(`/webhooks/${id}`);
+  const { query } = useLocation();
+  const selected = query.get('event');
+  const events = usePaged<WebhookEvent>(`/webhooks/${id}/events`);
+  const [reveal, setReveal] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const rotate = useAction(async () => {
+    await post(`/webhooks/${id}/signing-secret/rotate`);
+    notify('Signing secret rotated.');
+    setReveal(true);
+    w.reload();
+  });
+  const toggle = useAction(async () => {
+    await patch(`/webhooks/${id}`, { status: w.data?.status === 'enabled' ? 'disabled' : 'enabled' });
+    w.reload();
+  });
+  const remove = useAction(async () => {
+    await del(`/webhooks/${id}`);
+    navigate('/dashboard/webhooks');
+  });
+  if (w.error) return <ErrorBox error={w.error} />;
+  if (!w.data) return <Loading />;
+  const x = w.data;
+  return (
+    <>
+      <PageHeader
+        back={{ href: '/dashboard/webhooks', label: 'Webhooks' }}
+        title={<span class="mono">{x.endpoint}</span>}
+        description={<Badge value={x.status} />}
+        actions={
+          <>
+            <button class="btn danger ghost" onClick={() => confirm('Delete this endpoint?') && remove.run()}>
+              Delete
+            </button>
+            <button class="btn" onClick={() => toggle.run()}>
+              {x.status === 'enabled' ? 'Disable' : 'Enable'}
+            </button>
+            <button class="btn" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          </>
+        }
+      />
+      <ErrorBox error={rotate.error ?? toggle.error ?? remove.error} />
+      <Card>
+        <KeyValue
+          rows={[
+            ['Events', <span class="small mono">{x.events.join(', ')}</span>],
+            [
+              'Signing secret',
+              <span class="copy-cell">
+                <code class="token">{reveal ? x.signing_secret : '•'.repeat(32)}</code>
+                <button class="btn small" onClick={() => setReveal(!reveal)}>
+                  {reveal ? 'Hide' : 'Reveal'}
+                </button>
+                {reveal && x.signing_secret && <CopyButton text={x.signing_secret} />}
+                <button class="btn small" onClick={() => confirm('Rotate the secret? Requests are signed with the new one from now on.') && rotate.run()}>
+                  Rotate
+                </button>
+              </span>,
+            ],
+            ['Created', <Time iso={x.created_at} exact />],
+          ]}
+        />
+      </Card>
+      <div class="detail-grid">
+        <div class="detail-main">
+          <Section title="Deliveries">
+            <PagedTable
+              paged={events}
+              caption="Webhook deliveries"
+              href={(e) => `/dashboard/webhooks/${id}${qs({ event: e.id })}`}
+              empty={<Empty title="Nothing delivered yet.">Events appear here as soon as something happens to your emails.</Empty>}
+              columns={[
+                { label: 'Event', render: (e) => <span class="mono">{e.type}</span> },
+                { label: 'Status', render: (e) => <Badge value={e.status} /> },
+                { label: 'Created', render: (e) => <Time iso={e.created_at} /> },
+              ]}
+            />
+          </Section>
+        </div>
+        <aside class="detail-side">{selected ? <EventDetail webhook={id} event={selected} onClose={() => setQuery({ event: null })} /> : <Card><p class="muted">Choose a delivery to see its payload and attempts.</p></Card>}</aside>
+      </div>
+      <WebhookDialog open={editing} existing={x} onClose={() => setEditing(false)} onDone={w.reload} />
+    </>
+  );
+}
+
+function EventDetail({ webhook, event, onClose }: { webhook: string; event: string; onClose: () => void }) {
+  const ev = useGet<WebhookEvent & { payload: unknown; next_attempt_at: string | null }>(`/webhooks/${webhook}/events/${event}`);
+  const attempts = useGet<{ data: { id: string; http_status_code: number | null; response: string; sent_at: string }[] }>(`/webhooks/${webhook}/events/${event}/attempts`);
+  const replay = useAction(async () => {
+    await post(`/webhooks/${webhook}/events/${event}/replay`);
+    notify('Replay queued.');
+    setTimeout(() => {
+      ev.reload();
+      attempts.reload();
+    }, 1000);
+  });
+  return (
+    <Card>
+      <div class="row-between">
+        <h2 class="card-title mono">{ev.data?.type ?? 'Event'}</h2>
+        <button class="btn small ghost" onClick={onClose} aria-label="Close the delivery">
+          ✕
+        </button>
+      </div>
+      <ErrorBox error={ev.error ?? replay.error} />
+      {ev.data && (
+        <>
+          <p>
+            <Badge value={ev.data.status} /> {ev.data.next_attempt_at && <span class="muted small">next attempt <Time iso={ev.data.next_attempt_at} /></span>}
+          </p>
+          <button class="btn small" disabled={replay.busy} onClick={() => replay.run()}>
+            Replay
+          </button>
+          <h3>Request body</h3>
+          <Code>{JSON.stringify(ev.data.payload, null, 2)}</Code>
+        </>
+      )}
+      <h3>Attempts</h3>
+      {attempts.data && !attempts.data.data.length && <p class="muted small">Not tried yet.</p>}
+      {attempts.data && attempts.data.data.length > 0 && (
+        <Table
+          caption="Attempts"
+          rows={attempts.data.data}
+          columns={[
+            { label: 'Sent', render: (a) => <Time iso={a.sent_at} exact /> },
+            { label: 'Status', render: (a) => <span class={`code-pill c${String(a.http_status_code ?? 5)[0]}`}>{a.http_status_code ?? 'error'}</span> },
+            { label: 'Response', render: (a) => <span class="mono small break">{a.response}</span> },
+          ]}
+        />
+      )}
+    </Card>
+  );
+}

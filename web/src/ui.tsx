@@ -1,0 +1,409 @@
+// Shared building blocks of every page: data hooks, tables with cursor paging, badges, dialogs,
+// form fields, copy buttons, empty and error states, notices.
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure, get, qs, type List } from './api';
+import { setQuery, useLocation } from './router';
+
+// ---------------------------------------------------------------------------------------------
+// Data
+// ---------------------------------------------------------------------------------------------
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: ApiFailure | null;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** GET `path` (null: nothing yet), again whenever `path` changes or `reload` is called. */
+export function useGet<T = any>(path: string | null): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error: ApiFailure | null; loading: boolean }>({ error: null, loading: !!path });
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    if (!path) return;
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    get<T>(path).then(
+      (data) => live && setState({ data, error: null, loading: false }),
+      (error) => live && setState({ error, loading: false }),
+    );
+    return () => void (live = false);
+  }, [path, n]);
+  return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setN((x) => x + 1), []) };
+}
+
+/**
+ * A page of a list through the API's cursors (docs/api.md §4), the cursor kept in the URL
+ * (`after`/`before`) so that back and reload land on the same page.
+ */
+export function usePaged<T extends { id: string }>(base: string, params: Record<string, string | null | undefined> = {}, limit = 20) {
+  const { query } = useLocation();
+  const after = query.get('after');
+  const before = query.get('before');
+  const path = base + qs({ ...params, limit, after, before });
+  const res = useGet<List<T>>(path);
+  const rows = res.data?.data ?? [];
+  const hasNext = before ? true : !!res.data?.has_more;
+  const hasPrev = !!after || (!!before && !!res.data?.has_more);
+  return {
+    ...res,
+    rows,
+    hasNext: hasNext && rows.length > 0,
+    hasPrev,
+    next: () => setQuery({ after: rows[rows.length - 1]?.id, before: null }),
+    prev: () => setQuery({ before: rows[0]?.id, after: null }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------------------------
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateTimeSec = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+export function ago(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const s = (Date.parse(iso) - Date.now()) / 1000;
+  const abs = Math.abs(s);
+  if (abs < 45) return s < 0 ? 'just now' : 'in a moment';
+  if (abs < 3600) return relative.format(Math.round(s / 60), 'minute');
+  if (abs < 86400) return relative.format(Math.round(s / 3600), 'hour');
+  if (abs < 86400 * 7) return relative.format(Math.round(s / 86400), 'day');
+  return dateTime.format(new Date(iso));
+}
+
+export function Time({ iso, exact }: { iso: string | null | undefined; exact?: boolean }) {
+  if (!iso) return <span class="muted">—</span>;
+  const d = new Date(iso);
+  return (
+    <time dateTime={iso} title={dateTimeSec.format(d)}>
+      {exact ? dateTimeSec.format(d) : ago(iso)}
+    </time>
+  );
+}
+
+export const num = (n: number | null | undefined) => (n ?? 0).toLocaleString();
+export const pct = (r: number | null | undefined, digits = 1) => `${((r ?? 0) * 100).toFixed(digits)}%`;
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Page structure
+// ---------------------------------------------------------------------------------------------
+
+export function PageHeader({ title, description, actions, back }: { title: ComponentChildren; description?: ComponentChildren; actions?: ComponentChildren; back?: { href: string; label: string } }) {
+  useEffect(() => {
+    document.title = `${typeof title === 'string' ? title : 'Posthorn'} · Posthorn`;
+  }, [title]);
+  return (
+    <header class="page-header">
+      <div>
+        {back && (
+          <a class="back" href={back.href}>
+            ← {back.label}
+          </a>
+        )}
+        <h1>{title}</h1>
+        {description && <p class="muted">{description}</p>}
+      </div>
+      {actions && <div class="actions">{actions}</div>}
+    </header>
+  );
+}
+
+export function Section({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+  return (
+    <section class="section" aria-label={title}>
+      <div class="section-head">
+        <h2>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+export function Card({ children, class: cls = '' }: { children: ComponentChildren; class?: string }) {
+  return <div class={`card ${cls}`}>{children}</div>;
+}
+
+export function Empty({ title, children, action }: { title: string; children?: ComponentChildren; action?: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <p class="empty-title">{title}</p>
+      {children && <p class="muted">{children}</p>}
+      {action}
+    </div>
+  );
+}
+
+export function ErrorBox({ error }: { error: { message: string } | null | undefined }) {
+  if (!error) return null;
+  return (
+    <div class="error-box" role="alert">
+      {error.message}
+    </div>
+  );
+}
+
+export function Loading() {
+  return (
+    <div class="loading" role="status" aria-live="polite">
+      Loading…
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+// ---------------------------------------------------------------------------------------------
+
+export interface Column<T> {
+  label: string;
+  render: (row: T) => ComponentChildren;
+  class?: string;
+}
+
+/** A list: a row links to `href(row)` when given (the first cell holds the link, for keyboards). */
+export function Table<T extends { id: string }>({ columns, rows, href, caption }: { columns: Column<T>[]; rows: T[]; href?: (r: T) => string; caption: string }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th scope="col" class={c.class}>
+                {c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} class={href ? 'linked' : ''}>
+              {columns.map((c, i) => (
+                <td class={c.class}>{href && i === 0 ? <a href={href(r)}>{c.render(r)}</a> : c.render(r)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function Pager({ hasPrev, hasNext, prev, next }: { hasPrev: boolean; hasNext: boolean; prev: () => void; next: () => void }) {
+  if (!hasPrev && !hasNext) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button class="btn" disabled={!hasPrev} onClick={prev}>
+        ← Newer
+      </button>
+      <button class="btn" disabled={!hasNext} onClick={next}>
+        Older →
+      </button>
+    </nav>
+  );
+}
+
+/** A paged list with its loading, error and empty states. */
+export function PagedTable<T extends { id: string }>(props: {
+  paged: ReturnType<typeof usePaged<T>>;
+  columns: Column<T>[];
+  href?: (r: T) => string;
+  caption: string;
+  empty: ComponentChildren;
+}) {
+  const { paged } = props;
+  if (paged.error) return <ErrorBox error={paged.error} />;
+  if (paged.loading && !paged.data) return <Loading />;
+  if (!paged.rows.length) return <>{props.empty}</>;
+  return (
+    <>
+      <Table columns={props.columns} rows={paged.rows} href={props.href} caption={props.caption} />
+      <Pager {...paged} />
+    </>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small pieces
+// ---------------------------------------------------------------------------------------------
+
+const TONES: Record<string, string> = {
+  delivered: 'green', verified: 'green', enabled: 'green', success: 'green', sent: 'blue', opened: 'blue', clicked: 'violet',
+  queued: 'gray', scheduled: 'violet', pending: 'amber', attempting: 'amber', delivery_delayed: 'amber', not_started: 'gray',
+  draft: 'gray', sending: 'blue', partially_verified: 'amber', temporary_failure: 'amber', canceled: 'gray', disabled: 'gray',
+  bounced: 'red', complained: 'red', failed: 'red', suppressed: 'red', partially_failed: 'red', unsubscribed: 'red',
+  owner: 'violet', member: 'gray', pass: 'green', fail: 'red', none: 'gray', neutral: 'gray', softfail: 'amber',
+};
+
+export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {
+  const v = value ?? 'none';
+  return <span class={`badge ${TONES[v] ?? 'gray'}`}>{label ?? v.replace(/_/g, ' ')}</span>;
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      class="btn small"
+      aria-label={`${label}: ${text.length > 40 ? text.slice(0, 40) + '…' : text}`}
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+        } catch {
+          const area = document.createElement('textarea');
+          area.value = text;
+          document.body.append(area);
+          area.select();
+          document.execCommand('copy');
+          area.remove();
+        }
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      }}
+    >
+      {done ? 'Copied' : label}
+    </button>
+  );
+}
+
+export function Code({ children, wrap }: { children: string; wrap?: boolean }) {
+  return <pre class={`code ${wrap ? 'wrap' : ''}`}>{children}</pre>;
+}
+
+export function Field({ label, hint, children, id }: { label: string; hint?: ComponentChildren; children: ComponentChildren; id: string }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} class={wide ? 'wide' : ''} aria-label={title} onClose={onClose} onCancel={onClose}>
+      {open && (
+        <div class="dialog-body">
+          <div class="dialog-head">
+            <h2>{title}</h2>
+            <button type="button" class="btn ghost small" aria-label="Close" onClick={onClose}>
+              ✕
+            </button>
+          </div>
+          {children}
+        </div>
+      )}
+    </dialog>
+  );
+}
+
+/** A form whose submit runs `action`, showing its error and a busy state. */
+export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiFailure | null>(null);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action(...args);
+      return true;
+    } catch (e) {
+      setError(e instanceof ApiFailure ? e : new ApiFailure(0, 'error', String((e as Error)?.message ?? e)));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, setError };
+}
+
+export function Tabs({ tabs, current, onChange, label }: { tabs: { id: string; label: string }[]; current: string; onChange: (id: string) => void; label: string }) {
+  return (
+    <div class="tabs" role="tablist" aria-label={label}>
+      {tabs.map((t) => (
+        <button
+          type="button"
+          role="tab"
+          id={`tab-${t.id}`}
+          aria-selected={t.id === current}
+          tabIndex={t.id === current ? 0 : -1}
+          class={t.id === current ? 'tab active' : 'tab'}
+          onClick={() => onChange(t.id)}
+          onKeyDown={(e) => {
+            const i = tabs.findIndex((x) => x.id === current);
+            const next = e.key === 'ArrowRight' ? tabs[(i + 1) % tabs.length] : e.key === 'ArrowLeft' ? tabs[(i - 1 + tabs.length) % tabs.length] : null;
+            if (next) {
+              onChange(next.id);
+              document.getElementById(`tab-${next.id}`)?.focus();
+            }
+          }}
+        >
+          {t.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+export function KeyValue({ rows }: { rows: [string, ComponentChildren][] }) {
+  return (
+    <dl class="kv">
+      {rows.map(([k, v]) => (
+        <div>
+          <dt>{k}</dt>
+          <dd>{v ?? <span class="muted">—</span>}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export type InputEvent = Event & { currentTarget: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement };
+export const val = (e: InputEvent) => e.currentTarget.value;
+
+/** Notices at the bottom of the screen, read out by screen readers. */
+let pushNotice: (text: string) => void = () => {};
+export function notify(text: string): void {
+  pushNotice(text);
+}
+export function Notices() {
+  const [items, setItems] = useState<{ id: number; text: string }[]>([]);
+  pushNotice = (text) => {
+    const id = Date.now() + Math.random();
+    setItems((xs) => [...xs, { id, text }]);
+    setTimeout(() => setItems((xs) => xs.filter((x) => x.id !== id)), 4000);
+  };
+  return (
+    <div class="notices" role="status" aria-live="polite">
+      {items.map((i) => (
+        <div class="notice" key={i.id}>
+          {i.text}
+        </div>
+      ))}
+    </div>
+  );
+}
