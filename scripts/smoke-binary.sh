@@ -7,7 +7,8 @@
 #   2. `posthorn serve` from a temp dir (fresh data dir, free HTTP port, SMTP TLS listeners off)
 #   3. GET /health answers {"status":"ok"} within 30 s
 #   4. GET /domains with the API key printed at first start answers 200
-#   5. stop the server, clean up
+#   5. the embedded dashboard: / redirects to /dashboard, whose page and script are served
+#   6. stop the server, clean up
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -121,6 +122,16 @@ if [[ "$status" != "200" ]]; then
 fi
 say "GET /domains → 200 $(head -c 200 "$tmp/domains.json")"
 
-# --- 5. stop ------------------------------------------------------------------------------------
+# --- 5. the embedded dashboard ------------------------------------------------------------------
+location="$(curl -sS --max-time 10 -o /dev/null -w '%{redirect_url}' "$base/" || true)"
+[[ "$location" == */dashboard ]] || die "GET / did not redirect to /dashboard (got: ${location:-nothing})"
+page="$(curl -sS --max-time 10 "$base/dashboard" || true)"
+script="$(grep -oE '/dashboard/assets/main-[A-Za-z0-9]+\.js' <<<"$page" | head -n 1 || true)"
+[[ -n "$script" ]] || die "GET /dashboard served no page with the app's script: ${page:0:300}"
+status="$(curl -sS --max-time 10 -o "$tmp/app.js" -w '%{http_code}' "$base$script" || true)"
+[[ "$status" == "200" && -s "$tmp/app.js" ]] || die "GET $script answered HTTP ${status:-no response}"
+say "GET /dashboard → page and $script ($(wc -c <"$tmp/app.js") bytes)"
+
+# --- 6. stop ------------------------------------------------------------------------------------
 stop_server
 say "OK"
