@@ -102,7 +102,7 @@ describe('request log', () => {
     expect(logs.status).toBe(200);
     expect(logs.body.object).toBe('list');
     const [miss, create] = logs.body.data as any[];
-    expect(miss).toEqual({ id: expect.any(String), created_at: expect.any(String), endpoint: '/missing-route', method: 'GET', response_status: 404, user_agent: 'Bun/1.4.5' });
+    expect(miss).toEqual({ id: expect.any(String), created_at: expect.any(String), endpoint: '/missing-route', method: 'GET', response_status: 404, user_agent: 'Bun/1.4.5', api_key_id: expect.any(String) });
     expect(create.endpoint).toBe('/api-keys');
     const one = await p.api('GET', `/logs/${create.id}`);
     expect(one.body.object).toBe('log');

@@ -183,7 +183,7 @@ describe('receiving', () => {
     expect(all.has_more).toBe(false);
     const subjects = all.data.map((e: { subject: string }) => e.subject);
     expect(subjects.indexOf('list 3')).toBeLessThan(subjects.indexOf('list 1'));
-    expect(Object.keys(all.data[0]).sort()).toEqual(['attachments', 'bcc', 'cc', 'created_at', 'from', 'id', 'message_id', 'received_for', 'reply_to', 'subject', 'to']);
+    expect(Object.keys(all.data[0]).sort()).toEqual(['attachments', 'authentication', 'bcc', 'cc', 'created_at', 'from', 'id', 'message_id', 'received_for', 'reply_to', 'subject', 'to']);
     const page = await s.p.api('GET', '/emails/receiving?limit=2');
     expect(page.body.data).toHaveLength(2);
     expect(page.body.has_more).toBe(true);

@@ -1,0 +1,142 @@
+// Dashboard sessions over plain HTTP (docs/api.md §19): sign-in and its lockout, the cookie's
+// attributes, CSRF on the REST API, idle and absolute expiry, sign-out, password change, team
+// routes by role; and the failure limiter on its own.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startPosthorn, type Running } from '../helpers/posthorn';
+import { FailureLimiter } from '../../src/limits/failures';
+import { loadConfig } from '../../src/config';
+
+let p: Running;
+beforeAll(async () => {
+  p = await startPosthorn({ 'auth.session_idle_timeout': '1h', 'auth.session_lifetime': '2h' });
+});
+afterAll(() => p.stop());
+
+async function signIn(body: object, headers: Record<string, string> = {}) {
+  const res = await fetch(`${p.url}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const cookie = res.headers.get('set-cookie');
+  return { status: res.status, body: (await res.json()) as any, cookie, token: cookie ? /posthorn_session=([^;]+)/.exec(cookie)?.[1] ?? null : null, headers: res.headers };
+}
+
+const as = (token: string, csrf?: string) => ({ cookie: `posthorn_session=${token}`, ...(csrf ? { 'x-csrf-token': csrf } : {}) });
+
+describe('sign-in and the session cookie', () => {
+  test('the right password gives an HttpOnly SameSite=Lax cookie and the CSRF token; the session works on the REST API only with it', async () => {
+    const s = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    expect(s.status).toBe(200);
+    expect(s.cookie).toContain('HttpOnly');
+    expect(s.cookie).toMatch(/SameSite=Lax/i);
+    expect(s.cookie).not.toContain('Secure'); // http public_url
+    expect(s.body.user).toMatchObject({ email: p.creds.admin_email, role: 'owner', totp_enabled: false });
+    const bare = await fetch(`${p.url}/domains`, { headers: as(s.token!) });
+    expect(bare.status).toBe(401);
+    expect(((await bare.json()) as any).name).toBe('missing_csrf_token');
+    const wrong = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'))) });
+    expect(wrong.status).toBe(401);
+    const ok = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
+    expect(ok.status).toBe(200);
+    // A CSRF token belongs to its session only.
+    const other = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    expect((await fetch(`${p.url}/domains`, { headers: as(other.token!, s.body.csrf_token) })).status).toBe(401);
+    // Sign-out ends it.
+    expect((await fetch(`${p.url}/auth/sign-out`, { method: 'POST', headers: as(s.token!, s.body.csrf_token) })).status).toBe(200);
+    const after = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as any).name).toBe('session_expired');
+  });
+
+  test('a sign-in from another site is refused', async () => {
+    const s = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password }, { origin: 'https://evil.test' });
+    expect(s.status).toBe(403);
+    expect(s.body.name).toBe('invalid_origin');
+    expect(s.cookie).toBeNull();
+  });
+
+  test('idle and absolute expiry end a session', async () => {
+    const s = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    const { sessions } = p.svc.auth;
+    expect(await sessions.resolve(s.token!)).not.toBeNull();
+    expect(await sessions.resolve(s.token!, Date.now() + 61 * 60_000)).toBeNull(); // idle 1 h
+    const t = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    expect(await sessions.resolve(t.token!, Date.now() + 2 * 3_600_000 + 1000)).toBeNull(); // lifetime 2 h
+  });
+
+  test('a password change keeps this session and ends the others', async () => {
+    const a = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    const b = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    const short = await fetch(`${p.url}/auth/password`, { method: 'POST', headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'short' }) });
+    expect(short.status).toBe(422);
+    const res = await fetch(`${p.url}/auth/password`, { method: 'POST', headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'a-brand-new-password' }) });
+    expect(res.status).toBe(200);
+    expect((await fetch(`${p.url}/domains`, { headers: as(a.token!, a.body.csrf_token) })).status).toBe(200);
+    expect((await fetch(`${p.url}/domains`, { headers: as(b.token!, b.body.csrf_token) })).status).toBe(401);
+    expect((await signIn({ email: p.creds.admin_email, password: 'a-brand-new-password' })).status).toBe(200);
+    p.creds.admin_password = 'a-brand-new-password';
+  });
+
+  test('a member cannot manage the team; an owner can, and a full_access key too', async () => {
+    const inv = await p.api('POST', '/team/invites', { body: { email: 'mia@dest.test' } });
+    expect(inv.status).toBe(201);
+    const token = inv.body.url.split('/').pop();
+    const joined = await fetch(`${p.url}/auth/invites/${token}/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'mia-password-123' }) });
+    expect(joined.status).toBe(201);
+    const mia = await signIn({ email: 'mia@dest.test', password: 'mia-password-123' });
+    expect(mia.body.user.role).toBe('member');
+    const refused = await fetch(`${p.url}/team/invites`, { method: 'POST', headers: { ...as(mia.token!, mia.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ email: 'x@dest.test' }) });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).name).toBe('restricted_role');
+    const members = await p.api('GET', '/team/members');
+    expect(members.body.data.map((m: any) => m.email).sort()).toEqual([p.creds.admin_email, 'mia@dest.test'].sort());
+    // The last owner stays.
+    const owner = members.body.data.find((m: any) => m.role === 'owner');
+    expect((await p.api('DELETE', `/team/members/${owner.id}`)).status).toBe(422);
+    const miaId = members.body.data.find((m: any) => m.email === 'mia@dest.test').id;
+    expect((await p.api('DELETE', `/team/members/${miaId}`)).status).toBe(200);
+    expect((await fetch(`${p.url}/domains`, { headers: as(mia.token!, mia.body.csrf_token) })).status).toBe(401);
+  });
+
+  test('five failures lock the account and the address out, even for the right password', async () => {
+    for (let i = 0; i < 4; i++) expect((await signIn({ email: p.creds.admin_email, password: 'wrong-password' })).status).toBe(401);
+    const fifth = await signIn({ email: p.creds.admin_email, password: 'wrong-password' });
+    expect(fifth.status).toBe(429);
+    expect(Number(fifth.headers.get('retry-after'))).toBeGreaterThan(0);
+    const right = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
+    expect(right.status).toBe(429);
+    expect(right.body.message).toContain('Try again in 1 minute');
+  });
+});
+
+describe('FailureLimiter', () => {
+  test('locks after the threshold, longer after each further failure, capped; success clears', () => {
+    const f = new FailureLimiter({ threshold: 3, window: 60_000, lockout: 1000, maxLockout: 4000 });
+    const t0 = 1_000_000;
+    expect(f.fail(['a'], t0)).toBe(0);
+    expect(f.fail(['a'], t0)).toBe(0);
+    expect(f.fail(['a'], t0)).toBe(1000);
+    expect(f.fail(['a'], t0)).toBe(2000);
+    expect(f.fail(['a'], t0)).toBe(4000);
+    expect(f.fail(['a'], t0)).toBe(4000);
+    expect(f.lockedFor(['b'], t0)).toBe(0);
+    expect(f.lockedFor(['a', 'b'], t0 + 1000)).toBe(3000);
+    f.succeed(['a']);
+    expect(f.lockedFor(['a'], t0)).toBe(0);
+  });
+
+  test('failures older than the window are forgotten; the map stays bounded', () => {
+    const f = new FailureLimiter({ threshold: 2, window: 1000, lockout: 1000, maxLockout: 1000, maxKeys: 100 });
+    f.fail(['a'], 0);
+    expect(f.fail(['a'], 5000)).toBe(0);
+    for (let i = 0; i < 1000; i++) f.fail([`k${i}`], 0);
+    expect((f as unknown as { entries: Map<string, unknown> }).entries.size).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('auth configuration', () => {
+  test('an OIDC issuer must be https (http only on loopback) and needs a client id', () => {
+    expect(() => loadConfig({ env: {}, overrides: { 'auth.oidc.issuer': 'http://idp.example.com' } })).toThrow('auth.oidc.issuer');
+    expect(() => loadConfig({ env: {}, overrides: { 'auth.oidc.issuer': 'https://idp.example.com' } })).toThrow('auth.oidc.client_id');
+    const c = loadConfig({ env: { POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS: 'Example.com, @acme.test' }, overrides: { 'auth.oidc.issuer': 'https://idp.example.com', 'auth.oidc.client_id': 'x' } });
+    expect(c.auth.oidc.allowed_domains).toEqual(['example.com', 'acme.test']);
+    expect(() => loadConfig({ env: { POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS: 'not a domain' } })).toThrow('auth.oidc.allowed_domains');
+  });
+});
