@@ -18,6 +18,7 @@ export class ApiError extends Error {
 export const errors = {
   missingApiKey: () => new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY'),
   invalidApiKey: () => new ApiError(403, 'invalid_api_key', 'API key is invalid'),
+  notSignedIn: () => new ApiError(401, 'not_signed_in', 'Sign in first.'),
   missingCsrf: () => new ApiError(401, 'missing_csrf_token', 'A session cookie authenticates only together with its X-CSRF-Token header.'),
   sessionEnded: () => new ApiError(401, 'session_expired', 'Your session has ended. Sign in again.'),
   restrictedApiKey: () => new ApiError(401, 'restricted_api_key', 'This API key is restricted to only send emails.'),

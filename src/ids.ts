@@ -9,6 +9,11 @@ export function newId(): string {
   return Bun.randomUUIDv7();
 }
 
+/** The creation time (ms) a UUIDv7 carries in its first 48 bits (RFC 9562 §5.7). */
+export function uuidTime(id: string): number {
+  return parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+}
+
 export function isUuid(text: unknown): boolean {
   return typeof text === 'string' && UUID_RE.test(text.toLowerCase());
 }

@@ -42,20 +42,32 @@ export class SignIn {
   async withPassword(input: { email: string; password: string; code?: string }, meta: SessionMeta): Promise<NewSession> {
     const email = input.email.trim().toLowerCase();
     const keys = [`account ${email}`, `ip ${meta.ip ?? ''}`];
-    const locked = this.guard.lockedFor(keys);
-    if (locked) throw authErrors.lockedOut(locked);
     const user = await this.store.users.find('email', email);
-    const ok = user
-      ? await Bun.password.verify(input.password, user.password_hash)
-      : (await Bun.password.verify(input.password, await (dummyHash ??= Bun.password.hash('posthorn-no-such-user'))), false);
-    if (!user || !ok) throw this.failed(keys, 'password', email, meta);
-    if (totpEnabled(user)) {
+    await this.guarded(keys, { what: 'password', email, ip: meta.ip }, authErrors.badCredentials, async () =>
+      user
+        ? Bun.password.verify(input.password, user.password_hash)
+        : (await Bun.password.verify(input.password, await (dummyHash ??= Bun.password.hash('posthorn-no-such-user'))), false),
+    );
+    if (totpEnabled(user!)) {
       if (!input.code) throw authErrors.codeRequired();
-      if (!(await this.useSecondFactor(user, input.code))) throw this.failed(keys, 'code', email, meta);
+      await this.guarded(keys, { what: 'code', email, ip: meta.ip }, authErrors.badCode, () => this.useSecondFactor(user!, input.code!));
     }
     this.guard.succeed(keys);
-    log.info('auth.signed_in', { user: user.id, method: 'password', ip: meta.ip });
-    return this.sessions.create(user, meta);
+    log.info('auth.signed_in', { user: user!.id, method: 'password', ip: meta.ip });
+    return this.sessions.create(user!, meta);
+  }
+
+  /**
+   * Run one check of a secret under the failure limits: refused at once while `keys` are locked
+   * out; a failed check counts against every key and answers `refused` (or the lockout it caused).
+   */
+  private async guarded(keys: string[], about: { what: string; email: string; ip: string | null }, refused: () => ApiError, check: () => Promise<boolean>): Promise<void> {
+    const locked = this.guard.lockedFor(keys);
+    if (locked) throw authErrors.lockedOut(locked);
+    if (await check()) return;
+    const now = this.guard.fail(keys);
+    log.warn('auth.sign_in_failed', { ...about, locked_ms: now });
+    throw now ? authErrors.lockedOut(now) : refused();
   }
 
   /** Check a TOTP or recovery code and use it up, in one unit of work. */
@@ -76,22 +88,12 @@ export class SignIn {
     });
   }
 
-  private failed(keys: string[], what: string, email: string, meta: SessionMeta): ApiError {
-    const locked = this.guard.fail(keys);
-    log.warn('auth.sign_in_failed', { email, what, ip: meta.ip, locked_ms: locked });
-    if (locked) return authErrors.lockedOut(locked);
-    return what === 'code' ? authErrors.badCode() : authErrors.badCredentials();
-  }
-
   /** Re-check the password of a signed-in user (before a change of secrets), with the same limits. */
   async confirmPassword(user: UserRec, password: string, ip: string | null): Promise<void> {
     const keys = [`account ${user.email.toLowerCase()}`, `ip ${ip ?? ''}`];
-    const locked = this.guard.lockedFor(keys);
-    if (locked) throw authErrors.lockedOut(locked);
-    if (!(await Bun.password.verify(password, user.password_hash))) {
-      const now = this.guard.fail(keys);
-      throw now ? authErrors.lockedOut(now) : new ApiError(403, 'invalid_credentials', 'The current password is incorrect.');
-    }
+    await this.guarded(keys, { what: 'current password', email: user.email, ip }, () => new ApiError(403, 'invalid_credentials', 'The current password is incorrect.'), () =>
+      Bun.password.verify(password, user.password_hash),
+    );
     this.guard.succeed(keys);
   }
 

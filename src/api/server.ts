@@ -7,8 +7,7 @@ import { setPeer, setState, stateOf } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
 import { authenticate, touchKey } from '../accounts/keys';
-import { CSRF_HEADER } from '../accounts/sessions';
-import { sessionToken } from './platform/session';
+import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
 import { log } from '../log';
 
@@ -46,11 +45,14 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
     // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
     // which record what API keys do.
-    const cookie = req.headers.has('authorization') ? null : sessionToken(req);
-    if (cookie) {
-      const csrf = req.headers.get(CSRF_HEADER);
-      const signedIn = await svc.auth.sessions.authenticate(cookie, csrf);
-      if (!signedIn) return errorResponse(null, csrf ? errors.sessionEnded() : errors.missingCsrf());
+    if (!req.headers.has('authorization') && sessionToken(req)) {
+      let signedIn;
+      try {
+        signedIn = await requireSession(svc.auth.sessions, req);
+      } catch (e) {
+        if (e instanceof ApiError) return errorResponse(null, e);
+        throw e;
+      }
       setState(req, { team: signedIn.user.team_id, key: null, user: signedIn.user, session: signedIn.session, path });
       return app.handle(req);
     }

@@ -321,7 +321,51 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
   );
 }
 
-/** A form whose submit runs `action`, showing its error and a busy state. */
+/** A form whose submit runs `action` (no page load), with the action's error above its fields. */
+export function Form({ action, children, class: cls }: { action: { run: () => unknown; error: { message: string } | null }; children: ComponentChildren; class?: string }) {
+  return (
+    <form
+      class={cls}
+      onSubmit={(e) => {
+        e.preventDefault();
+        action.run();
+      }}
+    >
+      <ErrorBox error={action.error} />
+      {children}
+    </form>
+  );
+}
+
+/** A dialog holding one form: its fields, then Cancel and the submit button. */
+export function FormDialog(props: {
+  open: boolean;
+  title: string;
+  onClose: () => void;
+  action: { run: () => unknown; error: { message: string } | null; busy: boolean };
+  submit: ComponentChildren;
+  disabled?: boolean;
+  wide?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <Dialog open={props.open} title={props.title} onClose={props.onClose} wide={props.wide}>
+      <Form action={props.action}>
+        {props.children}
+        <div class="form-actions">
+          <button type="button" class="btn" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button class="btn primary" disabled={props.action.busy || props.disabled}>
+            {props.submit}
+          </button>
+        </div>
+      </Form>
+    </Dialog>
+  );
+}
+
+/** An action run by a form or a button: its busy state and the API's error. */
 export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiFailure | null>(null);

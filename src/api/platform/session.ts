@@ -1,7 +1,8 @@
 // The dashboard's session cookie on the wire (docs/api.md §19.1): HttpOnly, SameSite=Lax, Path=/,
 // Secure whenever Posthorn is reached over https (directly or behind a TLS proxy named by
 // `public_url`). Bun's CookieMap and Cookie parse and serialise (RFC 6265).
-import { SESSION_COOKIE } from '../../accounts/sessions';
+import { CSRF_HEADER, SESSION_COOKIE, type Sessions, type SignedIn } from '../../accounts/sessions';
+import { errors } from '../../errors';
 
 export function readCookie(req: Request, name: string): string | null {
   const header = req.headers.get('cookie');
@@ -30,4 +31,18 @@ export function clearCookie(name: string, secure: boolean, path = '/'): string {
 
 export function sessionToken(req: Request): string | null {
   return readCookie(req, SESSION_COOKIE);
+}
+
+/**
+ * The session of a request: the cookie together with its CSRF header (docs/api.md §19.2), or the
+ * documented 401 — without a cookie `not_signed_in`, without the header `missing_csrf_token`,
+ * otherwise `session_expired`.
+ */
+export async function requireSession(sessions: Sessions, req: Request): Promise<SignedIn> {
+  const token = sessionToken(req);
+  if (!token) throw errors.notSignedIn();
+  const csrf = req.headers.get(CSRF_HEADER);
+  const signedIn = await sessions.authenticate(token, csrf);
+  if (!signedIn) throw csrf ? errors.sessionEnded() : errors.missingCsrf();
+  return signedIn;
 }

@@ -4,10 +4,10 @@
 import { t } from 'elysia';
 import type { App, ApiContext } from '../app';
 import { clientIp } from '../platform/context';
-import { clearCookie, overHttps, readCookie, sessionToken, setCookie } from '../platform/session';
+import { clearCookie, overHttps, readCookie, requireSession, sessionToken, setCookie } from '../platform/session';
 import { pathId } from '../platform/params';
 import { ApiError, errors } from '../../errors';
-import { CSRF_HEADER, SESSION_COOKIE, type NewSession, type SessionMeta, type SignedIn } from '../../accounts/sessions';
+import { SESSION_COOKIE, type NewSession, type SessionMeta, type SignedIn } from '../../accounts/sessions';
 import { OIDC_COOKIE } from '../../accounts/oidc';
 import { memberView } from '../../accounts/members';
 import type { SessionRec } from '../../store';
@@ -52,14 +52,7 @@ export function authRoutes(app: App, svc: ApiContext) {
   }
 
   /** The session of a request that changes something: cookie and CSRF header together. */
-  async function signedIn(request: Request): Promise<SignedIn> {
-    const token = sessionToken(request);
-    const csrf = request.headers.get(CSRF_HEADER);
-    if (!token) throw new ApiError(401, 'not_signed_in', 'Sign in first.');
-    const s = await auth.sessions.authenticate(token, csrf);
-    if (!s) throw csrf ? errors.sessionEnded() : errors.missingCsrf();
-    return s;
-  }
+  const signedIn = (request: Request) => requireSession(auth.sessions, request);
 
   const sessionItem = (current: string) => (s: SessionRec) => ({
     object: 'session',
@@ -84,7 +77,7 @@ export function authRoutes(app: App, svc: ApiContext) {
     async ({ request }) => {
       const token = sessionToken(request);
       const s = await auth.sessions.resolve(token);
-      if (!s || !token) throw new ApiError(401, 'not_signed_in', 'Sign in first.');
+      if (!s || !token) throw errors.notSignedIn();
       return sessionView(s, auth.sessions.csrfFor(token));
     },
     { detail: { summary: 'The signed-in user, team and CSRF token', tags } },

@@ -3,14 +3,10 @@
 // operations work (hold, release, retry, cancel).
 import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
+import { uuidTime } from '../../ids';
 
 /** At most this many queue entries are read per request (memory stays bounded on a huge queue). */
 const SCAN = 50_000;
-
-function queuedAt(entryId: string): number {
-  // Entry ids are UUIDv7: the first 48 bits are the time the entry was queued.
-  return parseInt(entryId.replace(/-/g, '').slice(0, 12), 16);
-}
 
 export function queueRoutes(app: App, { store }: ApiContext) {
   app.get(
@@ -26,7 +22,8 @@ export function queueRoutes(app: App, { store }: ApiContext) {
         if (!d) by.set(entry.domain, (d = { destination: entry.domain, queued: 0, recipients: 0, oldest: Infinity, next: Infinity, last_error: null, retrying: 0 }));
         d.queued++;
         d.recipients += entry.recipients.length;
-        d.oldest = Math.min(d.oldest, queuedAt(entry.id));
+        // Entry ids are UUIDv7: they carry the time the entry was queued.
+        d.oldest = Math.min(d.oldest, uuidTime(entry.id));
         d.next = Math.min(d.next, due);
         if (entry.attempts > 0) d.retrying++;
         if (entry.last_error) d.last_error = entry.last_error;

@@ -4,6 +4,7 @@
 import type { Database, Key, LmdbEnv } from './env';
 import type { QueueEntry } from '../email-records';
 import type { QueueTx } from '../interface';
+import { uuidTime } from '../../ids';
 
 export class LmdbQueue implements QueueTx {
   private readonly db: Database;
@@ -63,7 +64,7 @@ export class LmdbQueue implements QueueTx {
       const id = String((key as Key[])[1]);
       if (first === null || id < first) first = id;
     }
-    const oldest = first === null ? null : parseInt(first.replace(/-/g, '').slice(0, 12), 16);
+    const oldest = first === null ? null : uuidTime(first);
     return { ready, waiting: total - ready, oldest };
   }
 }

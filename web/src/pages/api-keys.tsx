@@ -1,7 +1,7 @@
 // API keys: create (the token is shown once), permission and domain, revoke.
 import { useState } from 'preact/hooks';
 import { del, post } from '../api';
-import { Badge, CopyButton, Dialog, Empty, ErrorBox, Field, Loading, notify, PageHeader, Table, Time, useAction, useGet, val } from '../ui';
+import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val } from '../ui';
 
 export function ApiKeysPage() {
   const keys = useGet<{ data: { id: string; name: string; created_at: string; last_used_at: string | null }[] }>('/api-keys');
@@ -74,42 +74,26 @@ function CreateKey({ open, onClose, onCreated }: { open: boolean; onClose: () =>
     onClose();
   });
   return (
-    <Dialog open={open} title="Create an API key" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="k-name" label="Name">
-          <input id="k-name" required maxLength={50} placeholder="Production" value={form.name} onInput={(e) => setForm({ ...form, name: val(e) })} />
-        </Field>
-        <Field id="k-perm" label="Permission">
-          <select id="k-perm" value={form.permission} onChange={(e) => setForm({ ...form, permission: val(e) })}>
-            <option value="full_access">Full access — every API route</option>
-            <option value="sending_access">Sending access — only sending email</option>
+    <FormDialog open={open} title="Create an API key" onClose={onClose} action={action} submit="Create key">
+      <Field id="k-name" label="Name">
+        <input id="k-name" required maxLength={50} placeholder="Production" value={form.name} onInput={(e) => setForm({ ...form, name: val(e) })} />
+      </Field>
+      <Field id="k-perm" label="Permission">
+        <select id="k-perm" value={form.permission} onChange={(e) => setForm({ ...form, permission: val(e) })}>
+          <option value="full_access">Full access — every API route</option>
+          <option value="sending_access">Sending access — only sending email</option>
+        </select>
+      </Field>
+      {form.permission === 'sending_access' && (
+        <Field id="k-domain" label="Domain">
+          <select id="k-domain" value={form.domain_id} onChange={(e) => setForm({ ...form, domain_id: val(e) })}>
+            <option value="">Any domain</option>
+            {(domains.data?.data ?? []).map((d) => (
+              <option value={d.id}>{d.name}</option>
+            ))}
           </select>
         </Field>
-        {form.permission === 'sending_access' && (
-          <Field id="k-domain" label="Domain">
-            <select id="k-domain" value={form.domain_id} onChange={(e) => setForm({ ...form, domain_id: val(e) })}>
-              <option value="">Any domain</option>
-              {(domains.data?.data ?? []).map((d) => (
-                <option value={d.id}>{d.name}</option>
-              ))}
-            </select>
-          </Field>
-        )}
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Create key
-          </button>
-        </div>
-      </form>
-    </Dialog>
+      )}
+    </FormDialog>
   );
 }

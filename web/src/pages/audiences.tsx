@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, Card, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import { Badge, Card, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
 
 interface Contact {
   id: string;
@@ -116,43 +116,27 @@ function ContactDialog({ open, onClose, onDone, segments }: { open: boolean; onC
     onClose();
   });
   return (
-    <Dialog open={open} title="Add a contact" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="c-email" label="Email">
-          <input id="c-email" type="email" required value={form.email} onInput={set('email')} />
+    <FormDialog open={open} title="Add a contact" onClose={onClose} action={action} submit="Add contact">
+      <Field id="c-email" label="Email">
+        <input id="c-email" type="email" required value={form.email} onInput={set('email')} />
+      </Field>
+      <div class="two">
+        <Field id="c-first" label="First name">
+          <input id="c-first" value={form.first_name} onInput={set('first_name')} />
         </Field>
-        <div class="two">
-          <Field id="c-first" label="First name">
-            <input id="c-first" value={form.first_name} onInput={set('first_name')} />
-          </Field>
-          <Field id="c-last" label="Last name">
-            <input id="c-last" value={form.last_name} onInput={set('last_name')} />
-          </Field>
-        </div>
-        <Field id="c-segment" label="Segment (optional)">
-          <select id="c-segment" value={form.segment} onChange={set('segment')}>
-            <option value="">None</option>
-            {segments.map((s) => (
-              <option value={s.id}>{s.name}</option>
-            ))}
-          </select>
+        <Field id="c-last" label="Last name">
+          <input id="c-last" value={form.last_name} onInput={set('last_name')} />
         </Field>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Add contact
-          </button>
-        </div>
-      </form>
-    </Dialog>
+      </div>
+      <Field id="c-segment" label="Segment (optional)">
+        <select id="c-segment" value={form.segment} onChange={set('segment')}>
+          <option value="">None</option>
+          {segments.map((s) => (
+            <option value={s.id}>{s.name}</option>
+          ))}
+        </select>
+      </Field>
+    </FormDialog>
   );
 }
 

@@ -3,9 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate } from '../router';
-import {
-  Badge, Card, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, num, PagedTable, PageHeader, pct, Section, Table, Tabs, Time, useAction, useGet, usePaged, val,
-} from '../ui';
+import { Badge, Card, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, num, PagedTable, PageHeader, pct, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
 import { EmailPreview } from './preview';
 
 interface Broadcast {
@@ -73,46 +71,30 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
     navigate(`/dashboard/broadcasts/${b.id}`);
   });
   return (
-    <Dialog open={open} title="New broadcast" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="b-name" label="Name" hint="Only you see it.">
-          <input id="b-name" value={form.name} onInput={set('name')} />
-        </Field>
-        <Field id="b-segment" label="Segment">
-          <select id="b-segment" required value={form.segment_id} onChange={set('segment_id')}>
-            <option value="">Choose a segment…</option>
-            {(segments.data?.data ?? []).map((s) => (
-              <option value={s.id}>{s.name}</option>
-            ))}
-          </select>
-        </Field>
-        {segments.data && !segments.data.data.length && (
-          <p class="callout">
-            No segment yet: <a href="/dashboard/audiences">create one in Audiences</a>.
-          </p>
-        )}
-        <Field id="b-from" label="From">
-          <input id="b-from" required placeholder="Acme <news@example.com>" value={form.from} onInput={set('from')} />
-        </Field>
-        <Field id="b-subject" label="Subject">
-          <input id="b-subject" required value={form.subject} onInput={set('subject')} />
-        </Field>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Create draft
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="New broadcast" onClose={onClose} action={action} submit="Create draft">
+      <Field id="b-name" label="Name" hint="Only you see it.">
+        <input id="b-name" value={form.name} onInput={set('name')} />
+      </Field>
+      <Field id="b-segment" label="Segment">
+        <select id="b-segment" required value={form.segment_id} onChange={set('segment_id')}>
+          <option value="">Choose a segment…</option>
+          {(segments.data?.data ?? []).map((s) => (
+            <option value={s.id}>{s.name}</option>
+          ))}
+        </select>
+      </Field>
+      {segments.data && !segments.data.data.length && (
+        <p class="callout">
+          No segment yet: <a href="/dashboard/audiences">create one in Audiences</a>.
+        </p>
+      )}
+      <Field id="b-from" label="From">
+        <input id="b-from" required placeholder="Acme <news@example.com>" value={form.from} onInput={set('from')} />
+      </Field>
+      <Field id="b-subject" label="Subject">
+        <input id="b-subject" required value={form.subject} onInput={set('subject')} />
+      </Field>
+    </FormDialog>
   );
 }
 

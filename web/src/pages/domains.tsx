@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post } from '../api';
 import { navigate } from '../router';
-import { Badge, Card, CopyButton, Dialog, Empty, ErrorBox, Field, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
 interface DnsRecord {
   record: string;
@@ -77,30 +77,14 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
     navigate(`/dashboard/domains/${d.id}`);
   });
   return (
-    <Dialog open={open} title="Add a domain" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="d-name" label="Domain name" hint="A domain or subdomain you control, e.g. mail.example.com.">
-          <input id="d-name" required placeholder="example.com" value={name} onInput={(e) => setName(val(e))} aria-describedby="d-name-hint" />
-        </Field>
-        <label class="check">
-          <input type="checkbox" checked={receiving} onChange={(e) => setReceiving(e.currentTarget.checked)} /> Also receive email at this domain
-        </label>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Add domain
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Add a domain" onClose={onClose} action={action} submit="Add domain">
+      <Field id="d-name" label="Domain name" hint="A domain or subdomain you control, e.g. mail.example.com.">
+        <input id="d-name" required placeholder="example.com" value={name} onInput={(e) => setName(val(e))} aria-describedby="d-name-hint" />
+      </Field>
+      <label class="check">
+        <input type="checkbox" checked={receiving} onChange={(e) => setReceiving(e.currentTarget.checked)} /> Also receive email at this domain
+      </label>
+    </FormDialog>
   );
 }
 

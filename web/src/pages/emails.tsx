@@ -3,10 +3,7 @@
 import { useState } from 'preact/hooks';
 import { post, patch, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import {
-  Badge, bytes, Card, Code, CopyButton, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time,
-  useAction, useGet, usePaged, val,
-} from '../ui';
+import { Badge, bytes, Card, Code, CopyButton, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
 import { EmailPreview } from './preview';
 
 const STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'];
@@ -123,44 +120,28 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
     navigate(`/dashboard/emails/${res.id}`);
   });
   return (
-    <Dialog open={open} title="Send an email" onClose={onClose} wide>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        {domains.data && !verified.length && (
-          <p class="callout">
-            No verified domain yet: <a href="/dashboard/domains">add and verify one</a> first.
-          </p>
-        )}
-        <Field id="send-from" label="From" hint={verified.length ? `An address at ${verified.map((d) => d.name).join(', ')}` : undefined}>
-          <input id="send-from" required placeholder={`Acme <hello@${verified[0]?.name ?? 'example.com'}>`} value={form.from} onInput={set('from')} />
-        </Field>
-        <Field id="send-to" label="To" hint="Separate several addresses with commas.">
-          <input id="send-to" required value={form.to} onInput={set('to')} />
-        </Field>
-        <Field id="send-subject" label="Subject">
-          <input id="send-subject" required value={form.subject} onInput={set('subject')} />
-        </Field>
-        <Field id="send-html" label="HTML body">
-          <textarea id="send-html" rows={6} required value={form.html} onInput={set('html')} placeholder="<p>Hello from Posthorn</p>" />
-        </Field>
-        <Field id="send-when" label="Schedule (optional)" hint='An ISO 8601 time or words such as "in 1 hour".'>
-          <input id="send-when" value={form.scheduled_at} onInput={set('scheduled_at')} />
-        </Field>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" type="submit" disabled={action.busy}>
-            {form.scheduled_at ? 'Schedule' : 'Send'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Send an email" wide onClose={onClose} action={action} submit={form.scheduled_at ? 'Schedule' : 'Send'}>
+      {domains.data && !verified.length && (
+        <p class="callout">
+          No verified domain yet: <a href="/dashboard/domains">add and verify one</a> first.
+        </p>
+      )}
+      <Field id="send-from" label="From" hint={verified.length ? `An address at ${verified.map((d) => d.name).join(', ')}` : undefined}>
+        <input id="send-from" required placeholder={`Acme <hello@${verified[0]?.name ?? 'example.com'}>`} value={form.from} onInput={set('from')} />
+      </Field>
+      <Field id="send-to" label="To" hint="Separate several addresses with commas.">
+        <input id="send-to" required value={form.to} onInput={set('to')} />
+      </Field>
+      <Field id="send-subject" label="Subject">
+        <input id="send-subject" required value={form.subject} onInput={set('subject')} />
+      </Field>
+      <Field id="send-html" label="HTML body">
+        <textarea id="send-html" rows={6} required value={form.html} onInput={set('html')} placeholder="<p>Hello from Posthorn</p>" />
+      </Field>
+      <Field id="send-when" label="Schedule (optional)" hint='An ISO 8601 time or words such as "in 1 hour".'>
+        <input id="send-when" value={form.scheduled_at} onInput={set('scheduled_at')} />
+      </Field>
+    </FormDialog>
   );
 }
 
@@ -323,27 +304,11 @@ function RescheduleDialog({ open, id, onClose, onDone }: { open: boolean; id: st
     onClose();
   });
   return (
-    <Dialog open={open} title="Reschedule" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="resched" label="Send at">
-          <input id="resched" type="datetime-local" required value={when} onInput={(e) => setWhen(val(e))} />
-        </Field>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Reschedule
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Reschedule" onClose={onClose} action={action} submit="Reschedule">
+      <Field id="resched" label="Send at">
+        <input id="resched" type="datetime-local" required value={when} onInput={(e) => setWhen(val(e))} />
+      </Field>
+    </FormDialog>
   );
 }
 

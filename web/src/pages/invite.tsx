@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { post, setCsrf } from '../api';
 import { navigate } from '../router';
 import type { Session } from '../session';
-import { ErrorBox, Field, Loading, useAction, useGet, val } from '../ui';
+import { Field, Form, Loading, useAction, useGet, val } from '../ui';
 
 export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (s: Session) => void }) {
   const invite = useGet<{ email: string; team: string; role: string; expires_at: string }>(`/auth/invites/${encodeURIComponent(token)}`);
@@ -37,13 +37,7 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
             <p class="muted">
               You were invited as <strong>{invite.data.email}</strong> ({invite.data.role}). Choose a password to finish.
             </p>
-            <ErrorBox error={action.error} />
-            <form
-              onSubmit={(e) => {
-                e.preventDefault();
-                action.run();
-              }}
-            >
+            <Form action={action}>
               <Field id="new-password" label="Password" hint="At least 10 characters.">
                 <input id="new-password" type="password" autoComplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword(val(e))} aria-describedby="new-password-hint" />
               </Field>
@@ -53,7 +47,7 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
               <button class="btn primary block" type="submit" disabled={action.busy}>
                 Join the team
               </button>
-            </form>
+            </Form>
           </>
         )}
       </main>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../api';
 import type { Session } from '../session';
-import { Badge, Card, CopyButton, Dialog, ErrorBox, Field, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import { Badge, Card, CopyButton, ErrorBox, Field, Form, FormDialog, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
 export function SettingsPage({ session }: { session: Session }) {
   return (
@@ -30,13 +30,7 @@ function Password() {
   return (
     <Card>
       <h2 class="card-title">Password</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
+      <Form action={action}>
         <Field id="pw-current" label="Current password">
           <input id="pw-current" type="password" autoComplete="current-password" required value={current} onInput={(e) => setCurrent(val(e))} />
         </Field>
@@ -46,7 +40,7 @@ function Password() {
         <button class="btn" disabled={action.busy}>
           Change password
         </button>
-      </form>
+      </Form>
     </Card>
   );
 }
@@ -291,32 +285,16 @@ function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose: ()
     onClose();
   });
   return (
-    <Dialog open={open} title="Invite a team member" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="inv-email" label="Email">
-          <input id="inv-email" type="email" required value={email} onInput={(e) => setEmail(val(e))} />
-        </Field>
-        <Field id="inv-role" label="Role" hint="Owners can also invite and remove members.">
-          <select id="inv-role" value={role} onChange={(e) => setRole(val(e))} aria-describedby="inv-role-hint">
-            <option value="member">Member</option>
-            <option value="owner">Owner</option>
-          </select>
-        </Field>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy}>
-            Create invitation link
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title="Invite a team member" onClose={onClose} action={action} submit="Create invitation link">
+      <Field id="inv-email" label="Email">
+        <input id="inv-email" type="email" required value={email} onInput={(e) => setEmail(val(e))} />
+      </Field>
+      <Field id="inv-role" label="Role" hint="Owners can also invite and remove members.">
+        <select id="inv-role" value={role} onChange={(e) => setRole(val(e))} aria-describedby="inv-role-hint">
+          <option value="member">Member</option>
+          <option value="owner">Owner</option>
+        </select>
+      </Field>
+    </FormDialog>
   );
 }

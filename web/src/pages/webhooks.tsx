@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, Card, Code, CopyButton, Dialog, Empty, ErrorBox, Field, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Time, useAction, useGet, usePaged, val } from '../ui';
+import { Badge, Card, Code, CopyButton, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Time, useAction, useGet, usePaged, val } from '../ui';
 
 const EVENTS = ['email.sent', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.complained', 'email.opened', 'email.clicked', 'email.received', 'contact.updated'];
 
@@ -67,35 +67,19 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
     }
   });
   return (
-    <Dialog open={open} title={existing ? 'Edit endpoint' : 'Add a webhook endpoint'} onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          action.run();
-        }}
-      >
-        <ErrorBox error={action.error} />
-        <Field id="w-endpoint" label="Endpoint URL">
-          <input id="w-endpoint" type="url" required placeholder="https://example.com/webhooks/posthorn" value={endpoint} onInput={(e) => setEndpoint(val(e))} />
-        </Field>
-        <fieldset class="checks">
-          <legend>Events</legend>
-          {EVENTS.map((ev) => (
-            <label class="check">
-              <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> <span class="mono small">{ev}</span>
-            </label>
-          ))}
-        </fieldset>
-        <div class="form-actions">
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button class="btn primary" disabled={action.busy || !events.length}>
-            {existing ? 'Save' : 'Add endpoint'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog open={open} title={existing ? 'Edit endpoint' : 'Add a webhook endpoint'} onClose={onClose} action={action} submit={existing ? 'Save' : 'Add endpoint'} disabled={!events.length}>
+      <Field id="w-endpoint" label="Endpoint URL">
+        <input id="w-endpoint" type="url" required placeholder="https://example.com/webhooks/posthorn" value={endpoint} onInput={(e) => setEndpoint(val(e))} />
+      </Field>
+      <fieldset class="checks">
+        <legend>Events</legend>
+        {EVENTS.map((ev) => (
+          <label class="check">
+            <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> <span class="mono small">{ev}</span>
+          </label>
+        ))}
+      </fieldset>
+    </FormDialog>
   );
 }
 
