@@ -241,10 +241,14 @@ describe('every page shows the data made through the SDK', () => {
 
   test('the email search finds by recipient and the status filter narrows the list', async () => {
     await page.goto(`${base}/dashboard/emails`);
+    await page.getByText('Welcome to Acme').first().waitFor();
     await page.getByPlaceholder('Search recipient, sender or subject').fill('bob@');
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByText('Your invoice').waitFor();
-    expect(await page.getByText('Welcome to Acme').count()).toBe(0);
+    // The unfiltered rows stay on screen until the filtered page arrives: wait for the query to land.
+    await page.waitForURL(/[?&]q=bob/);
+    await page.waitForLoadState('networkidle');
+    await page.getByText('Welcome to Acme').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await page.getByText('Your invoice').count()).toBe(1);
     await page.goto(`${base}/dashboard/emails?status=scheduled`);
     await page.getByText('Later').first().waitFor();
     expect(await page.getByText('Your invoice').count()).toBe(0);

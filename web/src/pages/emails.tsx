@@ -104,7 +104,8 @@ export function EmailsPage() {
 
 function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const domains = useGet<{ data: { name: string; status: string }[] }>(open ? '/domains' : null);
-  const verified = (domains.data?.data ?? []).filter((d) => d.status === 'verified' || d.status === 'partially_verified');
+  // A verified domain that lost a record keeps sending while it is re-checked (temporary_failure).
+  const verified = (domains.data?.data ?? []).filter((d) => ['verified', 'partially_verified', 'temporary_failure'].includes(d.status));
   const [form, setForm] = useState({ from: '', to: '', subject: '', html: '', scheduled_at: '' });
   const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
