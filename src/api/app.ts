@@ -90,7 +90,9 @@ function createBase() {
         },
       }),
     )
-    .onParse(async ({ request }) => {
+    .onParse(async ({ request, route }) => {
+      // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none.
+      if (BODILESS.has(route)) return {};
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
       if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
@@ -121,6 +123,12 @@ function createBase() {
     });
 }
 
+/**
+ * Route paths whose handlers only refuse (reserved literals, wrong methods on literal paths): their
+ * body is never read, so an upload or broken JSON sent there still gets the route's 404/405.
+ */
+const BODILESS = new Set<string>();
+
 /** Routes by method, compiled once, to tell "no such path" (404) from "wrong method" (405). */
 let routeTable: { method: string; path: string; re: RegExp }[] = [];
 
@@ -139,6 +147,7 @@ const RESERVED = ['/segments/metrics', '/contacts/imports', '/domains/claim'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
+  for (const path of RESERVED) BODILESS.add(path);
   for (const path of RESERVED)
     app.all(path, () => {
       throw errors.routeNotFound();
@@ -177,6 +186,7 @@ export function buildApp(svc: ApiContext) {
     for (const r of routeTable)
       if (r.path.includes(':') && r.re.test(path) && !methods.has(r.method)) {
         methods.add(r.method);
+        BODILESS.add(path);
         app.route(r.method, path, ({ request }) => {
           throw errors.methodNotAllowed(request.method);
         }, { detail: { hide: true } });

@@ -38,7 +38,7 @@ export class SignedLinks {
   }
 
   /** The target of a download token, or null when forged, malformed or expired. */
-  async verify(token: string, now = Date.now()): Promise<DownloadTarget | null> {
+  async verify(token: string | null, now = Date.now()): Promise<DownloadTarget | null> {
     const t = this.signer.open(token) as (DownloadTarget & { x: unknown }) | null;
     return t && typeof t.x === 'number' && t.x > now ? t : null;
   }
@@ -50,7 +50,7 @@ export class SignedLinks {
   }
 
   /** The target of an unsubscribe token, or null when forged or malformed. */
-  verifyUnsubscribe(token: string): UnsubscribeTarget | null {
+  verifyUnsubscribe(token: string | null): UnsubscribeTarget | null {
     const t = this.signer.open(token) as { k?: unknown; t?: unknown; c?: unknown; e?: unknown } | null;
     if (!t || t.k !== 'unsubscribe' || typeof t.t !== 'string' || typeof t.c !== 'string') return null;
     return typeof t.e === 'string' ? { team: t.t, contact: t.c, email: t.e } : { team: t.t, contact: t.c };

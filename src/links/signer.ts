@@ -12,8 +12,12 @@ export class Signer {
     return `${text}.${this.sign(text)}`;
   }
 
-  /** The payload of a token whose signature holds, else null. */
-  open(token: string): Record<string, unknown> | null {
+  /**
+   * The payload of a token whose signature holds, else null. The router hands over null for a
+   * path segment that is not valid percent-encoding (`/d/%ZZ`): that is no token either.
+   */
+  open(token: string | null | undefined): Record<string, unknown> | null {
+    if (typeof token !== 'string') return null;
     const dot = token.indexOf('.');
     if (dot < 0) return null;
     const payload = token.slice(0, dot);

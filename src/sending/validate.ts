@@ -109,6 +109,10 @@ function customHeaders(value: unknown): Record<string, string> {
   for (const [name, v] of entries) {
     if (!FIELD_NAME.test(name)) throw errors.invalidField('headers', `\`${name}\` is not a valid header name.`);
     const key = name.toLowerCase();
+    // RFC 5322 §3.6.6: Resent-* fields record a re-sending by a user agent, and some MTAs route on
+    // Resent-To/Cc/Bcc; an API send is no re-sending, so none of them may be set.
+    if (key.startsWith('resent-'))
+      throw errors.invalidField('headers', `the \`${name}\` header cannot be set: Resent-* fields are for re-sending (RFC 5322 §3.6.6).`);
     if (Object.hasOwn(RESERVED_HEADERS, key)) {
       const field = RESERVED_HEADERS[key];
       throw errors.invalidField(

@@ -45,6 +45,32 @@ describe('errors', () => {
     expect([r.status, r.body]).toEqual([413, { statusCode: 413, name: 'validation_error', message: 'Request body is too large.' }]);
   });
 
+  test('route and method come before the body: reserved and wrong-method routes never read it', async () => {
+    const form = new FormData();
+    form.append('file', new Blob(['email\nann@dest.test\n']), 'contacts.csv');
+    const upload = await fetch(`${p.url}/contacts/imports`, { method: 'POST', body: form, headers: { authorization: `Bearer ${p.apiKey}` } });
+    expect([upload.status, await upload.json()]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
+    const claim = await p.api('POST', '/domains/claim', { raw: '{bad' });
+    expect([claim.status, claim.body]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
+    const patch = await p.api('PATCH', '/emails/batch', { raw: '{bad' });
+    expect([patch.status, patch.body]).toEqual([405, shape(405, 'method_not_allowed')]);
+  });
+
+  test('broken percent-encoding in a path: 4xx, never 500', async () => {
+    for (const path of ['/d/%ZZ', '/d/%', '/t/%ZZ', '/u/%ZZ', '/u/%', '/u/%E0%A4%A', '/emails/%ZZ', '/contacts/%', '/auth/invites/%ZZ']) {
+      for (const method of ['GET', 'POST']) {
+        const r = await p.api(method, path);
+        expect(r.status).toBeGreaterThanOrEqual(400);
+        expect(r.status).toBeLessThan(500);
+      }
+    }
+    const d = await p.api('GET', '/d/%ZZ', { key: null });
+    expect([d.status, d.body]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Download not found' }]);
+    // An unsubscribe link that cannot be one gets the same page as any invalid link.
+    const u = await fetch(`${p.url}/u/%ZZ`);
+    expect([u.status, await u.text()]).toEqual([404, expect.stringContaining('This unsubscribe link is not valid')]);
+  });
+
   test('a path id that is not a UUID → 422 invalid_parameter', async () => {
     const r = await p.api('DELETE', '/api-keys/abc');
     expect([r.status, r.body]).toEqual([422, { statusCode: 422, name: 'invalid_parameter', message: 'The `id` must be a valid UUID.' }]);

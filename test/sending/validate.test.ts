@@ -209,6 +209,12 @@ describe('headers', () => {
     },
   );
 
+  test.each(['Resent-To', 'resent-cc', 'RESENT-BCC', 'Resent-From', 'Resent-Date', 'Resent-Message-ID', 'Resent-Sender'])('%p (a Resent-* field) is refused', (name) => {
+    expect(failure({ ...base, headers: { 'X-Ok': 'fine', [name]: 'victim@elsewhere.test' } })).toEqual(
+      invalid(`Invalid \`headers\` field: the \`${name}\` header cannot be set: Resent-* fields are for re-sending (RFC 5322 §3.6.6).`),
+    );
+  });
+
   test.each(['X Space', 'X:Colon', 'Zoë', '', 'X-Tab\t', 'X-Line\r\nBcc'])('invalid name %p', (name) => {
     expect(failure({ ...base, headers: { [name]: 'x' } })).toEqual(invalid(`Invalid \`headers\` field: \`${name}\` is not a valid header name.`));
   });
