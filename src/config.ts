@@ -16,6 +16,10 @@ export interface Config {
     tls_ports: number[];
     tls_cert: string | null;
     tls_key: string | null;
+    /** Open SMTP sessions across every listener; past it `421 4.7.0` at once. */
+    max_connections: number;
+    /** Accept bare CR/LF as line endings (RFC 5321 §2.3.8 says no; legacy senders). */
+    allow_bare_newlines: boolean;
   };
   dns: { servers: string[] };
   delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[]; retry_window: number };
@@ -69,6 +73,8 @@ export const KEYS: KeyDef[] = [
   { key: 'smtp.tls_ports', env: 'POSTHORN_SMTP_TLS_PORTS', kind: 'ports', default: [465, 2465] },
   { key: 'smtp.tls_cert', env: 'POSTHORN_SMTP_TLS_CERT', kind: 'nullable', default: null },
   { key: 'smtp.tls_key', env: 'POSTHORN_SMTP_TLS_KEY', kind: 'nullable', default: null },
+  { key: 'smtp.max_connections', env: 'POSTHORN_SMTP_MAX_CONNECTIONS', kind: 'int', default: 1000, min: 1, max: 1_000_000 },
+  { key: 'smtp.allow_bare_newlines', env: 'POSTHORN_SMTP_ALLOW_BARE_NEWLINES', kind: 'bool', default: false },
   { key: 'dns.servers', env: 'POSTHORN_DNS_SERVERS', kind: 'servers', default: [] },
   { key: 'delivery.mode', env: 'POSTHORN_DELIVERY_MODE', kind: 'enum', values: ['direct', 'relay'], default: 'direct' },
   { key: 'delivery.relay_url', env: 'POSTHORN_DELIVERY_RELAY_URL', kind: 'nullable', default: null },

@@ -58,6 +58,8 @@ describe('defaults and config.example.toml', () => {
         tls_ports: [465, 2465],
         tls_cert: null,
         tls_key: null,
+        max_connections: 1000,
+        allow_bare_newlines: false,
       },
       dns: { servers: [] },
       delivery: {

@@ -6,7 +6,7 @@
 import type { Store, UserRec } from '../store';
 import { ApiError, errors } from '../errors';
 import { nowIso } from '../ids';
-import { FailureLimiter } from '../limits/failures';
+import { FailureLimiter, clientKey } from '../limits/failures';
 import { log } from '../log';
 import type { NewSession, SessionMeta, Sessions } from './sessions';
 import { hashRecoveryCode, matchStep, newEnrolment, newRecoveryCodes, totpEnabled } from './totp';
@@ -41,7 +41,7 @@ export class SignIn {
 
   async withPassword(input: { email: string; password: string; code?: string }, meta: SessionMeta): Promise<NewSession> {
     const email = input.email.trim().toLowerCase();
-    const keys = [`account ${email}`, `ip ${meta.ip ?? ''}`];
+    const keys = [`account ${email}`, `ip ${clientKey(meta.ip)}`];
     const user = await this.store.users.find('email', email);
     await this.guarded(keys, { what: 'password', email, ip: meta.ip }, authErrors.badCredentials, async () =>
       user
@@ -90,7 +90,7 @@ export class SignIn {
 
   /** Re-check the password of a signed-in user (before a change of secrets), with the same limits. */
   async confirmPassword(user: UserRec, password: string, ip: string | null): Promise<void> {
-    const keys = [`account ${user.email.toLowerCase()}`, `ip ${ip ?? ''}`];
+    const keys = [`account ${user.email.toLowerCase()}`, `ip ${clientKey(ip)}`];
     await this.guarded(keys, { what: 'current password', email: user.email, ip }, () => new ApiError(403, 'invalid_credentials', 'The current password is incorrect.'), () =>
       Bun.password.verify(password, user.password_hash),
     );

@@ -6,6 +6,26 @@
 // In memory and bounded: a restart forgets the counts, which only ever helps the one guessing
 // slower than a restart, and the map never holds more than `maxKeys` entries.
 
+import { isIPv6 } from 'node:net';
+
+/**
+ * The key of a client address for per-client limits: an IPv4 address as it is (an IPv4-mapped
+ * IPv6 one unwrapped), an IPv6 address by its /64 — one customer's prefix, so that walking through
+ * the 2^64 addresses of one network does not reset the count (RFC 6177 §2 on end-site prefixes).
+ */
+export function clientKey(ip: string | null | undefined): string {
+  if (!ip) return '';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  // Expand `::` so the first four groups are known.
+  const [head, tail = ''] = ip.split('::') as [string, string?];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
 export interface FailurePolicy {
   threshold: number;
   window: number;
@@ -49,6 +69,11 @@ export class FailureLimiter {
     }
     this.evict();
     return this.lockedFor(keys, now);
+  }
+
+  /** Failures counted against a key in its current window. */
+  failures(key: string): number {
+    return this.entries.get(key)?.failures ?? 0;
   }
 
   succeed(keys: string[]): void {

@@ -6,7 +6,7 @@
 import type { SMTPServer } from 'smtp-server';
 import { log } from '../log';
 import { smtpCertificate } from './certificate';
-import { createSmtpServer, type SmtpDeps } from './server';
+import { createSmtpServer, sharedLimits, type SmtpDeps } from './server';
 
 export type { SmtpDeps };
 
@@ -73,10 +73,12 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
   const listeners: Listener[] = [];
   const failures: BindFailure[] = [];
   const servers: SMTPServer[] = [];
+  // One session count and one set of AUTH failure counts for every listener.
+  const limits = sharedLimits(svc.config);
   if (wanted.length) {
     const cert = await smtpCertificate(svc.config);
     for (const { mode, port } of wanted) {
-      const server = createSmtpServer(svc, cert, mode);
+      const server = createSmtpServer(svc, cert, mode, limits);
       try {
         const bound = await listen(server, port, host);
         servers.push(server);
@@ -99,8 +101,7 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
       return l.port;
     },
     sessions() {
-      // smtp-server keeps its open connections in a Set it does not type.
-      return servers.reduce((n, s) => n + ((s as unknown as { connections?: Set<unknown> }).connections?.size ?? 0), 0);
+      return limits.gate.size;
     },
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

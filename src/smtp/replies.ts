@@ -41,6 +41,8 @@ export const replies = {
     new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
   // RFC 3463 §3.4 X.3.1: too many messages in memory at once (server.ts MAX_BUFFERED_BYTES).
   overloaded: () => new SmtpReply(452, '4.3.1', 'Insufficient system resources. Try again later.'),
+  // RFC 5321 §2.3.8 (lines end with CRLF), RFC 3463 §3.6 X.5.2 syntax error; 521 and a close, as Postfix.
+  bareLineEnding: (kind: 'LF' | 'CR') => new SmtpReply(521, '5.5.2', `Bare <${kind}> received: lines must end with <CR><LF> (RFC 5321 §2.3.8)`),
   // RFC 3463 §3.4 X.3.0: something went wrong here; the client keeps the message and retries.
   localError: () => new SmtpReply(451, '4.3.0', 'Local error in processing. Try again later.'),
   // RFC 3463 §3.7 X.6.0: the content could not be used (unparseable message).

@@ -14,6 +14,8 @@ import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
 import { submitMessage, type SubmissionDeps } from './submission';
 import { receiveInbound, type InboundDeps } from './inbound';
+import { ConnectionGate, AuthGuard } from './limits';
+import { LineEndingCheck } from './line-endings';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
 export interface SmtpDeps extends SubmissionDeps, InboundDeps {
@@ -24,8 +26,6 @@ export interface SmtpDeps extends SubmissionDeps, InboundDeps {
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 /** Envelope recipients per message (RFC 5321 §4.5.3.1.8 requires at least 100 to be accepted). */
 export const MAX_RECIPIENTS = 100;
-/** Connections per listener: each may hold a message of up to 40 MB in memory. */
-export const MAX_CLIENTS = 100;
 /**
  * Message bytes held in memory at once, over every session of every listener: each connection may
  * send 40 MB, so without a shared cap a few hundred slow senders could exhaust memory. Past it a
@@ -33,12 +33,27 @@ export const MAX_CLIENTS = 100;
  */
 export const MAX_BUFFERED_BYTES = 512 * 1024 * 1024;
 let buffered = 0;
+/** Message bytes held right now (tests: nothing stays counted after a session is gone). */
+export const bufferedBytes = () => buffered;
 /** Idle time before a session is dropped (RFC 5321 §4.5.3.2.7: a server waits at least 5 minutes). */
 export const SOCKET_TIMEOUT_MS = 5 * 60_000;
 /** On shutdown, how long open sessions get to finish before they are closed. */
 export const CLOSE_TIMEOUT_MS = 10_000;
 
 type SMTPConnection = SMTPServer['connections'] extends Set<infer C> ? C : never;
+/** smtp-server's command parser (its SMTPStream), which the socket is piped into. */
+type Parser = { write(chunk: unknown, ...rest: unknown[]): boolean; isClosed: boolean };
+type ConnectionInternals = { _parser: Parser; _createParser(): Parser; close(): void };
+
+/** What every listener shares: the session count, the AUTH failure counts. */
+export interface SharedLimits {
+  gate: ConnectionGate;
+  auth: AuthGuard;
+}
+
+export function sharedLimits(config: Pick<Config, 'smtp'>): SharedLimits {
+  return { gate: new ConnectionGate(config.smtp.max_connections), auth: new AuthGuard() };
+}
 
 /** What an authenticated session keeps as `session.user`: the key, looked up again per message. */
 type SessionUser = Pick<ApiKeyRec, 'id' | 'team_id'>;
@@ -51,13 +66,74 @@ type SessionUser = Pick<ApiKeyRec, 'id' | 'team_id'>;
  * smtp-server adds the default one for the basic code (550 → 5.1.1, wrong for a relay refusal).
  */
 class PosthornSmtpServer extends SMTPServer {
+  constructor(
+    options: SMTPServerOptions,
+    private readonly limits: SharedLimits,
+    private readonly settings: Config['smtp'],
+  ) {
+    super(options);
+  }
+
   override connect(socket: Socket | TLSSocket, socketOptions?: Parameters<SMTPServer['connect']>[1]): void {
+    // Counted before smtp-server sees the socket, so the session past the limit never waits for a
+    // banner (RFC 5321 §3.1: 421 at connection time when the service is not available).
+    if (!this.limits.gate.enter()) return refuseConnection(socket, this.settings.hostname, this.limits.gate.max);
+    socket.once('close', () => this.limits.gate.leave());
     super.connect(socket, socketOptions);
-    for (const conn of this.connections) if (conn._socket === socket) adapt(conn);
+    for (const conn of this.connections) if (conn._socket === socket) adapt(conn, !this.settings.allow_bare_newlines);
   }
 }
 
-function adapt(conn: SMTPConnection): void {
+let refusedSince = 0;
+let refusedCount = 0;
+
+function refuseConnection(socket: Socket | TLSSocket, hostname: string, max: number): void {
+  socket.on('error', () => {});
+  socket.end(`421 4.7.0 ${hostname} Too many connections, try again later\r\n`);
+  // A client that never reads its side must not keep the descriptor.
+  setTimeout(() => socket.destroy(), 5_000).unref();
+  // One log line per 10 s however hard the door is knocked on.
+  refusedCount++;
+  const now = Date.now();
+  if (now - refusedSince >= 10_000) {
+    log.warn('smtp.too_many_connections', { max_connections: max, refused: refusedCount, ip: socket.remoteAddress });
+    refusedSince = now;
+    refusedCount = 0;
+  }
+}
+
+/**
+ * Refuse bare CR/LF (line-endings.ts): every byte the socket hands the command parser is looked at
+ * first, so a message with one is never accepted and a command after one never runs.
+ */
+function strictLineEndings(conn: SMTPConnection, parser: Parser): Parser {
+  const check = new LineEndingCheck();
+  const write = parser.write.bind(parser);
+  parser.write = (chunk: unknown, ...rest: unknown[]) => {
+    if (!parser.isClosed && chunk instanceof Uint8Array) {
+      const bare = check.scan(chunk);
+      if (bare) {
+        parser.isClosed = true;
+        const r = replies.bareLineEnding(bare);
+        log.warn('smtp.bare_line_ending', { session: conn.id, ip: conn.remoteAddress, kind: bare });
+        conn.send(r.responseCode, r.message);
+        (conn as unknown as ConnectionInternals).close();
+        return true;
+      }
+    }
+    return write(chunk, ...rest);
+  };
+  return parser;
+}
+
+function adapt(conn: SMTPConnection, strictLines: boolean): void {
+  if (strictLines) {
+    const internals = conn as unknown as ConnectionInternals;
+    strictLineEndings(conn, internals._parser);
+    // STARTTLS gives the TLS session a parser of its own.
+    const create = internals._createParser.bind(conn);
+    internals._createParser = () => strictLineEndings(conn, create());
+  }
   const send = conn.send.bind(conn);
   conn.send = (code, data, context) => {
     // The EHLO reply is the only multi-line 250 smtp-server sends: its extension list.
@@ -73,7 +149,7 @@ function adapt(conn: SMTPConnection): void {
   };
 }
 
-export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'starttls' | 'tls'): SMTPServer {
+export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'starttls' | 'tls', limits = sharedLimits(svc.config)): SMTPServer {
   const { hostname } = svc.config.smtp;
   const options: SMTPServerOptions = {
     secure: mode === 'tls',
@@ -91,18 +167,33 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
     size: MAX_MESSAGE_BYTES,
     rejectOversized: true,
     maxRecipients: MAX_RECIPIENTS,
-    maxClients: MAX_CLIENTS,
+    // Counted across listeners by the gate; smtp-server's own count also bounds TLS handshakes
+    // in progress on this listener.
+    maxClients: svc.config.smtp.max_connections,
     socketTimeout: SOCKET_TIMEOUT_MS,
     closeTimeout: CLOSE_TIMEOUT_MS,
     // Reverse lookups would go to the system resolver, not `dns.servers`; nothing here needs them.
     disableReverseLookup: true,
     logger: false,
 
-    onAuth(auth, _session, callback) {
+    onAuth(auth, session, callback) {
+      const ip = session.remoteAddress;
+      const admitted = limits.auth.admit(ip, session.id);
+      if (!admitted.ok) return callback(admitted.reply);
       smtpLogin(svc, auth.username, auth.password).then(
         (key) => callback(null, { user: { id: key.id, team_id: key.team_id } satisfies SessionUser }),
-        (e) => callback(replyFor(e)),
+        (e) => {
+          const reply = replyFor(e);
+          if (reply.responseCode !== 535) return callback(reply);
+          const { delay, reply: answer } = limits.auth.failed(ip, session.id, reply);
+          if (delay) setTimeout(() => callback(answer), delay);
+          else callback(answer);
+        },
       );
+    },
+
+    onClose(session) {
+      limits.auth.closed(session.id);
     },
 
     onRcptTo(address, session, callback) {
@@ -135,7 +226,12 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
         held += chunk.length;
         chunks.push(chunk);
       });
+      // A connection dropped (or closed for a bare line ending) mid-message: the stream is
+      // destroyed and never ends, so its bytes are given back here.
+      let ended = false;
+      stream.once('close', () => ended || release());
       stream.on('end', () => {
+        ended = true;
         if (stream.sizeExceeded || size > MAX_MESSAGE_BYTES) {
           release();
           return callback(null);
@@ -155,7 +251,7 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
       });
     },
   };
-  const server = new PosthornSmtpServer(options);
+  const server = new PosthornSmtpServer(options, limits, svc.config.smtp);
   // Per-connection failures (a client dropping mid-session, a TLS handshake a scanner abandons).
   server.on('error', (e: Error & { code?: string }) => log.debug('smtp.connection_error', { mode, code: e.code, error: e.message }));
   return server;

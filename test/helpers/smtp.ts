@@ -82,16 +82,35 @@ export class SmtpDialog {
     this.attach(socket);
   }
 
-  static async open(port: number, opts: { implicitTls?: boolean } = {}): Promise<SmtpDialog> {
-    const socket = opts.implicitTls ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : netConnect({ host: '127.0.0.1', port });
+  /** `from`: the local address to connect from (another loopback address is another client). */
+  static async open(port: number, opts: { implicitTls?: boolean; from?: string } = {}): Promise<SmtpDialog> {
+    const d = await SmtpDialog.connect(port, opts);
+    const greeting = await d.read();
+    if (greeting.code !== 220) throw new Error(`greeting: ${greeting.text}`);
+    return d;
+  }
+
+  /** Connected, the greeting (or a refusal) not read yet. */
+  static async connect(port: number, opts: { implicitTls?: boolean; from?: string } = {}): Promise<SmtpDialog> {
+    const target = { host: '127.0.0.1', port, ...(opts.from ? { localAddress: opts.from } : {}) };
+    const socket = opts.implicitTls ? tlsConnect({ ...target, rejectUnauthorized: false }) : netConnect(target);
     await new Promise<void>((resolve, reject) => {
       socket.once(opts.implicitTls ? 'secureConnect' : 'connect', () => resolve());
       socket.once('error', reject);
     });
-    const d = new SmtpDialog(socket);
-    const greeting = await d.read();
-    if (greeting.code !== 220) throw new Error(`greeting: ${greeting.text}`);
-    return d;
+    return new SmtpDialog(socket);
+  }
+
+  /** True once the server has closed the connection (waits up to `timeoutMs` for it). */
+  async closedByServer(timeoutMs = 5_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.closed;
+  }
+
+  /** Send bytes as they are, without waiting for a reply. */
+  write(bytes: string | Buffer): void {
+    this.socket.write(bytes);
   }
 
   private attach(socket: Socket | TLSSocket) {

@@ -1,0 +1,97 @@
+// What keeps one client from taking the SMTP service from the others (docs/mail.md §4, "Limits
+// that protect the other clients"):
+// - a cap on open sessions across every listener (`smtp.max_connections`): the session past it gets
+//   `421 4.7.0` at once and is closed, never a silent wait for a banner;
+// - AUTH failure limits per client address, in the spirit of Postfix's smtpd_error_sleep_time and
+//   anvil: each failure past the third answers after a growing delay, five within 15 minutes lock
+//   the address out of AUTH for a minute (doubling with every further failure, up to an hour), and a
+//   connection that keeps trying is closed. Only AUTH is refused: inbound mail from the address is
+//   still received, and other addresses are never slowed.
+import { FailureLimiter, clientKey } from '../limits/failures';
+import { log } from '../log';
+import { SmtpReply } from './replies';
+
+/** Open sessions across the listeners. */
+export class ConnectionGate {
+  private open = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Take a place for a new session; false when every place is taken. */
+  enter(): boolean {
+    if (this.open >= this.max) return false;
+    this.open++;
+    return true;
+  }
+
+  leave(): void {
+    this.open = Math.max(0, this.open - 1);
+  }
+
+  get size(): number {
+    return this.open;
+  }
+}
+
+/** Failures from one address before AUTH is locked for it, and the window they count in. */
+export const AUTH_POLICY = { threshold: 5, window: 15 * 60_000, lockout: 60_000, maxLockout: 3_600_000 };
+/** Failures from one address answered at once; each one past these waits a second longer. */
+const FREE_FAILURES = 3;
+const MAX_DELAY_MS = 5_000;
+/** AUTH commands one connection may fail (or have refused) before it is closed. */
+export const AUTH_ATTEMPTS_PER_CONNECTION = 3;
+
+export type AuthVerdict =
+  /** Go on and check the credentials. */
+  | { ok: true }
+  /** Refused without a check: the address is locked out, or the connection has tried too often. */
+  | { ok: false; reply: SmtpReply };
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+export class AuthGuard {
+  private readonly limiter = new FailureLimiter(AUTH_POLICY);
+  /** AUTH failures and refusals per open session (dropped when it closes). */
+  private readonly perSession = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Before the credentials are looked at. */
+  admit(ip: string, session: string): AuthVerdict {
+    const locked = this.limiter.lockedFor([clientKey(ip)], this.now());
+    if (!locked) return { ok: true };
+    const tries = this.bump(session);
+    log.warn('smtp.auth_refused', { ip, session, locked_ms: locked, attempts: tries });
+    if (tries >= AUTH_ATTEMPTS_PER_CONNECTION) return { ok: false, reply: closing() };
+    // RFC 4954 §6: 454 4.7.0 is the temporary refusal of an authentication.
+    return { ok: false, reply: new SmtpReply(454, '4.7.0', `Too many authentication failures from ${ip}; try again in ${seconds(locked)} seconds`) };
+  }
+
+  /**
+   * After the credentials failed: how long to wait before answering, and the answer — `refused`
+   * as it is, or a 421 that closes the connection once the address is locked or the connection has
+   * tried too often.
+   */
+  failed(ip: string, session: string, refused: SmtpReply): { delay: number; reply: SmtpReply } {
+    const key = clientKey(ip);
+    const locked = this.limiter.fail([key], this.now());
+    const failures = this.limiter.failures(key);
+    const tries = this.bump(session);
+    log.warn('smtp.auth_failed', { ip, session, failures, locked_ms: locked });
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, failures - FREE_FAILURES) * 1000);
+    return { delay, reply: locked || tries >= AUTH_ATTEMPTS_PER_CONNECTION ? closing() : refused };
+  }
+
+  closed(session: string): void {
+    this.perSession.delete(session);
+  }
+
+  private bump(session: string): number {
+    const n = (this.perSession.get(session) ?? 0) + 1;
+    this.perSession.set(session, n);
+    return n;
+  }
+}
+
+/** 421 makes smtp-server close the connection after the reply (RFC 5321 §3.8). */
+const closing = () => new SmtpReply(421, '4.7.0', 'Too many authentication failures; closing connection');
