@@ -37,6 +37,8 @@ export interface Target {
   version: string;
   /** Resident set size of the server process, in bytes. */
   rss(): number;
+  /** The resident set split: anonymous memory (heap, buffers) and file pages (LMDB's map, code). */
+  rssParts(): { anon: number; file: number };
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,11 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     rss: () => {
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) * 1024 : NaN;
+    },
+    rssParts: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+      return { anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
     },
     async stop() {
       child.kill('SIGTERM');

@@ -88,9 +88,13 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
         }
         out = await session.send(input.from, entry.recipients, message);
       }
-      const reusable = out.reusable && (!out.needsReset || (await session.reset()));
-      pool.release(session, reusable);
-      return { replies: out.replies, host: target.host, tls: session.secure };
+      // The replies are final: return them now so the engine records them at once (a crash after
+      // a 250 and before that commit is what sends an email twice). Giving the session back —
+      // after an RSET when the transaction ended without one — is done on the side.
+      const done = session;
+      if (out.reusable && out.needsReset) void done.reset().then((ok) => pool.release(done, ok), () => pool.release(done, false));
+      else pool.release(done, out.reusable);
+      return { replies: out.replies, host: target.host, tls: done.secure };
     }
   } catch (e) {
     last = localReply(451, '4.4.0', `delivery failed: ${(e as Error).message}`);

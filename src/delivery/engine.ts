@@ -76,6 +76,7 @@ export class DeliveryEngine {
   }
 
   async start(): Promise<void> {
+    await this.resumeInterrupted();
     this.worker.start();
     log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size() });
   }
@@ -87,6 +88,25 @@ export class DeliveryEngine {
    */
   async stop(graceMs = 10_000): Promise<void> {
     if (await this.worker.stop(graceMs)) this.pool.close();
+  }
+
+  /**
+   * Entries whose attempt was in flight in a process that is gone have no outcome: they are due
+   * now rather than at the retry time their claim set (Postfix likewise puts its active queue back
+   * to work when it starts). One process owns the LMDB queue, so at start every such entry is ours.
+   */
+  private async resumeInterrupted(): Promise<void> {
+    const resumed = await this.svc.store.write(async (tx) => {
+      const now = Date.now();
+      let n = 0;
+      for (const { entry } of await tx.queue.due(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
+        if (!entry.attempting) continue;
+        tx.queue.put({ ...entry, attempting: null }, now);
+        n++;
+      }
+      return n;
+    });
+    if (resumed) log.warn('delivery.resumed_interrupted', { entries: resumed });
   }
 
   /** New entries are due: look at the queue now. */
@@ -141,7 +161,7 @@ export class DeliveryEngine {
         const first_attempt_at = entry.first_attempt_at ?? new Date(now).toISOString();
         // Persisted before the attempt: if the process dies during it, this is when it is retried.
         const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
-        const next: QueueEntry = { ...entry, attempts, first_attempt_at };
+        const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
         if (!(await tx.emails.get(email.team_id, email.id))?.sent_at) await events.email(tx, email, 'sent');
         out.push({ entry: next, due, domain, content });
@@ -239,7 +259,7 @@ export class DeliveryEngine {
       }
       // Who is left waits the schedule's time from this failure (the claim's time was only the lease).
       const due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, Date.now());
-      if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text }, due);
+      if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text, attempting: null }, due);
       else tx.queue.remove(live);
       return counts;
     });

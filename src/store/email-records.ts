@@ -140,4 +140,6 @@ export interface QueueEntry {
   attempts: number;
   first_attempt_at: string | null;
   last_error: string | null;
+  /** When the attempt now in flight began; unset once its outcome is recorded. */
+  attempting?: string | null;
 }

@@ -9,6 +9,7 @@
 //   sink.respond('gone@dest.test', { code: 550, message: '5.1.1 no such user' });  // every time
 //   sink.respondData({ code: 552, message: '5.3.4 too big' });   // the reply to the end of DATA
 //   sink.refuseConnections({ code: 421, message: '4.3.2 busy' }); // greeting refused (null: accept)
+//   sink.delayData(200);                    // answer the end of DATA 200 ms late (attempts in flight)
 //   const [msg] = await sink.waitFor(1);   // bounded wait (default 10 s), then the messages
 //   await sink.close();
 //
@@ -60,6 +61,8 @@ export interface Sink {
   respond(recipient: string, reply: SinkReply | null, opts?: { times?: number }): void;
   respondData(reply: SinkReply | null, opts?: { times?: number }): void;
   refuseConnections(reply: SinkReply | null): void;
+  /** Wait this long before answering the end of DATA (a message counts as received when answered). */
+  delayData(ms: number): void;
   /** Messages for one recipient. */
   to(recipient: string): Received[];
   /** Wait until at least `n` messages arrived (polling, at most `timeoutMs`); throws on time-out. */
@@ -100,6 +103,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const rcptRules = new Map<string, Rule>();
   const dataRules = new Map<string, Rule>();
   let refusal: SinkReply | null = null;
+  let dataDelay = 0;
   let sessions = 0;
   const sessionNo = new Map<string, number>();
   const users = new Map<string, string>();
@@ -140,7 +144,8 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', () => (dataDelay ? setTimeout(answer, dataDelay) : answer()));
+      const answer = () => {
         const reply = use(dataRules, '*');
         if (reply) return cb(smtpError(reply));
         messages.push({
@@ -153,7 +158,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
           session: sessionNo.get(session.id) ?? 0,
         });
         cb(null);
-      });
+      };
     },
   } as SMTPServerOptions & { closeTimeout: number };
 
@@ -179,6 +184,9 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     },
     refuseConnections(reply) {
       refusal = reply;
+    },
+    delayData(ms) {
+      dataDelay = ms;
     },
     to(recipient) {
       return messages.filter((m) => m.rcptTo.some((r) => r.toLowerCase() === recipient.toLowerCase()));

@@ -1,0 +1,146 @@
+#!/usr/bin/env bun
+/**
+ * Memory benchmark — `npm run bench:memory` (= `bun scripts/bench/memory.ts`).
+ *
+ *   npm run bench:memory                               2,000 emails with a 5 MB attachment each
+ *   npm run bench:memory -- --count 300 --size 5 --hold 15
+ *
+ * How much memory the server holds while large mail waits in the queue, and whether it stays
+ * responsive: `--count` emails, each with one `--size` MB attachment, are sent through POST /emails
+ * to a destination (the relay, an smtp-server on loopback) that answers every message `451 4.3.0`
+ * after its DATA — so every attempt carries the whole message and every email stays queued,
+ * retried every `--retry` (default 5 s, so attempts keep running). The server runs as a child
+ * process (`bun src/main.ts serve`, fresh LMDB); its RSS is read from /proc and `GET /health` is
+ * timed every 200 ms, while the emails are sent and for `--hold` seconds after the last one.
+ * Reported: peak and final RSS, /health latency percentiles, attempts the destination saw.
+ * Needs about count × size × 2.4 of free disk (the stored attachment and the composed message).
+ * Nothing leaves 127.0.0.1.
+ */
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { SMTPServer } from 'smtp-server';
+import { startChild, tempDir, call, fmt, mb, machine, fail } from './lib';
+import { startDnsServer } from '../../test/helpers/dns';
+import { setQuiet } from '../../src/log';
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    count: { type: 'string', default: '2000' },
+    size: { type: 'string', default: '5' },
+    hold: { type: 'string', default: '20' },
+    retry: { type: 'string', default: '5s' },
+    concurrency: { type: 'string', default: '4' },
+  },
+  strict: true,
+});
+const COUNT = Number(opts.count);
+const SIZE_MB = Number(opts.size);
+const HOLD = Number(opts.hold);
+const CONCURRENCY = Number(opts.concurrency);
+if (!(Number.isInteger(COUNT) && COUNT > 0 && SIZE_MB > 0 && SIZE_MB <= 30 && HOLD >= 0 && CONCURRENCY >= 1))
+  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4]');
+setQuiet(true);
+
+// The destination: takes every message in full, then refuses it for now.
+let attempts = 0;
+const destination = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  size: 60 * 1024 * 1024,
+  logger: false,
+  onData(stream, _session, callback) {
+    stream.on('data', () => {});
+    stream.on('end', () => {
+      attempts++;
+      callback(Object.assign(new Error('4.3.0 try again later'), { responseCode: 451 }));
+    });
+  },
+});
+const destPort = await new Promise<number>((resolve) => destination.listen(0, '127.0.0.1', () => resolve((destination.server.address() as { port: number }).port)));
+
+const dns = await startDnsServer();
+const target = await startChild(tempDir('posthorn-bench-memory-'), {
+  POSTHORN_DNS_SERVERS: dns.address,
+  POSTHORN_DELIVERY_MODE: 'relay',
+  POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${destPort}`,
+  POSTHORN_DELIVERY_RETRY_SCHEDULE: opts.retry!,
+  POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
+});
+// A sending domain, verified through the DNS server in this process.
+const domain = await call(target, 'POST', '/domains', { name: 'bench.test' });
+dns.zone.publish('bench.test', domain.records);
+await call(target, 'POST', `/domains/${domain.id}/verify`);
+for (let i = 0; (await call(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
+  if (i > 100) fail('bench.test did not verify');
+  await Bun.sleep(100);
+}
+
+// Samples: RSS and /health latency every 200 ms.
+const rss: number[] = [];
+const anon: number[] = [];
+const health: number[] = [];
+let sampling = true;
+const sampler = (async () => {
+  while (sampling) {
+    rss.push(target.rss());
+    anon.push(target.rssParts().anon);
+    const t0 = performance.now();
+    await fetch(`${target.url}/health`).then((r) => r.arrayBuffer());
+    health.push(performance.now() - t0);
+    await Bun.sleep(200);
+  }
+})();
+
+console.log('Posthorn memory benchmark');
+console.log(`  command   bun scripts/bench/memory.ts ${process.argv.slice(2).join(' ')}`);
+console.log(`  server    ${target.version}, child process, fresh LMDB, logs off, relay mode, retry every ${opts.retry}`);
+console.log(`  machine   ${machine()}`);
+console.log(`  load      ${fmt(COUNT)} emails × one ${SIZE_MB} MB attachment, ${CONCURRENCY} senders; the destination answers 451 after DATA\n`);
+
+const rssBefore = target.rss();
+// One random attachment, base64 once: the server decodes and stores each copy separately.
+const content = randomBytes(Math.round(SIZE_MB * 1024 * 1024)).toString('base64');
+let next = 0;
+const sendStart = performance.now();
+await Promise.all(
+  Array.from({ length: CONCURRENCY }, async () => {
+    for (let i = next++; i < COUNT; i = next++) {
+      const body = JSON.stringify({
+        from: 'Bench <bench@bench.test>',
+        to: `user${i}@dest.test`,
+        subject: `Large ${i}`,
+        text: 'See the attachment.',
+        attachments: [{ filename: `file-${i}.bin`, content }],
+      });
+      await call(target, 'POST', '/emails', body);
+      if ((i + 1) % 250 === 0) console.log(`  sent ${fmt(i + 1)} — RSS ${mb(target.rss())}`);
+    }
+  }),
+);
+const sendSeconds = (performance.now() - sendStart) / 1000;
+const rssSent = rss.length;
+const healthSent = health.length;
+await Bun.sleep(HOLD * 1000);
+sampling = false;
+await sampler;
+
+const pct = (list: number[], p: number) => {
+  const s = [...list].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const peak = (list: number[]) => list.reduce((a, b) => Math.max(a, b), 0);
+const queued = (await call(target, "GET", "/queue")) as { data: { queued: number; retrying: number }[] };
+console.log(`\nsent ${fmt(COUNT)} emails in ${fmt(sendSeconds, 1)} s (${fmt(COUNT / sendSeconds, 1)}/s); destination saw ${fmt(attempts)} full attempts`);
+console.log(`queue: ${fmt(queued.data.reduce((n, d) => n + d.queued, 0))} emails waiting, ${fmt(queued.data.reduce((n, d) => n + d.retrying, 0))} of them retried at least once`);
+const parts = target.rssParts();
+console.log(`RSS     anonymous (heap, buffers): peak ${mb(peak(anon))}, at the end ${mb(parts.anon)}; file pages (LMDB map, code) at the end ${mb(parts.file)}`);
+console.log(`RSS     before ${mb(rssBefore)}  peak while sending ${mb(peak(rss.slice(0, rssSent)))}  peak after ${mb(peak(rss.slice(rssSent)))}  at the end ${mb(rss.at(-1)!)}`);
+console.log(
+  `/health while sending p50 ${fmt(pct(health.slice(0, healthSent), 50), 1)} ms  p99 ${fmt(pct(health.slice(0, healthSent), 99), 1)} ms  max ${fmt(peak(health.slice(0, healthSent)), 1)} ms;` +
+    `  after p50 ${fmt(pct(health.slice(healthSent), 50), 1)} ms  max ${fmt(peak(health.slice(healthSent)), 1)} ms`,
+);
+await target.stop();
+destination.close();
+await dns.close();
+process.exit(0);
