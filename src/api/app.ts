@@ -92,7 +92,7 @@ function createBase() {
     )
     .onParse(async ({ request, route }) => {
       // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none.
-      if (BODILESS.has(route)) return {};
+      if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`)) return {};
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
       if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
@@ -124,8 +124,9 @@ function createBase() {
 }
 
 /**
- * Route paths whose handlers only refuse (reserved literals, wrong methods on literal paths): their
- * body is never read, so an upload or broken JSON sent there still gets the route's 404/405.
+ * Routes (`METHOD path`) whose handlers only refuse (reserved literals, wrong methods on literal
+ * paths): their body is never read, so an upload or broken JSON sent there still gets the route's
+ * 404/405.
  */
 const BODILESS = new Set<string>();
 
@@ -147,7 +148,7 @@ const RESERVED = ['/segments/metrics', '/contacts/imports', '/domains/claim'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
-  for (const path of RESERVED) BODILESS.add(path);
+  for (const path of RESERVED) BODILESS.add(`ALL ${path}`);
   for (const path of RESERVED)
     app.all(path, () => {
       throw errors.routeNotFound();
@@ -186,7 +187,7 @@ export function buildApp(svc: ApiContext) {
     for (const r of routeTable)
       if (r.path.includes(':') && r.re.test(path) && !methods.has(r.method)) {
         methods.add(r.method);
-        BODILESS.add(path);
+        BODILESS.add(`${r.method} ${path}`);
         app.route(r.method, path, ({ request }) => {
           throw errors.methodNotAllowed(request.method);
         }, { detail: { hide: true } });

@@ -1,6 +1,8 @@
 // `posthorn backup DEST`: a consistent copy of the LMDB environment, taken with LMDB's own copy
 // (mdb_env_copy) from a read transaction, so it is safe while `serve` keeps running and writing.
-// Restore by putting the file in place as `<data_dir>/posthorn.mdb` with the service stopped.
+// Large bodies kept in files beside the database are copied to `DEST.content/`. Restore by putting
+// the file in place as `<data_dir>/posthorn.mdb` (and `DEST.content` as `<data_dir>/content`) with
+// the service stopped.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config';
@@ -9,14 +11,14 @@ import { storeOptions } from '../services';
 
 export async function backup(config: Config, dest: string, opts: { compact: boolean }): Promise<number> {
   const target = resolve(dest);
-  if (existsSync(target)) {
-    process.stderr.write(`posthorn: ${target} exists already; choose a new file name\n`);
+  if (existsSync(target) || existsSync(`${target}.content`)) {
+    process.stderr.write(`posthorn: ${existsSync(target) ? target : `${target}.content`} exists already; choose a new file name\n`);
     return 1;
   }
   const store = await openStore(storeOptions(config));
   try {
-    await store.backup(target, { compact: opts.compact });
-    process.stdout.write(`backup written to ${target}\n`);
+    const { files } = await store.backup(target, { compact: opts.compact });
+    process.stdout.write(`backup written to ${target}${files ? ` and ${files} files of large emails to ${target}.content/` : ''}\n`);
     return 0;
   } finally {
     await store.close();

@@ -11,6 +11,9 @@ import { log } from '../log';
 
 export async function serve(config: Config): Promise<number> {
   const svc = await createServices(config);
+  // Before anything writes: a crash's orphan body files, and old trash (store/lmdb/spill.ts).
+  const files = await svc.store.sweepFiles();
+  if (files.orphans || files.purged) log.info('store.files_swept', files);
   if (await svc.store.isEmpty()) {
     const creds = await createTeam(svc.store);
     process.stdout.write(formatCredentials(creds));

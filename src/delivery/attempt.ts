@@ -2,7 +2,7 @@
 // destination (MX hosts, or the relay), hand the message over, and return a reply for every
 // recipient. Touches no state: the engine persists before and after.
 import type { Config } from '../config';
-import type { DomainRec, EmailContent, QueueEntry } from '../store';
+import type { DomainRec, QueueEntry } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
 import { signMessage } from '../mail/dkim';
 import { resolveMx, hostAddresses } from './mx';
@@ -14,7 +14,8 @@ import type { ConnectionPool } from './pool';
 export interface AttemptInput {
   entry: QueueEntry;
   domain: DomainRec;
-  content: EmailContent;
+  /** The stored, unsigned message. */
+  raw: Uint8Array;
   /** The VERP envelope sender. */
   from: string;
 }
@@ -34,7 +35,7 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
 
   let message: Buffer;
   try {
-    message = await signMessage(input.content.raw, domain);
+    message = await signMessage(input.raw, domain);
   } catch (e) {
     // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
     return everyone(localReply(451, '4.3.0', (e as Error).message));

@@ -9,7 +9,7 @@
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailContent, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
+import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
 import { suppress } from '../suppressions';
 import { log } from '../log';
@@ -39,7 +39,6 @@ interface Claimed {
   entry: QueueEntry;
   due: number;
   domain: DomainRec;
-  content: EmailContent;
 }
 
 interface Attempted {
@@ -144,9 +143,10 @@ export class DeliveryEngine {
         if (out.length >= max) break;
         if (busy.has(inFlightKey(entry)) || failed.has(entry.email_id)) continue;
         if ((perDomain.get(entry.domain) ?? 0) >= cap) continue;
+        // The body is not read here: an attempt reads it when it runs and lets it go after, so what
+        // waits in the queue is never held in memory.
         const email = await tx.emails.get(entry.team_id, entry.email_id);
-        const content = email && (await tx.emailContent.get(entry.team_id, entry.email_id));
-        if (!email || !content) {
+        if (!email) {
           tx.queue.remove(entry);
           log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: 'email no longer stored' });
           continue;
@@ -164,7 +164,7 @@ export class DeliveryEngine {
         const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
         if (!(await tx.emails.get(email.team_id, email.id))?.sent_at) await events.email(tx, email, 'sent');
-        out.push({ entry: next, due, domain, content });
+        out.push({ entry: next, due, domain });
         perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
       }
       return out;
@@ -185,7 +185,10 @@ export class DeliveryEngine {
   private async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
     const from = this.verp.sender(c.entry.email_id, c.domain, c.entry.domain);
-    const result = await attemptDelivery({ entry: c.entry, domain: c.domain, content: c.content, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
+    const raw = await this.svc.store.emailContent.raw(c.entry.team_id, c.entry.email_id);
+    // Deleted since the claim (retention): the outcome finds no email and records nothing.
+    if (!raw) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
+    const result = await attemptDelivery({ entry: c.entry, domain: c.domain, raw, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
     return { result, started };
   }
 

@@ -76,7 +76,12 @@ export interface RecordsTx<T extends Rec, I extends string = never> extends Reco
 
 /** Bodies kept apart from their record, keyed by team and record id. */
 export interface Contents<C> {
+  /** Everything, byte fields included. */
   get(team: string, id: string): Promise<C | undefined>;
+  /** Only the message bytes (delivery, /raw): large bodies are read from outside the database. */
+  raw(team: string, id: string): Promise<Uint8Array | undefined>;
+  /** Only one attachment's payload (downloads). */
+  file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
 }
 export interface ContentsTx<C> extends Contents<C> {
   put(team: string, id: string, content: C): void;
@@ -318,8 +323,16 @@ export interface Store extends StoreReader {
   isEmpty(): Promise<boolean>;
   /** Resolves once every write issued so far is committed. */
   settled(): Promise<void>;
-  /** A consistent copy of the whole store, taken while it keeps serving. */
-  backup(dest: string, opts: { compact: boolean }): Promise<void>;
+  /**
+   * Files the store keeps beside its records (large bodies): a crash's orphans go to the trash,
+   * old trash goes. Once at start, before anything writes.
+   */
+  sweepFiles(): Promise<{ orphans: number; purged: number }>;
+  /**
+   * A consistent copy of the whole store, taken while it keeps serving: `dest`, and the files of
+   * large bodies under `<dest>.content/` (as many as `files` says).
+   */
+  backup(dest: string, opts: { compact: boolean }): Promise<{ files: number }>;
   close(): Promise<void>;
 }
 

@@ -15,21 +15,20 @@ export function downloadsRoutes(app: App, svc: ApiContext) {
       if (target.kind === 'sent-attachment') {
         const email = await store.emails.get(target.team, target.email);
         const meta = email?.attachments.find((a) => a.id === target.attachment);
-        const content = email && (await store.emailContent.get(target.team, target.email));
-        const bytes = meta && content?.files[meta.id];
+        const bytes = meta && (await store.emailContent.file(target.team, target.email, meta.id));
         if (!meta || !bytes) throw errors.notFound('Attachment');
         return file(bytes, meta.content_type, meta.filename ?? 'attachment');
       }
       // Received mail (docs/api.md §8): an attachment, or the original message as an .eml file.
       const received = await store.receivedEmails.get(target.team, target.email);
-      const content = received && (await store.receivedContent.get(target.team, target.email));
       if (target.kind === 'received-raw') {
-        if (!received || !content) throw errors.notFound('Email');
-        return file(content.raw, 'message/rfc822', `${received.id}.eml`);
+        const raw = received && (await store.receivedContent.raw(target.team, target.email));
+        if (!received || !raw) throw errors.notFound('Email');
+        return file(raw, 'message/rfc822', `${received.id}.eml`);
       }
       if (target.kind === 'received-attachment') {
         const meta = received?.attachments.find((a) => a.id === target.attachment);
-        const bytes = meta && content?.files[meta.id];
+        const bytes = meta && (await store.receivedContent.file(target.team, target.email, meta.id));
         if (!meta || !bytes) throw errors.notFound('Attachment');
         return file(bytes, meta.content_type, meta.filename ?? 'attachment');
       }

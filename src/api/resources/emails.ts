@@ -126,9 +126,9 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     '/emails/:id/raw',
     async ({ request, params }) => {
       const e = await load(request, params.id);
-      const content = await store.emailContent.get(e.team_id, e.id);
-      if (!content) throw errors.notFound('Email content');
-      return new Response(content.raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
+      const raw = await store.emailContent.raw(e.team_id, e.id);
+      if (!raw) throw errors.notFound('Email content');
+      return new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
     },
     { detail: { summary: 'The email as composed (RFC 5322, before DKIM signing) (Posthorn)', tags } },
   );

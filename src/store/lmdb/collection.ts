@@ -5,6 +5,7 @@ import type { Database, Key, LmdbEnv } from './env';
 import type { TtlIndex } from './ttl';
 import { paginate } from '../paginate';
 import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
+import { SPILL_BYTES, type SpillFiles } from './spill';
 
 export interface IndexDef<T, I extends string> {
   name: I;
@@ -152,26 +153,99 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
   }
 }
 
-/** Bodies kept apart from their records ([team, id] → content), removed with them. */
-export class LmdbContents<C> implements ContentsTx<C>, Contents<C> {
+/** What a stored body holds besides text: the message bytes and attachment payloads. */
+export interface ByteFields {
+  raw: Uint8Array;
+  files: Record<string, Uint8Array>;
+}
+
+/** In LMDB for a spilled body: its byte fields are files (spill.ts), listed by size. */
+interface SpillNote {
+  _spill?: { raw: number; files: Record<string, number> };
+}
+
+const EMPTY = new Uint8Array(0);
+const filePart = (attachment: string) => `file-${attachment}`;
+
+/**
+ * Bodies kept apart from their records ([team, id] → content), removed with them. Bodies larger
+ * than SPILL_BYTES keep their byte fields in files (spill.ts), read only when asked for.
+ */
+export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Contents<C> {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, name: string) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly name: string,
+    private readonly spill: SpillFiles,
+  ) {
     this.db = env.db(name);
   }
 
   async get(team: string, id: string): Promise<C | undefined> {
-    return this.db.get([team, id]) as C | undefined;
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    if (!v?._spill) return v;
+    const { _spill, ...rest } = v;
+    const files: Record<string, Uint8Array> = {};
+    for (const att of Object.keys(_spill.files)) files[att] = (await this.spill.read(this.name, team, id, filePart(att))) ?? EMPTY;
+    return { ...rest, raw: (await this.spill.read(this.name, team, id, 'raw')) ?? EMPTY, files } as unknown as C;
+  }
+
+  async raw(team: string, id: string): Promise<Uint8Array | undefined> {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    if (!v?._spill) return v?.raw;
+    return this.spill.read(this.name, team, id, 'raw');
+  }
+
+  async file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined> {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    if (!v?._spill) return v?.files[attachment];
+    if (!Object.hasOwn(v._spill.files, attachment)) return undefined;
+    return this.spill.read(this.name, team, id, filePart(attachment));
   }
 
   put(team: string, id: string, content: C): void {
     this.env.assertWriting();
-    this.db.put([team, id], content);
+    const size = content.raw.byteLength + Object.values(content.files).reduce((n, f) => n + f.byteLength, 0);
+    if (size <= SPILL_BYTES) return void this.db.put([team, id], content);
+    // Files first, fsynced: the commit that names them comes after.
+    this.spill.write(this.name, team, id, 'raw', content.raw);
+    const files: Record<string, number> = {};
+    for (const [att, bytes] of Object.entries(content.files)) {
+      this.spill.write(this.name, team, id, filePart(att), bytes);
+      files[att] = bytes.byteLength;
+    }
+    this.db.put([team, id], { ...content, raw: EMPTY, files: {}, _spill: { raw: content.raw.byteLength, files } });
   }
 
-  /** Inside the transaction deleting the record it belongs to. */
+  /** Inside the transaction deleting the record it belongs to; its files go once that commits. */
   drop(team: string, id: string): void {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
     this.db.remove([team, id]);
+    if (!v?._spill) return;
+    const parts = ['raw', ...Object.keys(v._spill.files).map(filePart)];
+    void this.env.committed().then(() => {
+      // Only if the deletion did commit (a unit of work that threw keeps the record).
+      if (this.db.get([team, id]) === undefined) this.spill.trash(this.name, team, id, parts);
+    });
+  }
+
+  /** Records with spilled files, and their parts (backups). */
+  *spilled(): Iterable<{ team: string; id: string; parts: string[] }> {
+    for (const { key, value } of this.db.getRange({})) {
+      const note = (value as SpillNote)._spill;
+      const [team, id] = key as Key[];
+      if (note) yield { team: String(team), id: String(id), parts: ['raw', ...Object.keys(note.files).map(filePart)] };
+    }
+  }
+
+  /** Does the record exist? (the start-up sweep of orphan files) */
+  has(team: string, id: string): boolean {
+    return this.db.doesExist([team, id]);
+  }
+
+  get collection(): string {
+    return this.name;
   }
 }
 

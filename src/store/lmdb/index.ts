@@ -1,6 +1,10 @@
 // The embedded backend of the store interface (../interface.ts): one LMDB environment in data_dir
 // holding every collection, index and queue, written in batched, flushed transactions.
+import { open } from 'lmdb';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { LmdbEnv } from './env';
+import { SpillFiles } from './spill';
 import { TtlIndex } from './ttl';
 import { LmdbCollection, LmdbContents } from './collection';
 import { LmdbMemberships } from './memberships';
@@ -58,7 +62,11 @@ class Repos {
   readonly outbox: LmdbOutbox;
   readonly metrics: LmdbMetrics;
 
+  /** Large bodies' byte fields, in files beside the database. */
+  readonly spill: SpillFiles;
+
   constructor(env: LmdbEnv, ttl: TtlIndex, opts: StoreOptions) {
+    this.spill = new SpillFiles(join(opts.dataDir, 'content'));
     const retained = (r: { created_at: string }) => Date.parse(r.created_at) + opts.retentionDays * DAY;
     // Kept for the retention period after the later of creation and scheduled send, plus the hold.
     const retainedWork = (r: { created_at: string; scheduled_at?: string | null }) =>
@@ -86,7 +94,7 @@ class Repos {
     this.broadcastProgress = new LmdbBroadcastProgress(env);
     this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained);
-    this.emailContent = new LmdbContents(env, 'email_content');
+    this.emailContent = new LmdbContents(env, 'email_content', this.spill);
     this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id));
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
     this.queue = new LmdbQueue(env);
@@ -106,7 +114,7 @@ class Repos {
     this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(env, ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
     this.outbox = new LmdbOutbox(env);
     this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
-    this.receivedContent = new LmdbContents(env, 'received_content');
+    this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
     this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
   }
 }
@@ -198,8 +206,20 @@ export class LmdbStore extends Repos implements Store {
     return this.secrets.get(name)!;
   }
 
+  private purgedAt = 0;
+
   sweep(now = Date.now()): Promise<number> {
+    // Deleted bodies' files leave the trash a day later; looking hourly is enough.
+    if (now - this.purgedAt >= 3_600_000) {
+      this.purgedAt = now;
+      this.spill.purge(now);
+    }
     return this.ttl.sweep(now);
+  }
+
+  async sweepFiles(): Promise<{ orphans: number; purged: number }> {
+    const contents = [this.emailContent, this.receivedContent];
+    return this.spill.sweep((ns, team, id) => contents.some((c) => c.collection === ns && c.has(team, id)));
   }
 
   async isEmpty(): Promise<boolean> {
@@ -210,8 +230,27 @@ export class LmdbStore extends Repos implements Store {
     return this.env.committed();
   }
 
-  async backup(dest: string, opts: { compact: boolean }): Promise<void> {
+  async backup(dest: string, opts: { compact: boolean }): Promise<{ files: number }> {
+    // The snapshot first; then every file a record of it names. Files are never changed and stay
+    // in the trash for a day after their record goes, so each is still there to copy.
     await this.env.root.backup(dest, opts.compact);
+    const snapshot = open({ path: dest, readOnly: true, maxDbs: 64, sharedStructuresKey: Symbol.for('structures') });
+    let files = 0;
+    try {
+      for (const name of ['email_content', 'received_content']) {
+        const db = snapshot.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
+        for (const { key, value } of db.getRange({})) {
+          const note = (value as { _spill?: { files: Record<string, number> } })._spill;
+          if (!note) continue;
+          const [team, id] = (key as string[]).map(String) as [string, string];
+          files += await this.spill.copyTo(`${dest}.content`, name, team, id, ['raw', ...Object.keys(note.files).map((a) => `file-${a}`)]);
+        }
+      }
+    } finally {
+      await snapshot.close();
+      rmSync(`${dest}-lock`, { force: true });
+    }
+    return { files };
   }
 
   close(): Promise<void> {
