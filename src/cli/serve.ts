@@ -8,6 +8,7 @@ import { formatCredentials } from './init';
 import { startScheduler } from '../scheduler';
 import { startSmtp } from '../smtp';
 import { log } from '../log';
+import { keepMemoryTidy } from '../limits/memory';
 
 export async function serve(config: Config): Promise<number> {
   const svc = await createServices(config);
@@ -24,6 +25,7 @@ export async function serve(config: Config): Promise<number> {
   const smtp = await startSmtp(svc);
   svc.telemetry.smtpSessions = () => smtp.sessions();
   const scheduler = startScheduler(svc);
+  const memory = keepMemoryTidy();
   await svc.delivery.start();
   svc.webhooks.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
@@ -35,6 +37,7 @@ export async function serve(config: Config): Promise<number> {
       stopping = true;
       log.info('posthorn.stopping', { signal });
       scheduler.stop();
+      memory.stop();
       await Promise.all([http.stop(), smtp.stop()]);
       await closeServices(svc);
       resolve(0);

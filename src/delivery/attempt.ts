@@ -33,7 +33,7 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
   const { config, dns, pool } = deps;
   const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
 
-  let message: Buffer;
+  let message: [Buffer, Buffer];
   try {
     message = await signMessage(input.raw, domain);
   } catch (e) {

@@ -19,6 +19,7 @@ import { bounceFor, localReply, verdict, type Reply } from '../mail/smtp-reply';
 import { Verp } from '../mail/verp';
 import { nextAttemptAt, windowOver } from '../work/retry';
 import { DueWorker } from '../work/due-worker';
+import { ByteBudget } from '../limits/budget';
 
 /** What the engine needs. */
 export interface DeliveryDeps {
@@ -49,9 +50,13 @@ interface Attempted {
 /** Identity of an attempt in flight: its destination domain, then the entry. */
 const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
 
+/** Bytes of messages held by delivery attempts at once. */
+export const MESSAGE_BUDGET = 128 * 1024 * 1024;
+
 export class DeliveryEngine {
   readonly verp: Verp;
   readonly pool: ConnectionPool;
+  private readonly budget = new ByteBudget(MESSAGE_BUDGET);
   private readonly worker: DueWorker<Claimed, Attempted>;
 
   constructor(
@@ -185,11 +190,20 @@ export class DeliveryEngine {
   private async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
     const from = this.verp.sender(c.entry.email_id, c.domain, c.entry.domain);
-    const raw = await this.svc.store.emailContent.raw(c.entry.team_id, c.entry.email_id);
-    // Deleted since the claim (retention): the outcome finds no email and records nothing.
-    if (!raw) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
-    const result = await attemptDelivery({ entry: c.entry, domain: c.domain, raw, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
-    return { result, started };
+    const { emailContent } = this.svc.store;
+    // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once
+    // (twice its size: the bytes read, and what signing and sending hold beside them).
+    const size = (await emailContent.rawSize(c.entry.team_id, c.entry.email_id)) ?? 0;
+    const release = await this.budget.take(2 * size);
+    try {
+      const raw = await emailContent.raw(c.entry.team_id, c.entry.email_id);
+      // Deleted since the claim (retention): the outcome finds no email and records nothing.
+      if (!raw) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
+      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, raw, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
+      return { result, started };
+    } finally {
+      release();
+    }
   }
 
   private async record(c: Claimed, { result, started }: Attempted): Promise<void> {

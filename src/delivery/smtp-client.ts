@@ -8,6 +8,7 @@
 // certificates are often self-signed or name the wrong host, so they are not verified (the
 // alternative is plain text). 'require-starttls' (a domain with `tls: enforced`) fails the
 // connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays).
+import { Readable } from 'node:stream';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { parseReply, localReply, type Reply } from '../mail/smtp-reply';
@@ -148,11 +149,14 @@ export class SmtpSession {
    * One mail transaction: MAIL FROM, RCPT TO each recipient, DATA. Never throws: every recipient
    * gets a reply — the server's, or one made up for a lost connection (RFC 3463 4.4.2).
    */
-  send(from: string, recipients: string[], message: Buffer): Promise<SendOutcome> {
+  send(from: string, recipients: string[], parts: Uint8Array[]): Promise<SendOutcome> {
     this.messages++;
+    const size = parts.reduce((n, p) => n + p.byteLength, 0);
+    // Streamed in slices of the parts (no copy), so a large message is never duplicated in memory.
+    const message = Readable.from(slices(parts), { objectMode: false });
     // nodemailer keeps its per-recipient bookkeeping (accepted, rejectedErrors) on the envelope
     // object it is given, which tells RCPT rejections apart from a failed DATA.
-    const envelope = { from, to: recipients, size: message.length } as SMTPConnectionEnvelope;
+    const envelope = { from, to: recipients, size } as SMTPConnectionEnvelope;
     const byLower = new Map(recipients.map((r) => [r.toLowerCase(), r]));
     const own = (addr: string | undefined) => (addr ? byLower.get(addr.toLowerCase()) : undefined);
     return new Promise<SendOutcome>((resolve) => {
@@ -248,4 +252,10 @@ function connectError(where: string, err: NodemailerError, target: Target): Conn
   else if (code === 'EAUTH') reply = localReply(451, '4.7.0', `${where}: authentication failed${serverSaid}`);
   else reply = localReply(451, '4.4.1', `${where}: ${err.message.replace(/: \d{3}[\s\S]*$/, '')}${serverSaid}`);
   return new ConnectError(reply, code);
+}
+
+const SLICE = 64 * 1024;
+
+function* slices(parts: Uint8Array[]): Generator<Buffer> {
+  for (const p of parts) for (let off = 0; off < p.byteLength; off += SLICE) yield Buffer.from(p.buffer, p.byteOffset + off, Math.min(SLICE, p.byteLength - off));
 }

@@ -23,7 +23,8 @@ const SIGNED_HEADERS = [
 
 export class DkimError extends Error {}
 
-export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<Buffer> {
+/** The signed message as its two parts — the DKIM-Signature header, then the message as stored — so a large message is never copied to put them together. */
+export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<[Buffer, Buffer]> {
   const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const signature = {
     signingDomain: d.name,
@@ -39,5 +40,5 @@ export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<Buffe
     const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
     throw new DkimError(`DKIM signing for ${d.name} failed: ${why || 'no signature produced'}`);
   }
-  return Buffer.concat([Buffer.from(signatures, 'latin1'), message]);
+  return [Buffer.from(signatures, 'latin1'), message];
 }

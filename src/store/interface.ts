@@ -80,6 +80,8 @@ export interface Contents<C> {
   get(team: string, id: string): Promise<C | undefined>;
   /** Only the message bytes (delivery, /raw): large bodies are read from outside the database. */
   raw(team: string, id: string): Promise<Uint8Array | undefined>;
+  /** The size of the message bytes, without reading them. */
+  rawSize(team: string, id: string): Promise<number | undefined>;
   /** Only one attachment's payload (downloads). */
   file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
 }

@@ -197,6 +197,11 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     return this.spill.read(this.name, team, id, 'raw');
   }
 
+  async rawSize(team: string, id: string): Promise<number | undefined> {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    return v?._spill ? v._spill.raw : v?.raw.byteLength;
+  }
+
   async file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined> {
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
     if (!v?._spill) return v?.files[attachment];
