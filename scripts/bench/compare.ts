@@ -1,0 +1,344 @@
+#!/usr/bin/env bun
+/**
+ * Side-by-side benchmark — `npm run bench:compare` (= `bun scripts/bench/compare.ts`).
+ *
+ *   npm run bench:compare                         every part, 5 s per wrk run
+ *   npm run bench:compare -- --only http,smtp     some parts: http batch large smtp submission deliver start queued
+ *   npm run bench:compare -- --queued 100000      also the RSS with 100,000 emails waiting (part `queued`)
+ *
+ * Each Posthorn figure is printed beside a reference measured in the same run, on the same
+ * machine, with the same client, so the ratio means something on a shared, noisy machine:
+ *   http        durable single POST /emails (one recipient) vs a bare `Bun.serve` that parses the
+ *               same JSON body and answers an id — Debian's `wrk`, 64 connections, 2 threads.
+ *   batch       POST /emails/batch with 100 emails, wrk with 8 connections: emails/s.
+ *   large       POST /emails with one 5 MB and one 20 MB attachment: median answer time of 10.
+ *   smtp        SMTP ingest to a receiving domain with Postfix's `smtp-source -s 16 -m 4000
+ *               -l 2048` (plain SMTP, a new connection per message) vs a private Postfix as the
+ *               MX of the same domain (virtual(8) into a Maildir).
+ *   submission  authenticated STARTTLS submission (AUTH PLAIN with an API key), nodemailer pool
+ *               of 16 reused connections: msg/s (Posthorn only; Postfix submission needs SASL).
+ *   deliver     N emails accepted through POST /emails (16 at a time) while the delivery engine
+ *               delivers them, DKIM-signed, to Postfix's `smtp-sink` — relay mode and direct MX
+ *               (through a DNS server in this process) — vs Postfix relaying N messages injected
+ *               by smtp-source to the same sink: msg/s from the first accept to the last delivery.
+ *   start       `dist/posthorn serve` (when built) from exec to its first `/health` answer.
+ *   queued      RSS with `--queued` emails waiting in the queue (the destination refuses
+ *               connections, so all of them wait for their retry).
+ * Postfix parts need Debian's `postfix` package and root, and are skipped otherwise. Posthorn
+ * runs as a child process (`bun src/main.ts serve`) on a fresh data dir with logs off. Nothing
+ * leaves 127.0.0.1.
+ */
+import { parseArgs } from 'node:util';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, ROOT, type Target } from './lib';
+import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, SMTP_SOURCE } from './postfix';
+import { startDnsServer } from '../../test/helpers/dns';
+import { setQuiet } from '../../src/log';
+
+const PARTS = ['http', 'batch', 'large', 'smtp', 'submission', 'deliver', 'start', 'queued'] as const;
+type Part = (typeof PARTS)[number];
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    seconds: { type: 'string', default: '5' },
+    only: { type: 'string', default: 'http,batch,large,smtp,submission,deliver,start' },
+    count: { type: 'string', default: '4000' },
+    queued: { type: 'string', default: '100000' },
+  },
+  strict: true,
+});
+const SECONDS = Number(opts.seconds);
+const COUNT = Number(opts.count);
+const QUEUED = Number(opts.queued);
+const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
+for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
+if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0)) fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000]');
+if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail("wrk is not installed (apt-get install wrk)");
+setQuiet(true);
+const noPostfix = postfixAvailable();
+
+console.log('Posthorn vs references, one run');
+console.log(`  command   bun scripts/bench/compare.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
+console.log(`  machine   ${machine()}`);
+console.log(`  postfix   ${noPostfix ? `skipped: ${noPostfix}` : postfixVersion()}`);
+const row = table([44, 14, 14, 8]);
+console.log(`\n${row(['', 'Posthorn', 'reference', 'ratio'])}`);
+const results: string[][] = [];
+function report(name: string, ours: string, ref: string, ratio: number | null) {
+  const r = [name, ours, ref, ratio === null ? '' : fmt(ratio, 2)];
+  results.push(r);
+  console.log(row(r));
+}
+
+const dns = await startDnsServer();
+dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]).set('mx.dest.test', 'A', ['127.0.0.1']);
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+// ---------------------------------------------------------------------------------------------
+function luaString(s: string): string {
+  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+async function wrk(url: string, body: string, headers: Record<string, string>, connections: number): Promise<{ rps: number; non2xx: number }> {
+  const script = join(tempDir('posthorn-bench-wrk-'), 'post.lua');
+  const lines = ['wrk.method = "POST"', `wrk.body = ${luaString(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)];
+  writeFileSync(script, `${lines.join('\n')}\n`);
+  const p = Bun.spawn(['wrk', '-t2', `-c${connections}`, `-d${SECONDS}s`, '-s', script, url], { stdout: 'pipe', stderr: 'pipe' });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  if (!Number.isFinite(rps)) fail(`wrk printed no rate:\n${out}`);
+  return { rps, non2xx };
+}
+
+/** A bare Bun.serve in a child process: parses the JSON body and answers an id, nothing else. */
+async function startBare(): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const src = `Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) { await req.json(); return Response.json({ id: crypto.randomUUID() }); } });`;
+  const proc = Bun.spawn([process.execPath, '-e', src], { stdout: 'ignore', stderr: 'inherit' });
+  process.on('exit', () => proc.kill('SIGKILL'));
+  const url = `http://127.0.0.1:${port}/emails`;
+  for (let i = 0; !(await fetch(url, { method: 'POST', body: '{}' }).then((r) => r.ok, () => false)); i++) {
+    if (i > 200) fail('the bare server did not start');
+    await Bun.sleep(25);
+  }
+  return { url, stop: () => proc.kill('SIGTERM') };
+}
+
+let seq = 0;
+const email = () => ({ from: 'Bench <bench@bench.test>', to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
+
+/** Posthorn on a fresh data dir with a verified sending domain; delivery to `env`'s destination. */
+async function posthorn(env: Record<string, string>): Promise<Target> {
+  const target = await startChild(tempDir('posthorn-bench-compare-'), { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test', ...env });
+  await verifiedSendingDomain(target, dns.zone, 'bench.test');
+  return target;
+}
+
+// ---------------------------------------------------------------------------------------------
+// http, batch, large: Posthorn delivering to an smtp-sink in relay mode meanwhile
+// ---------------------------------------------------------------------------------------------
+if (ONLY.has('http') || ONLY.has('batch') || ONLY.has('large')) {
+  const sink = startSmtpSink(await freePort());
+  const target = await posthorn({ POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` });
+  const auth = { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' };
+  if (ONLY.has('http')) {
+    const body = JSON.stringify(email());
+    const bare = await startBare();
+    const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, 64);
+    bare.stop();
+    const ours = await wrk(`${target.url}/emails`, body, auth, 64);
+    if (ours.non2xx) fail(`POST /emails: ${ours.non2xx} answers were not 2xx`);
+    report('POST /emails, 64 conn (req/s)', fmt(ours.rps), fmt(ref.rps), ours.rps / ref.rps);
+  }
+  if (ONLY.has('batch')) {
+    const body = JSON.stringify(Array.from({ length: 100 }, email));
+    const ours = await wrk(`${target.url}/emails/batch`, body, auth, 8);
+    if (ours.non2xx) fail(`POST /emails/batch: ${ours.non2xx} answers were not 2xx`);
+    report('POST /emails/batch ×100, 8 conn (emails/s)', fmt(ours.rps * 100), 'goal 20,000', (ours.rps * 100) / 20_000);
+  }
+  if (ONLY.has('large')) {
+    for (const size of [5, 20]) {
+      const content = randomBytes(size * 1024 * 1024).toString('base64');
+      const times: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const body = JSON.stringify({ ...email(), attachments: [{ filename: 'big.bin', content }] });
+        const t0 = performance.now();
+        await call(target, 'POST', '/emails', body);
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      report(`POST /emails, one ${size} MB attachment (ms)`, fmt(times[5]!), size === 5 ? 'goal 100' : '', size === 5 ? times[5]! / 100 : null);
+    }
+  }
+  await target.stop();
+  sink.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// smtp: inbound ingest with smtp-source, vs Postfix as the MX
+// ---------------------------------------------------------------------------------------------
+async function smtpSource(port: number, to: string, count: number): Promise<number> {
+  const t0 = performance.now();
+  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', to, `127.0.0.1:${port}`], { stdout: 'ignore', stderr: 'pipe' });
+  const err = await new Response(p.stderr).text();
+  if ((await p.exited) !== 0) fail(`smtp-source failed: ${err}`);
+  return count / ((performance.now() - t0) / 1000);
+}
+
+if (ONLY.has('smtp')) {
+  const port = await freePort();
+  const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9' });
+  await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
+  await waitForGreeting(port);
+  const ours = await smtpSource(port, 'inbox@recv.test', COUNT);
+  const received = (await call(target, 'GET', '/emails/receiving?limit=1')).data.length;
+  if (!received) fail('Posthorn stored no inbound message');
+  await target.stop();
+  if (noPostfix) report('SMTP ingest, smtp-source -s 16 (msg/s)', fmt(ours), 'n/a', null);
+  else {
+    const pfPort = await freePort();
+    const pf = startPostfix(tempDir('posthorn-bench-postfix-'), pfPort, { kind: 'mx', domain: 'recv.test' });
+    await waitForGreeting(pfPort);
+    const ref = await smtpSource(pfPort, 'inbox@recv.test', COUNT);
+    pf.stop();
+    report('SMTP ingest, smtp-source -s 16 (msg/s)', fmt(ours), fmt(ref), ours / ref);
+  }
+}
+
+async function waitForGreeting(port: number) {
+  for (let i = 0; ; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      Bun.connect({
+        hostname: '127.0.0.1',
+        port,
+        socket: {
+          data(s, d) {
+            resolve(d.toString().startsWith('220'));
+            s.end();
+          },
+          error: () => resolve(false),
+          connectError: () => resolve(false),
+          close: () => resolve(false),
+        },
+      }).catch(() => resolve(false));
+    });
+    if (ok) return;
+    if (i > 300) fail(`nothing greets on port ${port}`);
+    await Bun.sleep(50);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// submission: authenticated STARTTLS
+// ---------------------------------------------------------------------------------------------
+if (ONLY.has('submission')) {
+  const port = await freePort();
+  const sink = startSmtpSink(await freePort());
+  const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` });
+  await waitForGreeting(port);
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, auth: { user: 'resend', pass: target.apiKey }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 16, maxMessages: Infinity } as never);
+  const n = Math.min(COUNT, 2000);
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < n) {
+        next++;
+        const e = email();
+        await transport.sendMail({ from: e.from, to: e.to, subject: e.subject, text: e.text, html: e.html });
+      }
+    }),
+  );
+  const rate = n / ((performance.now() - t0) / 1000);
+  transport.close();
+  await target.stop();
+  sink.stop();
+  report('SMTP submission, STARTTLS + AUTH, 16 conn (msg/s)', fmt(rate), '', null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// deliver: accept and deliver at once, vs Postfix relaying
+// ---------------------------------------------------------------------------------------------
+async function untilCount(count: () => number, n: number, t0: number): Promise<number> {
+  const deadline = performance.now() + 600_000;
+  while (count() < n) {
+    if (performance.now() > deadline) fail(`only ${count()} of ${n} messages arrived within 10 minutes`);
+    await Bun.sleep(20);
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+if (ONLY.has('deliver')) {
+  const rates: Record<string, number> = {};
+  for (const mode of ['relay', 'direct'] as const) {
+    const sink = startSmtpSink(await freePort());
+    const env: Record<string, string> =
+      mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
+    const target = await posthorn(env);
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < COUNT) {
+          next++;
+          await call(target, 'POST', '/emails', email());
+        }
+      }),
+    );
+    rates[mode] = await untilCount(sink.count, COUNT, t0);
+    await target.stop();
+    sink.stop();
+  }
+  let ref: number | null = null;
+  if (!noPostfix) {
+    const sink = startSmtpSink(await freePort());
+    const pfPort = await freePort();
+    const pf = startPostfix(tempDir('posthorn-bench-postfix-'), pfPort, { kind: 'relay', relayhost: `[127.0.0.1]:${sink.port}` });
+    await waitForGreeting(pfPort);
+    const t0 = performance.now();
+    await smtpSource(pfPort, 'user@dest.test', COUNT);
+    ref = await untilCount(sink.count, COUNT, t0);
+    pf.stop();
+    sink.stop();
+  }
+  for (const mode of ['relay', 'direct'] as const)
+    report(`accept + deliver, ${mode}, DKIM (msg/s)`, fmt(rates[mode]!), ref === null ? 'n/a' : fmt(ref), ref === null ? null : rates[mode]! / ref);
+}
+
+// ---------------------------------------------------------------------------------------------
+// start: the binary to its first /health
+// ---------------------------------------------------------------------------------------------
+if (ONLY.has('start')) {
+  const binary = join(ROOT, 'dist', 'posthorn');
+  if (!existsSync(binary)) report('binary start to /health (ms)', 'not built', 'goal 300', null);
+  else {
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const dir = tempDir('posthorn-bench-start-');
+      const port = await freePort();
+      const env = { ...(process.env as Record<string, string>), POSTHORN_LOG: 'silent', POSTHORN_DATA_DIR: dir, POSTHORN_HTTP_HOST: '127.0.0.1', POSTHORN_HTTP_PORT: String(port), POSTHORN_SMTP_STARTTLS_PORTS: '', POSTHORN_SMTP_TLS_PORTS: '' };
+      // The first start bootstraps (creates keys, hashes a password): not what a restart costs.
+      Bun.spawnSync([binary, 'init', '--json'], { cwd: dir, env });
+      const t0 = performance.now();
+      const proc = Bun.spawn([binary, 'serve'], { cwd: dir, env, stdout: 'ignore', stderr: 'ignore' });
+      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+      times.push(performance.now() - t0);
+      proc.kill('SIGKILL');
+      await proc.exited;
+    }
+    times.sort((a, b) => a - b);
+    report('binary start to /health, median of 7 (ms)', fmt(times[3]!), 'goal 300', times[3]! / 300);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// queued: RSS with many emails waiting
+// ---------------------------------------------------------------------------------------------
+if (ONLY.has('queued')) {
+  // Port 9 (discard) is closed on loopback: every attempt fails to connect and waits for its retry.
+  const target = await posthorn({ POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9', POSTHORN_DELIVERY_RETRY_SCHEDULE: '1h' });
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (sent < QUEUED) {
+        const n = Math.min(100, QUEUED - sent);
+        sent += n;
+        await call(target, 'POST', '/emails/batch', Array.from({ length: n }, email));
+      }
+    }),
+  );
+  await Bun.sleep(5000);
+  const parts = target.rssParts();
+  report(`RSS, ${fmt(QUEUED)} emails queued (MB)`, fmt(target.rss() / 1048576), 'goal 300', target.rss() / 1048576 / 300);
+  console.log(`    (anonymous ${mb(parts.anon)}, file-backed ${mb(parts.file)})`);
+  await target.stop();
+}
+
+await dns.close();
+process.exit(0);
