@@ -140,8 +140,11 @@ export function startSmtpSink(port: number): { port: number; count(): number; st
   (async () => {
     const dec = new TextDecoder();
     let buf = '';
-    for await (const chunk of proc.stdout) {
-      buf += dec.decode(chunk);
+    const reader = proc.stdout.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value);
       // Lines like `sess=3 quit=3 mesg=42`, each ended by a carriage return.
       const parts = buf.split('\r');
       buf = parts.pop() ?? '';

@@ -20,13 +20,14 @@ import { Verp } from '../mail/verp';
 import { nextAttemptAt, windowOver } from '../work/retry';
 import { DueWorker } from '../work/due-worker';
 import { ByteBudget } from '../limits/budget';
+import { composeEmail } from '../sending/message';
 
 /** What the engine needs. */
 export interface DeliveryDeps {
   store: Store;
   events: Events;
   dns: Resolver;
-  config: Pick<Config, 'delivery' | 'smtp'>;
+  config: Pick<Config, 'delivery' | 'smtp' | 'public_url'>;
 }
 
 export interface EngineOptions {
@@ -40,6 +41,8 @@ interface Claimed {
   entry: QueueEntry;
   due: number;
   domain: DomainRec;
+  /** The email as claimed: what its message is composed from. */
+  email: EmailRec;
 }
 
 interface Attempted {
@@ -168,8 +171,8 @@ export class DeliveryEngine {
         const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
         const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
-        if (!(await tx.emails.get(email.team_id, email.id))?.sent_at) await events.email(tx, email, 'sent');
-        out.push({ entry: next, due, domain });
+        const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
+        out.push({ entry: next, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent') });
         perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
       }
       return out;
@@ -191,14 +194,16 @@ export class DeliveryEngine {
     const started = Date.now();
     const from = this.verp.sender(c.entry.email_id, c.domain, c.entry.domain);
     const { emailContent } = this.svc.store;
-    // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once
-    // (twice its size: the bytes read, and what signing and sending hold beside them).
-    const size = (await emailContent.rawSize(c.entry.team_id, c.entry.email_id)) ?? 0;
-    const release = await this.budget.take(2 * size);
+    // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once:
+    // three times its parts (the parts read, the message composed from them in base64, what
+    // signing and sending hold beside it).
+    const size = (await emailContent.byteSize(c.entry.team_id, c.entry.email_id)) ?? 0;
+    const release = await this.budget.take(3 * size);
     try {
-      const raw = await emailContent.raw(c.entry.team_id, c.entry.email_id);
+      const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
       // Deleted since the claim (retention): the outcome finds no email and records nothing.
-      if (!raw) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
+      if (!content) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
+      const raw = await composeEmail(this.svc, c.email, content, c.domain);
       const result = await attemptDelivery({ entry: c.entry, domain: c.domain, raw, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
       return { result, started };
     } finally {

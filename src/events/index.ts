@@ -41,6 +41,8 @@ export interface EmailEventDetails {
    * the event is still sent, and metrics count it apart. Kept in the event log, not in webhooks.
    */
   automated?: string | null;
+  /** `email` is the record as it now is (built in this unit of work): not read back from the store. */
+  current?: boolean;
 }
 
 /** A consumer of webhook-visible events, run inside the event's unit of work. */
@@ -69,10 +71,11 @@ export class Events {
 
   /**
    * In a unit of work: move `email` to `status`. Returns the updated record (also stored).
-   * Reads the current record first, so several updates inside one unit of work compose.
+   * Reads the current record first (unless `details.current`), so several updates inside one unit
+   * of work compose.
    */
   async email(tx: Tx, email: EmailRec, status: EmailStatus, details: EmailEventDetails = {}): Promise<EmailRec> {
-    const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
+    const cur = details.current ? email : ((await tx.emails.get(email.team_id, email.id)) ?? email);
     const at = details.at ?? nowIso();
     const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
     const state = RECIPIENT_STATE[status];

@@ -14,15 +14,15 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Dat
   const recipients = { ...email.recipients };
   for (const [rcpt, state] of Object.entries(recipients))
     if (state === 'pending' || state === 'suppressed') recipients[rcpt] = (await isSuppressed(tx, email.team_id, rcpt)) ? 'suppressed' : 'pending';
+  // Stored once, by the event function below.
   email = { ...email, recipients };
-  tx.emails.put(email);
   const byDomain = new Map<string, string[]>();
   for (const [rcpt, state] of Object.entries(recipients)) {
     if (state !== 'pending') continue;
     const domain = rcpt.slice(rcpt.lastIndexOf('@') + 1);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }
-  if (byDomain.size === 0) return events.email(tx, email, 'suppressed');
+  if (byDomain.size === 0) return events.email(tx, email, 'suppressed', { current: true });
   for (const [domain, recipients] of byDomain) {
     const entry: QueueEntry = {
       id: newId(),
@@ -36,5 +36,5 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Dat
     };
     tx.queue.put(entry, now);
   }
-  return events.email(tx, email, 'queued');
+  return events.email(tx, email, 'queued', { current: true });
 }

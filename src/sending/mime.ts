@@ -1,5 +1,5 @@
 // The RFC 5322 message for a validated email, built by nodemailer's composer (docs/ARCHITECTURE.md: no
-// home-made MIME). DKIM signing happens later, at delivery, over exactly these bytes.
+// home-made MIME), when the message is needed (message.ts). DKIM signs exactly these bytes.
 import { createHash } from 'node:crypto';
 import { compile } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
@@ -46,7 +46,10 @@ function derivedText(html: string): string | null {
 
 const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.address } : a.address);
 
-export async function composeMime(email: ValidatedEmail, opts: ComposeOptions): Promise<Buffer> {
+/** What the message is made of (the rest of a validated email is the envelope's or Posthorn's). */
+export type Composable = Pick<ValidatedEmail, 'from' | 'to' | 'cc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers'>;
+
+export async function composeMime(email: Composable, opts: ComposeOptions): Promise<Buffer> {
   // `text` null = derive it; "" = the caller wants no text part (docs/api.md §7.1).
   const text = email.text ?? (email.html && opts.textFromHtml !== false ? derivedText(email.html) : null);
   const composer = new MailComposer({

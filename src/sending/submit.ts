@@ -1,8 +1,8 @@
 // The sending core (docs/ARCHITECTURE.md, "one path per job"): every way in — POST /emails, batch,
 // SMTP, broadcasts — calls `prepare` then `commit`. Prepare does the checks and the work that needs
-// no lock (validation, sending domain, attachment fetches, MIME); commit persists the email, its
-// content and its queue entries (or schedule) in one flushed unit of work, checking suppressions
-// inside it. The store announces the new queue entries to the delivery engine after the commit.
+// no lock (validation, sending domain, attachment fetches); commit persists the email, its parts
+// and its queue entries (or schedule) in one flushed unit of work, checking suppressions inside
+// it. The MIME message is composed later, when it is delivered (message.ts). The store announces the new queue entries to the delivery engine after the commit.
 import type { Config } from '../config';
 import type { ApiKeyRec, EmailRec, EmailContent, Store, Tx } from '../store';
 import type { Events } from '../events';
@@ -12,10 +12,9 @@ import { formatAddress } from '../mail/address';
 import { recipientKey } from '../events';
 import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
-import { composeMime } from './mime';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
-import { withTracking } from './tracking';
+import { trackingOf } from './tracking';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -56,9 +55,6 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
   // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
   // is already lowercase), one per address however it is capitalised.
   for (const a of [...v.to, ...v.cc, ...v.bcc]) if (!recipientKey(recipients, a.address)) recipients[a.address] = 'pending';
-  const envelope = Object.keys(recipients);
-  const html = v.html === null ? undefined : withTracking(deps, domain, v.html, { team: ctx.team, email: id, recipient: envelope.length === 1 ? envelope[0] : null });
-  const raw = await composeMime(v, { messageId, date: created, attachments, html });
   const files: Record<string, Uint8Array> = {};
   const metas = attachments.map((a) => {
     const attId = newId();
@@ -97,7 +93,9 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     sent_at: null,
     api_key_id: ctx.key?.id ?? null,
   };
-  return { email, content: { html: v.html, text: v.text, raw, files } };
+  // No MIME here: the message is composed from these parts when it is delivered (message.ts).
+  const message = { from: v.from, to: v.to, cc: v.cc, reply_to: v.reply_to, tracking: trackingOf(domain) };
+  return { email, content: { html: v.html, text: v.text, files, message } };
 }
 
 /** In a unit of work: persist one prepared email and queue or schedule it. */

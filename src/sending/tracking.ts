@@ -1,6 +1,7 @@
 // Open and click tracking of one email (docs/mail.md §6), for domains that opted in
 // (`open_tracking`, `click_tracking`, docs/api.md §9.4). Every way in — REST, batch, SMTP,
-// broadcasts — goes through `prepare`, which calls this before the MIME message is composed.
+// broadcasts — goes through `prepare`, which records whether the email is tracked (`trackingOf`);
+// the links are added when the message is composed (message.ts).
 import type { Config } from '../config';
 import type { DomainRec, Store } from '../store';
 import { TrackingLinks, trackingBase } from '../links/tracking';
@@ -12,15 +13,20 @@ export interface TrackingContext {
   config: Pick<Config, 'public_url'>;
 }
 
-/** `html` with the domain's tracking added, or as given when the domain tracks nothing. */
-export function withTracking(ctx: TrackingContext, domain: DomainRec, html: string, target: { team: string; email: string; recipient: string | null }): string {
-  if (!domain.open_tracking && !domain.click_tracking) return html;
+/** Whether an email is tracked: the sending domain's settings when it is accepted. */
+export function trackingOf(domain: DomainRec): { open: boolean; click: boolean } {
+  return { open: !!domain.open_tracking, click: !!domain.click_tracking };
+}
+
+/** `html` with tracking added as `track` says, or as given when it says none. */
+export function withTracking(ctx: TrackingContext, domain: DomainRec, html: string, target: { team: string; email: string; recipient: string | null }, track: { open: boolean; click: boolean }): string {
+  if (!track.open && !track.click) return html;
   const links = new TrackingLinks(ctx.store.secret('tracking'));
   const base = trackingBase(ctx.config.public_url, domain);
   const unsubscribe = `${ctx.config.public_url}${UNSUBSCRIBE_PATH}`;
   return trackHtml(html, {
-    pixelUrl: domain.open_tracking ? links.openUrl(base, target) : null,
-    clickUrl: domain.click_tracking ? (url) => links.clickUrl(base, { ...target, url }) : null,
+    pixelUrl: track.open ? links.openUrl(base, target) : null,
+    clickUrl: track.click ? (url) => links.clickUrl(base, { ...target, url }) : null,
     isUnsubscribe: (url) => url.startsWith(unsubscribe),
   });
 }

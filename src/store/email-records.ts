@@ -1,6 +1,7 @@
 // Record shapes of sent mail: the email, its content, per-recipient delivery state, events,
 // the delivery queue and the schedule (docs/api.md §7, §14).
 import type { Rec } from './interface';
+import type { Address } from '../mail/address';
 
 /** `last_event` values (docs/api.md §7.8). */
 export type EmailStatus =
@@ -93,14 +94,31 @@ export interface Engagement {
   first_clicked_at: string | null;
 }
 
-/** Bodies kept apart from the email record so that status updates do not rewrite them. */
+/**
+ * Bodies kept apart from the email record so that status updates do not rewrite them. The message
+ * itself is composed when it is needed — at each delivery attempt, for /raw — from these parts,
+ * the record and `message` (sending/message.ts), so accepting an email writes no MIME.
+ */
 export interface EmailContent {
   html: string | null;
+  /** As given: null = derive from html when composing; "" = no text part (docs/api.md §7.1). */
   text: string | null;
-  /** The composed RFC 5322 message, unsigned (DKIM is added per attempt). */
-  raw: Uint8Array;
+  /** The composed RFC 5322 message, unsigned: only emails accepted by Posthorn 0.1 have it. */
+  raw?: Uint8Array;
   /** Attachment payloads by attachment id. */
   files: Record<string, Uint8Array>;
+  /** What composing needs beyond the record (absent only beside `raw`). */
+  message?: MessageParts;
+}
+
+/** The parts of a message the email record keeps only as display text, fixed when it is accepted. */
+export interface MessageParts {
+  from: Address;
+  to: Address[];
+  cc: Address[];
+  reply_to: Address[];
+  /** Open and click tracking, as the sending domain had them set when the email was accepted. */
+  tracking: { open: boolean; click: boolean };
 }
 
 export type EventType =

@@ -78,10 +78,10 @@ export interface RecordsTx<T extends Rec, I extends string = never> extends Reco
 export interface Contents<C> {
   /** Everything, byte fields included. */
   get(team: string, id: string): Promise<C | undefined>;
-  /** Only the message bytes (delivery, /raw): large bodies are read from outside the database. */
+  /** Only the message bytes, when the body has them (/raw): large bodies are read from outside the database. */
   raw(team: string, id: string): Promise<Uint8Array | undefined>;
-  /** The size of the message bytes, without reading them. */
-  rawSize(team: string, id: string): Promise<number | undefined>;
+  /** The size of the byte fields (message and attachments), without reading them. */
+  byteSize(team: string, id: string): Promise<number | undefined>;
   /** Only one attachment's payload (downloads). */
   file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
 }

@@ -2,9 +2,13 @@
 // the delivery queue and the webhook outbox read from the store at scrape time, open SMTP
 // sessions, and counters of what happened since start — emails accepted, email events by type
 // (delivery results among them), HTTP requests with their latency. Counters move only after the
-// unit of work that made the event has committed.
+// unit of work that made the event has committed; events are counted in plain maps and handed to
+// the prom-client counters at scrape time, so recording one costs a map update.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventRec, StoreReader } from '../store';
+
+/** Delivery outcomes per recipient, by the event that records them. */
+const DELIVERY_RESULT: Record<string, string> = { delivered: 'delivered', bounced: 'bounced', delivery_delayed: 'deferred' };
 
 export class Telemetry {
   readonly registry = new Registry();
@@ -16,6 +20,11 @@ export class Telemetry {
   smtpSessions: () => number = () => 0;
   /** The queue's state, read once per scrape (a walk over the queue's keys) for the gauges that show it. */
   private queue = { ready: 0, waiting: 0, oldest: null as number | null };
+  /** Email events since start by type (`email.delivered` → n), and what the counters show of them. */
+  private readonly counts = new Map<string, number>();
+  private readonly reported = new Map<string, number>();
+  private readonly sources: (() => Promise<Map<string, number>>)[] = [];
+  private readonly httpChildren = new Map<string, ReturnType<Histogram['labels']>>();
 
   constructor(private readonly store: StoreReader) {
     const registers = [this.registry];
@@ -81,23 +90,54 @@ export class Telemetry {
     });
   }
 
-  /** A committed event (Events calls this after the commit). */
+  /** A committed event (Events calls this after the commit): counted here, handed to prom-client at scrape time. */
   event(ev: EventRec): void {
-    if (!ev.type.startsWith('email.')) return;
-    const type = ev.type.slice('email.'.length);
-    this.events.inc({ type });
-    if (type === 'queued' || type === 'scheduled') this.accepted.inc();
-    else if (type === 'delivered') this.deliveries.inc({ result: 'delivered' });
-    else if (type === 'bounced') this.deliveries.inc({ result: 'bounced' });
-    else if (type === 'delivery_delayed') this.deliveries.inc({ result: 'deferred' });
+    if (ev.type.startsWith('email.')) this.counts.set(ev.type, (this.counts.get(ev.type) ?? 0) + 1);
+  }
+
+  /** Events counted since start, by type: what another thread's Telemetry adds to this one's (`addCounts`). */
+  eventCounts(): Map<string, number> {
+    return new Map(this.counts);
+  }
+
+  /** Counts of events recorded elsewhere (the delivery thread), read at each scrape. */
+  addCounts(source: () => Promise<Map<string, number>>): void {
+    this.sources.push(source);
   }
 
   request(method: string, status: number, seconds: number): void {
-    this.http.observe({ method, status: String(status) }, seconds);
+    // One child per method and status: prom-client hashes the labels of every unlabelled call.
+    const key = `${method} ${status}`;
+    let child = this.httpChildren.get(key);
+    if (!child) this.httpChildren.set(key, (child = this.http.labels(method, String(status))));
+    child.observe(seconds);
+  }
+
+  /** Move the prom-client counters up to the event counts (here and from every source). */
+  private async countEvents(): Promise<void> {
+    const totals = new Map(this.counts);
+    for (const source of this.sources) for (const [k, v] of await source()) totals.set(k, (totals.get(k) ?? 0) + v);
+    const add = (counter: Counter, key: string, labels: Record<string, string> | null, total: number) => {
+      const delta = total - (this.reported.get(key) ?? 0);
+      if (delta <= 0) return;
+      if (labels) counter.inc(labels, delta);
+      else counter.inc(delta);
+      this.reported.set(key, total);
+    };
+    let accepted = 0;
+    for (const [type, n] of totals) {
+      const t = type.slice('email.'.length);
+      add(this.events, type, { type: t }, n);
+      if (t === 'queued' || t === 'scheduled') accepted += n;
+      const result = DELIVERY_RESULT[t];
+      if (result) add(this.deliveries, `deliveries ${result}`, { result }, n);
+    }
+    add(this.accepted, 'accepted', null, accepted);
   }
 
   async text(): Promise<string> {
     this.queue = await this.store.queue.stats(Date.now());
+    await this.countEvents();
     return this.registry.metrics();
   }
 

@@ -11,6 +11,7 @@ import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
 import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule, cancel } from '../../sending/scheduled';
+import { composeEmail } from '../../sending/message';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
 
@@ -126,11 +127,12 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     '/emails/:id/raw',
     async ({ request, params }) => {
       const e = await load(request, params.id);
-      const raw = await store.emailContent.raw(e.team_id, e.id);
-      if (!raw) throw errors.notFound('Email content');
+      const content = await store.emailContent.get(e.team_id, e.id);
+      if (!content) throw errors.notFound('Email content');
+      const raw = await composeEmail(svc, e, content, (await store.domains.get(e.team_id, e.domain_id)) ?? null);
       return new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
     },
-    { detail: { summary: 'The email as composed (RFC 5322, before DKIM signing) (Posthorn)', tags } },
+    { detail: { summary: 'The email as it is sent (RFC 5322, before DKIM signing) (Posthorn)', tags } },
   );
 
   app.get(

@@ -155,14 +155,16 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
 
 /** What a stored body holds besides text: the message bytes and attachment payloads. */
 export interface ByteFields {
-  raw: Uint8Array;
+  raw?: Uint8Array;
   files: Record<string, Uint8Array>;
 }
 
-/** In LMDB for a spilled body: its byte fields are files (spill.ts), listed by size. */
+/** In LMDB for a spilled body: its byte fields are files (spill.ts), listed by size (`raw` -1: none). */
 interface SpillNote {
   _spill?: { raw: number; files: Record<string, number> };
 }
+
+const sizeOf = (c: ByteFields) => (c.raw?.byteLength ?? 0) + Object.values(c.files).reduce((n, f) => n + f.byteLength, 0);
 
 const EMPTY = new Uint8Array(0);
 const filePart = (attachment: string) => `file-${attachment}`;
@@ -188,18 +190,22 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     const { _spill, ...rest } = v;
     const files: Record<string, Uint8Array> = {};
     for (const att of Object.keys(_spill.files)) files[att] = (await this.spill.read(this.name, team, id, filePart(att))) ?? EMPTY;
-    return { ...rest, raw: (await this.spill.read(this.name, team, id, 'raw')) ?? EMPTY, files } as unknown as C;
+    const out = { ...rest, files } as unknown as C;
+    if (_spill.raw >= 0) out.raw = (await this.spill.read(this.name, team, id, 'raw')) ?? EMPTY;
+    return out;
   }
 
   async raw(team: string, id: string): Promise<Uint8Array | undefined> {
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
     if (!v?._spill) return v?.raw;
-    return this.spill.read(this.name, team, id, 'raw');
+    return v._spill.raw >= 0 ? this.spill.read(this.name, team, id, 'raw') : undefined;
   }
 
-  async rawSize(team: string, id: string): Promise<number | undefined> {
+  async byteSize(team: string, id: string): Promise<number | undefined> {
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
-    return v?._spill ? v._spill.raw : v?.raw.byteLength;
+    if (!v) return undefined;
+    if (!v._spill) return sizeOf(v);
+    return Math.max(0, v._spill.raw) + Object.values(v._spill.files).reduce((n, f) => n + f, 0);
   }
 
   async file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined> {
@@ -211,16 +217,16 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
 
   put(team: string, id: string, content: C): void {
     this.env.assertWriting();
-    const size = content.raw.byteLength + Object.values(content.files).reduce((n, f) => n + f.byteLength, 0);
-    if (size <= SPILL_BYTES) return void this.db.put([team, id], content);
+    if (sizeOf(content) <= SPILL_BYTES) return void this.db.put([team, id], content);
     // Files first, fsynced: the commit that names them comes after.
-    this.spill.write(this.name, team, id, 'raw', content.raw);
+    if (content.raw) this.spill.write(this.name, team, id, 'raw', content.raw);
     const files: Record<string, number> = {};
     for (const [att, bytes] of Object.entries(content.files)) {
       this.spill.write(this.name, team, id, filePart(att), bytes);
       files[att] = bytes.byteLength;
     }
-    this.db.put([team, id], { ...content, raw: EMPTY, files: {}, _spill: { raw: content.raw.byteLength, files } });
+    const { raw, ...rest } = content;
+    this.db.put([team, id], { ...rest, files: {}, _spill: { raw: raw ? raw.byteLength : -1, files } });
   }
 
   /** Inside the transaction deleting the record it belongs to; its files go once that commits. */
@@ -228,7 +234,7 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
     this.db.remove([team, id]);
     if (!v?._spill) return;
-    const parts = ['raw', ...Object.keys(v._spill.files).map(filePart)];
+    const parts = [...(v._spill.raw >= 0 ? ['raw'] : []), ...Object.keys(v._spill.files).map(filePart)];
     void this.env.committed().then(() => {
       // Only if the deletion did commit (a unit of work that threw keeps the record).
       if (this.db.get([team, id]) === undefined) this.spill.trash(this.name, team, id, parts);
@@ -240,7 +246,7 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     for (const { key, value } of this.db.getRange({})) {
       const note = (value as SpillNote)._spill;
       const [team, id] = key as Key[];
-      if (note) yield { team: String(team), id: String(id), parts: ['raw', ...Object.keys(note.files).map(filePart)] };
+      if (note) yield { team: String(team), id: String(id), parts: [...(note.raw >= 0 ? ['raw'] : []), ...Object.keys(note.files).map(filePart)] };
     }
   }
 

@@ -15,8 +15,9 @@ import { LmdbIdempotency } from './idempotency';
 import { LmdbOutbox } from './outbox';
 import { LmdbMetrics } from './metrics';
 import { loadSecrets } from './secrets';
+import { CachedRecords } from '../cached';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, Tx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
@@ -122,40 +123,50 @@ class Repos {
 interface LmdbTx extends Tx {
   after: (() => void)[];
   signals: Set<Signal>;
-  _queue?: QueueTx;
-  _outbox?: OutboxTx;
+  /** Caches of collections this unit of work wrote: cleared once it commits. */
+  stale: Set<CachedRecords<never, never>>;
+  wrappers: Map<string, object>;
+}
+
+/** Collections read through a cache outside units of work (cached.ts), and their backend. */
+interface Cached {
+  domains: { raw: LmdbCollection<DomainRec, 'name'>; cache: CachedRecords<DomainRec, 'name'> };
+  apiKeys: { raw: LmdbCollection<ApiKeyRec, 'hash'>; cache: CachedRecords<ApiKeyRec, 'hash'> };
+}
+
+/** `repo` whose write methods `methods` also call `note` (a signal to fire, a cache to clear, after the commit). */
+function noting<R extends object>(repo: R, methods: string[], note: () => void): R {
+  const wrapped = Object.create(repo) as Record<string, unknown>;
+  for (const m of methods) {
+    const write = (repo as Record<string, (...a: unknown[]) => void>)[m]!;
+    wrapped[m] = (...args: unknown[]) => {
+      write.apply(repo, args);
+      note();
+    };
+  }
+  return wrapped as R;
 }
 
 /**
  * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
- * repositories; queue and outbox writes also note the signal to fire after the commit. A unit of
- * work itself is one small object holding what to run after its commit.
+ * repositories (cached ones to their backend); queue and outbox writes also note the signal to
+ * fire after the commit, domain and key writes the cache to clear. A unit of work itself is one
+ * small object holding what to run after its commit.
  */
-function txPrototype(repos: Repos): LmdbTx {
+function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   const proto = Object.create(repos) as LmdbTx;
+  const wrapper = (name: string, make: (tx: LmdbTx) => object) => ({
+    get(this: LmdbTx) {
+      let w = this.wrappers.get(name);
+      if (!w) this.wrappers.set(name, (w = make(this)));
+      return w;
+    },
+  });
   Object.defineProperties(proto, {
-    queue: {
-      get(this: LmdbTx) {
-        const signals = this.signals;
-        return (this._queue ??= Object.assign(Object.create(repos.queue) as LmdbQueue, {
-          put(entry: QueueEntry, due: number) {
-            repos.queue.put(entry, due);
-            signals.add('queue');
-          },
-        }));
-      },
-    },
-    outbox: {
-      get(this: LmdbTx) {
-        const signals = this.signals;
-        return (this._outbox ??= Object.assign(Object.create(repos.outbox) as LmdbOutbox, {
-          put(team: string, webhook: string, due: number, eventId: string) {
-            repos.outbox.put(team, webhook, due, eventId);
-            signals.add('outbox');
-          },
-        }));
-      },
-    },
+    queue: wrapper('queue', (tx) => noting(repos.queue, ['put'], () => tx.signals.add('queue'))),
+    outbox: wrapper('outbox', (tx) => noting(repos.outbox, ['put'], () => tx.signals.add('outbox'))),
+    domains: wrapper('domains', (tx) => noting(cached.domains.raw, ['put', 'remove'], () => tx.stale.add(cached.domains.cache as CachedRecords<never, never>))),
+    apiKeys: wrapper('apiKeys', (tx) => noting(cached.apiKeys.raw, ['put', 'remove'], () => tx.stale.add(cached.apiKeys.cache as CachedRecords<never, never>))),
   });
   proto.afterCommit = function (this: LmdbTx, fn: () => void) {
     this.after.push(fn);
@@ -167,12 +178,15 @@ function newTx(proto: LmdbTx): LmdbTx {
   const tx = Object.create(proto) as LmdbTx;
   tx.after = [];
   tx.signals = new Set<Signal>();
+  tx.stale = new Set();
+  tx.wrappers = new Map();
   return tx;
 }
 
 export class LmdbStore extends Repos implements Store {
   private readonly listeners = new Map<Signal, (() => void)[]>();
   private txProto?: LmdbTx;
+  private readonly cached: Cached;
 
   private constructor(
     private readonly env: LmdbEnv,
@@ -181,6 +195,13 @@ export class LmdbStore extends Repos implements Store {
     opts: StoreOptions,
   ) {
     super(env, ttl, opts);
+    this.cached = {
+      domains: { raw: this.domains, cache: new CachedRecords(this.domains) },
+      apiKeys: { raw: this.apiKeys, cache: new CachedRecords(this.apiKeys) },
+    };
+    // Outside a unit of work these two are read through their cache (the Store interface reads).
+    Object.defineProperty(this, 'domains', { value: this.cached.domains.cache });
+    Object.defineProperty(this, 'apiKeys', { value: this.cached.apiKeys.cache });
   }
 
   static async open(opts: StoreOptions): Promise<LmdbStore> {
@@ -189,10 +210,24 @@ export class LmdbStore extends Repos implements Store {
     return new LmdbStore(env, ttl, await loadSecrets(env), opts);
   }
 
+  /** Units of work not yet through their commit and its aftermath, and who waits for none to be. */
+  private pending = 0;
+  private waiting: (() => void)[] = [];
+
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const tx = newTx((this.txProto ??= txPrototype(this)));
+    this.pending++;
+    try {
+      return await this.commit(fn);
+    } finally {
+      if (--this.pending === 0 && this.waiting.length) for (const w of this.waiting.splice(0)) w();
+    }
+  }
+
+  private async commit<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const tx = newTx((this.txProto ??= txPrototype(this, this.cached)));
     const result = await this.env.transaction(() => fn(tx));
     // Committed: whatever follows must not make the caller believe it failed.
+    for (const c of tx.stale) c.clear();
     for (const s of tx.signals) for (const l of this.listeners.get(s) ?? []) guarded(l);
     for (const f of tx.after) guarded(f);
     return result;
@@ -226,8 +261,9 @@ export class LmdbStore extends Repos implements Store {
     return this.teams.isEmpty();
   }
 
-  settled(): Promise<void> {
-    return this.env.committed();
+  async settled(): Promise<void> {
+    if (this.pending) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    await this.env.committed();
   }
 
   async backup(dest: string, opts: { compact: boolean }): Promise<{ files: number }> {
@@ -240,10 +276,10 @@ export class LmdbStore extends Repos implements Store {
       for (const name of ['email_content', 'received_content']) {
         const db = snapshot.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
         for (const { key, value } of db.getRange({})) {
-          const note = (value as { _spill?: { files: Record<string, number> } })._spill;
+          const note = (value as { _spill?: { raw: number; files: Record<string, number> } })._spill;
           if (!note) continue;
           const [team, id] = (key as string[]).map(String) as [string, string];
-          files += await this.spill.copyTo(`${dest}.content`, name, team, id, ['raw', ...Object.keys(note.files).map((a) => `file-${a}`)]);
+          files += await this.spill.copyTo(`${dest}.content`, name, team, id, [...(note.raw >= 0 ? ['raw'] : []), ...Object.keys(note.files).map((a) => `file-${a}`)]);
         }
       }
     } finally {
