@@ -289,7 +289,7 @@ describe('a well-formed DSN', () => {
       expect(report).toEqual({ kind: 'delivery-status', recipients: expected });
       for (const r of (report as Extract<Report, { kind: 'delivery-status' }>).recipients) {
         const b = bounceOf(r);
-        expect({ type: b.type, subType: b.subType }).toEqual(classification(r.status!));
+        expect({ type: b.type as string, subType: b.subType as string }).toEqual(classification(r.status!));
         expect(b.diagnosticCode).toEqual(r.diagnostic ? [r.diagnostic] : undefined);
       }
     }
