@@ -67,7 +67,7 @@ function mutatedEmail(random: Random): Record<string, unknown> {
   for (let n = int(random, 4); n > 0; n--) {
     const field = pick(random, FIELDS);
     const value = body[field];
-    switch (int(random, 5)) {
+    switch (int(random, 6)) {
       case 0:
         delete body[field];
         break;
@@ -81,6 +81,16 @@ function mutatedEmail(random: Random): Record<string, unknown> {
         // Control characters, quotes, non-ASCII in the strings of the field, wherever they are.
         body[field] = JSON.parse(JSON.stringify(value ?? 'ann@dest.test', (_, v) => (typeof v === 'string' ? mutateText(random, v) : v)));
         break;
+      case 4: {
+        // A header of the caller's making after a line break, in one of the field's strings.
+        const injection = pick(random, ['\r\nX-Injected: yes', '\nX-Injected: yes', '\rX-Injected: yes', '\r\n\r\nX-Injected: yes']);
+        const strings: string[] = [];
+        JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && strings.push(v), v));
+        const target = int(random, Math.max(strings.length, 1));
+        let seen = 0;
+        body[field] = JSON.parse(JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && seen++ === target ? `${v}${injection}` : v)));
+        break;
+      }
       default:
         body[field] = OPTIONAL[pick(random, Object.keys(OPTIONAL))];
     }
@@ -107,10 +117,10 @@ function documentedError(status: number, body: unknown, what: string) {
   expect(e.message.length).toBeGreaterThan(0);
 }
 
-/** Header fields of a composed message, unfolded: the names only. */
+/** The names of a composed message's header fields, unfolded; any line break ends a line (a bare CR or LF too, as some MTAs read it). */
 function headerNames(raw: Buffer): string[] {
-  const head = raw.toString('latin1').split('\r\n\r\n')[0]!;
-  return head.split(/\r\n(?![ \t])/).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
+  const head = raw.toString('latin1').split(/\r\n\r\n|\n\n|\r\r/)[0]!;
+  return head.split(/(?:\r\n|\r(?!\n)|\n)(?![ \t])/).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
 }
 
 const COMPOSED = ['from', 'to', 'cc', 'reply-to', 'subject', 'message-id', 'date', 'mime-version', 'content-type', 'content-transfer-encoding'];
