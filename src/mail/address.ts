@@ -47,10 +47,14 @@ function displayName(raw: string): string | null | undefined {
   return /["<>\p{Cc}]/u.test(raw) ? undefined : raw;
 }
 
-/** An address as text that parseAddress reads back: `addr`, or `Name <addr>` with the name quoted when it holds RFC 5322 specials (§3.2.3). */
+/**
+ * An address as text that parseAddress reads back: `addr`, or `Name <addr>` with the name quoted
+ * when it holds RFC 5322 specials (§3.2.3) — or what only a quoted name keeps: control characters
+ * (a tab folded into a name) and leading or trailing whitespace, which a plain name loses.
+ */
 export function formatAddress(a: Address): string {
   if (!a.name) return a.address;
-  const name = /[()<>[\]:;@\\,."]/.test(a.name) ? `"${a.name.replace(/(["\\])/g, '\\$1')}"` : a.name;
+  const name = /[()<>[\]:;@\\,."\p{Cc}]|^\s|\s$/u.test(a.name) ? `"${a.name.replace(/(["\\])/g, '\\$1')}"` : a.name;
   return `${name} <${a.address}>`;
 }
 

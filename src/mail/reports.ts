@@ -78,7 +78,8 @@ function statusCode(value: string | null): string | null {
 export function readReport(mail: ParsedMail): Report {
   const type = mail.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
   const reportType = type?.value?.toLowerCase() === 'multipart/report' ? type.params?.['report-type']?.toLowerCase() : undefined;
-  const part = (...types: string[]) => mail.attachments.find((a) => types.includes(a.contentType.toLowerCase()));
+  // mailparser gives `false` as the type of a part whose Content-Type is empty: such a part is no report part.
+  const part = (...types: string[]) => mail.attachments.find((a) => typeof a.contentType === 'string' && types.includes(a.contentType.toLowerCase()));
   if (reportType === 'delivery-status') {
     const dsn = part('message/delivery-status', 'message/global-delivery-status');
     if (!dsn) return { kind: 'none', reason: 'malformed-report' };

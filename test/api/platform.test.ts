@@ -32,6 +32,26 @@ describe('errors', () => {
     expect((await p.svc.store.apiKeys.all(p.creds.team_id)).length).toBe(before);
   });
 
+  // Found by test/api/emails-fuzz.test.ts: objects nested 12,000 deep with an Idempotency-Key ran
+  // the fingerprint's recursion out of stack (500); deeper ones the request log's (400 "not valid JSON").
+  test('JSON nested deeper than 64 levels → 400 validation_error, never 500', async () => {
+    const nest = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const email = '"from":"a@example.test","to":"b@dest.test","subject":"s","text":"t"';
+    // The body is level 1: 63 objects inside it make 64 levels.
+    const ok = await p.api('POST', '/api-keys', { raw: `{"name":"deep","deep":${nest(63)}}` });
+    expect(ok.status).toBe(201);
+    const tooDeep = { statusCode: 400, name: 'validation_error', message: 'The request body is nested too deeply: at most 64 levels of arrays and objects.' };
+    const requests: [string, string, Record<string, string>][] = [
+      ['/api-keys', `{"name":"deep","deep":${nest(64)}}`, {}],
+      ['/emails', `{${email},"deep":${nest(12_000)}}`, { 'idempotency-key': 'deep-1' }],
+      ['/emails/batch', `[{${email},"deep":${'['.repeat(100_000)}${']'.repeat(100_000)}}]`, {}],
+    ];
+    for (const [path, raw, headers] of requests) {
+      const r = await p.api('POST', path, { raw, headers });
+      expect([r.status, r.body]).toEqual([400, tooDeep]);
+    }
+  });
+
   test('an empty body with Content-Type: application/json is "no body"', async () => {
     const r = await p.api('GET', '/api-keys', { raw: '' });
     expect(r.status).toBe(200);

@@ -4,18 +4,9 @@
 import { describe, test, expect } from 'bun:test';
 import packet from 'dns-packet';
 import { readTxtAnswer } from '../../src/dns/resolver';
+import { rng, fuzzRuns, FUZZ_TIMEOUT, flipBytes, truncate, randomBytes, chance } from '../helpers/fuzz';
 
-const RUNS = Number(process.env.POSTHORN_FUZZ_RUNS ?? 3000);
-
-/** mulberry32: a small seeded generator, so every run sees the same inputs. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const RUNS = fuzzRuns(3000);
 
 const query = packet.encode({ type: 'query', id: 4242, flags: packet.RECURSION_DESIRED, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }] });
 const good = packet.encode({
@@ -57,15 +48,15 @@ describe('TXT answers', () => {
     for (let i = 0; i < RUNS; i++) {
       const buf = Buffer.from(good);
       const mode = i % 3;
-      if (mode === 0) for (let n = 1 + Math.floor(random() * 6); n > 0; n--) buf[Math.floor(random() * buf.length)] = Math.floor(random() * 256);
-      const cut = mode === 1 ? buf.subarray(0, Math.floor(random() * buf.length)) : buf;
-      const noise = mode === 2 ? Buffer.concat([cut.subarray(0, 12), Buffer.from(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256)))]) : cut;
+      if (mode === 0) flipBytes(random, buf);
+      const cut = mode === 1 ? truncate(random, buf) : buf;
+      const noise = mode === 2 ? Buffer.concat([cut.subarray(0, 12), randomBytes(random, 64)]) : cut;
       // Keep the id most of the time, so mangling reaches past the header.
-      if (noise.length >= 2 && random() < 0.9) noise.writeUInt16BE(4242, 0);
+      if (noise.length >= 2 && chance(random, 0.9)) noise.writeUInt16BE(4242, 0);
       seen[outcome(noise)]++;
     }
     // Both outcomes occur: the mangling reached the decoder, and some inputs still decoded.
     expect(seen.ok).toBeGreaterThan(0);
     expect(seen.EBADRESP).toBeGreaterThan(0);
-  });
+  }, FUZZ_TIMEOUT);
 });

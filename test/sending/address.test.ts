@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { parseAddress, parseEmail } from '../../src/mail/address';
+import { parseAddress, parseEmail, formatAddress } from '../../src/mail/address';
 import { addressField, addressList, invalidAddressMessage } from '../../src/sending/address';
 import { ApiError } from '../../src/errors';
 
@@ -66,6 +66,23 @@ describe('parseAddress', () => {
     '   ',
   ])('rejects %p', (text) => {
     expect(parseAddress(text)).toBeNull();
+  });
+});
+
+describe('formatAddress', () => {
+  test('quotes names with specials; plain names stay plain', () => {
+    expect(formatAddress({ name: 'Acme, Inc.', address: 'a@acme.test', domain: 'acme.test' })).toBe('"Acme, Inc." <a@acme.test>');
+    expect(formatAddress({ name: 'Ann Example', address: 'a@acme.test', domain: 'acme.test' })).toBe('Ann Example <a@acme.test>');
+    expect(formatAddress({ name: null, address: 'a@acme.test', domain: 'acme.test' })).toBe('a@acme.test');
+  });
+
+  // Found by test/mail/address-fuzz.test.ts: a quoted name keeps a tab, a control character or
+  // edge spaces, which were written back unquoted — text that parseAddress refused or read as
+  // another name (the API's `from` of a stored email, an SMTP submission's From).
+  test.each(['"Ann\tExample" <a@acme.test>', '"Ann\u0000" <a@acme.test>', '"  Ann " <a@acme.test>', '" " <a@acme.test>'])('%p formats back to itself', (text) => {
+    const a = parseAddress(text)!;
+    expect(a.name).toBe(text.slice(1, text.lastIndexOf('"')));
+    expect(parseAddress(formatAddress(a))).toEqual(a);
   });
 });
 

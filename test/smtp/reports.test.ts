@@ -129,6 +129,15 @@ describe('delivery status notifications (RFC 3464)', () => {
     expect(b.diagnosticCode[0]).toStartWith("smtp; 552-5.2.2 The recipient's inbox is out of storage space. Please direct the recipient to 552 5.2.2 https://support.google.com/");
   });
 
+  // Found by test/mail/reports-fuzz.test.ts: mailparser gives `false` as the content type of a part
+  // whose Content-Type is empty, and reading the report threw — the bounce was dropped as malformed.
+  test('a part with an empty Content-Type beside the delivery-status part: still a bounce', async () => {
+    const x = await sent();
+    await report(fixture('postfix-bounce.eml', x, (t) => t.replace('Content-Type: text/plain; charset=utf-8', 'Content-Type:')), x.verp);
+    expect((await current(x)).recipients[x.rcpt]).toBe('bounced');
+    expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
+  });
+
   test('Action: failed after 4.x.x (gave up retrying): Transient, not suppressed', async () => {
     const x = await sent();
     await report(fixture('postfix-expired.eml', x), x.verp);
