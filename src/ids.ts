@@ -14,6 +14,12 @@ export function uuidTime(id: string): number {
   return parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 }
 
+/** The smallest UUIDv7 text of time `ms`: every id made at `ms` or later sorts at or after it. */
+export function uuidFloor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
 export function isUuid(text: unknown): boolean {
   return typeof text === 'string' && UUID_RE.test(text.toLowerCase());
 }

@@ -3,7 +3,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store, type SegmentRec, type PageQuery } from '../../src/store';
+import { openStore, type EmailRec, type Store, type SegmentRec, type PageQuery } from '../../src/store';
 import { newId, nowIso } from '../../src/ids';
 
 let dir: string;
@@ -107,7 +107,9 @@ describe('pagination engine', () => {
 
 describe('retention sweep', () => {
   test('removes records older than retention.days, and only those', async () => {
-    const old = { id: newId(), team_id: TEAM, created_at: new Date(Date.now() - 40 * 86_400_000).toISOString() };
+    // Ids are UUIDv7 made at creation (the sweep walks them): an old record has an old id.
+    const then = Date.now() - 40 * 86_400_000;
+    const old = { id: Bun.randomUUIDv7('hex', then), team_id: TEAM, created_at: new Date(then).toISOString() };
     const fresh = { id: newId(), team_id: TEAM, created_at: nowIso() };
     const base = { api_key_id: 'k', endpoint: '/x', method: 'GET', response_status: 200, user_agent: null, duration_ms: 1, request_json: null, response_json: null };
     await store.write(async (tx) => {
@@ -119,5 +121,29 @@ describe('retention sweep', () => {
     expect((await store.logs.get(TEAM, fresh.id))?.id).toBe(fresh.id);
     expect(await store.sweep(Date.now() + 31 * 86_400_000)).toBe(1);
     expect(await store.logs.get(TEAM, fresh.id)).toBeUndefined();
+  });
+
+  test('emails are walked team by team; one scheduled beyond its creation is kept until its own expiry', async () => {
+    const DAY = 86_400_000;
+    const teams = [newId(), newId(), newId()];
+    const email = (team: string, createdAgo: number, scheduledIn: number | null) => {
+      const created = Date.now() - createdAgo * DAY;
+      return {
+        id: Bun.randomUUIDv7('hex', created),
+        team_id: team,
+        created_at: new Date(created).toISOString(),
+        scheduled_at: scheduledIn === null ? null : new Date(created + scheduledIn * DAY).toISOString(),
+      } as unknown as EmailRec;
+    };
+    const gone = teams.map((t) => email(t, 31, null));
+    const kept = [email(teams[0]!, 10, null), email(teams[1]!, 31, 20), email(teams[2]!, 29, null)];
+    await store.write(async (tx) => {
+      for (const e of [...gone, ...kept]) tx.emails.put(e);
+    });
+    expect(await store.sweep()).toBe(3);
+    for (const e of gone) expect(await store.emails.get(e.team_id, e.id)).toBeUndefined();
+    for (const e of kept) expect((await store.emails.get(e.team_id, e.id))?.id).toBe(e.id);
+    // 31 days after the scheduled send, that one goes too.
+    expect(await store.sweep(Date.now() + 21 * DAY)).toBe(3);
   });
 });

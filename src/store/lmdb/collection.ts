@@ -6,6 +6,7 @@ import type { TtlIndex } from './ttl';
 import { paginate } from '../paginate';
 import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
 import { SPILL_BYTES, type SpillFiles } from './spill';
+import { uuidFloor } from '../../ids';
 
 export interface IndexDef<T, I extends string> {
   name: I;
@@ -20,6 +21,18 @@ interface Stored {
   _expires?: number;
 }
 
+/**
+ * Retention of a collection whose ids are UUIDv7 made when the record was (emails, events, the
+ * request log): no TTL row is written per record; the sweep walks each team's ids older than
+ * `minAgeMs` (the least time any record is kept) and deletes those whose `expiresAt` has passed.
+ */
+export interface RangeRetention {
+  minAgeMs: number;
+}
+
+/** Records deleted per sweep transaction. */
+const SWEEP_BATCH = 1000;
+
 export class LmdbCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
   private readonly db: Database;
   private readonly idx: Database;
@@ -33,10 +46,44 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     private readonly expiresAt: ((r: T) => number | null) | null = null,
     /** Inside the deleting transaction: remove what belongs to the record (bodies, blobs). */
     private readonly cascade: ((team: string, id: string) => void) | null = null,
+    /** Expiry found by walking ids (no TTL rows) rather than through the TTL index. */
+    private readonly ranged: RangeRetention | null = null,
   ) {
     this.db = env.db(name);
     this.idx = env.db(`${name}.idx`);
+    // Registered in either case: rows of records written before a collection became ranged.
     if (expiresAt) ttl.register(name, ([team, id]) => this.delete(String(team), String(id)));
+  }
+
+  /** Delete the expired records of a ranged collection (the store's sweep). Resolves to how many. */
+  async sweepRange(now: number): Promise<number> {
+    if (!this.ranged || !this.expiresAt) return 0;
+    const end = uuidFloor(now - this.ranged.minAgeMs);
+    let removed = 0;
+    // Team by team: the first key at or after `from` names the next team.
+    let from: Key = [''];
+    for (;;) {
+      let team: string | null = null;
+      for (const key of this.db.getKeys({ start: from, limit: 1 })) team = String((key as Key[])[0]);
+      if (team === null) return removed;
+      let after = '';
+      for (;;) {
+        const expired: string[] = [];
+        let last: string | null = null;
+        for (const { key, value } of this.db.getRange({ start: [team, after], end: [team, end], limit: SWEEP_BATCH })) {
+          last = String((key as Key[])[1]);
+          if ((this.expiresAt(strip(value as T & Stored)) ?? Infinity) <= now) expired.push(last);
+        }
+        if (expired.length)
+          await this.env.transaction(() => {
+            for (const id of expired) this.delete(team!, id);
+          });
+        removed += expired.length;
+        if (last === null) break;
+        after = `${last}\u0000`;
+      }
+      from = [team, '\uffff'];
+    }
   }
 
   /** Synchronous read, for the other LMDB parts of the store. */
@@ -71,7 +118,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     if (old) this.unindex(old);
     const stored: T & Stored = { ...rec };
     delete stored._expires;
-    const exp = this.expiresAt?.(rec) ?? null;
+    const exp = this.ranged ? null : (this.expiresAt?.(rec) ?? null);
     if (exp !== null) {
       stored._expires = exp;
       this.ttl.add(this.name, [rec.team_id, rec.id], exp);

@@ -7,6 +7,19 @@ import { join } from 'node:path';
 
 export type { Key, Database };
 
+// msgpackr stores an object with a known set of keys as a shared "record" structure, which pays off
+// for Posthorn's records (fixed, snake_case field names) but not for maps keyed by data — an email's
+// recipients by address, clicks by URL, attachments by id, custom headers by name: each new key set
+// would become a new structure. Those are written as plain maps. Either form decodes the same.
+const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
+function useRecords(o: object): boolean {
+  for (const k in o) if (!FIELD_NAME.test(k)) return false;
+  return true;
+}
+
+/** How every database of the environment encodes values (and a backup's copy reads them). */
+export const ENCODING = { sharedStructuresKey: Symbol.for('structures'), useRecords, mapsAsObjects: true } as const;
+
 export class LmdbEnv {
   readonly root: RootDatabase;
   private readonly dbs = new Map<string, Database>();
@@ -21,14 +34,14 @@ export class LmdbEnv {
       mapSize: 2 ** 40,
       maxDbs: 64,
       // Structured records with shared msgpack structures.
-      sharedStructuresKey: Symbol.for('structures'),
+      ...ENCODING,
     });
   }
 
   db(name: string): Database {
     let db = this.dbs.get(name);
     if (!db) {
-      db = this.root.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
+      db = this.root.openDB({ name, ...ENCODING });
       this.dbs.set(name, db);
     }
     return db;

@@ -3,7 +3,7 @@
 import { open } from 'lmdb';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LmdbEnv } from './env';
+import { LmdbEnv, ENCODING } from './env';
 import { SpillFiles } from './spill';
 import { TtlIndex } from './ttl';
 import { LmdbCollection, LmdbContents } from './collection';
@@ -94,10 +94,14 @@ class Repos {
     this.broadcastSchedule = new LmdbDueIndex(env, 'broadcast_schedule');
     this.broadcastProgress = new LmdbBroadcastProgress(env);
     this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
-    this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained);
+    // Ids are UUIDv7 made at creation: retention walks them (no TTL row per email, event or log).
+    const byId = { minAgeMs: opts.retentionDays * DAY };
+    this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
     this.emailContent = new LmdbContents(env, 'email_content', this.spill);
-    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id));
-    this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained);
+    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id), {
+      minAgeMs: opts.retentionDays * DAY + opts.holdMs,
+    });
+    this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
     this.queue = new LmdbQueue(env);
     this.schedule = new LmdbDueIndex(env, 'schedule');
     this.idempotency = new LmdbIdempotency(env, ttl);
@@ -243,13 +247,15 @@ export class LmdbStore extends Repos implements Store {
 
   private purgedAt = 0;
 
-  sweep(now = Date.now()): Promise<number> {
+  async sweep(now = Date.now()): Promise<number> {
     // Deleted bodies' files leave the trash a day later; looking hourly is enough.
     if (now - this.purgedAt >= 3_600_000) {
       this.purgedAt = now;
       this.spill.purge(now);
     }
-    return this.ttl.sweep(now);
+    let removed = await this.ttl.sweep(now);
+    for (const c of [this.emails, this.events, this.logs]) removed += await c.sweepRange(now);
+    return removed;
   }
 
   async sweepFiles(): Promise<{ orphans: number; purged: number }> {
@@ -270,11 +276,11 @@ export class LmdbStore extends Repos implements Store {
     // The snapshot first; then every file a record of it names. Files are never changed and stay
     // in the trash for a day after their record goes, so each is still there to copy.
     await this.env.root.backup(dest, opts.compact);
-    const snapshot = open({ path: dest, readOnly: true, maxDbs: 64, sharedStructuresKey: Symbol.for('structures') });
+    const snapshot = open({ path: dest, readOnly: true, maxDbs: 64, ...ENCODING });
     let files = 0;
     try {
       for (const name of ['email_content', 'received_content']) {
-        const db = snapshot.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
+        const db = snapshot.openDB({ name, ...ENCODING });
         for (const { key, value } of db.getRange({})) {
           const note = (value as { _spill?: { raw: number; files: Record<string, number> } })._spill;
           if (!note) continue;
