@@ -41,6 +41,7 @@ import { authRoutes } from './resources/auth';
 import { teamRoutes } from './resources/team';
 import { dashboardRoutes } from './resources/dashboard';
 import { queueRoutes } from './resources/queue';
+import { templatesRoutes } from './resources/templates';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
@@ -173,6 +174,7 @@ export function buildApp(svc: ApiContext) {
   suppressionsRoutes(app, svc);
   logsRoutes(app, svc);
   webhooksRoutes(app, svc);
+  templatesRoutes(app, svc);
   routeTable = app.routes.map((r) => ({
     method: r.method,
     path: r.path,

@@ -22,6 +22,7 @@ import type {
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from './inbound-records';
+import type { TemplateRec } from './template-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -285,6 +286,8 @@ interface Repositories<M extends Mode> {
   webhookAttempts: Coll<M, WebhookAttemptRec, 'event'>;
   receivedEmails: Coll<M, ReceivedEmailRec>;
   receivedContent: Repo<M, Contents<ReceivedContent>, ContentsTx<ReceivedContent>>;
+  /** Email templates; `alias` is unique per team. */
+  templates: Coll<M, TemplateRec, 'alias'>;
   memberships: Repo<M, Memberships, MembershipsTx>;
   queue: Repo<M, Queue, QueueTx>;
   /** Scheduled emails by send time. */

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 
 export type { Key, Database };
 
+/** Room for the named databases of every collection, present and to come. */
+export const MAX_DBS = 128;
+
 export class LmdbEnv {
   readonly root: RootDatabase;
   private readonly dbs = new Map<string, Database>();
@@ -19,7 +22,8 @@ export class LmdbEnv {
       path: join(dataDir, 'posthorn.mdb'),
       // 1 TiB of address space; the file only grows as data is written.
       mapSize: 2 ** 40,
-      maxDbs: 64,
+      // Named databases: two per collection (records and indexes) and a few more; 52 are in use.
+      maxDbs: MAX_DBS,
       // Structured records with shared msgpack structures.
       sharedStructuresKey: Symbol.for('structures'),
     });
