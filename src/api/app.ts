@@ -42,10 +42,11 @@ import { teamRoutes } from './resources/team';
 import { dashboardRoutes } from './resources/dashboard';
 import { queueRoutes } from './resources/queue';
 import { templatesRoutes } from './resources/templates';
+import { sharedRoutes } from './resources/shared';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
-/** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
-export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/dashboard', '/auth'];
+/** Paths served without an API key: health, the OpenAPI document, signed links (downloads, tracking, unsubscribe, shared emails), the dashboard. */
+export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/s/', '/dashboard', '/auth'];
 
 export function isPublic(path: string): boolean {
   return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
@@ -162,6 +163,7 @@ export function buildApp(svc: ApiContext) {
   prometheusRoutes(app, svc);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);
+  sharedRoutes(app, svc);
   trackingRoutes(app, svc);
   receivingRoutes(app, svc);
   metricsRoutes(app, svc);
