@@ -43,6 +43,8 @@ import { dashboardRoutes } from './resources/dashboard';
 import { queueRoutes } from './resources/queue';
 import { templatesRoutes } from './resources/templates';
 import { sharedRoutes } from './resources/shared';
+import { usageRoutes } from './resources/usage';
+import { oauthGrantsRoutes } from './resources/oauth-grants';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links (downloads, tracking, unsubscribe, shared emails), the dashboard. */
@@ -177,6 +179,8 @@ export function buildApp(svc: ApiContext) {
   logsRoutes(app, svc);
   webhooksRoutes(app, svc);
   templatesRoutes(app, svc);
+  usageRoutes(app, svc);
+  oauthGrantsRoutes(app);
   routeTable = app.routes.map((r) => ({
     method: r.method,
     path: r.path,

@@ -64,6 +64,8 @@ export interface Records<T extends Rec, I extends string = never> {
   pageBy<R = T>(index: I, value: string, team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>>;
   /** Every record of a team, oldest first (small collections: a team's webhooks, domains). */
   all(team: string): Promise<T[]>;
+  /** How many records a team has, counted without reading them (GET /usage). */
+  count(team: string): Promise<number>;
   /** Every record of every team (small collections only: teams, domains). */
   everything(): Promise<T[]>;
 }
