@@ -3,7 +3,7 @@
 // at most 48 hours). The link is the only authority: no key, no session. A tampered or expired
 // link, or one whose email is gone (retention, another team's), shows nothing but a 404 page.
 import ms from 'ms';
-import type { StoreReader } from '../store';
+import type { ReceivedContent, StoreReader } from '../store';
 import type { SignedLinks, ShareTarget } from '../links/signed';
 import { errors } from '../errors';
 import { inlineImages } from '../mail/cid';
@@ -37,57 +37,30 @@ export async function shareEmail(r: StoreReader, links: SignedLinks, team: strin
 
 /** The page a share link shows, or null when its email is gone. */
 export async function sharedEmailPage(r: StoreReader, links: SignedLinks, t: ShareTarget, now = Date.now()): Promise<Response | null> {
-  const email = await (t.received ? loadReceived(r, t) : loadSent(r, t));
-  if (!email) return null;
+  const rec = await (t.received ? r.receivedEmails.get(t.team, t.email) : r.emails.get(t.team, t.email));
+  const content = rec && (await (t.received ? r.receivedContent.get(t.team, t.email) : r.emailContent.get(t.team, t.email)));
+  if (!rec || !content) return null;
   // Attachments download through their own signed links, which end no later than the share.
+  const kind = t.received ? ('received-attachment' as const) : ('sent-attachment' as const);
   const attachments = await Promise.all(
-    email.parts.map(async (a) => ({
+    rec.attachments.map(async (a) => ({
       filename: a.filename,
       content_type: a.content_type,
       size: a.size,
-      ...(await links.download({ kind: t.received ? 'received-attachment' : 'sent-attachment', team: t.team, email: t.email, attachment: a.id }, now, t.expires)),
+      ...(await links.download({ kind, team: t.team, email: t.email, attachment: a.id }, now, t.expires)),
     })),
   );
-  return sharedPage({ ...email.view, attachments }, t.expires);
-}
-
-type Loaded = { view: Omit<SharedEmail, 'attachments'>; parts: { id: string; filename: string | null; content_type: string; size: number }[] };
-
-async function loadSent(r: StoreReader, t: ShareTarget): Promise<Loaded | null> {
-  const e = await r.emails.get(t.team, t.email);
-  const content = e && (await r.emailContent.get(t.team, t.email));
-  if (!e || !content) return null;
-  return {
-    view: {
-      subject: e.subject,
-      from: e.from,
-      to: e.to,
-      cc: e.cc,
-      reply_to: e.reply_to,
-      date: e.created_at,
-      html: content.html === null ? null : inlineImages(content.html, e.attachments, content.files),
-      text: content.text || null,
-    },
-    parts: e.attachments,
+  const email: SharedEmail = {
+    subject: rec.subject,
+    // A received email's From header as written (its record keeps the bare address).
+    from: (t.received && (content as ReceivedContent).headers.from) || rec.from,
+    to: rec.to,
+    cc: rec.cc,
+    reply_to: rec.reply_to,
+    date: rec.created_at,
+    html: content.html === null ? null : inlineImages(content.html, rec.attachments, content.files),
+    text: content.text || null,
+    attachments,
   };
-}
-
-async function loadReceived(r: StoreReader, t: ShareTarget): Promise<Loaded | null> {
-  const e = await r.receivedEmails.get(t.team, t.email);
-  const content = e && (await r.receivedContent.get(t.team, t.email));
-  if (!e || !content) return null;
-  return {
-    view: {
-      subject: e.subject,
-      // The From header as written (the record keeps the bare address).
-      from: content.headers.from ?? e.from,
-      to: e.to,
-      cc: e.cc,
-      reply_to: e.reply_to,
-      date: e.created_at,
-      html: content.html === null ? null : inlineImages(content.html, e.attachments, content.files),
-      text: content.text || null,
-    },
-    parts: e.attachments,
-  };
+  return sharedPage(email, t.expires);
 }

@@ -3,7 +3,7 @@
 // keeps its latest version (the draft GET shows and PATCH edits) and the published one sends use;
 // a change of content makes a new version, so a published template keeps sending what was
 // published until it is published again (`has_unpublished_versions`).
-import type { Store, StoreReader, TemplateRec, TemplateVariable, TemplateVersion } from '../store';
+import type { Store, StoreReader, TemplateRec, TemplateVariable, TemplateVersion, Tx } from '../store';
 import { errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 import { renderTemplate, variablesUsed, type VariableValues } from './render';
@@ -16,7 +16,15 @@ export function findTemplate(r: StoreReader, team: string, ref: string): Promise
   return isUuid(ref) ? r.templates.get(team, ref.toLowerCase()) : r.templates.find('alias', ref, team);
 }
 
-const notFound = () => errors.notFound('Template');
+/** One unit of work on the template `ref` names (404 when none). */
+function onTemplate<T>(store: Store, team: string, ref: string, fn: (tx: Tx, cur: TemplateRec, at: string) => T | Promise<T>): Promise<T> {
+  return store.write(async (tx) => {
+    const cur = await findTemplate(tx, team, ref);
+    if (!cur) throw errors.notFound('Template');
+    return fn(tx, cur, nowIso());
+  });
+}
+
 const aliasTaken = (alias: string) => errors.invalidField('alias', `\`${alias}\` is already the alias of another template.`);
 
 /** The variables of a new version: those kept from `prev` keep their id and creation time. */
@@ -66,14 +74,11 @@ export async function createTemplate(store: Store, team: string, f: TemplateFiel
 }
 
 export function updateTemplate(store: Store, team: string, ref: string, f: TemplateFields): Promise<TemplateRec> {
-  return store.write(async (tx) => {
-    const cur = await findTemplate(tx, team, ref);
-    if (!cur) throw notFound();
+  return onTemplate(store, team, ref, async (tx, cur, at) => {
     if (f.alias) {
       const holder = await tx.templates.find('alias', f.alias, team);
       if (holder && holder.id !== cur.id) throw aliasTaken(f.alias);
     }
-    const at = nowIso();
     const next: TemplateRec = {
       ...cur,
       name: f.name ?? cur.name,
@@ -88,10 +93,7 @@ export function updateTemplate(store: Store, team: string, ref: string, f: Templ
 
 /** Make the latest version the one sends use. */
 export function publishTemplate(store: Store, team: string, ref: string): Promise<TemplateRec> {
-  return store.write(async (tx) => {
-    const cur = await findTemplate(tx, team, ref);
-    if (!cur) throw notFound();
-    const at = nowIso();
+  return onTemplate(store, team, ref, (tx, cur, at) => {
     const next: TemplateRec = { ...cur, published: cur.current, published_at: at, updated_at: at };
     tx.templates.put(next);
     return next;
@@ -100,10 +102,7 @@ export function publishTemplate(store: Store, team: string, ref: string): Promis
 
 /** A new draft with the latest content of `ref`, named "<name> (copy)", without an alias (aliases are unique). */
 export function duplicateTemplate(store: Store, team: string, ref: string): Promise<TemplateRec> {
-  return store.write(async (tx) => {
-    const cur = await findTemplate(tx, team, ref);
-    if (!cur) throw notFound();
-    const at = nowIso();
+  return onTemplate(store, team, ref, (tx, cur, at) => {
     const copy: TemplateRec = {
       id: newId(),
       team_id: team,
@@ -122,9 +121,7 @@ export function duplicateTemplate(store: Store, team: string, ref: string): Prom
 
 /** Delete; resolves to the deleted template's id. */
 export function removeTemplate(store: Store, team: string, ref: string): Promise<string> {
-  return store.write(async (tx) => {
-    const cur = await findTemplate(tx, team, ref);
-    if (!cur) throw notFound();
+  return onTemplate(store, team, ref, (tx, cur) => {
     tx.templates.remove(team, cur.id);
     return cur.id;
   });

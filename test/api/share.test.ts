@@ -9,14 +9,7 @@ import { startMailWorld, type MailWorld } from '../helpers/world';
 import { launchBrowser, axeViolations, screenshot } from '../helpers/browser';
 import { SignedLinks } from '../../src/links/signed';
 import { newId } from '../../src/ids';
-import type { Running } from '../helpers/posthorn';
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
+import { freePort, type Running } from '../helpers/posthorn';
 
 let world: MailWorld;
 let p: Running;

@@ -12,13 +12,7 @@ import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { mta } from '../helpers/smtp';
 import { waitForEmail } from '../helpers/emails';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
+import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
 let smtp: SmtpListeners;
