@@ -29,6 +29,9 @@ export const errors = {
   tooLarge: () => new ApiError(413, 'validation_error', 'Request body is too large.'),
   validation: (message: string, status = 422) => new ApiError(status, 'validation_error', message),
   missingField: (field: string) => new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`),
+  /** Resend's message for a malformed address in `field` (docs/api.md §7.1). */
+  invalidAddress: (field: string) =>
+    new ApiError(422, 'validation_error', `Invalid \`${field}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format.`),
   invalidField: (field: string, why?: string) =>
     new ApiError(422, 'validation_error', `Invalid \`${field}\` field${why ? `: ${why}` : '.'}`),
   missingParameter: (name: string) => new ApiError(422, 'missing_required_parameter', `Missing \`${name}\` query parameter.`),

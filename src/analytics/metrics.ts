@@ -170,17 +170,21 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
   for (const { dims, counts } of rows.values()) {
     const row: Record<string, unknown> = {};
     if (dims.period !== undefined) row.period = new Date(dims.period).toISOString();
+    // The SDK types the dimension fields optional, never null: a value that is not there is left
+    // out (the row of emails outside any broadcast has no `broadcast_id`).
     if (dims.domain_id !== undefined) {
       if (!domainNames.has(dims.domain_id)) domainNames.set(dims.domain_id, (await store.domains.get(team, dims.domain_id))?.name ?? null);
-      row.domain_id = dims.domain_id || null;
-      row.domain_name = domainNames.get(dims.domain_id);
+      if (dims.domain_id) row.domain_id = dims.domain_id;
+      const name = domainNames.get(dims.domain_id);
+      if (name) row.domain_name = name;
     }
     if (dims.email_id !== undefined) row.email_id = dims.email_id;
-    if (dims.broadcast_id !== undefined) {
+    if (dims.broadcast_id) {
       const id = dims.broadcast_id;
-      if (id && !broadcastNames.has(id)) broadcastNames.set(id, (await store.broadcasts.get(team, id))?.name ?? null);
+      if (!broadcastNames.has(id)) broadcastNames.set(id, (await store.broadcasts.get(team, id))?.name ?? null);
       row.broadcast_id = id;
-      row.broadcast_name = id ? broadcastNames.get(id) : null;
+      const name = broadcastNames.get(id);
+      if (name) row.broadcast_name = name;
     }
     data.push(Object.assign(row, values(counts, p.metrics)));
   }

@@ -41,10 +41,14 @@ import { authRoutes } from './resources/auth';
 import { teamRoutes } from './resources/team';
 import { dashboardRoutes } from './resources/dashboard';
 import { queueRoutes } from './resources/queue';
+import { templatesRoutes } from './resources/templates';
+import { sharedRoutes } from './resources/shared';
+import { usageRoutes } from './resources/usage';
+import { oauthGrantsRoutes } from './resources/oauth-grants';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
-/** Paths served without an API key: health, the OpenAPI document, signed links, the dashboard. */
-export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/dashboard', '/auth'];
+/** Paths served without an API key: health, the OpenAPI document, signed links (downloads, tracking, unsubscribe, shared emails), the dashboard. */
+export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/s/', '/dashboard', '/auth'];
 
 export function isPublic(path: string): boolean {
   return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
@@ -161,6 +165,7 @@ export function buildApp(svc: ApiContext) {
   prometheusRoutes(app, svc);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);
+  sharedRoutes(app, svc);
   trackingRoutes(app, svc);
   receivingRoutes(app, svc);
   metricsRoutes(app, svc);
@@ -173,6 +178,9 @@ export function buildApp(svc: ApiContext) {
   suppressionsRoutes(app, svc);
   logsRoutes(app, svc);
   webhooksRoutes(app, svc);
+  templatesRoutes(app, svc);
+  usageRoutes(app, svc);
+  oauthGrantsRoutes(app);
   routeTable = app.routes.map((r) => ({
     method: r.method,
     path: r.path,

@@ -1,11 +1,16 @@
 // The DNS records a domain must publish (docs/mail.md §2, docs/api.md §9.7) and how their check
-// results add up to the domain's status (§9.8).
+// results add up to the domain's status (§9.8). `records[]` holds only Resend's record kinds (SPF,
+// DKIM, Receiving, Tracking): clients with typed enums reject any other. The DMARC record Posthorn
+// recommends is checked like the others but answered apart, in `recommended_records`.
 import type { DomainRec, DomainStatus, RecordStatus } from '../store';
 
 export type RecordId = 'SPF:MX' | 'SPF:TXT' | 'DKIM' | 'Receiving' | 'DMARC' | 'Tracking';
 
 export const SENDING_RECORDS: RecordId[] = ['SPF:MX', 'SPF:TXT', 'DKIM'];
 export const RECEIVING_RECORDS: RecordId[] = ['Receiving'];
+
+/** Records Posthorn recommends without requiring them: never in `records[]`. */
+const RECOMMENDED: RecordId[] = ['DMARC'];
 
 export interface RecordView {
   record: string;
@@ -49,8 +54,12 @@ export function recordSpecs(d: DomainRec, hosts: RecordHosts) {
   return specs;
 }
 
-export function recordViews(d: DomainRec, hosts: RecordHosts): RecordView[] {
-  return recordSpecs(d, hosts).map(({ id, view }) => ({ ...view, status: d.record_status[id] ?? 'not_started' }));
+/** The records to publish (`records`) and the recommended ones (`recommended_records`), with their status. */
+export function recordViews(d: DomainRec, hosts: RecordHosts): { records: RecordView[]; recommended_records: RecordView[] } {
+  const out = { records: [] as RecordView[], recommended_records: [] as RecordView[] };
+  for (const { id, view } of recordSpecs(d, hosts))
+    (RECOMMENDED.includes(id) ? out.recommended_records : out.records).push({ ...view, status: d.record_status[id] ?? 'not_started' });
+  return out;
 }
 
 type CapState = 'verified' | 'pending' | 'failed' | 'temporary_failure' | 'not_started';

@@ -159,6 +159,7 @@ function emailPayload(e: EmailRec, d: EmailEventDetails): Record<string, unknown
   const headers = Object.entries(e.headers);
   if (headers.length) data.headers = headers.map(([name, value]) => ({ name, value }));
   if (e.broadcast_id) data.broadcast_id = e.broadcast_id;
+  if (e.template_id) data.template_id = e.template_id;
   if (d.bounce) data.bounce = d.bounce;
   if (d.click) data.click = d.click;
   return data;

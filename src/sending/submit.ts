@@ -15,6 +15,7 @@ import { resolveAttachments } from './attachments';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
 import { trackingOf } from './tracking';
+import { applyTemplate } from './template';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -43,7 +44,9 @@ export interface Prepared {
 
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
 export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
-  const v = opts.validated ?? validateEmail(input, { batchItem: opts.batchItem });
+  // A template becomes the send's subject and body first, so every later check sees a plain send.
+  const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input);
+  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
   const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
@@ -92,6 +95,7 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     recipients,
     sent_at: null,
     api_key_id: ctx.key?.id ?? null,
+    ...(t.templateId ? { template_id: t.templateId } : {}),
   };
   // No MIME here: the message is composed from these parts when it is delivered (message.ts).
   const message = { from: v.from, to: v.to, cc: v.cc, reply_to: v.reply_to, tracking: trackingOf(domain) };

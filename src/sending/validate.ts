@@ -52,10 +52,9 @@ export interface ValidateOptions {
   now?: number;
 }
 
+/** One send, its `template` already resolved into subject and body (template.ts). */
 export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): ValidatedEmail {
-  // Before the required fields: a template would supply subject and body itself.
   if (given(input.topic_id)) throw errors.validation('The `topic_id` field is not supported yet.');
-  if (given(input.template)) throw errors.validation('The `template` field is not supported yet.');
   for (const f of ['from', 'to', 'subject'])
     if (!given(input[f]) || (f !== 'subject' && (input[f] === '' || (Array.isArray(input[f]) && (input[f] as unknown[]).length === 0))))
       throw errors.missingField(f);

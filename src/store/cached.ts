@@ -55,6 +55,10 @@ export class CachedRecords<T extends Rec, I extends string = never> implements R
     return this.inner.pageBy(index, value, team, q, defaultLimit, map);
   }
 
+  count(team: string): Promise<number> {
+    return this.inner.count(team);
+  }
+
   all(team: string): Promise<T[]> {
     return this.inner.all(team);
   }

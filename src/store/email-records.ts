@@ -61,6 +61,8 @@ export interface EmailRec extends Rec {
   engagement?: Engagement;
   /** Delivery attempts, oldest first (the last `MAX_ATTEMPTS` kept; older records: absent). */
   attempts?: DeliveryAttempt[];
+  /** The template the email was made from (docs/api.md §20.4); absent without one. */
+  template_id?: string;
 }
 
 /** The most delivery attempts kept on one email. */

@@ -22,6 +22,7 @@ import type {
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from './inbound-records';
+import type { TemplateRec } from './template-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -63,6 +64,8 @@ export interface Records<T extends Rec, I extends string = never> {
   pageBy<R = T>(index: I, value: string, team: string, q: PageQuery, defaultLimit: number | null, map?: (r: T) => R | undefined): Promise<Page<R>>;
   /** Every record of a team, oldest first (small collections: a team's webhooks, domains). */
   all(team: string): Promise<T[]>;
+  /** How many records a team has, counted without reading them (GET /usage). */
+  count(team: string): Promise<number>;
   /** Every record of every team (small collections only: teams, domains). */
   everything(): Promise<T[]>;
 }
@@ -285,6 +288,8 @@ interface Repositories<M extends Mode> {
   webhookAttempts: Coll<M, WebhookAttemptRec, 'event'>;
   receivedEmails: Coll<M, ReceivedEmailRec>;
   receivedContent: Repo<M, Contents<ReceivedContent>, ContentsTx<ReceivedContent>>;
+  /** Email templates; `alias` is unique per team. */
+  templates: Coll<M, TemplateRec, 'alias'>;
   memberships: Repo<M, Memberships, MembershipsTx>;
   queue: Repo<M, Queue, QueueTx>;
   /** Scheduled emails by send time. */

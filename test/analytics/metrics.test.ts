@@ -125,6 +125,14 @@ describe('breakdowns', () => {
     expect(m.totals).toEqual({ sent: 1, bounced: 1 });
   });
 
+  test('by broadcast, unfiltered: the row of emails outside any broadcast has no broadcast keys (never null)', async () => {
+    const m = await emailMetrics(store, TEAM, { dimensions: 'broadcast', metrics: 'sent' }, NOW);
+    const outside = m.data!.find((r) => !('broadcast_id' in r))!;
+    expect(outside).toEqual({ sent: expect.any(Number) });
+    expect(m.data!.some((r) => r.broadcast_id === BROADCAST)).toBe(true);
+    expect(JSON.stringify(m.data)).not.toContain('null');
+  });
+
   test('by email, hourly, from the per-email buckets', async () => {
     const m = await emailMetrics(store, TEAM, { dimensions: 'email,period', granularity: 'hourly', start_date: '2026-03-09', end_date: '2026-03-09', metrics: 'opened,clicked' }, NOW);
     expect(m.data!.map((r) => [r.period, r.opened, r.clicked])).toEqual([

@@ -344,10 +344,10 @@ describe('contact segments (§12.6)', () => {
 
     const add = await p.resend.contacts.segments.add({ email, segmentId: a });
     expect(add.error).toBeNull();
-    expect(add.data).toEqual({ object: 'contact_segment', contact_id: id, segment_id: a } as never);
+    expect(add.data).toEqual({ object: 'contact_segment', id: a, contact_id: id, segment_id: a } as never);
     const raw = await p.api('POST', `/contacts/${id}/segments/${b}`);
     expect(raw.status).toBe(200);
-    expect((await p.api('POST', `/contacts/${id}/segments/${b}`)).body).toEqual({ object: 'contact_segment', contact_id: id, segment_id: b });
+    expect((await p.api('POST', `/contacts/${id}/segments/${b}`)).body).toEqual({ object: 'contact_segment', id: b, contact_id: id, segment_id: b });
 
     const list = await p.resend.contacts.segments.list({ contactId: id });
     expect(list.error).toBeNull();
@@ -362,7 +362,7 @@ describe('contact segments (§12.6)', () => {
 
     const rm = await p.resend.contacts.segments.remove({ contactId: id, segmentId: a });
     expect(rm.error).toBeNull();
-    expect(rm.data).toEqual({ object: 'contact_segment', contact_id: id, segment_id: a, deleted: true } as never);
+    expect(rm.data).toEqual({ object: 'contact_segment', id, audienceId: a, contact_id: id, segment_id: a, deleted: true } as never);
     const again = await p.api('DELETE', `/contacts/${email}/segments/${a}`);
     expect(again.status).toBe(200);
     expect(again.body.deleted).toBe(true);

@@ -35,7 +35,7 @@ async function create(body: Record<string, unknown>) {
 const stored = () => p.svc.store.domains.all(p.creds.team_id);
 
 describe('POST /domains', () => {
-  test('default domain: the §9.7 sending records, DKIM an RSA-2048 key, no object key', async () => {
+  test('default domain: the §9.7 sending records, DMARC apart, DKIM an RSA-2048 key, no object key', async () => {
     const name = uniq();
     const { data, error } = await p.resend.domains.create({ name: name.toUpperCase() });
     expect(error).toBeNull();
@@ -47,19 +47,24 @@ describe('POST /domains', () => {
       status: 'not_started',
       open_tracking: false,
       click_tracking: false,
-      tracking_subdomain: null,
       capabilities: { sending: 'enabled', receiving: 'disabled' },
       records: expect.any(Array),
+      recommended_records: expect.any(Array),
       region: 'us-east-1',
     } as never);
     expect('object' in d).toBe(false);
+    // Optional in the SDK's type, never null: absent without a tracking subdomain (docs/api.md §1.5).
+    expect('tracking_subdomain' in d).toBe(false);
     const dkimValue = d.records.find((r) => r.record === 'DKIM')!.value;
     expect(d.records).toEqual([
       { record: 'SPF', name: 'send', type: 'MX', value: SMTP_HOST, ttl: 'Auto', status: 'not_started', priority: 10 },
       { record: 'SPF', name: 'send', type: 'TXT', value: `v=spf1 a:${SMTP_HOST} ~all`, ttl: 'Auto', status: 'not_started' },
       { record: 'DKIM', name: 'posthorn._domainkey', type: 'TXT', value: dkimValue, ttl: 'Auto', status: 'not_started' },
-      { record: 'DMARC', name: '_dmarc', type: 'TXT', value: 'v=DMARC1; p=none;', ttl: 'Auto', status: 'not_started' },
     ] as never);
+    // Only Resend's record kinds in records[] (typed enums reject others); DMARC is recommended apart.
+    expect((d as unknown as { recommended_records: Rec[] }).recommended_records).toEqual([
+      { record: 'DMARC', name: '_dmarc', type: 'TXT', value: 'v=DMARC1; p=none;', ttl: 'Auto', status: 'not_started' },
+    ]);
     expect(dkimValue).toMatch(/^p=[A-Za-z0-9+/]+=*$/);
     const key = createPublicKey({ key: Buffer.from(dkimValue.slice(2), 'base64'), format: 'der', type: 'spki' });
     expect(key.asymmetricKeyType).toBe('rsa');
@@ -101,15 +106,16 @@ describe('POST /domains', () => {
       ['DKIM', 'TXT', 'posthorn._domainkey', 'p=…', undefined],
       ['Receiving', 'MX', '@', SMTP_HOST, 10],
       ['Tracking', 'CNAME', 'links', 'links.posthorn.test', undefined], // the host of public_url
-      ['DMARC', 'TXT', '_dmarc', 'v=DMARC1; p=none;', undefined],
     ]);
+    expect((d as unknown as { recommended_records: Rec[] }).recommended_records.map((r) => r.record)).toEqual(['DMARC']);
     expect((await p.svc.store.domains.get(p.creds.team_id, d.id))!.tls).toBe('enforced');
   });
 
   test('receiving only: Receiving MX and DMARC, no sending records', async () => {
     const d = await create({ name: uniq(), capabilities: { sending: 'disabled', receiving: 'enabled' } });
     expect(d.capabilities).toEqual({ sending: 'disabled', receiving: 'enabled' });
-    expect(d.records.map((r) => r.record)).toEqual(['Receiving', 'DMARC']);
+    expect(d.records.map((r) => r.record)).toEqual(['Receiving']);
+    expect((d.recommended_records as Rec[]).map((r) => r.record)).toEqual(['DMARC']);
   });
 
   test('IDN names are stored in their ASCII form', async () => {
@@ -222,7 +228,12 @@ describe('GET /domains/{id} and GET /domains', () => {
       tracking_subdomain: 'trk',
       capabilities: { sending: 'enabled', receiving: 'disabled' },
       records: c.records,
+      recommended_records: c.recommended_records,
     } as never);
+    expect(c.records.map((r) => r.record)).not.toContain('DMARC');
+    // Without a tracking subdomain the key is absent, not null.
+    const plain = await create({ name: uniq() });
+    expect('tracking_subdomain' in (await p.api('GET', `/domains/${plain.id}`)).body).toBe(false);
     const list = await p.resend.domains.list();
     expect(list.error).toBeNull();
     const item = list.data!.data.find((x) => x.id === c.id)!;

@@ -106,13 +106,21 @@ describe('send with the SDK', () => {
     const list = await p.api('GET', `/emails/${data!.id}/attachments`);
     expect(list.status).toBe(200);
     const [logo, invoice] = list.body.data;
-    expect(invoice).toMatchObject({ object: 'attachment', filename: 'invoice.pdf', size: pdf.length, content_type: 'application/pdf', content_disposition: 'attachment', content_id: null });
+    expect(invoice).toMatchObject({ object: 'attachment', filename: 'invoice.pdf', size: pdf.length, content_type: 'application/pdf', content_disposition: 'attachment' });
+    // Optional in the SDK's type, never null: no content_id key on a part that has none (docs/api.md §1.5).
+    expect('content_id' in invoice).toBe(false);
     expect(logo).toMatchObject({ filename: 'logo.png', content_disposition: 'inline', content_id: 'logo' });
     const dl = await fetch(invoice.download_url.replace('http://localhost:3000', p.url));
     expect(dl.status).toBe(200);
     expect(Buffer.from(await dl.arrayBuffer())).toEqual(pdf);
     const one = await p.api('GET', `/emails/${data!.id}/attachments/${invoice.id}`);
     expect(one.body.id).toBe(invoice.id);
+    expect('content_id' in one.body).toBe(false);
+    // An unnamed part has no filename key either.
+    const unnamed = await p.resend.emails.send({ from: 'hello@example.test', to: 'carl@dest.test', subject: 'Blob', text: 'x', attachments: [{ content: pdf.toString('base64') }] });
+    const blob = (await p.resend.emails.attachments.list({ emailId: unnamed.data!.id })).data!.data[0];
+    expect(blob).toMatchObject({ object: 'attachment', content_type: 'application/octet-stream', content_disposition: 'attachment' });
+    expect('filename' in blob || 'content_id' in blob).toBe(false);
     const forged = await fetch(invoice.download_url.replace('http://localhost:3000', p.url).replace(/.$/, (c: string) => (c === 'B' ? 'A' : 'B')));
     expect(forged.status).toBe(404);
   });

@@ -180,6 +180,8 @@ describe('public routes', () => {
   test('the OpenAPI document lists the resources', async () => {
     const r = await p.api('GET', '/openapi/json', { key: null });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(['/api-keys', '/domains', '/logs']));
+    expect(Object.keys(r.body.paths)).toEqual(
+      expect.arrayContaining(['/api-keys', '/domains', '/logs', '/templates', '/templates/{id_or_alias}/publish', '/emails/{id}/share', '/usage', '/oauth/grants']),
+    );
   });
 });

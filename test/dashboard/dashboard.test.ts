@@ -12,13 +12,7 @@ import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { mta } from '../helpers/smtp';
 import { waitForEmail } from '../helpers/emails';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
+import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
 let smtp: SmtpListeners;
@@ -197,6 +191,15 @@ describe('every page shows the data made through the SDK', () => {
       expect(await axeViolations(page)).toEqual([]);
     }, 20_000);
   }
+
+  test('domain: the recommended DMARC record in its own table, not among the records to publish', async () => {
+    await page.goto(`${base}/dashboard/domains/${world.domain.id}`);
+    const recommended = page.getByRole('table', { name: 'Recommended DNS records' });
+    await recommended.getByText('_dmarc').first().waitFor({ timeout: 10_000 });
+    const required = page.getByRole('table', { name: 'DNS records to publish' });
+    await required.getByText('_domainkey').first().waitFor({ timeout: 10_000 });
+    expect(await required.getByText('_dmarc').count()).toBe(0);
+  }, 20_000);
 
   test('phone width: the main pages stay readable', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });

@@ -16,7 +16,11 @@ let p: Running;
 let seq = 0;
 const uniq = (label: string) => `${label}-${process.pid}-${seq++}.test`;
 
-type Domain = { id: string; name: string; status: string; records: { record: string; name: string; type: string; value: string; status: string; priority?: number }[] };
+type DnsRecord = { record: string; name: string; type: string; value: string; status: string; priority?: number };
+type Domain = { id: string; name: string; status: string; records: DnsRecord[]; recommended_records: DnsRecord[] };
+
+/** Every record a domain lists: the required ones, then the recommended DMARC (docs/api.md §9.7). */
+const all = (d: Domain) => [...d.records, ...d.recommended_records];
 
 beforeAll(async () => {
   dns = await startDnsServer();
@@ -69,11 +73,11 @@ async function recheck(id: string): Promise<Domain> {
 }
 
 const rec = (d: Domain, record: string, type?: string) => {
-  const r = d.records.find((x) => x.record === record && (!type || x.type === type));
+  const r = all(d).find((x) => x.record === record && (!type || x.type === type));
   if (!r) throw new Error(`no ${record} ${type ?? ''} record`);
   return r;
 };
-const statuses = (d: Domain) => Object.fromEntries(d.records.map((r) => [`${r.record}:${r.type}`, r.status]));
+const statuses = (d: Domain) => Object.fromEntries(all(d).map((r) => [`${r.record}:${r.type}`, r.status]));
 
 describe('test DNS server and Posthorn resolver', () => {
   test('long multi-string TXT records keep their record boundaries', async () => {
@@ -173,7 +177,7 @@ describe('domain verification', () => {
   test('all records published → verified', async () => {
     const d = await create();
     expect(d.status).toBe('not_started');
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     const v = await verifyAndSettle(d.id);
     expect(v.status).toBe('verified');
     expect(statuses(v)).toEqual({ 'SPF:MX': 'verified', 'SPF:TXT': 'verified', 'DKIM:TXT': 'verified', 'DMARC:TXT': 'verified' });
@@ -189,7 +193,7 @@ describe('domain verification', () => {
     const key = rec(d, 'DKIM').value.slice(2);
     // As opendkim-genkey writes it for a zone file: tags first, then the key in ~250-byte pieces.
     const pieces = ['v=DKIM1; h=sha256; k=rsa; ', `p=${key.slice(0, 200)}`, ` ${key.slice(200, 390)}`, key.slice(390)];
-    dns.zone.publish(d.name, d.records, (r) => r.record !== 'DKIM');
+    dns.zone.publish(d.name, all(d), (r) => r.record !== 'DKIM');
     dns.zone.set(`posthorn._domainkey.${d.name}`, 'TXT', [pieces]);
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
   });
@@ -198,7 +202,7 @@ describe('domain verification', () => {
     const other = await create();
     for (const value of [other.records.find((r) => r.record === 'DKIM')!.value, 'v=DKIM1; p=', null]) {
       const d = await create();
-      dns.zone.publish(d.name, d.records, (r) => r.record !== 'DKIM');
+      dns.zone.publish(d.name, all(d), (r) => r.record !== 'DKIM');
       const ours = rec(d, 'DKIM').value;
       dns.zone.set(`posthorn._domainkey.${d.name}`, 'TXT', [value ?? `v=DKIM1; k=ed25519; ${ours}`]);
       const v = await verifyAndSettle(d.id);
@@ -209,12 +213,12 @@ describe('domain verification', () => {
 
   test('missing DKIM → record and domain stay pending', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records, (r) => r.record !== 'DKIM');
+    dns.zone.publish(d.name, all(d), (r) => r.record !== 'DKIM');
     const v = await verifyAndWait(d.id);
     expect(v.status).toBe('pending');
     expect(statuses(v)).toEqual({ 'SPF:MX': 'verified', 'SPF:TXT': 'verified', 'DKIM:TXT': 'pending', 'DMARC:TXT': 'verified' });
     // Published later, the next check (the scheduler's) verifies it.
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'DKIM');
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'DKIM');
     expect((await recheck(d.id)).status).toBe('verified');
   });
 
@@ -223,13 +227,13 @@ describe('domain verification', () => {
     expect(rec(d, 'Tracking')).toMatchObject({ type: 'CNAME', name: 'links', value: 'track.posthorn.test' });
     let v = await verifyAndWait(d.id);
     expect(v.status).toBe('pending');
-    expect(new Set(v.records.map((r) => r.status))).toEqual(new Set(['pending']));
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'SPF' || r.record === 'DKIM');
+    expect(new Set(all(v).map((r) => r.status))).toEqual(new Set(['pending']));
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'SPF' || r.record === 'DKIM');
     v = await recheck(d.id);
     expect(v.status).toBe('verified');
     expect(rec(v, 'DMARC').status).toBe('pending');
     expect(rec(v, 'Tracking').status).toBe('pending');
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'Tracking');
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'Tracking');
     v = await recheck(d.id);
     expect(rec(v, 'Tracking').status).toBe('verified');
     dns.zone.set(`links.${d.name}`, 'CNAME', ['elsewhere.example.test']);
@@ -239,7 +243,7 @@ describe('domain verification', () => {
 
   test('SPF without Posthorn\'s host → SPF record failed, domain failed', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records, (r) => !(r.record === 'SPF' && r.type === 'TXT'));
+    dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'TXT'));
     dns.zone.set(`send.${d.name}`, 'TXT', ['v=spf1 include:_spf.mail.example.test ~all']);
     const v = await verifyAndSettle(d.id);
     expect(rec(v, 'SPF', 'TXT').status).toBe('failed');
@@ -248,13 +252,13 @@ describe('domain verification', () => {
     expect(v.status).toBe('failed');
     // Fixed and verified again.
     dns.zone.clear(`send.${d.name}`, 'TXT');
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'SPF' && r.type === 'TXT');
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'SPF' && r.type === 'TXT');
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
   });
 
   test('SPF MX pointing elsewhere → failed', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records, (r) => !(r.record === 'SPF' && r.type === 'MX'));
+    dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'MX'));
     dns.zone.set(`send.${d.name}`, 'MX', [{ exchange: 'feedback-smtp.example.test', priority: 10 }]);
     const v = await verifyAndSettle(d.id);
     expect(rec(v, 'SPF', 'MX').status).toBe('failed');
@@ -283,7 +287,7 @@ describe('domain verification', () => {
     try {
       for (const [txt, expected] of cases) {
         const d = await create();
-        dns.zone.publish(d.name, d.records, (r) => !(r.record === 'SPF' && r.type === 'TXT'));
+        dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'TXT'));
         dns.zone.set(`send.${d.name}`, 'TXT', txt);
         const v = await verifyAndWait(d.id);
         const spf = rec(v, 'SPF', 'TXT').status;
@@ -300,7 +304,7 @@ describe('domain verification', () => {
     const d = await create();
     const long = `v=spf1 ${Array.from({ length: 20 }, (_, i) => `ip4:192.0.2.${i}`).join(' ')} a:mx.posthorn.test ~all`;
     expect(long.length).toBeGreaterThan(255);
-    dns.zone.publish(d.name, d.records, (r) => !(r.record === 'SPF' && r.type === 'TXT'));
+    dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'TXT'));
     dns.zone.set(`send.${d.name}`, 'TXT', [long]);
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
   });
@@ -308,7 +312,7 @@ describe('domain verification', () => {
   test('custom_return_path: records under it are the ones checked', async () => {
     const d = await create({ customReturnPath: 'bounces' });
     expect(rec(d, 'SPF', 'MX').name).toBe('bounces');
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     expect(dns.zone.get(`bounces.${d.name}`, 'MX')).toHaveLength(1);
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
   });
@@ -316,17 +320,17 @@ describe('domain verification', () => {
   test('receiving enabled with only sending records → partially_verified', async () => {
     const d = await create({ capabilities: { receiving: 'enabled' } });
     expect(rec(d, 'Receiving')).toMatchObject({ type: 'MX', name: '@', value: SMTP_HOST, priority: 10 });
-    dns.zone.publish(d.name, d.records, (r) => r.record !== 'Receiving');
+    dns.zone.publish(d.name, all(d), (r) => r.record !== 'Receiving');
     const v = await verifyAndSettle(d.id);
     expect(v.status).toBe('partially_verified');
     expect(rec(v, 'Receiving').status).toBe('pending');
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'Receiving');
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'Receiving');
     expect((await recheck(d.id)).status).toBe('verified');
   });
 
   test('receiving verified, sending SPF wrong → partially_failed', async () => {
     const d = await create({ capabilities: { receiving: 'enabled' } });
-    dns.zone.publish(d.name, d.records, (r) => !(r.record === 'SPF' && r.type === 'TXT'));
+    dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'TXT'));
     dns.zone.set(`send.${d.name}`, 'TXT', ['v=spf1 a:other.example.test -all']);
     const v = await verifyAndSettle(d.id);
     expect(rec(v, 'Receiving').status).toBe('verified');
@@ -336,14 +340,15 @@ describe('domain verification', () => {
 
   test('receiving-only domain verifies on its MX alone', async () => {
     const d = await create({ capabilities: { sending: 'disabled', receiving: 'enabled' } });
-    expect(d.records.map((r) => r.record)).toEqual(['Receiving', 'DMARC']);
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'Receiving');
+    expect(d.records.map((r) => r.record)).toEqual(['Receiving']);
+    expect(d.recommended_records.map((r) => r.record)).toEqual(['DMARC']);
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'Receiving');
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
   });
 
   test('verified domain loses its DKIM record → temporary_failure, back to verified when restored', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
     const dkimName = `posthorn._domainkey.${d.name}`;
     const published = dns.zone.get(dkimName, 'TXT');
@@ -365,7 +370,7 @@ describe('domain verification', () => {
     const old = new Date(Date.now() - VERIFY_WINDOW_MS - 60_000).toISOString();
     // Verified, then lost its DKIM record 72 h ago.
     const a = await create();
-    dns.zone.publish(a.name, a.records);
+    dns.zone.publish(a.name, all(a));
     expect((await verifyAndSettle(a.id)).status).toBe('verified');
     dns.zone.clear(`posthorn._domainkey.${a.name}`, 'TXT');
     expect((await recheck(a.id)).status).toBe('temporary_failure');
@@ -378,7 +383,7 @@ describe('domain verification', () => {
     expect(rec(v, 'DKIM').status).toBe('failed');
     // Asked to verify 72 h ago, DKIM never published.
     const b = await create();
-    dns.zone.publish(b.name, b.records, (r) => r.record !== 'DKIM');
+    dns.zone.publish(b.name, all(b), (r) => r.record !== 'DKIM');
     expect((await verifyAndWait(b.id)).status).toBe('pending');
     await p.svc.store.write(async (tx) => {
       const recB = (await tx.domains.get(team, b.id))!;
@@ -395,7 +400,7 @@ describe('domain verification', () => {
 
   test('receiving enabled later by PATCH: the new record waits for a match', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
     expect((await p.resend.domains.update({ id: d.id, capabilities: { receiving: 'enabled' } })).error).toBeNull();
     let v = await get(d.id);
@@ -403,7 +408,7 @@ describe('domain verification', () => {
     expect(v.status).toBe('partially_verified');
     v = await recheck(d.id); // not published: stays as it is (not failed)
     expect(rec(v, 'Receiving').status).toBe('not_started');
-    dns.zone.publish(d.name, v.records, (r) => r.record === 'Receiving');
+    dns.zone.publish(d.name, all(v), (r) => r.record === 'Receiving');
     v = await recheck(d.id);
     expect(rec(v, 'Receiving').status).toBe('verified');
     expect(v.status).toBe('verified');
@@ -411,7 +416,7 @@ describe('domain verification', () => {
 
   test('DNS failing (SERVFAIL) → no crash, statuses stay', async () => {
     const verified = await create();
-    dns.zone.publish(verified.name, verified.records);
+    dns.zone.publish(verified.name, all(verified));
     expect((await verifyAndSettle(verified.id)).status).toBe('verified');
     const pending = await create();
     expect((await verifyAndWait(pending.id)).status).toBe('pending');
@@ -420,13 +425,13 @@ describe('domain verification', () => {
     try {
       const v = await recheck(verified.id);
       expect(v.status).toBe('verified');
-      expect(new Set(v.records.map((r) => r.status))).toEqual(new Set(['verified']));
+      expect(new Set(all(v).map((r) => r.status))).toEqual(new Set(['verified']));
       expect((await verifyAndWait(pending.id)).status).toBe('pending');
       // A not_started domain asked to verify while DNS fails: pending, nothing failed.
       const fresh = await create();
       const f = await verifyAndWait(fresh.id);
       expect(f.status).toBe('pending');
-      expect(new Set(f.records.map((r) => r.status))).toEqual(new Set(['pending']));
+      expect(new Set(all(f).map((r) => r.status))).toEqual(new Set(['pending']));
     } finally {
       dns.failWith(null);
     }
@@ -434,7 +439,7 @@ describe('domain verification', () => {
 
   test('DNS timing out or unreachable → statuses stay (short-timeout verifiers on the same store)', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     expect((await verifyAndSettle(d.id)).status).toBe('verified');
     const pending = await create();
     expect((await verifyAndWait(pending.id)).status).toBe('pending');
@@ -453,7 +458,7 @@ describe('domain verification', () => {
     }
     const v = await get(d.id);
     expect(v.status).toBe('verified');
-    expect(new Set(v.records.map((r) => r.status))).toEqual(new Set(['verified']));
+    expect(new Set(all(v).map((r) => r.status))).toEqual(new Set(['verified']));
     expect((await get(pending.id)).status).toBe('pending');
     // ...and the same verifier sees DNS again once it answers.
     dns.zone.clear(`posthorn._domainkey.${d.name}`);
@@ -463,7 +468,7 @@ describe('domain verification', () => {
 
   test('POST /domains/{id}/verify answers before the DNS lookups finish', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records);
+    dns.zone.publish(d.name, all(d));
     const dkimName = `posthorn._domainkey.${d.name}`;
     dns.zone.fail(dkimName, 'DROP'); // the DKIM lookup hangs until its timeout
     const before = dns.queries.length;
@@ -483,10 +488,10 @@ describe('domain verification', () => {
 
   test('a check asked for while one runs is run again afterwards', async () => {
     const d = await create();
-    dns.zone.publish(d.name, d.records, (r) => r.record !== 'DKIM');
+    dns.zone.publish(d.name, all(d), (r) => r.record !== 'DKIM');
     const team = p.creds.team_id;
     await p.svc.domains.request(team, d.id); // marks pending and starts a check
-    dns.zone.publish(d.name, d.records, (r) => r.record === 'DKIM');
+    dns.zone.publish(d.name, all(d), (r) => r.record === 'DKIM');
     await p.svc.domains.check(team, d.id); // the first check may have looked already: queued behind it
     await p.svc.domains.idle();
     expect((await get(d.id)).status).toBe('verified');

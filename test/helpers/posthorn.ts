@@ -13,6 +13,14 @@ import { startDnsServer } from './dns';
 
 setQuiet(true);
 
+/** A loopback port free right now (for a server whose URL must be known before it starts: public_url). */
+export async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
 export interface Running {
   url: string;
   apiKey: string;

@@ -129,6 +129,9 @@ describe('receiving', () => {
     const invoice = list.body.data.find((x: { filename: string }) => x.filename === 'invoice.pdf');
     const invoiceUrl: string = invoice.download_url;
     expect(invoice).toMatchObject({ object: 'attachment', size: pdf.length, download_url: expect.any(String), expires_at: expect.any(String) });
+    // The attachment object leaves out a content_id the part does not have (docs/api.md §1.5).
+    expect('content_id' in invoice).toBe(false);
+    expect(list.body.data.find((x: { filename: string }) => x.filename === 'logo.png').content_id).toBe('logo');
     const dl = await fetch(local(invoiceUrl));
     expect(dl.status).toBe(200);
     expect(dl.headers.get('content-type')).toBe('application/pdf');

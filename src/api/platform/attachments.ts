@@ -26,14 +26,15 @@ export interface AttachmentRoutes {
 }
 
 export function attachmentRoutes(app: App, o: AttachmentRoutes) {
+  // `filename` and `content_id` are optional in the SDK's type, never null: left out when absent.
   const view = async (e: Owner, a: AttachmentMeta) => ({
     object: 'attachment',
     id: a.id,
-    filename: a.filename,
+    ...(a.filename !== null ? { filename: a.filename } : {}),
     size: a.size,
     content_type: a.content_type,
     content_disposition: a.content_disposition,
-    content_id: a.content_id,
+    ...(a.content_id !== null ? { content_id: a.content_id } : {}),
     ...(await o.links.download({ kind: o.kind, team: e.team_id, email: e.id, attachment: a.id })),
   });
   const what = o.kind === 'sent-attachment' ? 'a sent email' : 'a received email';

@@ -147,13 +147,23 @@ export function contactsRoutes(app: App, svc: ApiContext) {
     return { object: 'contact_segment', contact_id: contactId, segment_id: segmentId };
   };
 
-  app.post('/contacts/:id_or_email/segments/:segment_id', ({ request, params }) => membership(request, params, true), {
-    detail: { summary: 'Add a contact to a segment', tags },
-  });
+  // Resend's shapes (docs/api.md §12.1): adding answers the segment as `id`; removing names the
+  // contact as `id` and the segment as `audienceId` (sic, camelCase).
+  app.post(
+    '/contacts/:id_or_email/segments/:segment_id',
+    async ({ request, params }) => {
+      const m = await membership(request, params, true);
+      return { ...m, id: m.segment_id };
+    },
+    { detail: { summary: 'Add a contact to a segment', tags } },
+  );
 
   app.delete(
     '/contacts/:id_or_email/segments/:segment_id',
-    async ({ request, params }) => ({ ...(await membership(request, params, false)), deleted: true }),
+    async ({ request, params }) => {
+      const m = await membership(request, params, false);
+      return { ...m, id: m.contact_id, audienceId: m.segment_id, deleted: true };
+    },
     { detail: { summary: 'Remove a contact from a segment', tags } },
   );
 

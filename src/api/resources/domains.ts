@@ -16,6 +16,9 @@ const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { erro
 const Tls = t.Union([t.Literal('opportunistic'), t.Literal('enforced')], { error: 'The `tls` field must be "opportunistic" or "enforced".' });
 const Bool = (name: string) => t.Boolean({ error: `The \`${name}\` field must be a boolean.` });
 
+/** `tracking_subdomain` when one is set: the SDK types it optional, never null (docs/api.md §9.1). */
+const trackingSubdomain = (d: DomainRec) => (d.tracking_subdomain ? { tracking_subdomain: d.tracking_subdomain } : {});
+
 export function domainsRoutes(app: App, { store, config, domains: verifier }: ApiContext) {
   const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
   const summary = (d: DomainRec) => ({
@@ -96,9 +99,9 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
         status: d.status,
         open_tracking: d.open_tracking,
         click_tracking: d.click_tracking,
-        tracking_subdomain: d.tracking_subdomain,
+        ...trackingSubdomain(d),
         capabilities: d.capabilities,
-        records: recordViews(d, hosts),
+        ...recordViews(d, hosts),
         region: d.region,
       };
     },
@@ -125,7 +128,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
     '/domains/:id',
     async ({ request, params }) => {
       const d = await load(request, params.id);
-      return { object: 'domain', ...summary(d), tracking_subdomain: d.tracking_subdomain, records: recordViews(d, hosts) };
+      return { object: 'domain', ...summary(d), ...trackingSubdomain(d), ...recordViews(d, hosts) };
     },
     { detail: { summary: 'Retrieve a domain', tags } },
   );

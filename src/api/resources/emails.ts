@@ -1,4 +1,4 @@
-// Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, attachments.
+// Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, attachments, share.
 // Sending goes through the one sending core (src/sending/submit.ts).
 import { t } from 'elysia';
 import type { App, ApiContext } from '../app';
@@ -14,6 +14,7 @@ import { reschedule, cancel } from '../../sending/scheduled';
 import { composeEmail } from '../../sending/message';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
+import { parseExpiresIn, shareEmail } from '../../sharing';
 
 const tags = ['Emails'];
 
@@ -178,6 +179,18 @@ export function emailsRoutes(app: App, svc: ApiContext) {
       return { object: 'email', id };
     },
     { detail: { summary: 'Cancel a scheduled email', tags } },
+  );
+
+  app.post(
+    '/emails/:id/share',
+    async ({ request, params, body }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
+      const url = await shareEmail(store, links, team, id, parseExpiresIn(body.expires_in));
+      return { object: 'email', id, url };
+    },
+    { detail: { summary: 'Share an email (sent or received): a signed, read-only public page', tags } },
   );
 
   attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });

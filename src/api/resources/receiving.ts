@@ -3,12 +3,13 @@
 // Registered before emails.ts; `/emails/receiving` is a literal segment, which Elysia's router
 // prefers over the `/emails/:id` parameter whatever the order (docs/api.md §2 item 15).
 import type { App, ApiContext } from '../app';
-import type { ReceivedEmailRec, ReceivedContent } from '../../store';
+import type { ReceivedEmailRec } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
+import { inlineImages } from '../../mail/cid';
 
 const tags = ['Receiving'];
 const HTML_FORMATS = ['cid', 'data_uri'] as const;
@@ -39,22 +40,6 @@ function summary(r: ReceivedEmailRec) {
   };
 }
 
-/**
- * `cid:` references to image parts replaced by data: URIs of their bytes — the rule mailparser
- * applies when it inlines (cid: followed by up to 256 characters other than quotes and spaces).
- */
-export function inlineImages(html: string, r: ReceivedEmailRec, content: ReceivedContent): string {
-  return html.replace(/\bcid:([^'"\s]{1,256})/g, (match, ref: string) => {
-    let id = ref;
-    try {
-      id = decodeURIComponent(ref); // RFC 2392 §2: a cid URL is URL-encoded
-    } catch {}
-    const a = r.attachments.find((x) => x.content_id !== null && (x.content_id === ref || x.content_id === id) && /^image\//i.test(x.content_type));
-    const bytes = a && content.files[a.id];
-    return a && bytes ? `data:${a.content_type};base64,${Buffer.from(bytes).toString('base64')}` : match;
-  });
-}
-
 export function receivingRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
   const links = new SignedLinks(store.secret('links'), svc.config.public_url);
@@ -76,7 +61,7 @@ export function receivingRoutes(app: App, svc: ApiContext) {
         throw errors.validation('The `html_format` parameter must be `cid` or `data_uri`.');
       const content = await store.receivedContent.get(r.team_id, r.id);
       if (!content) throw errors.notFound('Email');
-      const html = content.html !== null && format === 'data_uri' ? inlineImages(content.html, r, content) : content.html;
+      const html = content.html !== null && format === 'data_uri' ? inlineImages(content.html, r.attachments, content.files) : content.html;
       const { attachments, ...rest } = summary(r);
       return {
         object: 'email',

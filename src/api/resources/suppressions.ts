@@ -8,7 +8,6 @@ import { idOrEmail, pageQuery, listOf } from '../platform/params';
 import { errors, ApiError } from '../../errors';
 import { isUuid } from '../../ids';
 import { parseEmail } from '../../mail/address';
-import { invalidAddress } from '../../sending/address';
 import { ORIGINS, findSuppression, suppress, unsuppress, type SuppressionRef } from '../../suppressions';
 
 const tags = ['Suppressions'];
@@ -20,7 +19,7 @@ const entry = (s: SuppressionRec) => ({ id: s.id, email: s.email, origin: s.orig
 /** A bare address to suppress, normalised (domain lowercased); 422 naming `field` otherwise. */
 function emailField(field: string, value: string): string {
   const a = parseEmail(value.trim());
-  if (!a) throw invalidAddress(field);
+  if (!a) throw errors.invalidAddress(field);
   return a.address;
 }
 

@@ -155,6 +155,11 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     return Array.from(this.db.getRange({ start: [team, ''], end: [team, '\uffff'] }), ({ value }) => strip(value as T & Stored));
   }
 
+  async count(team: string): Promise<number> {
+    // Counted by LMDB over the team's key range: no record is decoded.
+    return this.db.getKeysCount({ start: [team, ''], end: [team, '\uffff'] });
+  }
+
   async everything(): Promise<T[]> {
     return Array.from(this.db.getRange({}), ({ value }) => strip(value as T & Stored));
   }

@@ -20,6 +20,9 @@ function useRecords(o: object): boolean {
 /** How every database of the environment encodes values (and a backup's copy reads them). */
 export const ENCODING = { sharedStructuresKey: Symbol.for('structures'), useRecords, mapsAsObjects: true } as const;
 
+/** Room for the named databases of every collection, present and to come. */
+export const MAX_DBS = 128;
+
 export class LmdbEnv {
   readonly root: RootDatabase;
   private readonly dbs = new Map<string, Database>();
@@ -32,7 +35,8 @@ export class LmdbEnv {
       path: join(dataDir, 'posthorn.mdb'),
       // 1 TiB of address space; the file only grows as data is written.
       mapSize: 2 ** 40,
-      maxDbs: 64,
+      // Named databases: two per collection (records and indexes) and a few more; 52 are in use.
+      maxDbs: MAX_DBS,
       // Structured records with shared msgpack structures.
       ...ENCODING,
     });

@@ -3,7 +3,7 @@
 import { open } from 'lmdb';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LmdbEnv, ENCODING } from './env';
+import { LmdbEnv, ENCODING, MAX_DBS } from './env';
 import { SpillFiles } from './spill';
 import { TtlIndex } from './ttl';
 import { LmdbCollection, LmdbContents } from './collection';
@@ -22,6 +22,7 @@ import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, Seg
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
+import type { TemplateRec } from '../template-records';
 
 const DAY = 86_400_000;
 
@@ -54,6 +55,7 @@ class Repos {
   readonly webhookAttempts: LmdbCollection<WebhookAttemptRec, 'event'>;
   readonly receivedEmails: LmdbCollection<ReceivedEmailRec>;
   readonly receivedContent: LmdbContents<ReceivedContent>;
+  readonly templates: LmdbCollection<TemplateRec, 'alias'>;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
   readonly schedule: LmdbDueIndex;
@@ -121,6 +123,7 @@ class Repos {
     this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
     this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
     this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
+    this.templates = new LmdbCollection<TemplateRec, 'alias'>(env, ttl, 'templates', [{ name: 'alias', value: (t) => t.alias, unique: true }]);
   }
 }
 
@@ -276,7 +279,7 @@ export class LmdbStore extends Repos implements Store {
     // The snapshot first; then every file a record of it names. Files are never changed and stay
     // in the trash for a day after their record goes, so each is still there to copy.
     await this.env.root.backup(dest, opts.compact);
-    const snapshot = open({ path: dest, readOnly: true, maxDbs: 64, ...ENCODING });
+    const snapshot = open({ path: dest, readOnly: true, maxDbs: MAX_DBS, ...ENCODING });
     let files = 0;
     try {
       for (const name of ['email_content', 'received_content']) {

@@ -132,12 +132,12 @@ export function DomainPage({ id }: { id: string }) {
         </p>
       )}
       <Section title="DNS records">
-        <Records records={x.records ?? []} />
+        <Records caption="DNS records to publish" records={x.records ?? []} />
       </Section>
       {!!x.recommended_records?.length && (
-        <Section title="Recommended">
+        <Section title="Recommended records">
           <p class="muted small">Not needed for verification, but mailbox providers expect a DMARC policy from bulk senders.</p>
-          <Records records={x.recommended_records} />
+          <Records caption="Recommended DNS records" records={x.recommended_records} />
         </Section>
       )}
       <Section title="Settings">
@@ -176,11 +176,11 @@ function Toggle({ label, hint, checked, onChange }: { label: string; hint: strin
   );
 }
 
-function Records({ records }: { records: DnsRecord[] }) {
+function Records({ caption, records }: { caption: string; records: DnsRecord[] }) {
   if (!records.length) return <p class="muted">No records needed.</p>;
   return (
     <Table
-      caption="DNS records"
+      caption={caption}
       rows={records.map((r, i) => ({ ...r, id: String(i) }))}
       columns={[
         { label: 'Purpose', render: (r) => r.record },

@@ -1,0 +1,32 @@
+// `template` on a send (docs/api.md §20.4), for every way in that calls `prepare` — POST /emails,
+// each batch item, anything else: the published template, rendered with the request's variables,
+// becomes the send's subject, html and text before the rest of the checks run. The request's
+// `from`, `subject` and `reply_to` win over the template's; `html` and `text` may not be given.
+import type { StoreReader } from '../store';
+import { renderForSend, sendTemplate, bodyWithTemplate } from '../templates';
+import type { EmailInput } from './types';
+
+const given = (v: unknown) => v !== undefined && v !== null;
+
+/** The send `input` stands for, and the template it used (null without one). */
+export async function applyTemplate(r: StoreReader, team: string, input: EmailInput): Promise<{ input: EmailInput; templateId: string | null }> {
+  if (!given(input.template)) return { input, templateId: null };
+  // `react` never reaches a server (the SDK renders it to html), but a plain client may send it.
+  for (const field of ['html', 'text', 'react']) if (given(input[field])) throw bodyWithTemplate(field);
+  const { ref, variables } = sendTemplate(input.template);
+  const t = await renderForSend(r, team, ref, variables);
+  const { template: _, ...rest } = input;
+  const or = (field: string, fallback: unknown) => (given(input[field]) ? input[field] : (fallback ?? undefined));
+  return {
+    templateId: t.template_id,
+    input: {
+      ...rest,
+      from: or('from', t.from),
+      subject: or('subject', t.subject),
+      reply_to: or('reply_to', t.reply_to),
+      html: t.html,
+      // null: derived from the html, as for any send; "" = no text part.
+      text: t.text ?? undefined,
+    },
+  };
+}
