@@ -7,6 +7,10 @@ export function setQuiet(q: boolean): void {
   quiet = q;
 }
 
+export function isQuiet(): boolean {
+  return quiet;
+}
+
 function emit(level: Level, event: string, fields: Record<string, unknown> = {}): void {
   if (quiet) return;
   const line: Record<string, unknown> = { time: new Date().toISOString(), level, event, ...fields };

@@ -2,13 +2,13 @@
 // wires them together — the event sinks, which worker the store wakes when work becomes due, and
 // the order of shutdown. Every part receives only what it names in its own deps type.
 import type { Config } from './config';
-import { openStore, type Store, type StoreOptions } from './store';
+import { openStore, storeOptions, type Store } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
-import { Events } from './events';
+import type { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
-import { DeliveryEngine } from './delivery';
-import { WebhookDispatcher, fanOut } from './events/webhooks';
+import { createEvents } from './events/webhooks';
+import { BackOfficeThread } from './backoffice/host';
 import { BroadcastSender } from './broadcasts/runner';
 import { Feedback } from './feedback';
 import { Telemetry } from './telemetry';
@@ -23,10 +23,11 @@ export interface Services {
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
-  /** The delivery queue's worker; `start()` is called by `serve` (and the test harness). */
-  delivery: DeliveryEngine;
-  /** The webhook outbox's worker; started like `delivery`. */
-  webhooks: WebhookDispatcher;
+  /**
+   * Delivery and webhook delivery, on a thread of their own (backoffice/); `start()` is called by
+   * `serve` (and the test harness).
+   */
+  backOffice: BackOfficeThread;
   /** Background broadcast sends; the scheduler releases due ones. */
   broadcasts: BroadcastSender;
   /** Bounces and complaints arriving at return-path addresses. */
@@ -39,26 +40,19 @@ export interface Services {
   dashboard: DashboardAssets;
 }
 
-/** How the store is opened for this configuration (serve and the CLI alike). */
-export function storeOptions(config: Config): StoreOptions {
-  // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
-  const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
-  return { dataDir: config.data_dir, retentionDays: config.retention.days, holdMs: Math.max(config.delivery.retry_window, webhookRetries) };
-}
 
 export async function createServices(config: Config): Promise<Services> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
-  const events = new Events();
-  const delivery = new DeliveryEngine({ store, events, dns, config });
-  const webhooks = new WebhookDispatcher({ store, config });
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
-  events.onEvent(fanOut);
+  const events = createEvents();
+  const backOffice = new BackOfficeThread(config);
   const telemetry = new Telemetry(store);
   events.observe((ev) => telemetry.event(ev));
-  // Work committed to the queue or the outbox wakes the worker that does it.
-  store.on('queue', () => delivery.kick());
-  store.on('outbox', () => webhooks.kick());
+  telemetry.addCounts(() => backOffice.counts());
+  // Work committed here to the queue or the outbox wakes the back office, which does it.
+  store.on('queue', () => backOffice.kick('queue'));
+  store.on('outbox', () => backOffice.kick('outbox'));
   return {
     config,
     store,
@@ -66,8 +60,7 @@ export async function createServices(config: Config): Promise<Services> {
     events,
     domains: new DomainVerifier(store, dns, config),
     limiter: new RateLimiter(config.limits.requests_per_second),
-    delivery,
-    webhooks,
+    backOffice,
     broadcasts: new BroadcastSender({ store, events, config }),
     feedback: new Feedback({ store, events }),
     telemetry,
@@ -80,6 +73,6 @@ export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await svc.broadcasts.stop();
-  await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
+  await svc.backOffice.stop();
   await svc.store.close();
 }

@@ -185,7 +185,7 @@ const rssBefore = process.memoryUsage().rss;
 let rssPeak = rssBefore;
 const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
 const t0 = performance.now();
-await svc.delivery.start();
+await svc.backOffice.start();
 const deadline = Date.now() + 30 * 60_000;
 while ((await svc.store.queue.size()) > 0) {
   if (Date.now() > deadline) fail(`queue not empty after 30 minutes (${await svc.store.queue.size()} entries left)`);

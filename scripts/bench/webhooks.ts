@@ -128,9 +128,9 @@ async function main(): Promise<void> {
   let rssPeak = process.memoryUsage().rss;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
   const t1 = performance.now();
-  svc.webhooks.start();
+  await svc.backOffice.start();
   while ((await svc.store.outbox.size()) > 0) await Bun.sleep(20);
-  await svc.webhooks.idle();
+  await svc.backOffice.idle('webhooks');
   const drainSeconds = (performance.now() - t1) / 1000;
   clearInterval(sampler);
   const rssEnd = process.memoryUsage().rss;

@@ -6,8 +6,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config';
-import { openStore } from '../store';
-import { storeOptions } from '../services';
+import { openStore, storeOptions } from '../store';
 
 export async function backup(config: Config, dest: string, opts: { compact: boolean }): Promise<number> {
   const target = resolve(dest);

@@ -1,7 +1,6 @@
 // `posthorn init [--json]`: provision a team for automation (README, "First email in five minutes").
 import type { Config } from '../config';
-import { openStore } from '../store';
-import { storeOptions } from '../services';
+import { openStore, storeOptions } from '../store';
 import { createTeam, type Credentials } from '../accounts/bootstrap';
 
 export async function init(config: Config, opts: { json: boolean; adminEmail?: string }): Promise<number> {

@@ -1,7 +1,6 @@
 // `posthorn keys create`: the same key creation as POST /api-keys, from the shell.
 import type { Config } from '../config';
-import { openStore } from '../store';
-import { storeOptions } from '../services';
+import { openStore, storeOptions } from '../store';
 import { createApiKey } from '../accounts/api-keys';
 import { ApiError } from '../errors';
 

@@ -26,8 +26,7 @@ export async function serve(config: Config): Promise<number> {
   svc.telemetry.smtpSessions = () => smtp.sessions();
   const scheduler = startScheduler(svc);
   const memory = keepMemoryTidy();
-  await svc.delivery.start();
-  svc.webhooks.start();
+  await svc.backOffice.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
 
   return await new Promise<number>((resolve) => {

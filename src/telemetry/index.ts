@@ -7,6 +7,23 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventRec, StoreReader } from '../store';
 
+/**
+ * Email events counted by type since start (`email.delivered` → n), in one thread: a map update per
+ * event. The HTTP thread's Telemetry shows its own counts and those of the delivery thread.
+ */
+export class EventCounts {
+  private readonly counts = new Map<string, number>();
+
+  /** A committed event (Events calls this after the commit). */
+  event(ev: EventRec): void {
+    if (ev.type.startsWith('email.')) this.counts.set(ev.type, (this.counts.get(ev.type) ?? 0) + 1);
+  }
+
+  snapshot(): Map<string, number> {
+    return new Map(this.counts);
+  }
+}
+
 /** Delivery outcomes per recipient, by the event that records them. */
 const DELIVERY_RESULT: Record<string, string> = { delivered: 'delivered', bounced: 'bounced', delivery_delayed: 'deferred' };
 
@@ -21,7 +38,7 @@ export class Telemetry {
   /** The queue's state, read once per scrape (a walk over the queue's keys) for the gauges that show it. */
   private queue = { ready: 0, waiting: 0, oldest: null as number | null };
   /** Email events since start by type (`email.delivered` → n), and what the counters show of them. */
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new EventCounts();
   private readonly reported = new Map<string, number>();
   private readonly sources: (() => Promise<Map<string, number>>)[] = [];
   private readonly httpChildren = new Map<string, ReturnType<Histogram['labels']>>();
@@ -92,12 +109,7 @@ export class Telemetry {
 
   /** A committed event (Events calls this after the commit): counted here, handed to prom-client at scrape time. */
   event(ev: EventRec): void {
-    if (ev.type.startsWith('email.')) this.counts.set(ev.type, (this.counts.get(ev.type) ?? 0) + 1);
-  }
-
-  /** Events counted since start, by type: what another thread's Telemetry adds to this one's (`addCounts`). */
-  eventCounts(): Map<string, number> {
-    return new Map(this.counts);
+    this.counts.event(ev);
   }
 
   /** Counts of events recorded elsewhere (the delivery thread), read at each scrape. */
@@ -115,7 +127,7 @@ export class Telemetry {
 
   /** Move the prom-client counters up to the event counts (here and from every source). */
   private async countEvents(): Promise<void> {
-    const totals = new Map(this.counts);
+    const totals = this.counts.snapshot();
     for (const source of this.sources) for (const [k, v] of await source()) totals.set(k, (totals.get(k) ?? 0) + v);
     const add = (counter: Counter, key: string, labels: Record<string, string> | null, total: number) => {
       const delta = total - (this.reported.get(key) ?? 0);

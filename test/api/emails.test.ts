@@ -296,7 +296,7 @@ describe('scheduling', () => {
     });
     await waitForEmail(p.svc, { team_id: team, id: control }, (e) => e.last_event === 'delivered');
     expect(sink.to('control@dest.test')).toHaveLength(1);
-    await p.svc.delivery.idle();
+    await p.svc.backOffice.idle('delivery');
     expect(sink.to('never@dest.test')).toHaveLength(0);
     expect(await lastEvent(never)).toBe('canceled');
     const types = await eventTypes(p.svc, { team_id: team, id: never });

@@ -63,7 +63,7 @@ async function drained(webhookId: string, team = p.creds.team_id): Promise<void>
       (await p.svc.store.webhookEvents.findAll('outstanding', webhookId, team)).length === 0,
     `nothing outstanding for webhook ${webhookId}`,
   );
-  await p.svc.webhooks.idle();
+  await p.svc.backOffice.idle('webhooks');
 }
 
 /** A webhook registered with the SDK; returns its id and secret. */

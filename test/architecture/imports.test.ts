@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   ['contacts', 'feedback', 'analytics'],
   ['sending'],
   ['delivery', 'broadcasts', 'tracking'],
-  ['api', 'smtp', 'scheduler', 'dashboard'], // ways in
+  ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root
   ['cli'],
   ['main'],

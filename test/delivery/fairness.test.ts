@@ -3,6 +3,7 @@
 // destination queued after a backlog for the slow one is still delivered.
 import { test, expect } from 'bun:test';
 import { createServer, type Socket } from 'node:net';
+import { DEFAULT_POOL } from '../../src/delivery/pool';
 import { startMailWorld } from '../helpers/world';
 import { queueEmail, waitForEmail } from '../helpers/emails';
 import type { EmailRec } from '../../src/store';
@@ -23,7 +24,7 @@ test('a hanging MX holds at most its per-destination share of the delivery slots
     const done = await waitForEmail(p.svc, healthy, (e) => e.recipients['ann@dest.test'] === 'delivered');
     expect(done.last_event).toBe('delivered');
     // The backlog is still waiting, and never took more than its share of connections.
-    expect(held.length).toBeLessThanOrEqual(p.svc.delivery.pool.perDestination);
+    expect(held.length).toBeLessThanOrEqual(DEFAULT_POOL.perDestination);
     const stored = await Promise.all(backlog.map((e) => p.svc.store.emails.get(e.team_id, e.id)));
     expect(stored.every((e, i) => e!.recipients[backlog[i]!.to[0]!] === 'pending')).toBe(true);
   } finally {

@@ -9,6 +9,7 @@ import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled, eventsOf, eventTypes } from '../helpers/emails';
 import type { DomainRec } from '../../src/store';
 import { resolveVerp } from '../../src/feedback';
+import { Verp } from '../../src/mail/verp';
 
 let dns: TestDns;
 let sink: Sink;
@@ -45,7 +46,7 @@ describe('MX delivery', () => {
     expect(msg.helo).toBe('mx.posthorn.test');
     // VERP: bounces+<token>@<return path>.<domain>, decodable to this email.
     expect(msg.mailFrom).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
-    expect(await resolveVerp(p.svc.store, p.svc.delivery.verp, msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
+    expect(await resolveVerp(p.svc.store, new Verp(p.svc.store.secret('verp')), msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
 
     const raw = msg.raw.toString('latin1');
     expect(raw.startsWith('DKIM-Signature: ')).toBe(true);
@@ -212,7 +213,7 @@ describe('connections', () => {
   });
 
   test('at most 5 connections to one destination host, however many messages are due', async () => {
-    await p.svc.delivery.idle();
+    await p.svc.backOffice.idle('delivery');
     const before = sink.connections();
     const emails = await Promise.all(Array.from({ length: 30 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
     for (const e of emails) await waitForEmail(p.svc, e, settled);

@@ -154,7 +154,7 @@ describe('persist before acting', () => {
     expect(mid.sent_at).not.toBeNull();
 
     // Shut down without waiting for the attempt: it is abandoned, its entry stays.
-    await p.svc.delivery.stop(50);
+    await p.svc.backOffice.stop(50);
     await p.stop();
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => silent.close(() => r()));

@@ -37,7 +37,7 @@ test('an email scheduled before a shutdown is sent after the restart; a cancelle
       expect((await second.svc.store.emails.get(team, dropped.data!.id))?.last_event).toBe('canceled');
       expect(await second.svc.store.queue.entriesOf(team, dropped.data!.id)).toEqual([]);
       expect((await second.svc.store.schedule.due(Date.now() + 365 * 86_400_000)).filter((d) => d.id === dropped.data!.id)).toEqual([]);
-      await second.svc.delivery.idle();
+      await second.svc.backOffice.idle('delivery');
       expect(sink.to('kept@dest.test').length).toBe(1);
       expect(sink.to('dropped@dest.test').length).toBe(0);
     } finally {

@@ -7,11 +7,19 @@ import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';
 import { isWebhookEventKind } from './kinds';
 import { newSigningSecret } from './signing';
-import { dropOutstanding, moveEvent } from './outbox';
+import { dropOutstanding, fanOut, moveEvent } from './outbox';
+import { Events } from '../index';
 
 export { WebhookDispatcher, type DispatcherOptions, type DispatcherDeps } from './dispatcher';
 export { fanOut } from './outbox';
 export { isMsgId } from './signing';
+
+/** The event function as every thread uses it: webhook-visible events fan out to the outbox inside their own unit of work. */
+export function createEvents(): Events {
+  const events = new Events();
+  events.onEvent(fanOut);
+  return events;
+}
 
 /** How long the secret before a rotation keeps signing (docs/api.md §14.5). */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;

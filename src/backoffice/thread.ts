@@ -1,0 +1,64 @@
+// The back office's thread (parts.ts): a Worker started by host.ts. It opens the store itself —
+// LMDB shares one environment between the threads of a process — and answers the host's messages:
+// `init` (the configuration), `kick` (the other thread committed work of this kind), `idle` and
+// `counts` (questions, answered by id), `stop` (finish, close the store, say `stopped`).
+import type { Config } from '../config';
+import { openStore, storeOptions, type Signal, type Store } from '../store';
+import { log, setQuiet } from '../log';
+import { createBackOffice, type BackOffice } from './parts';
+import type { ToThread, FromThread } from './messages';
+
+declare const self: Worker;
+
+let store: Store | null = null;
+let office: BackOffice | null = null;
+
+const send = (m: FromThread) => self.postMessage(m);
+
+self.onmessage = (e: MessageEvent<ToThread>) => {
+  const m = e.data;
+  switch (m.t) {
+    case 'init':
+      void init(m.config, m.quiet);
+      break;
+    case 'kick':
+      kick(m.signal);
+      break;
+    case 'idle':
+      void (m.what === 'delivery' ? office?.delivery.idle() : office?.webhooks.idle())?.then(() => send({ t: 'reply', id: m.id, value: null }));
+      break;
+    case 'counts':
+      send({ t: 'reply', id: m.id, value: [...(office?.counts.snapshot() ?? [])] });
+      break;
+    case 'stop':
+      void stop(m.graceMs);
+      break;
+  }
+};
+
+function kick(signal: Signal): void {
+  if (signal === 'queue') office?.delivery.kick();
+  else office?.webhooks.kick();
+}
+
+async function init(config: Config, quiet: boolean): Promise<void> {
+  setQuiet(quiet);
+  try {
+    store = await openStore(storeOptions(config));
+    office = createBackOffice(config, store);
+    await office.start();
+    send({ t: 'ready' });
+  } catch (e) {
+    send({ t: 'failed', error: String((e as Error)?.stack ?? e) });
+  }
+}
+
+async function stop(graceMs: number): Promise<void> {
+  try {
+    await office?.stop(graceMs);
+    await store?.close();
+  } catch (e) {
+    log.error('backoffice.stop_failed', { error: String((e as Error)?.stack ?? e) });
+  }
+  send({ t: 'stopped' });
+}
