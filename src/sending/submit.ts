@@ -16,6 +16,7 @@ import { composeMime } from './mime';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
 import { withTracking } from './tracking';
+import { topicField } from '../topics';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -45,6 +46,9 @@ export interface Prepared {
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
 export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
   const v = opts.validated ?? validateEmail(input, { batchItem: opts.batchItem });
+  // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
+  // receives the email is decided when it is queued (enqueue.ts).
+  if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');
   const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
@@ -92,6 +96,7 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     message_id: messageId,
     broadcast_id: ctx.broadcastId ?? null,
     contact_id: ctx.contactId ?? null,
+    topic_id: v.topic_id,
     attachments: metas,
     recipients,
     sent_at: null,

@@ -8,6 +8,7 @@ export * from './records';
 export * from './email-records';
 export * from './webhook-records';
 export * from './inbound-records';
+export * from './audience-records';
 
 /** Open the store (creating it on first use). */
 export function openStore(opts: StoreOptions): Promise<Store> {

@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ['work'], // shared machinery: the due-work loop, retry schedules
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits', 'telemetry'],
-  ['accounts', 'domains', 'suppressions', 'events'],
+  ['accounts', 'domains', 'suppressions', 'events', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending'],
   ['delivery', 'broadcasts', 'tracking'],
