@@ -10,6 +10,7 @@ import { RateLimiter } from './limits/ratelimit';
 import { DeliveryEngine } from './delivery';
 import { WebhookDispatcher, fanOut } from './events/webhooks';
 import { BroadcastSender } from './broadcasts/runner';
+import { ImportRunner } from './imports';
 import { Feedback } from './feedback';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
@@ -29,6 +30,8 @@ export interface Services {
   webhooks: WebhookDispatcher;
   /** Background broadcast sends; the scheduler releases due ones. */
   broadcasts: BroadcastSender;
+  /** Background contact imports; the scheduler resumes unfinished ones. */
+  imports: ImportRunner;
   /** Bounces and complaints arriving at return-path addresses. */
   feedback: Feedback;
   /** Operator metrics (GET /metrics). */
@@ -69,6 +72,7 @@ export async function createServices(config: Config): Promise<Services> {
     delivery,
     webhooks,
     broadcasts: new BroadcastSender({ store, events, config }),
+    imports: new ImportRunner({ store }),
     feedback: new Feedback({ store, events }),
     telemetry,
     auth: new Auth(store, config),
@@ -79,7 +83,7 @@ export async function createServices(config: Config): Promise<Services> {
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
-  await svc.broadcasts.stop();
+  await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
   await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
   await svc.store.close();
 }

@@ -16,6 +16,7 @@ import type { Store } from '../store';
 import type { Events } from '../events';
 import type { DomainVerifier } from '../domains/verify';
 import type { BroadcastSender } from '../broadcasts/runner';
+import type { ImportRunner } from '../imports';
 import type { RateLimiter } from '../limits/ratelimit';
 import { VERSION } from '../version';
 import { apiKeysRoutes } from './resources/api-keys';
@@ -27,6 +28,7 @@ import { contactsRoutes } from './resources/contacts';
 import { contactTopicsRoutes } from './resources/contact-topics';
 import { topicsRoutes } from './resources/topics';
 import { contactPropertiesRoutes } from './resources/contact-properties';
+import { contactImportsRoutes } from './resources/contact-imports';
 import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
 import { emailsRoutes } from './resources/emails';
@@ -64,6 +66,8 @@ export interface ApiDeps {
   domains: DomainVerifier;
   /** Broadcast sends run in the background after they are accepted. */
   broadcasts: BroadcastSender;
+  /** Contact imports run in the background after their file is stored. */
+  imports: ImportRunner;
   /** The team request limit, shared with SMTP submission. */
   limiter: RateLimiter;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
@@ -94,8 +98,9 @@ function createBase() {
       }),
     )
     .onParse(async ({ request, route }) => {
-      // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none.
-      if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`)) return {};
+      // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none,
+      // and routes that stream their body (uploads) read it themselves.
+      if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`) || STREAMED.has(`${request.method} ${route}`)) return {};
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
       if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
@@ -133,6 +138,9 @@ function createBase() {
  */
 const BODILESS = new Set<string>();
 
+/** Routes that read their own body as a stream (multipart uploads, docs/api.md §12.9). */
+const STREAMED = new Set(['POST /contacts/imports']);
+
 /** Routes by method, compiled once, to tell "no such path" (404) from "wrong method" (405). */
 let routeTable: { method: string; path: string; re: RegExp }[] = [];
 
@@ -147,7 +155,7 @@ function routeMiss(request: Request): ApiError {
  * must answer 404, not be read as an id or email by the `{id}` routes beside them (docs/api.md
  * §2 item 15).
  */
-const RESERVED = ['/segments/metrics', '/contacts/imports', '/domains/claim'];
+const RESERVED = ['/segments/metrics', '/domains/claim'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
@@ -171,6 +179,7 @@ export function buildApp(svc: ApiContext) {
   apiKeysRoutes(app, svc);
   domainsRoutes(app, svc);
   segmentsRoutes(app, svc);
+  contactImportsRoutes(app, svc);
   contactsRoutes(app, svc);
   contactTopicsRoutes(app, svc);
   topicsRoutes(app, svc);

@@ -115,17 +115,7 @@ export async function upsertContact(
     for (const s of segments) if (!(await tx.segments.get(team, s.id))) return s.ifMissing;
     const at = nowIso();
     const existing = await tx.contacts.find('email', fields.email.toLowerCase(), team);
-    const base: ContactRec = existing ?? {
-      id: newId(),
-      team_id: team,
-      created_at: at,
-      updated_at: at,
-      email: fields.email,
-      first_name: null,
-      last_name: null,
-      unsubscribed: false,
-      properties: {},
-    };
+    const base = existing ?? blankContact(team, fields.email, at);
     // The stored email keeps the casing it was first given.
     const next = apply(base, { ...fields, email: base.email }, properties);
     // Topics are checked before anything is written: an unknown one writes nothing.
@@ -141,6 +131,41 @@ export async function upsertContact(
     }
     return base.id;
   });
+}
+
+/** A new contact with nothing but its address. */
+function blankContact(team: string, email: string, at: string): ContactRec {
+  return { id: newId(), team_id: team, created_at: at, updated_at: at, email, first_name: null, last_name: null, unsubscribed: false, properties: {} };
+}
+
+/** One row of a contact import, its fields read and checked (docs/api.md §12.9). */
+export interface ImportedContact {
+  email: string;
+  first_name?: string;
+  last_name?: string;
+  unsubscribed?: boolean;
+  properties: Record<string, PropertyValue>;
+}
+
+/**
+ * In an import's unit of work: create the contact, or — when the address exists — leave it
+ * (`skip`) or update it with the row's fields (`upsert`); either way a written contact joins the
+ * import's segments and takes its topic choices. Imports emit no contact events (docs/api.md §12.9).
+ */
+export async function importContact(
+  tx: Tx,
+  team: string,
+  row: ImportedContact,
+  opts: { onConflict: 'upsert' | 'skip'; segments: string[]; topics: { id: string; subscription: Subscription }[]; at: string },
+): Promise<'created' | 'updated' | 'skipped'> {
+  const existing = await tx.contacts.find('email', row.email.toLowerCase(), team);
+  if (existing && opts.onConflict === 'skip') return 'skipped';
+  const base = existing ?? blankContact(team, row.email, opts.at);
+  const next = { ...apply(base, { ...row, email: base.email }, row.properties), updated_at: opts.at };
+  tx.contacts.put(next);
+  for (const s of opts.segments) await tx.memberships.add(team, s, base.id, opts.at);
+  for (const t of opts.topics) tx.topicChoices.set(team, base.id, t.id, t.subscription);
+  return existing ? 'updated' : 'created';
 }
 
 /** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (docs/api.md §12.4). */

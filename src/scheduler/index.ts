@@ -3,6 +3,7 @@ import { Cron } from 'croner';
 import type { Events } from '../events';
 import type { Store } from '../store';
 import type { BroadcastSender } from '../broadcasts/runner';
+import type { ImportRunner } from '../imports';
 import type { DomainVerifier } from '../domains/verify';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
@@ -15,6 +16,7 @@ export interface SchedulerDeps {
   store: Store;
   events: Events;
   broadcasts: BroadcastSender;
+  imports: ImportRunner;
   domains: DomainVerifier;
 }
 
@@ -33,6 +35,8 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   // Broadcasts: due scheduled ones start, queued ones a restart interrupted resume (the first tick
   // after start-up finds them).
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
+  // Contact imports with rows left: those a restart interrupted resume on the first tick.
+  job('imports', '* * * * * *', () => svc.imports.releaseDue());
   // TTL sweep: reads only the expired head of the TTL index.
   job('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.sweep();

@@ -33,6 +33,8 @@ export interface ImportColumns {
   unsubscribed: string | null;
   /** Property key → its column (the property's type decides how the cell is read). */
   properties: Record<string, string>;
+  /** Columns the column map names: the header must have them (the others are used when present). */
+  required: string[];
 }
 
 export interface ImportCounts {

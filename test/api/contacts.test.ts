@@ -150,10 +150,11 @@ describe('create and read', () => {
     expect(sdk.error).toMatchObject({ name: 'not_found', statusCode: 404 });
   });
 
-  test('/contacts/imports is not an email or id: 404 until imports exist', async () => {
+  test('/contacts/imports is the list of imports, never an email or id (§2 item 15)', async () => {
     const r = await p.api('GET', '/contacts/imports');
-    expect(r.status).toBe(404);
-    expect(r.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Route not found' });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ object: 'list', has_more: false, data: [] });
+    expect((await p.api('PATCH', '/contacts/imports', { body: { first_name: 'x' } })).status).toBe(405);
   });
 });
 

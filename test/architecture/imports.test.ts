@@ -15,7 +15,7 @@ const LAYERS: string[][] = [
   ['links', 'limits', 'telemetry'],
   ['accounts', 'domains', 'suppressions', 'events', 'topics'],
   ['contacts', 'feedback', 'analytics'],
-  ['sending'],
+  ['sending', 'imports'],
   ['delivery', 'broadcasts', 'tracking'],
   ['api', 'smtp', 'scheduler', 'dashboard'], // ways in
   ['services'], // the composition root

@@ -75,11 +75,11 @@ export class SpillFiles {
       }
       if (size <= maxBytes) await fh.sync();
     } catch (e) {
-      await fh.close();
       await rm(path, { force: true });
       throw e;
+    } finally {
+      await fh.close();
     }
-    await fh.close();
     if (size > maxBytes) {
       await rm(path, { force: true });
       return null;
