@@ -5,6 +5,7 @@ import type { Config } from './config';
 import { openStore, type Store, type StoreOptions } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
+import { DomainClaims } from './domains/claims';
 import { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
 import { DeliveryEngine } from './delivery';
@@ -21,6 +22,8 @@ export interface Services {
   store: Store;
   dns: Resolver;
   domains: DomainVerifier;
+  /** Domain claims and the background look-ups of their TXT records. */
+  claims: DomainClaims;
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
@@ -68,6 +71,7 @@ export async function createServices(config: Config): Promise<Services> {
     dns,
     events,
     domains: new DomainVerifier(store, dns, config),
+    claims: new DomainClaims(store, dns),
     limiter: new RateLimiter(config.limits.requests_per_second),
     delivery,
     webhooks,
@@ -82,8 +86,9 @@ export async function createServices(config: Config): Promise<Services> {
 
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
+  svc.claims.stop();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
-  await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
+  await Promise.all([svc.delivery.stop(), svc.webhooks.stop(), svc.claims.idle()]);
   await svc.store.close();
 }

@@ -15,6 +15,7 @@ import type { Config } from '../config';
 import type { Store } from '../store';
 import type { Events } from '../events';
 import type { DomainVerifier } from '../domains/verify';
+import type { DomainClaims } from '../domains/claims';
 import type { BroadcastSender } from '../broadcasts/runner';
 import type { ImportRunner } from '../imports';
 import type { RateLimiter } from '../limits/ratelimit';
@@ -29,6 +30,7 @@ import { contactTopicsRoutes } from './resources/contact-topics';
 import { topicsRoutes } from './resources/topics';
 import { contactPropertiesRoutes } from './resources/contact-properties';
 import { contactImportsRoutes } from './resources/contact-imports';
+import { domainClaimsRoutes } from './resources/domain-claims';
 import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
 import { emailsRoutes } from './resources/emails';
@@ -64,6 +66,8 @@ export interface ApiDeps {
   events: Events;
   /** Domain verification runs in the background after POST /domains/{id}/verify. */
   domains: DomainVerifier;
+  /** Domain claims: their TXT records are looked up in the background after a verify request. */
+  claims: DomainClaims;
   /** Broadcast sends run in the background after they are accepted. */
   broadcasts: BroadcastSender;
   /** Contact imports run in the background after their file is stored. */
@@ -155,7 +159,7 @@ function routeMiss(request: Request): ApiError {
  * must answer 404, not be read as an id or email by the `{id}` routes beside them (docs/api.md
  * §2 item 15).
  */
-const RESERVED = ['/segments/metrics', '/domains/claim'];
+const RESERVED = ['/segments/metrics'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
@@ -177,6 +181,7 @@ export function buildApp(svc: ApiContext) {
   metricsRoutes(app, svc);
   emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);
+  domainClaimsRoutes(app, svc);
   domainsRoutes(app, svc);
   segmentsRoutes(app, svc);
   contactImportsRoutes(app, svc);

@@ -5,6 +5,7 @@ import type { Store } from '../store';
 import type { BroadcastSender } from '../broadcasts/runner';
 import type { ImportRunner } from '../imports';
 import type { DomainVerifier } from '../domains/verify';
+import type { DomainClaims } from '../domains/claims';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
 
@@ -18,6 +19,7 @@ export interface SchedulerDeps {
   broadcasts: BroadcastSender;
   imports: ImportRunner;
   domains: DomainVerifier;
+  claims: DomainClaims;
 }
 
 export function startScheduler(svc: SchedulerDeps): Scheduler {
@@ -44,5 +46,7 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   });
   // Domains awaiting verification or degraded: every 5 minutes; verified ones hourly (inside).
   job('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());
+  // Domain claims whose verification was asked for and whose record was not found yet.
+  job('claim-recheck', '*/5 * * * *', () => svc.claims.recheckDue());
   return { stop: () => jobs.forEach((j) => j.stop()) };
 }
