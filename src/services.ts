@@ -5,11 +5,13 @@ import type { Config } from './config';
 import { openStore, storeOptions, type Store } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
+import { DomainClaims } from './domains/claims';
 import type { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
 import { createEvents } from './events/webhooks';
 import { BackOfficeThread } from './backoffice/host';
 import { BroadcastSender } from './broadcasts/runner';
+import { ImportRunner } from './imports';
 import { Feedback } from './feedback';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
@@ -20,6 +22,8 @@ export interface Services {
   store: Store;
   dns: Resolver;
   domains: DomainVerifier;
+  /** Domain claims and the background look-ups of their TXT records. */
+  claims: DomainClaims;
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
@@ -30,6 +34,8 @@ export interface Services {
   backOffice: BackOfficeThread;
   /** Background broadcast sends; the scheduler releases due ones. */
   broadcasts: BroadcastSender;
+  /** Background contact imports; the scheduler resumes unfinished ones. */
+  imports: ImportRunner;
   /** Bounces and complaints arriving at return-path addresses. */
   feedback: Feedback;
   /** Operator metrics (GET /metrics). */
@@ -59,9 +65,11 @@ export async function createServices(config: Config): Promise<Services> {
     dns,
     events,
     domains: new DomainVerifier(store, dns, config),
+    claims: new DomainClaims(store, dns),
     limiter: new RateLimiter(config.limits.requests_per_second),
     backOffice,
     broadcasts: new BroadcastSender({ store, events, config }),
+    imports: new ImportRunner({ store }),
     feedback: new Feedback({ store, events }),
     telemetry,
     auth: new Auth(store, config),
@@ -71,8 +79,9 @@ export async function createServices(config: Config): Promise<Services> {
 
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
+  svc.claims.stop();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
-  await svc.broadcasts.stop();
-  await svc.backOffice.stop();
+  await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
+  await Promise.all([svc.backOffice.stop(), svc.claims.idle()]);
   await svc.store.close();
 }

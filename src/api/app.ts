@@ -15,7 +15,9 @@ import type { Config } from '../config';
 import type { Store } from '../store';
 import type { Events } from '../events';
 import type { DomainVerifier } from '../domains/verify';
+import type { DomainClaims } from '../domains/claims';
 import type { BroadcastSender } from '../broadcasts/runner';
+import type { ImportRunner } from '../imports';
 import type { RateLimiter } from '../limits/ratelimit';
 import { VERSION } from '../version';
 import { apiKeysRoutes } from './resources/api-keys';
@@ -24,6 +26,11 @@ import { healthRoutes } from './resources/health';
 import { domainsRoutes } from './resources/domains';
 import { segmentsRoutes } from './resources/segments';
 import { contactsRoutes } from './resources/contacts';
+import { contactTopicsRoutes } from './resources/contact-topics';
+import { topicsRoutes } from './resources/topics';
+import { contactPropertiesRoutes } from './resources/contact-properties';
+import { contactImportsRoutes } from './resources/contact-imports';
+import { domainClaimsRoutes } from './resources/domain-claims';
 import { broadcastsRoutes } from './resources/broadcasts';
 import { suppressionsRoutes } from './resources/suppressions';
 import { emailsRoutes } from './resources/emails';
@@ -63,8 +70,12 @@ export interface ApiDeps {
   events: Events;
   /** Domain verification runs in the background after POST /domains/{id}/verify. */
   domains: DomainVerifier;
+  /** Domain claims: their TXT records are looked up in the background after a verify request. */
+  claims: DomainClaims;
   /** Broadcast sends run in the background after they are accepted. */
   broadcasts: BroadcastSender;
+  /** Contact imports run in the background after their file is stored. */
+  imports: ImportRunner;
   /** The team request limit, shared with SMTP submission. */
   limiter: RateLimiter;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
@@ -95,8 +106,9 @@ function createBase() {
       }),
     )
     .onParse(async ({ request, route }) => {
-      // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none.
-      if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`)) return {};
+      // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none,
+      // and routes that stream their body (uploads) read it themselves.
+      if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`) || STREAMED.has(`${request.method} ${route}`)) return {};
       // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
       if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
@@ -134,6 +146,9 @@ function createBase() {
  */
 const BODILESS = new Set<string>();
 
+/** Routes that read their own body as a stream (multipart uploads, docs/api.md §12.9). */
+const STREAMED = new Set(['POST /contacts/imports']);
+
 /** Routes by method, compiled once, to tell "no such path" (404) from "wrong method" (405). */
 let routeTable: { method: string; path: string; re: RegExp }[] = [];
 
@@ -148,7 +163,7 @@ function routeMiss(request: Request): ApiError {
  * must answer 404, not be read as an id or email by the `{id}` routes beside them (docs/api.md
  * §2 item 15).
  */
-const RESERVED = ['/segments/metrics', '/contacts/imports', '/domains/claim'];
+const RESERVED = ['/segments/metrics'];
 
 export function buildApp(svc: ApiContext) {
   const app = createBase();
@@ -171,9 +186,14 @@ export function buildApp(svc: ApiContext) {
   metricsRoutes(app, svc);
   emailsRoutes(app, svc);
   apiKeysRoutes(app, svc);
+  domainClaimsRoutes(app, svc);
   domainsRoutes(app, svc);
   segmentsRoutes(app, svc);
+  contactImportsRoutes(app, svc);
   contactsRoutes(app, svc);
+  contactTopicsRoutes(app, svc);
+  topicsRoutes(app, svc);
+  contactPropertiesRoutes(app, svc);
   broadcastsRoutes(app, svc);
   suppressionsRoutes(app, svc);
   logsRoutes(app, svc);

@@ -6,6 +6,7 @@ import { errors } from '../errors';
 import { isUuid } from '../ids';
 import { addressField, addressList } from '../sending/address';
 import { sendingDomain } from '../sending/sender';
+import { topicField } from '../topics';
 
 /** Content fields as the API takes them (create and update; all optional here). */
 export interface BroadcastInput {
@@ -43,11 +44,8 @@ export async function contentFields(store: StoreReader, team: string, input: Bro
     out.reply_to = given.length ? given : null;
   }
   for (const k of ['name', 'preview_text', 'html', 'text'] as const) if (input[k] !== undefined) out[k] = input[k];
-  if (input.topic_id !== undefined) {
-    // Topics (docs/api.md §18) do not exist yet: refuse rather than silently send to everyone.
-    if (input.topic_id !== null) throw errors.validation('The `topic_id` field is not supported yet.');
-    out.topic_id = null;
-  }
+  // Scoped to a topic: only the segment's contacts subscribed to it receive the broadcast.
+  if (input.topic_id !== undefined) out.topic_id = input.topic_id === null ? null : (await topicField(store, team, input.topic_id, 'topic_id')).id;
   return out;
 }
 
@@ -76,6 +74,7 @@ export async function checkSendable(store: StoreReader, b: BroadcastRec): Promis
   if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be sent.');
   if (!b.html && !b.text) throw errors.validation('Missing `html` or `text` field.');
   if (!(await segmentExists(store, b.team_id, b.segment_id))) throw errors.validation('The `segment_id` field must name a segment of this team.');
+  if (b.topic_id) await topicField(store, b.team_id, b.topic_id, 'topic_id');
   await sendingDomain(store, b.team_id, addressField('from', b.from));
 }
 

@@ -3,6 +3,7 @@
 // email / <property>, and the older FIRST_NAME / LAST_NAME / EMAIL aliases. Whitespace around the
 // key and the `|` is tolerated; any other `{{{…}}}` is left exactly as written.
 import type { ContactRec } from '../store';
+import { valueOf, type PropertyDefs } from '../contacts/properties';
 
 /** Where the text goes: html escapes values; a header field keeps them on one line. */
 export type PlaceholderContext = 'html' | 'text' | 'header';
@@ -10,7 +11,12 @@ export type PlaceholderContext = 'html' | 'text' | 'header';
 export interface Recipient {
   contact: ContactRec;
   unsubscribeUrl: string;
+  /** The team's contact properties: `{{{contact.<key>}}}` names one (docs/api.md §12.7). */
+  properties: PropertyDefs;
 }
+
+/** A value, and the fallback to use when it is empty (a property's own fallback value). */
+type Looked = { value: string | null; fallback?: string };
 
 // `{{{`, a key without braces or `|`, then optionally `|` and a fallback without braces.
 const PLACEHOLDER = /\{\{\{([^{}|]*)(?:\|([^{}]*))?\}\}\}/g;
@@ -21,34 +27,43 @@ const ALIASES: Record<string, string> = { FIRST_NAME: 'first_name', LAST_NAME: '
 export const escapeHtml = (s: string): string => Bun.escapeHTML(s);
 
 /**
- * The value a key stands for: a string (possibly empty: then the fallback applies), or undefined
- * when the key is not a placeholder at all.
+ * The value a key stands for (possibly empty: then a fallback applies), or undefined when the key
+ * is not a placeholder at all.
  */
-function lookup(key: string, r: Recipient): string | null | undefined {
-  if (key === 'RESEND_UNSUBSCRIBE_URL') return r.unsubscribeUrl;
+function lookup(key: string, r: Recipient): Looked | undefined {
+  if (key === 'RESEND_UNSUBSCRIBE_URL') return { value: r.unsubscribeUrl };
   // Own keys only: `{{{constructor}}}` is no placeholder (docs/api.md §13.4: left untouched).
   const field = Object.hasOwn(ALIASES, key) ? ALIASES[key] : key.startsWith('contact.') ? key.slice('contact.'.length) : undefined;
   if (!field) return undefined;
   const c = r.contact;
-  if (field === 'first_name') return c.first_name;
-  if (field === 'last_name') return c.last_name;
-  if (field === 'email') return c.email;
-  // Any other `contact.<key>` is a contact property; a missing one is empty (the fallback applies).
-  const p = Object.hasOwn(c.properties, field) ? c.properties[field] : undefined;
-  return p === undefined ? null : String(p.value);
+  if (field === 'first_name') return { value: c.first_name };
+  if (field === 'last_name') return { value: c.last_name };
+  if (field === 'email') return { value: c.email };
+  // Any other `contact.<key>` is a contact property: the contact's value, else the property's
+  // fallback value; an undefined property is empty.
+  const def = r.properties.get(field);
+  if (!def) return { value: null };
+  const value = valueOf(c, def);
+  return { value: value === undefined ? null : String(value), fallback: def.fallback_value === null ? undefined : String(def.fallback_value) };
 }
 
 /**
- * Replace the placeholders of `template` for one recipient. Values are HTML-escaped in html; the
- * fallback is the author's own text and goes in as written.
+ * Replace the placeholders of `template` for one recipient. An empty value gives the fallback
+ * written in the placeholder, else the property's fallback value, else nothing. Values (the
+ * property's fallback among them) are escaped for where they go; the placeholder's own fallback is
+ * the author's text and goes in as written.
  */
 export function renderPlaceholders(template: string, r: Recipient, ctx: PlaceholderContext): string {
   return template.replace(PLACEHOLDER, (whole, rawKey: string, rawFallback: string | undefined) => {
     const key = rawKey.trim();
     if (!key) return whole;
-    const value = lookup(key, r);
-    if (value === undefined) return whole;
-    if (value === null || value === '') return rawFallback?.trim() ?? '';
+    const looked = lookup(key, r);
+    if (looked === undefined) return whole;
+    let value = looked.value;
+    if (value === null || value === '') {
+      if (rawFallback !== undefined) return rawFallback.trim();
+      value = looked.fallback ?? '';
+    }
     if (ctx === 'html') return escapeHtml(value);
     // A line break in a value would end the header field (the subject) early.
     if (ctx === 'header') return value.replace(/[\r\n]+/g, ' ');

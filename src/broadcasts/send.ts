@@ -10,7 +10,7 @@
 // verify the domain or change `from`, then send again (contacts already covered are skipped). The
 // alternative, one `failed` email per recipient, would fill the email list with copies of one error.
 import type { Config } from '../config';
-import type { BroadcastRec, ContactRec, Tx } from '../store';
+import type { BroadcastRec, ContactRec, StoreReader, TopicRec, Tx } from '../store';
 import type { EmailInput } from '../sending/types';
 import { ApiError } from '../errors';
 import { newId, nowIso } from '../ids';
@@ -20,6 +20,8 @@ import { addressField } from '../sending/address';
 import { sendingDomain } from '../sending/sender';
 import { SignedLinks } from '../links/signed';
 import { renderPlaceholders, withPreheader, type Recipient } from './placeholders';
+import { subscriptionOf } from '../topics';
+import { propertyDefs } from '../contacts/properties';
 import { unschedule } from '.';
 
 /** What sending a broadcast needs: the sending core's, and `public_url` for unsubscribe links. */
@@ -50,7 +52,12 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
   const refusal = await domainRefusal(svc, b);
   if (refusal) return refuse(svc, b, refusal);
   const links = new SignedLinks(store.secret('links'), svc.config.public_url);
-  const todo = await pendingRecipients(svc, b);
+  // A topic deleted since the send was accepted: nobody can be shown to have subscribed.
+  const topic = b.topic_id ? ((await store.topics.get(team, b.topic_id)) ?? null) : undefined;
+  if (topic === null) return refuse(svc, b, new ApiError(422, 'validation_error', 'The broadcast\'s topic no longer exists.'));
+  const receives = (r: StoreReader, c: ContactRec) => wanted(r, c, topic);
+  const properties = await propertyDefs(store, team);
+  const todo = await pendingRecipients(svc, b, receives);
   const size = opts.batchSize ?? BATCH_SIZE;
   // At least one commit: an empty segment (or a resumed, fully covered one) still ends `sent`.
   for (let i = 0; i === 0 || i < todo.length; i += size) {
@@ -64,9 +71,9 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
       todo.slice(i, i + size).map(async (id) => {
         // Read again: a contact may have unsubscribed or left since the list was made.
         const c = await store.contacts.get(team, id);
-        if (!c || c.unsubscribed) return { id, p: null };
+        if (!c || !(await receives(store, c))) return { id, p: null };
         const emailId = newId();
-        const r: Recipient = { contact: c, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id, email: emailId }) };
+        const r: Recipient = { contact: c, properties, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id, email: emailId }) };
         const p = await prepare(svc, { team, key: null, broadcastId: b.id, contactId: c.id, emailId }, emailFor(b, r));
         recipientOf.set(p, c);
         return { id, p };
@@ -91,7 +98,7 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
       const keep = async (tx: Tx, p: Prepared) => {
         const c = recipientOf.get(p)!;
         const cur = await tx.contacts.get(team, c.id);
-        const ok = !!cur && !cur.unsubscribed && cur.email.toLowerCase() === c.email.toLowerCase() && (await tx.memberships.has(team, b.segment_id, c.id));
+        const ok = !!cur && (await receives(tx, cur)) && cur.email.toLowerCase() === c.email.toLowerCase() && (await tx.memberships.has(team, b.segment_id, c.id));
         if (!ok) covered.set(c.id, null);
         return ok;
       };
@@ -118,16 +125,25 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
 }
 
 /**
- * Contacts still to email, in segment order: members with `unsubscribed: false`, one per address
+ * Does the contact receive the broadcast? Not when unsubscribed from everything; with a topic,
+ * only when subscribed to it (their choice, or the topic's default, docs/api.md §12.8).
+ */
+async function wanted(r: StoreReader, c: ContactRec, topic: TopicRec | undefined): Promise<boolean> {
+  if (c.unsubscribed) return false;
+  return !topic || (await subscriptionOf(r, topic, c.id)) === 'opt_in';
+}
+
+/**
+ * Contacts still to email, in segment order: members who receive it (`wanted`), one per address
  * (compared case-insensitively), without those an earlier run already covered.
  */
-async function pendingRecipients(svc: BroadcastDeps, b: BroadcastRec): Promise<string[]> {
+async function pendingRecipients(svc: BroadcastDeps, b: BroadcastRec, receives: (r: StoreReader, c: ContactRec) => Promise<boolean>): Promise<string[]> {
   const { store } = svc;
   const seen = new Set<string>();
   const out: string[] = [];
   for (const id of await store.memberships.contactsOf(b.team_id, b.segment_id)) {
     const c: ContactRec | undefined = await store.contacts.get(b.team_id, id);
-    if (!c || c.unsubscribed) continue;
+    if (!c || !(await receives(store, c))) continue;
     const address = c.email.toLowerCase();
     if (seen.has(address)) continue;
     seen.add(address);
@@ -148,6 +164,7 @@ function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
     // null: the core derives the text part from the html.
     text: b.text ? renderPlaceholders(b.text, r, 'text') : b.text,
     reply_to: b.reply_to ?? undefined,
+    topic_id: b.topic_id,
     headers: {
       // RFC 2369 §3.2: the URL in angle brackets; RFC 8058 §3.1: a POST of this body unsubscribes.
       'List-Unsubscribe': `<${r.unsubscribeUrl}>`,

@@ -2,11 +2,13 @@
 // top-level `/contacts` routes and the legacy `/audiences/{id}/contacts` ones, so neither family
 // repeats it. Contacts are one per email address and team, matched case-insensitively and stored
 // with the casing first given.
-import type { Store, StoreReader, Tx, ContactRec, SegmentRec, PageQuery, PropertyValue } from '../store';
+import type { Store, StoreReader, Tx, ContactRec, SegmentRec, PageQuery, PropertyValue, Subscription } from '../store';
 import type { Events } from '../events';
 import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { parseEmail } from '../mail/address';
+import { setChoices, topicsChanged } from '../topics';
+import { propertyDefs, propertyValues, visibleProperties, type PropertyDefs } from './properties';
 
 /** What contact writes need: the store, and the event function for `contact.updated`. */
 export interface ContactDeps {
@@ -19,7 +21,7 @@ export type ContactRef = { id: string } | { email: string };
 
 /**
  * What a create or update may set: a missing key keeps the stored value, `null` clears a name.
- * `properties` arrives unchecked (see checkProperties).
+ * `properties` arrives unchecked (see propertyValues in properties.ts).
  */
 export interface ContactFields {
   email?: string;
@@ -47,7 +49,8 @@ export const contactSummary = (c: ContactRec) => ({
   unsubscribed: c.unsubscribed,
 });
 
-export const contactView = (c: ContactRec) => ({ object: 'contact' as const, ...contactSummary(c), properties: c.properties });
+/** GET /contacts/{id}: `properties` holds the contact's values of the team's properties (docs/api.md §12.7). */
+export const contactView = (c: ContactRec, defs: PropertyDefs) => ({ object: 'contact' as const, ...contactSummary(c), properties: visibleProperties(c, defs) });
 
 /**
  * The one place a contact change is noticed: create-on-existing, PATCH (both route families) and
@@ -94,37 +97,75 @@ export async function findInAudience(store: StoreReader, team: string, audienceI
   return c && (await store.memberships.has(team, audienceId, c.id)) ? c : errors.notFound('Contact');
 }
 
-/** Create a contact, or update the one with the same email (201 with its id either way, docs/api.md §12.2). */
-export async function upsertContact(deps: ContactDeps, team: string, fields: ContactFields & { email: string }, segments: SegmentTarget[]): Promise<string> {
+/**
+ * Create a contact, or update the one with the same email (201 with its id either way, docs/api.md
+ * §12.2); `topics` are the contact's choices to store (docs/api.md §12.8).
+ */
+export async function upsertContact(
+  deps: ContactDeps,
+  team: string,
+  fields: ContactFields & { email: string },
+  segments: SegmentTarget[],
+  topics: { id: string; subscription: Subscription }[] = [],
+): Promise<string> {
   const { store, events } = deps;
   checkEmail(fields.email);
-  const properties = checkProperties(fields.properties);
+  const properties = propertyValues(await propertyDefs(store, team), fields.properties);
   return settle(store, async (tx) => {
     for (const s of segments) if (!(await tx.segments.get(team, s.id))) return s.ifMissing;
     const at = nowIso();
     const existing = await tx.contacts.find('email', fields.email.toLowerCase(), team);
-    const base: ContactRec = existing ?? {
-      id: newId(),
-      team_id: team,
-      created_at: at,
-      updated_at: at,
-      email: fields.email,
-      first_name: null,
-      last_name: null,
-      unsubscribed: false,
-      properties: {},
-    };
+    const base = existing ?? blankContact(team, fields.email, at);
     // The stored email keeps the casing it was first given.
     const next = apply(base, { ...fields, email: base.email }, properties);
+    // Topics are checked before anything is written: an unknown one writes nothing.
+    const changedTopics = await setChoices(tx, team, base.id, topics);
+    if (changedTopics instanceof ApiError) return changedTopics;
     let added = false;
     for (const s of segments) added = (await tx.memberships.add(team, s.id, base.id, at)) || added;
     if (!existing) tx.contacts.put(next);
     else {
       const updated = { ...next, updated_at: at };
       if (await contactChanged(events, tx, existing, updated, added)) tx.contacts.put(updated);
+      await topicsChanged(events, tx, updated, changedTopics);
     }
     return base.id;
   });
+}
+
+/** A new contact with nothing but its address. */
+function blankContact(team: string, email: string, at: string): ContactRec {
+  return { id: newId(), team_id: team, created_at: at, updated_at: at, email, first_name: null, last_name: null, unsubscribed: false, properties: {} };
+}
+
+/** One row of a contact import, its fields read and checked (docs/api.md §12.9). */
+export interface ImportedContact {
+  email: string;
+  first_name?: string;
+  last_name?: string;
+  unsubscribed?: boolean;
+  properties: Record<string, PropertyValue>;
+}
+
+/**
+ * In an import's unit of work: create the contact, or — when the address exists — leave it
+ * (`skip`) or update it with the row's fields (`upsert`); either way a written contact joins the
+ * import's segments and takes its topic choices. Imports emit no contact events (docs/api.md §12.9).
+ */
+export async function importContact(
+  tx: Tx,
+  team: string,
+  row: ImportedContact,
+  opts: { onConflict: 'upsert' | 'skip'; segments: string[]; topics: { id: string; subscription: Subscription }[]; at: string },
+): Promise<'created' | 'updated' | 'skipped'> {
+  const existing = await tx.contacts.find('email', row.email.toLowerCase(), team);
+  if (existing && opts.onConflict === 'skip') return 'skipped';
+  const base = existing ?? blankContact(team, row.email, opts.at);
+  const next = { ...apply(base, { ...row, email: base.email }, row.properties), updated_at: opts.at };
+  tx.contacts.put(next);
+  for (const s of opts.segments) await tx.memberships.add(team, s, base.id, opts.at);
+  for (const t of opts.topics) tx.topicChoices.set(team, base.id, t.id, t.subscription);
+  return existing ? 'updated' : 'created';
 }
 
 /** Update a contact found by id or email, on a legacy audience path when `audienceId` is given (docs/api.md §12.4). */
@@ -139,7 +180,7 @@ export async function updateContact(
 ): Promise<string> {
   const { store, events } = deps;
   if (fields.email !== undefined) checkEmail(fields.email);
-  const properties = checkProperties(fields.properties);
+  const properties = propertyValues(await propertyDefs(store, team), fields.properties);
   return settle(store, async (tx) => {
     const cur = audienceId === undefined ? ((await findContact(tx, team, ref)) ?? errors.notFound('Contact')) : await findInAudience(tx, team, audienceId, ref);
     if (cur instanceof ApiError) return cur;
@@ -162,12 +203,12 @@ export function deleteContact(store: Store, team: string, ref: ContactRef): Prom
     const c = await findContact(tx, team, ref);
     if (!c) return null;
     await tx.memberships.removeContact(team, c.id);
+    await tx.topicChoices.removeContact(team, c.id);
     tx.contacts.remove(team, c.id);
     return c.id;
   });
 }
 
-/** Contacts of a team, or of one segment, newest first; no limit → everything (docs/api.md §4). */
 /**
  * A page of contacts, of one segment when given. `search` (Posthorn) keeps those whose email or
  * name contains the text, case-insensitively; it applies to the team's contacts.
@@ -188,27 +229,13 @@ function checkEmail(email: string): void {
   if (!parseEmail(email)) throw errors.validation('Invalid `email` field. The email address needs to follow the `email@example.com` format.');
 }
 
-/**
- * `properties` as given (docs/api.md §12.2): until contact properties (§18) exist any key is accepted, each value
- * a string or a number. Checked here rather than by a TypeBox t.Record, which Elysia's default body
- * normaliser reshapes before validating (a string or array given there would pass as {"0": …}).
- */
-function checkProperties(value: unknown): Record<string, string | number> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw errors.validation('The `properties` field must be an object of strings and numbers.');
-  for (const [key, v] of Object.entries(value)) {
-    // The one key an object (and the stored msgpack) cannot hold as an ordinary property.
-    if (key === '__proto__') throw errors.validation('The `properties` key `__proto__` is not allowed.');
-    if (typeof v !== 'string' && typeof v !== 'number') throw errors.validation(`The \`properties.${key}\` property must be a string or a number.`);
-  }
-  return value as Record<string, string | number>;
-}
-
-/** Given fields over a stored contact; properties merge key by key, their type inferred from the value. */
-function apply(base: ContactRec, f: ContactFields, given: Record<string, string | number>): ContactRec {
+/** Given fields over a stored contact; properties merge key by key (null removes one). */
+function apply(base: ContactRec, f: ContactFields, given: Record<string, PropertyValue | null>): ContactRec {
   const properties: Record<string, PropertyValue> = { ...base.properties };
-  for (const [key, value] of Object.entries(given)) properties[key] = { value, type: typeof value === 'number' ? 'number' : 'string' };
+  for (const [key, value] of Object.entries(given)) {
+    if (value === null) delete properties[key];
+    else properties[key] = value;
+  }
   return {
     ...base,
     email: f.email ?? base.email,

@@ -3,7 +3,9 @@ import { Cron } from 'croner';
 import type { Events } from '../events';
 import type { Store } from '../store';
 import type { BroadcastSender } from '../broadcasts/runner';
+import type { ImportRunner } from '../imports';
 import type { DomainVerifier } from '../domains/verify';
+import type { DomainClaims } from '../domains/claims';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
 
@@ -15,7 +17,9 @@ export interface SchedulerDeps {
   store: Store;
   events: Events;
   broadcasts: BroadcastSender;
+  imports: ImportRunner;
   domains: DomainVerifier;
+  claims: DomainClaims;
 }
 
 export function startScheduler(svc: SchedulerDeps): Scheduler {
@@ -33,6 +37,8 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   // Broadcasts: due scheduled ones start, queued ones a restart interrupted resume (the first tick
   // after start-up finds them).
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
+  // Contact imports with rows left: those a restart interrupted resume on the first tick.
+  job('imports', '* * * * * *', () => svc.imports.releaseDue());
   // TTL sweep: reads only the expired head of the TTL index.
   job('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.sweep();
@@ -40,5 +46,7 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   });
   // Domains awaiting verification or degraded: every 5 minutes; verified ones hourly (inside).
   job('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());
+  // Domain claims whose verification was asked for and whose record was not found yet.
+  job('claim-recheck', '*/5 * * * *', () => svc.claims.recheckDue());
   return { stop: () => jobs.forEach((j) => j.stop()) };
 }

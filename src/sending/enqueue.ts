@@ -1,19 +1,28 @@
 // From an accepted email to delivery-queue entries: one entry per recipient domain (the unit of MX
 // resolution and connection reuse), due now. Used at submission and when a scheduled send is due.
-import type { EmailRec, QueueEntry, Tx } from '../store';
+import type { EmailRec, QueueEntry, RecipientState, Tx } from '../store';
 import type { Events } from '../events';
 import { newId } from '../ids';
 import { isSuppressed } from '../suppressions';
+import { topicAllows } from '../topics';
 
 /**
- * Queue the email's pending recipients and mark it `queued`. The suppression list is read here,
- * when the email goes out, so an address suppressed (or released) between a scheduled send's
- * acceptance and its time counts as it is then.
+ * Queue the email's pending recipients and mark it `queued`. The suppression list and, for an
+ * email scoped to a topic, each recipient's subscription (docs/api.md §7.1) are read here, when
+ * the email goes out, so a change between a scheduled send's acceptance and its time counts as it
+ * is then. Skipped recipients keep their reason (`suppressed`, `opted_out`); an email left with
+ * none is `suppressed` — or `failed` when the topic kept anyone out, as Resend reports it.
  */
 export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Date.now()): Promise<EmailRec> {
+  const topic = email.topic_id ? await tx.topics.get(email.team_id, email.topic_id) : null;
   const recipients = { ...email.recipients };
-  for (const [rcpt, state] of Object.entries(recipients))
-    if (state === 'pending' || state === 'suppressed') recipients[rcpt] = (await isSuppressed(tx, email.team_id, rcpt)) ? 'suppressed' : 'pending';
+  for (const [rcpt, state] of Object.entries(recipients)) {
+    if (state !== 'pending' && state !== 'suppressed' && state !== 'opted_out') continue;
+    let next: RecipientState = (await isSuppressed(tx, email.team_id, rcpt)) ? 'suppressed' : 'pending';
+    // A topic deleted meanwhile lets nobody through: no one can be shown to have subscribed.
+    if (next === 'pending' && email.topic_id && !(topic && (await topicAllows(tx, topic, rcpt)))) next = 'opted_out';
+    recipients[rcpt] = next;
+  }
   // Stored once, by the event function below.
   email = { ...email, recipients };
   const byDomain = new Map<string, string[]>();
@@ -22,7 +31,7 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Dat
     const domain = rcpt.slice(rcpt.lastIndexOf('@') + 1);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }
-  if (byDomain.size === 0) return events.email(tx, email, 'suppressed', { current: true });
+  if (byDomain.size === 0) return events.email(tx, email, Object.values(recipients).includes('opted_out') ? 'failed' : 'suppressed', { current: true });
   for (const [domain, recipients] of byDomain) {
     const entry: QueueEntry = {
       id: newId(),

@@ -16,6 +16,7 @@ import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
 import { trackingOf } from './tracking';
 import { applyTemplate } from './template';
+import { topicField } from '../topics';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 
@@ -47,6 +48,9 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
   // A template becomes the send's subject and body first, so every later check sees a plain send.
   const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input);
   const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
+  // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
+  // receives the email is decided when it is queued (enqueue.ts).
+  if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');
   const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
@@ -91,6 +95,7 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     message_id: messageId,
     broadcast_id: ctx.broadcastId ?? null,
     contact_id: ctx.contactId ?? null,
+    topic_id: v.topic_id,
     attachments: metas,
     recipients,
     sent_at: null,

@@ -33,6 +33,8 @@ export interface ValidatedEmail {
   /** ISO time to send at, or null to send now (a past time means now). */
   scheduled_at: string | null;
   attachments: AttachmentInput[];
+  /** The topic the email is scoped to (lowercase id, existence checked by `prepare`), or null. */
+  topic_id: string | null;
 }
 
 /** An attachment with its bytes, ready for MIME and for the attachments API. */

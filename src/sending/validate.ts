@@ -3,6 +3,7 @@
 // tags, schedule, attachments. The first failure is thrown as an ApiError naming its field.
 // Attachment `path`s are fetched later (attachments.ts); unknown keys are ignored (§1.4).
 import { ApiError, errors } from '../errors';
+import { isUuid } from '../ids';
 import { formatAddress, type Address } from '../mail/address';
 import { addressField, addressList } from './address';
 import { parseScheduledAt } from './schedule';
@@ -54,7 +55,6 @@ export interface ValidateOptions {
 
 /** One send, its `template` already resolved into subject and body (template.ts). */
 export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): ValidatedEmail {
-  if (given(input.topic_id)) throw errors.validation('The `topic_id` field is not supported yet.');
   for (const f of ['from', 'to', 'subject'])
     if (!given(input[f]) || (f !== 'subject' && (input[f] === '' || (Array.isArray(input[f]) && (input[f] as unknown[]).length === 0))))
       throw errors.missingField(f);
@@ -82,8 +82,16 @@ export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): Va
   if (opts.batchItem && given(input.attachments))
     throw errors.validation('The `attachments` field is not supported in batch emails.');
   const attachments = attachmentInputs(input.attachments);
+  const topic_id = topicId(input.topic_id);
 
-  return { from, fromText: formatAddress(from), to, cc, bcc, reply_to, subject: input.subject, html, text, headers, tags, scheduled_at, attachments };
+  return { from, fromText: formatAddress(from), to, cc, bcc, reply_to, subject: input.subject, html, text, headers, tags, scheduled_at, attachments, topic_id };
+}
+
+/** `topic_id`: a topic's id, or null/absent for none (that the topic exists is checked by `prepare`). */
+function topicId(value: unknown): string | null {
+  if (!given(value)) return null;
+  if (typeof value !== 'string' || !isUuid(value)) throw errors.invalidField('topic_id', 'must be the id of a topic.');
+  return value.toLowerCase();
 }
 
 /** An address field taking a string or an array of strings; absent, `""` or `[]` = none. */

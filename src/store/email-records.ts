@@ -27,7 +27,8 @@ export interface AttachmentMeta {
   size: number; // decoded bytes
 }
 
-export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained';
+/** `opted_out`: skipped because the email's topic is not one the recipient receives (docs/api.md §7.1). */
+export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained' | 'opted_out';
 
 export interface EmailRec extends Rec {
   from: string; // as sent, display name included
@@ -47,6 +48,8 @@ export interface EmailRec extends Rec {
   broadcast_id: string | null;
   /** The contact a broadcast email went to (older records: absent). */
   contact_id?: string | null;
+  /** The topic the email is scoped to (docs/api.md §7.1; older records: absent). */
+  topic_id?: string | null;
   attachments: AttachmentMeta[];
   /** Delivery state per envelope recipient (bare lowercase address). */
   recipients: Record<string, RecipientState>;
@@ -132,7 +135,8 @@ export type EventType =
   | 'email.opened'
   | 'email.clicked'
   | 'email.received'
-  | 'contact.updated';
+  | 'contact.updated'
+  | 'contact.topics.updated';
 
 /**
  * One entry of an email's (or contact's) event log. Webhook-visible kinds carry the payload data of

@@ -10,6 +10,7 @@ export * from './email-records';
 export * from './webhook-records';
 export * from './inbound-records';
 export * from './template-records';
+export * from './audience-records';
 
 /** Open the store (creating it on first use). */
 export function openStore(opts: StoreOptions): Promise<Store> {

@@ -23,6 +23,7 @@ import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-recor
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from './inbound-records';
 import type { TemplateRec } from './template-records';
+import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -115,6 +116,44 @@ export interface MembershipsTx extends Memberships {
   removeContact(team: string, contactId: string): Promise<void>;
   /** Every membership of a segment (it is being deleted; contacts stay). */
   removeSegment(team: string, segmentId: string): Promise<void>;
+}
+
+/**
+ * Contacts' own choices about topics: [contact, topic] → opt_in | opt_out, kept in both directions
+ * so a contact's choices and a topic's are each one range scan. No entry: the topic's default.
+ */
+export interface TopicChoices {
+  get(team: string, contactId: string, topicId: string): Promise<Subscription | undefined>;
+  /** A contact's choices: topic id → subscription. */
+  of(team: string, contactId: string): Promise<Record<string, Subscription>>;
+}
+export interface TopicChoicesTx extends TopicChoices {
+  set(team: string, contactId: string, topicId: string, subscription: Subscription): void;
+  /** Every choice of a contact (it is being deleted). */
+  removeContact(team: string, contactId: string): Promise<void>;
+  /** Every choice about a topic (it is being deleted). */
+  removeTopic(team: string, topicId: string): Promise<void>;
+}
+
+/**
+ * Files uploaded for contact imports, kept beside the records (docs/api.md §12.9). A file is
+ * streamed to disk and made durable before the record naming it commits; it stays until the
+ * import is over.
+ */
+export interface ImportFiles {
+  /**
+   * Write `chunks` as the file of import (team, id), never inside a unit of work. Resolves with
+   * its size once it is durable, or null — nothing kept — when it grew past `maxBytes`.
+   */
+  save(team: string, id: string, chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number | null>;
+  /** The file from byte `offset` on, read as it is consumed. */
+  read(team: string, id: string, offset: number): AsyncIterable<Uint8Array>;
+  /** Remove a saved file no record names (an upload refused after it was saved). */
+  discard(team: string, id: string): Promise<void>;
+}
+export interface ImportFilesTx extends ImportFiles {
+  /** The import is over (or deleted): its file goes once this unit of work has committed. */
+  drop(team: string, id: string): void;
 }
 
 /**
@@ -300,6 +339,16 @@ interface Repositories<M extends Mode> {
   idempotency: Repo<M, Idempotency, IdempotencyTx>;
   outbox: Repo<M, Outbox, OutboxTx>;
   metrics: Repo<M, Metrics, MetricsTx>;
+  topics: Coll<M, TopicRec>;
+  topicChoices: Repo<M, TopicChoices, TopicChoicesTx>;
+  /** Contact property definitions, one per key and team. */
+  contactProperties: Coll<M, ContactPropertyRec, 'key'>;
+  contactImports: Coll<M, ContactImportRec>;
+  importFiles: Repo<M, ImportFiles, ImportFilesTx>;
+  /** Imports with rows still to process (due at 0): the durable to-do list a restart resumes. */
+  importQueue: Repo<M, DueIndex, DueIndexTx>;
+  /** Domain claims, by the id their domain gets (`domain`, unique) and by name. */
+  domainClaims: Coll<M, DomainClaimRec, 'domain' | 'name'>;
 }
 
 /** What can be read, outside a unit of work or inside one. */

@@ -86,7 +86,8 @@ export interface SegmentRec extends Rec {
   name: string;
 }
 
-export type PropertyValue = { value: string | number; type: 'string' | 'number' };
+/** A contact's value of a property; `property_id`: the definition it was written under (docs/api.md §12.7). */
+export type PropertyValue = { value: string | number; type: 'string' | 'number'; property_id?: string };
 
 export interface ContactRec extends Rec {
   email: string;

@@ -135,7 +135,7 @@ describe('create and retrieve', () => {
       [{ ...ok, name: ['x'] }, 422, 'validation_error', 'The `name` field must be a string.'],
       [{ ...ok, send: 'yes' }, 422, 'validation_error', 'The `send` field must be a boolean.'],
       [{ ...ok, scheduled_at: inDays(1) }, 422, 'validation_error', 'The `scheduled_at` field can only be used with `send: true`.'],
-      [{ ...ok, topic_id: newId() }, 422, 'validation_error', 'The `topic_id` field is not supported yet.'],
+      [{ ...ok, topic_id: newId() }, 422, 'validation_error', 'Invalid `topic_id` field: no topic with this id exists.'],
     ];
     const before = await snapshot();
     for (const [body, code, name, message] of cases) {

@@ -6,6 +6,12 @@ import { startPosthorn, type Running } from '../helpers/posthorn';
 let p: Running;
 beforeAll(async () => {
   p = await startPosthorn();
+  // Contacts carry only defined properties (docs/api.md §12.7).
+  const defs: [string, 'string' | 'number'][] = [
+    ['company_name', 'string'], ['seats', 'number'], ['a', 'string'], ['b', 'number'], ['constructor', 'number'], ['toString', 'string'],
+    ['plan', 'string'], ['tier', 'string'], ['k', 'string'], ['ok', 'number'], ['bad', 'string'], ['x', 'string'],
+  ];
+  for (const [key, type] of defs) expect((await p.api('POST', '/contact-properties', { body: { key, type } })).status).toBe(201);
 });
 afterAll(() => p.stop());
 
@@ -102,14 +108,18 @@ describe('create and read', () => {
     expect((await p.svc.store.contacts.all(team())).filter((c) => c.email.toLowerCase() === email.toLowerCase())).toHaveLength(1);
   });
 
-  test('property keys are ordinary keys; `__proto__` is refused rather than mangled', async () => {
+  test('property keys are ordinary keys; `__proto__` is no property and is refused rather than mangled', async () => {
     const r = await p.api('POST', '/contacts', { raw: `{"email":"${addr()}","properties":{"constructor":1,"toString":"s"}}` });
     expect(r.status).toBe(201);
     const props = (await p.api('GET', `/contacts/${r.body.id}`)).body.properties;
     expect(props).toEqual({ constructor: { value: 1, type: 'number' }, toString: { value: 's', type: 'string' } });
     const before = await snapshot();
     const bad = await p.api('PATCH', `/contacts/${r.body.id}`, { raw: '{"properties":{"__proto__":"x"}}' });
-    expect(bad.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The `properties` key `__proto__` is not allowed.' });
+    expect(bad.body).toEqual({
+      statusCode: 422,
+      name: 'validation_error',
+      message: 'Invalid `properties.__proto__` field: no contact property `__proto__` exists; create it with POST /contact-properties first.',
+    });
     expect(await snapshot()).toBe(before);
   });
 
@@ -140,10 +150,11 @@ describe('create and read', () => {
     expect(sdk.error).toMatchObject({ name: 'not_found', statusCode: 404 });
   });
 
-  test('/contacts/imports is not an email or id: 404 until imports exist', async () => {
+  test('/contacts/imports is the list of imports, never an email or id (§2 item 15)', async () => {
     const r = await p.api('GET', '/contacts/imports');
-    expect(r.status).toBe(404);
-    expect(r.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Route not found' });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ object: 'list', has_more: false, data: [] });
+    expect((await p.api('PATCH', '/contacts/imports', { body: { first_name: 'x' } })).status).toBe(405);
   });
 });
 
@@ -161,12 +172,12 @@ describe('bad input changes nothing', () => {
       [{ email: addr(), unsubscribed: 'yes' }, 422, 'validation_error', 'The `unsubscribed` field must be a boolean.'],
       [{ email: addr(), properties: { ok: 'x', bad: true } }, 422, 'validation_error'],
       [{ email: addr(), properties: { nope: null } }, 422, 'validation_error'],
-      [{ email: addr(), properties: 'x' }, 422, 'validation_error', 'The `properties` field must be an object of strings and numbers.'],
-      [{ email: addr(), properties: [1] }, 422, 'validation_error', 'The `properties` field must be an object of strings and numbers.'],
+      [{ email: addr(), properties: 'x' }, 422, 'validation_error', 'The `properties` field must be an object of property keys and values.'],
+      [{ email: addr(), properties: [1] }, 422, 'validation_error', 'The `properties` field must be an object of property keys and values.'],
       [{ email: addr(), segments: seg }, 422, 'validation_error'],
       [{ email: addr(), segments: [7] }, 422, 'validation_error', 'The `segments[0]` field must be a segment id or an object with an `id`.'],
       [{ email: addr(), segments: [seg, { id: 7 }] }, 422, 'validation_error', 'The `segments[1]` field must be a segment id or an object with an `id`.'],
-      [{ email: addr(), properties: { ok: 1, bad: { deep: 1 } } }, 422, 'validation_error', 'The `properties.bad` property must be a string or a number.'],
+      [{ email: addr(), properties: { ok: 1, bad: { deep: 1 } } }, 422, 'validation_error', 'Invalid `properties.bad` field: must be a string.'],
       [{ email: addr(), segments: [{ id: seg }, { id: UNKNOWN }] }, 422, 'validation_error'],
       [{ email: addr(), segments: [seg, 'garbage'] }, 422, 'validation_error'],
       [{ email: addr(), segments: [{ id: seg }], audience_id: UNKNOWN }, 422, 'validation_error'],
@@ -439,14 +450,20 @@ describe('legacy audience routes (§2 item 5)', () => {
     expect((await p.api('GET', `/audiences/${a}/contacts/${id}`)).body.first_name).toBe('Two');
   });
 
-  test('legacy PATCH changes names and unsubscribed only; changes are global', async () => {
+  test('legacy PATCH changes names, unsubscribed and properties, never the email; changes are global', async () => {
     const aud = await segment();
     const email = addr();
     const id = await contact({ email, segments: [aud], properties: { k: 'v' } });
-    const r = await p.api('PATCH', `/audiences/${aud}/contacts/${email}`, { body: { first_name: 'G', email: addr(), properties: { k: 'changed' } } });
-    expect(r.status).toBe(200);
+    const r = await p.resend.contacts.update({ audienceId: aud, email, firstName: 'G', properties: { k: 'changed' } });
+    expect(r.error).toBeNull();
+    const plain = await p.api('PATCH', `/audiences/${aud}/contacts/${email}`, { body: { email: addr(), unsubscribed: true } });
+    expect(plain.status).toBe(200);
     const c = (await p.api('GET', `/contacts/${id}`)).body;
-    expect(c).toMatchObject({ first_name: 'G', email, properties: { k: { value: 'v', type: 'string' } } });
+    expect(c).toMatchObject({ first_name: 'G', email, unsubscribed: true, properties: { k: { value: 'changed', type: 'string' } } });
+    const before = await snapshot();
+    const bad = await p.api('PATCH', `/audiences/${aud}/contacts/${email}`, { body: { properties: { k: 5 } } });
+    expect(bad.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Invalid `properties.k` field: must be a string.' });
+    expect(await snapshot()).toBe(before);
   });
 
   test('unknown audience → 404 "Audience not found"; non-member → "Contact not found"; DELETE always 200', async () => {

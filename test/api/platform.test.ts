@@ -68,10 +68,14 @@ describe('errors', () => {
   test('route and method come before the body: reserved and wrong-method routes never read it', async () => {
     const form = new FormData();
     form.append('file', new Blob(['email\nann@dest.test\n']), 'contacts.csv');
-    const upload = await fetch(`${p.url}/contacts/imports`, { method: 'POST', body: form, headers: { authorization: `Bearer ${p.apiKey}` } });
+    const upload = await fetch(`${p.url}/segments/metrics`, { method: 'POST', body: form, headers: { authorization: `Bearer ${p.apiKey}` } });
     expect([upload.status, await upload.json()]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
-    const claim = await p.api('POST', '/domains/claim', { raw: '{bad' });
-    expect([claim.status, claim.body]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
+    const wrong = await fetch(`${p.url}/contacts/imports`, { method: 'PATCH', body: form, headers: { authorization: `Bearer ${p.apiKey}` } });
+    expect([wrong.status, await wrong.json()]).toEqual([405, shape(405, 'method_not_allowed')]);
+    const claim = await p.api('PUT', '/domains/claim', { raw: '{bad' });
+    expect([claim.status, claim.body]).toEqual([405, shape(405, 'method_not_allowed')]);
+    const reserved = await p.api('POST', '/segments/metrics', { raw: '{bad' });
+    expect([reserved.status, reserved.body]).toEqual([404, { statusCode: 404, name: 'not_found', message: 'Route not found' }]);
     const patch = await p.api('PATCH', '/emails/batch', { raw: '{bad' });
     expect([patch.status, patch.body]).toEqual([405, shape(405, 'method_not_allowed')]);
   });

@@ -13,9 +13,9 @@ const LAYERS: string[][] = [
   ['work'], // shared machinery: the due-work loop, retry schedules
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits', 'telemetry'],
-  ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing'],
+  ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
-  ['sending'],
+  ['sending', 'imports'],
   ['delivery', 'broadcasts', 'tracking'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root

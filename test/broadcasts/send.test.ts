@@ -73,6 +73,7 @@ describe('sending', () => {
 
   beforeAll(async () => {
     seg = await segment(w.p);
+    expect((await w.p.api('POST', '/contact-properties', { body: { key: 'company', type: 'string' } })).status).toBe(201);
     ids = {
       ann: await contact(w.p, seg, { email: 'ann@dest.test', first_name: 'Ann', properties: { company: 'Ann & <Co>' } }),
       bob: await contact(w.p, seg, { email: 'Bob@dest.test' }),
@@ -327,9 +328,14 @@ describe('placeholders (§13.4)', () => {
   const r = {
     contact: {
       id: 'c', team_id: 't', created_at: '', updated_at: '', email: 'x@y.test', first_name: '', last_name: 'O"Neil',
-      unsubscribed: false, properties: { plan: { value: 3, type: 'number' as const } },
+      unsubscribed: false, properties: { plan: { value: 3, type: 'number' as const }, company: { value: '', type: 'string' as const } },
     },
     unsubscribeUrl: 'https://p.test/u/abc.def',
+    properties: new Map([
+      ['plan', { id: 'p1', team_id: 't', created_at: '', key: 'plan', type: 'number' as const, fallback_value: 0 }],
+      ['company', { id: 'p2', team_id: 't', created_at: '', key: 'company', type: 'string' as const, fallback_value: 'your <company>' }],
+      ['city', { id: 'p3', team_id: 't', created_at: '', key: 'city', type: 'string' as const, fallback_value: null }],
+    ]),
   };
 
   test('keys, aliases, fallbacks, whitespace, escaping per context; anything else untouched', () => {
@@ -342,6 +348,14 @@ describe('placeholders (§13.4)', () => {
     expect(renderPlaceholders('Hi {{{FIRST_NAME}}}', multiline, 'header')).toBe('Hi A Bcc: x@evil.test');
     // Names an object inherits are no placeholders either.
     expect(renderPlaceholders('{{{constructor}}} {{{toString|fb}}} {{{__proto__}}}', r, 'text')).toBe('{{{constructor}}} {{{toString|fb}}} {{{__proto__}}}');
+  });
+
+  test("a property without a value: the placeholder's fallback, else the property's (escaped like a value), else nothing", () => {
+    expect(renderPlaceholders('[{{{contact.company|here}}}] [{{{contact.company}}}] [{{{contact.city}}}] [{{{contact.undefined_key}}}]', r, 'text')).toBe('[here] [your <company>] [] []');
+    expect(renderPlaceholders('{{{contact.company}}}', r, 'html')).toBe('your &lt;company&gt;');
+    // A value stored under another definition of the key (deleted, then defined again) is not the contact's.
+    const stale = { ...r, contact: { ...r.contact, properties: { plan: { value: 9, type: 'number' as const, property_id: 'old' } } } };
+    expect(renderPlaceholders('{{{contact.plan}}}', stale, 'text')).toBe('0');
   });
 
   test('the preheader goes right after <body>, or first', () => {

@@ -22,6 +22,7 @@ let base: string;
 let emailId: string;
 let broadcastId: string;
 let webhookId: string;
+let danaId: string;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -61,7 +62,12 @@ beforeAll(async () => {
   await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['cy@dest.test'], subject: 'Later', html: '<p>Later</p>', scheduledAt: 'in 2 hours' });
   await waitForEmail(world.p.svc, { team_id: world.p.creds.team_id, id: emailId }, (e) => e.last_event === 'delivered');
   const segment = await resend.segments.create({ name: 'Newsletter' });
-  await resend.contacts.create({ email: 'dana@dest.test', firstName: 'Dana', segments: [{ id: segment.data!.id }] } as never);
+  await resend.topics.create({ name: 'Product news', defaultSubscription: 'opt_in', description: 'New features, once a month' });
+  await resend.topics.create({ name: 'Offers', defaultSubscription: 'opt_out' });
+  await resend.contactProperties.create({ key: 'company', type: 'string', fallbackValue: 'your company' });
+  await resend.contactProperties.create({ key: 'seats', type: 'number' });
+  const dana = await resend.contacts.create({ email: 'dana@dest.test', firstName: 'Dana', properties: { company: 'Acme Corp' }, segments: [{ id: segment.data!.id }] } as never);
+  danaId = dana.data!.id;
   await resend.contacts.create({ email: 'eve@dest.test', firstName: 'Eve', unsubscribed: true } as never);
   const b = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'Acme <news@example.test>', subject: 'March news', name: 'March news', html: '<p>News for {{{contact.first_name|you}}}</p>' } as never);
   broadcastId = b.data!.id;
@@ -171,6 +177,9 @@ describe('every page shows the data made through the SDK', () => {
     ['audiences', '/dashboard/audiences', () => 'dana@dest.test', 'eve@dest.test'],
     ['segments', '/dashboard/audiences?tab=segments', () => 'Newsletter', 'Create segment'],
     ['suppressions', '/dashboard/audiences?tab=suppressions', () => 'gone@dest.test', 'manual'],
+    ['topics', '/dashboard/audiences?tab=topics', () => 'Product news', 'New features, once a month'],
+    ['properties', '/dashboard/audiences?tab=properties', () => 'company', 'your company'],
+    ['contact', '/dashboard/audiences/contacts/{dana}', () => 'Acme Corp', 'Product news'],
     ['domains', '/dashboard/domains', () => 'example.test', 'inbound.test'],
     ['domain', '/dashboard/domains/{domain}', () => 'DNS records', '_domainkey'],
     ['api-keys', '/dashboard/api-keys', () => 'Default key', 'Create API key'],
@@ -182,7 +191,7 @@ describe('every page shows the data made through the SDK', () => {
 
   for (const [name, path, first, second] of pages) {
     test(name, async () => {
-      const url = path.replace('{email}', emailId).replace('{broadcast}', broadcastId).replace('{webhook}', webhookId).replace('{domain}', world.domain.id);
+      const url = path.replace('{dana}', danaId).replace('{email}', emailId).replace('{broadcast}', broadcastId).replace('{webhook}', webhookId).replace('{domain}', world.domain.id);
       await page.goto(base + url);
       await page.getByText(first(), { exact: false }).first().waitFor({ timeout: 10_000 });
       await page.getByText(second, { exact: false }).first().waitFor({ timeout: 10_000 });
@@ -241,6 +250,49 @@ describe('every page shows the data made through the SDK', () => {
     await dialog.getByRole('alert').waitFor();
     expect(await dialog.getByRole('alert').textContent()).toContain('unverified.test');
   }, 20_000);
+
+  test("a contact's properties and topics are edited on its page", async () => {
+    await page.goto(`${base}/dashboard/audiences/contacts/${danaId}`);
+    await page.getByRole('button', { name: 'Edit properties' }).click();
+    await page.getByLabel('seats').fill('12');
+    await page.getByLabel('company').fill('');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('your company (fallback)').waitFor();
+    const offers = page.getByRole('checkbox', { name: 'Offers' });
+    expect(await offers.isChecked()).toBe(false);
+    // The box shows the stored state: it is ticked once the API has taken the change.
+    await offers.click();
+    await page.waitForFunction(() => (document.querySelectorAll('input[type=checkbox]:checked').length === 2));
+    const c = (await world.p.api('GET', `/contacts/${danaId}`)).body;
+    expect(c.properties).toEqual({ seats: { value: 12, type: 'number' } });
+    const topics = (await world.p.api('GET', `/contacts/${danaId}/topics`)).body.data;
+    expect(topics.find((t: { name: string }) => t.name === 'Offers').subscription).toBe('opt_in');
+    await screenshot(page, 'contact-edited');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 20_000);
+
+  test('a CSV import from the dialog shows its progress and counts; the imports tab lists it', async () => {
+    await page.goto(`${base}/dashboard/audiences`);
+    await page.getByRole('button', { name: 'Import CSV' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Import contacts from a CSV file' });
+    const rows = ['email,first_name', ...Array.from({ length: 3000 }, (_, i) => `imported${i}@dest.test,Person ${i}`), 'not-an-address,Broken'];
+    await dialog.getByLabel('CSV file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
+    await dialog.getByLabel('Add to a segment (optional)').selectOption({ label: 'Newsletter' });
+    await screenshot(page, 'import-dialog');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+    await dialog.getByText('3,000 created').waitFor({ timeout: 15_000 });
+    await dialog.getByText('completed').waitFor();
+    await dialog.getByText('Failed rows').click();
+    await dialog.getByText('Row 3001: `not-an-address` is not an email address.').waitFor();
+    await screenshot(page, 'import-done');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await page.goto(`${base}/dashboard/audiences?tab=imports`);
+    await page.getByText('1 failed').waitFor();
+    await screenshot(page, 'imports');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
 
   test('the email search finds by recipient and the status filter narrows the list', async () => {
     await page.goto(`${base}/dashboard/emails`);

@@ -61,6 +61,7 @@ describe('a valid email', () => {
       tags: [{ name: 'category', value: 'confirm_email' }],
       scheduled_at: '2025-03-04T10:00:00.000Z',
       attachments: [],
+      topic_id: null,
     });
   });
 
@@ -330,8 +331,10 @@ describe('attachments', () => {
   });
 });
 
-describe('features not supported yet', () => {
-  test('topic_id fails before anything else', () => {
-    expect(failure({ topic_id: '0195608a-51e4-70ed-a079-d3bde8e25d94' })).toEqual(invalid('The `topic_id` field is not supported yet.'));
+describe('topic_id', () => {
+  test('a topic id is kept (lowercased); null or absent is none; anything else is refused', () => {
+    expect(validateEmail({ ...base, topic_id: '0195608A-51E4-70ED-A079-D3BDE8E25D94' }).topic_id).toBe('0195608a-51e4-70ed-a079-d3bde8e25d94');
+    expect(validateEmail({ ...base, topic_id: null }).topic_id).toBeNull();
+    for (const topic_id of ['weekly', 7, { id: 'x' }]) expect(failure({ ...base, topic_id })).toEqual(invalid('Invalid `topic_id` field: must be the id of a topic.'));
   });
 });

@@ -26,10 +26,12 @@ const ENDED = new Set(['session_expired', 'missing_csrf_token', 'not_signed_in']
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (csrf) headers['x-csrf-token'] = csrf;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  // A form (an upload) goes as multipart/form-data, its boundary set by the browser.
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : form ? body : JSON.stringify(body) });
   } catch {
     throw new ApiFailure(0, 'network_error', 'Posthorn cannot be reached. Check your connection and try again.');
   }

@@ -49,3 +49,13 @@ async function readLimited(req: Request): Promise<string> {
   if (!bytes) throw errors.tooLarge();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
+
+/**
+ * A JSON object body, for routes that check their fields by hand; another top-level type is the
+ * 400 of docs/api.md §1.4, and no body reads as `{}` (every field missing).
+ */
+export function objectBody(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.badJson('The request body must be a JSON object.');
+  return body as Record<string, unknown>;
+}

@@ -2,14 +2,14 @@
 // get, list, update, verify, delete.
 import { t } from 'elysia';
 import type { App, ApiContext } from '../app';
-import type { DomainRec, StoreReader } from '../../store';
+import type { DomainRec } from '../../store';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
-import { ApiError, errors } from '../../errors';
-import { newId, nowIso } from '../../ids';
-import { generateDkimKey } from '../../domains/dkim';
+import { errors } from '../../errors';
+import { newId } from '../../ids';
 import { recordViews, deriveStatus } from '../../domains/records';
-import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain, trackingClash, REGIONS } from '../../domains/validate';
+import { checkTrackingSubdomain, trackingClash } from '../../domains/validate';
+import { domainSettings, nameAvailable, nameTaken, newDomain } from '../../domains/create';
 
 const tags = ['Domains'];
 const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `{field}` field must be "enabled" or "disabled".' });
@@ -19,7 +19,17 @@ const Bool = (name: string) => t.Boolean({ error: `The \`${name}\` field must be
 /** `tracking_subdomain` when one is set: the SDK types it optional, never null (docs/api.md §9.1). */
 const trackingSubdomain = (d: DomainRec) => (d.tracking_subdomain ? { tracking_subdomain: d.tracking_subdomain } : {});
 
-export function domainsRoutes(app: App, { store, config, domains: verifier }: ApiContext) {
+/** Body fields of POST /domains that a domain claim takes too (docs/api.md §9.1, §9.9). */
+export const domainFields = {
+  name: t.String({ error: 'The `name` field must be a string.' }),
+  region: t.Optional(t.String()),
+  custom_return_path: t.Optional(t.String({ error: 'The `custom_return_path` field must be a string.' })),
+  open_tracking: t.Optional(Bool('open_tracking')),
+  click_tracking: t.Optional(Bool('click_tracking')),
+  tracking_subdomain: t.Optional(t.Union([t.String(), t.Null()], { error: 'The `tracking_subdomain` field must be a string.' })),
+};
+
+export function domainsRoutes(app: App, { store, config, domains: verifier, claims }: ApiContext) {
   const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
   const summary = (d: DomainRec) => ({
     id: d.id,
@@ -31,21 +41,6 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
     click_tracking: d.click_tracking,
     capabilities: d.capabilities,
   });
-  /**
-   * A name is free when nobody registered it, no other team owns a domain above it (its
-   * subdomains, return-path hosts included, receive that team's bounces and mail), and its own
-   * return-path host is not another team's domain.
-   */
-  const nameAvailable = async (r: StoreReader, name: string, returnPath: string, team: string) => {
-    if (await r.domains.find('name', name)) return false;
-    const labels = name.split('.');
-    for (let i = 1; i < labels.length - 1; i++) {
-      const parent = await r.domains.find('name', labels.slice(i).join('.'));
-      if (parent && parent.team_id !== team) return false;
-    }
-    const rp = await r.domains.find('name', `${returnPath}.${name}`);
-    return !rp || rp.team_id === team;
-  };
   const load = async (request: Request, raw: string) => {
     const d = await store.domains.get(caller(request).team, pathId(raw));
     if (!d) throw errors.notFound('Domain');
@@ -57,40 +52,17 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
     async ({ request, body, set }) => {
       const { team } = caller(request);
       // Every field is checked before the name's availability (422 before 403, docs/api.md §3.3).
-      const name = normaliseDomainName(body.name);
-      const region = body.region ?? 'us-east-1';
-      if (!REGIONS.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
-      const custom_return_path = body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send';
-      const tracking_subdomain = typeof body.tracking_subdomain === 'string' ? checkTrackingSubdomain(body.tracking_subdomain, custom_return_path) : null;
-      const capabilities = { sending: body.capabilities?.sending ?? 'enabled', receiving: body.capabilities?.receiving ?? 'disabled' } as const;
-      if (capabilities.sending === 'disabled' && capabilities.receiving === 'disabled')
-        throw errors.validation('At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
-      const taken = () => errors.validation(`The \`${name}\` domain has been registered already.`, 403);
-      if (!(await nameAvailable(store, name, custom_return_path, team))) throw taken();
-      const d: DomainRec = {
-        id: newId(),
-        team_id: team,
-        created_at: nowIso(),
-        name,
-        region,
-        custom_return_path,
-        open_tracking: body.open_tracking ?? false,
-        click_tracking: body.click_tracking ?? false,
-        tracking_subdomain,
-        tls: body.tls ?? 'opportunistic',
-        capabilities,
-        status: 'not_started',
-        dkim: await generateDkimKey(),
-        record_status: {},
-        verification: { requested_at: null, checked_at: null, verified_at: null, degraded_at: null },
-      };
+      const settings = domainSettings(body);
+      const { name, custom_return_path } = settings;
+      if (!(await nameAvailable(store, name, custom_return_path, team))) throw nameTaken(name);
+      const d = await newDomain(team, newId(), settings);
       // The name check is repeated inside the unit of work: two concurrent creates, one winner.
       const ok = await store.write(async (tx) => {
         if (!(await nameAvailable(tx, name, custom_return_path, team))) return false;
         tx.domains.put(d);
         return true;
       });
-      if (!ok) throw taken();
+      if (!ok) throw nameTaken(name);
       set.status = 201;
       return {
         id: d.id,
@@ -107,12 +79,7 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
     },
     {
       body: t.Object({
-        name: t.String({ error: 'The `name` field must be a string.' }),
-        region: t.Optional(t.String()),
-        custom_return_path: t.Optional(t.String({ error: 'The `custom_return_path` field must be a string.' })),
-        open_tracking: t.Optional(Bool('open_tracking')),
-        click_tracking: t.Optional(Bool('click_tracking')),
-        tracking_subdomain: t.Optional(t.Union([t.String(), t.Null()], { error: 'The `tracking_subdomain` field must be a string.' })),
+        ...domainFields,
         tls: t.Optional(Tls),
         capabilities: t.Optional(t.Object({ sending: t.Optional(Capability), receiving: t.Optional(Capability) })),
       }),
@@ -201,7 +168,8 @@ export function domainsRoutes(app: App, { store, config, domains: verifier }: Ap
         tx.domains.remove(team, id);
         return true;
       });
-      if (!removed) throw errors.notFound('Domain');
+      // The placeholder of a pending claim (docs/api.md §9.9): deleting it cancels the claim.
+      if (!removed && !(await claims.cancel(team, id))) throw errors.notFound('Domain');
       return { object: 'domain', id, deleted: true };
     },
     { detail: { summary: 'Delete a domain', tags } },

@@ -147,7 +147,7 @@ export function emailsRoutes(app: App, svc: ApiContext) {
         html: content?.html ?? null,
         text: content?.text ?? null,
         tags: e.tags,
-        topic_id: null,
+        topic_id: e.topic_id ?? null,
         // Posthorn: every delivery attempt (docs/api.md §7.3).
         attempts: e.attempts ?? [],
       };

@@ -14,6 +14,8 @@ import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
 import { LmdbOutbox } from './outbox';
 import { LmdbMetrics } from './metrics';
+import { LmdbTopicChoices } from './topic-choices';
+import { LmdbImportFiles, IMPORT_FILES, IMPORT_FILE_PARTS } from './import-files';
 import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
 import { log } from '../../log';
@@ -23,6 +25,7 @@ import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-reco
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
 import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
 import type { TemplateRec } from '../template-records';
+import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from '../audience-records';
 
 const DAY = 86_400_000;
 
@@ -64,6 +67,13 @@ class Repos {
   readonly idempotency: LmdbIdempotency;
   readonly outbox: LmdbOutbox;
   readonly metrics: LmdbMetrics;
+  readonly topics: LmdbCollection<TopicRec>;
+  readonly topicChoices: LmdbTopicChoices;
+  readonly contactProperties: LmdbCollection<ContactPropertyRec, 'key'>;
+  readonly contactImports: LmdbCollection<ContactImportRec>;
+  readonly importFiles: LmdbImportFiles;
+  readonly importQueue: LmdbDueIndex;
+  readonly domainClaims: LmdbCollection<DomainClaimRec, 'domain' | 'name'>;
 
   /** Large bodies' byte fields, in files beside the database. */
   readonly spill: SpillFiles;
@@ -124,6 +134,19 @@ class Repos {
     this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
     this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
     this.templates = new LmdbCollection<TemplateRec, 'alias'>(env, ttl, 'templates', [{ name: 'alias', value: (t) => t.alias, unique: true }]);
+    this.topics = new LmdbCollection(env, ttl, 'topics');
+    this.topicChoices = new LmdbTopicChoices(env);
+    this.contactProperties = new LmdbCollection(env, ttl, 'contact_properties', [{ name: 'key', value: (p) => p.key, unique: true }]);
+    this.contactImports = new LmdbCollection<ContactImportRec>(env, ttl, IMPORT_FILES, [], null, (team, id) => this.importFiles.drop(team, id));
+    this.importFiles = new LmdbImportFiles(env, this.spill, (team, id) => {
+      const imp = this.contactImports.read(team, id);
+      return !imp || imp.status === 'completed' || imp.status === 'failed';
+    });
+    this.importQueue = new LmdbDueIndex(env, 'import_queue');
+    this.domainClaims = new LmdbCollection<DomainClaimRec, 'domain' | 'name'>(env, ttl, 'domain_claims', [
+      { name: 'domain', value: (c) => c.domain_id, unique: true },
+      { name: 'name', value: (c) => c.name },
+    ]);
   }
 }
 
@@ -263,7 +286,9 @@ export class LmdbStore extends Repos implements Store {
 
   async sweepFiles(): Promise<{ orphans: number; purged: number }> {
     const contents = [this.emailContent, this.receivedContent];
-    return this.spill.sweep((ns, team, id) => contents.some((c) => c.collection === ns && c.has(team, id)));
+    // An import's file is live while its import still has rows to read.
+    const importLive = (team: string, id: string) => ['queued', 'in_progress'].includes(this.contactImports.read(team, id)?.status ?? '');
+    return this.spill.sweep((ns, team, id) => (ns === IMPORT_FILES ? importLive(team, id) : contents.some((c) => c.collection === ns && c.has(team, id))));
   }
 
   async isEmpty(): Promise<boolean> {
@@ -290,6 +315,13 @@ export class LmdbStore extends Repos implements Store {
           const [team, id] = (key as string[]).map(String) as [string, string];
           files += await this.spill.copyTo(`${dest}.content`, name, team, id, [...(note.raw >= 0 ? ['raw'] : []), ...Object.keys(note.files).map((a) => `file-${a}`)]);
         }
+      }
+      // The files of imports still being processed, so a restored store resumes them.
+      const imports = snapshot.openDB({ name: IMPORT_FILES, sharedStructuresKey: Symbol.for('structures') });
+      for (const { key, value } of imports.getRange({})) {
+        if (!['queued', 'in_progress'].includes((value as ContactImportRec).status)) continue;
+        const [team, id] = (key as string[]).map(String) as [string, string];
+        files += await this.spill.copyTo(`${dest}.content`, IMPORT_FILES, team, id, IMPORT_FILE_PARTS);
       }
     } finally {
       await snapshot.close();

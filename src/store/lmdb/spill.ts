@@ -9,8 +9,8 @@
 // A crash before the commit leaves an orphan file, moved to the trash at the next start. Files are
 // never changed; when their record is deleted they go to `.trash/` after that commit and are
 // removed a day later, so a hot backup that read the record still finds the file (cli/backup.ts).
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Contents whose byte fields together exceed this are spilled to files. */
@@ -54,6 +54,53 @@ export class SpillFiles {
     } finally {
       closeSync(d);
     }
+  }
+
+  /**
+   * Stream `chunks` into one part, outside any unit of work (an upload): resolves with the size
+   * once file and directory entry are fsynced, or null — the file removed — past `maxBytes`. The
+   * record naming the file commits afterwards; a crash in between leaves an orphan for `sweep`.
+   */
+  async writeStream(ns: string, team: string, id: string, part: string, chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number | null> {
+    const folder = this.folder(ns, id);
+    mkdirSync(folder, { recursive: true });
+    const path = this.path(ns, team, id, part);
+    const fh = await openFile(path, 'w', 0o600);
+    let size = 0;
+    try {
+      // Past the limit the rest is read and dropped: the source (a request body) ends normally.
+      for await (const chunk of chunks) {
+        size += chunk.byteLength;
+        if (size <= maxBytes) await fh.write(chunk);
+      }
+      if (size <= maxBytes) await fh.sync();
+    } catch (e) {
+      await rm(path, { force: true });
+      throw e;
+    } finally {
+      await fh.close();
+    }
+    if (size > maxBytes) {
+      await rm(path, { force: true });
+      return null;
+    }
+    const d = openSync(folder, 'r');
+    try {
+      fsyncSync(d);
+    } finally {
+      closeSync(d);
+    }
+    return size;
+  }
+
+  /** One part from byte `offset` on, read in slices as it is consumed. */
+  stream(ns: string, team: string, id: string, part: string, offset: number): AsyncIterable<Uint8Array> {
+    return createReadStream(this.path(ns, team, id, part), { start: offset, highWaterMark: 64 * 1024 });
+  }
+
+  /** Remove one part at once (a file no record ever named). */
+  async remove(ns: string, team: string, id: string, part: string): Promise<void> {
+    await rm(this.path(ns, team, id, part), { force: true });
   }
 
   /** One part, from its place or, for a record deleted meanwhile, from the trash. */

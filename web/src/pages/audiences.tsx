@@ -3,6 +3,8 @@ import { useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import { Badge, Card, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
+import { ImportDialog, Imports } from './imports';
 
 interface Contact {
   id: string;
@@ -26,12 +28,18 @@ export function AudiencesPage() {
         tabs={[
           { id: 'contacts', label: 'Contacts' },
           { id: 'segments', label: 'Segments' },
+          { id: 'topics', label: 'Topics' },
+          { id: 'properties', label: 'Properties' },
+          { id: 'imports', label: 'Imports' },
           { id: 'suppressions', label: 'Suppressions' },
         ]}
       />
       <div role="tabpanel" aria-labelledby={`tab-${tab}`} class="tab-panel">
         {tab === 'contacts' && <Contacts />}
         {tab === 'segments' && <Segments />}
+        {tab === 'topics' && <Topics />}
+        {tab === 'properties' && <Properties />}
+        {tab === 'imports' && <Imports />}
         {tab === 'suppressions' && <Suppressions />}
       </div>
     </>
@@ -44,6 +52,7 @@ function Contacts() {
   const segment = query.get('segment') ?? '';
   const [text, setText] = useState(q);
   const [adding, setAdding] = useState(false);
+  const [importing, setImporting] = useState(false);
   const segments = useGet<{ data: { id: string; name: string }[] }>('/segments');
   const paged = usePaged<Contact>('/contacts', { q, segment_id: q ? null : segment || null });
   return (
@@ -71,6 +80,9 @@ function Contacts() {
             ))}
           </select>
         </label>
+        <button class="btn" onClick={() => setImporting(true)}>
+          Import CSV
+        </button>
         <button class="btn primary" onClick={() => setAdding(true)}>
           Add contact
         </button>
@@ -96,6 +108,7 @@ function Contacts() {
         ]}
       />
       <ContactDialog open={adding} segments={segments.data?.data ?? []} onClose={() => setAdding(false)} onDone={paged.reload} />
+      <ImportDialog open={importing} segments={segments.data?.data ?? []} onClose={() => setImporting(false)} onDone={paged.reload} />
     </>
   );
 }
@@ -214,7 +227,6 @@ export function ContactPage({ id }: { id: string }) {
                   ['First name', x.first_name],
                   ['Last name', x.last_name],
                   ['Added', <Time iso={x.created_at} exact />],
-                  ...Object.entries(x.properties ?? {}).map(([k, v]) => [k, String(v.value)] as [string, string]),
                 ]}
               />
               <button class="btn" onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
@@ -259,6 +271,8 @@ export function ContactPage({ id }: { id: string }) {
             </button>
           </form>
         </Card>
+        <ContactProperties id={id} values={x.properties ?? {}} onSaved={c.reload} />
+        <ContactTopics id={id} />
       </div>
     </>
   );
