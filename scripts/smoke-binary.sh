@@ -8,7 +8,8 @@
 #   3. GET /health answers {"status":"ok"} within 30 s
 #   4. GET /domains with the API key printed at first start answers 200
 #   5. the embedded dashboard: / redirects to /dashboard, whose page and script are served
-#   6. stop the server, clean up
+#   6. the embedded back office thread (delivery and webhooks) started: its `delivery.started` log line
+#   7. stop the server, clean up
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -134,4 +135,8 @@ say "GET /dashboard → page and $script ($(wc -c <"$tmp/app.js") bytes)"
 
 # --- 6. stop ------------------------------------------------------------------------------------
 stop_server
+# --- 6. the back office's thread, an entrypoint of its own in the binary ------------------------
+grep -q '"event":"delivery.started"' "$tmp/serve.out" || die "the delivery thread did not start (no delivery.started log line)"
+say "delivery thread started"
+
 say "OK"

@@ -8,6 +8,12 @@ import type { Signal } from '../store';
 import { log, isQuiet } from '../log';
 import type { FromThread, ToThread } from './messages';
 
+/**
+ * The thread's entry point: beside this file when Posthorn runs from a checkout; in the single
+ * binary, where scripts/build.ts embeds it (an entrypoint of its own, by its path from the root).
+ */
+const THREAD_ENTRY = import.meta.url.startsWith('file:///$bunfs/') ? '/$bunfs/root/src/backoffice/thread.ts' : new URL('./thread.ts', import.meta.url).href;
+
 /** How long a stop waits for the thread beyond its grace period before ending it. */
 const STOP_MARGIN_MS = 5_000;
 
@@ -24,7 +30,7 @@ export class BackOfficeThread {
   start(): Promise<void> {
     this.stopping = false;
     return new Promise((resolve, reject) => {
-      const worker = new Worker(new URL('./thread.ts', import.meta.url).href);
+      const worker = new Worker(THREAD_ENTRY);
       this.worker = worker;
       let started = false;
       worker.onmessage = (e: MessageEvent<FromThread>) => {
