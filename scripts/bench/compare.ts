@@ -111,12 +111,16 @@ async function startBare(): Promise<{ url: string; stop(): void }> {
 }
 
 let seq = 0;
-const email = () => ({ from: 'Bench <bench@bench.test>', to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
+/** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */
+let sender = 'bench.test';
+const email = () => ({ from: `Bench <bench@${sender}>`, to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
 
 /** Posthorn on a fresh data dir with a verified sending domain; delivery to `env`'s destination. */
+let instances = 0;
 async function posthorn(env: Record<string, string>): Promise<Target> {
   const target = await startChild(tempDir('posthorn-bench-compare-'), { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test', ...env });
-  await verifiedSendingDomain(target, dns.zone, 'bench.test');
+  sender = `bench${++instances}.test`;
+  await verifiedSendingDomain(target, dns.zone, sender);
   return target;
 }
 

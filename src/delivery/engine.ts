@@ -147,10 +147,11 @@ export class DeliveryEngine {
       const now = Date.now();
       const out: Claimed[] = [];
       const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      for (const { entry } of await tx.queue.due(now, Math.min(max + busy.size + 1000, 5000))) {
+      // Entries in flight, and destinations with no room, are passed over by their key alone.
+      const pass = (domain: string, id: string) => (perDomain.get(domain) ?? 0) >= cap || busy.has(`${domain}\u0000${id}`);
+      for (const { entry } of await tx.queue.due(now, max, pass)) {
         if (out.length >= max) break;
-        if (busy.has(inFlightKey(entry)) || failed.has(entry.email_id)) continue;
-        if ((perDomain.get(entry.domain) ?? 0) >= cap) continue;
+        if (failed.has(entry.email_id) || (perDomain.get(entry.domain) ?? 0) >= cap) continue;
         // The body is not read here: an attempt reads it when it runs and lets it go after, so what
         // waits in the queue is never held in memory.
         const email = await tx.emails.get(entry.team_id, entry.email_id);
@@ -172,7 +173,7 @@ export class DeliveryEngine {
         const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
         const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
-        out.push({ entry: next, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent') });
+        out.push({ entry: next, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent', { current: true }) });
         perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
       }
       return out;
@@ -250,7 +251,9 @@ export class DeliveryEngine {
         }),
       };
       email = { ...email, attempts: [...(email.attempts ?? []), attempt].slice(-MAX_ATTEMPTS) };
-      tx.emails.put(email);
+      // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
+      const current = true;
+      let stored = false;
       const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, Date.now());
       const remaining: string[] = [];
       let lastTemporary: Reply | null = null;
@@ -258,27 +261,34 @@ export class DeliveryEngine {
         const reply = result.replies.get(rcpt) ?? localReply(451, '4.4.0', 'no reply for this recipient');
         switch (verdict(reply)) {
           case 'delivered':
-            email = await events.email(tx, email, 'delivered', { recipients: [rcpt] });
+            email = await events.email(tx, email, 'delivered', { recipients: [rcpt], current });
+            stored = true;
             counts.delivered++;
             break;
           case 'permanent':
-            email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Permanent') });
+            email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Permanent'), current });
+            stored = true;
             await suppress(tx, email.team_id, rcpt, 'bounce', email.id);
             counts.bounced++;
             break;
           case 'temporary':
             if (over) {
-              email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient') });
+              email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient'), current });
+              stored = true;
               counts.bounced++;
               break;
             }
             // email.delivery_delayed once per recipient: its state is `delayed` from then on.
-            if (email.recipients[rcpt] !== 'delayed') email = await events.email(tx, email, 'delivery_delayed', { recipients: [rcpt] });
+            if (email.recipients[rcpt] !== 'delayed') {
+              email = await events.email(tx, email, 'delivery_delayed', { recipients: [rcpt], current });
+              stored = true;
+            }
             remaining.push(rcpt);
             lastTemporary = reply;
             counts.deferred++;
         }
       }
+      if (!stored) tx.emails.put(email);
       // Who is left waits the schedule's time from this failure (the claim's time was only the lease).
       const due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, Date.now());
       if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text, attempting: null }, due);

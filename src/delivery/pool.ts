@@ -13,7 +13,7 @@ export interface PoolOptions {
   maxMessages: number;
 }
 
-export const DEFAULT_POOL: PoolOptions = { perDestination: 5, idleMs: 5_000, maxMessages: 100 };
+export const DEFAULT_POOL: PoolOptions = { perDestination: 20, idleMs: 5_000, maxMessages: 100 };
 
 interface Idle {
   session: SmtpSession;

@@ -161,8 +161,11 @@ export interface ImportFilesTx extends ImportFiles {
  * time before each attempt (persist before acting), so a crash mid-attempt means a retry.
  */
 export interface Queue {
-  /** Entries due at `now` (ms), earliest first. */
-  due(now: number, limit: number): Promise<{ due: number; entry: QueueEntry }[]>;
+  /**
+   * Up to `limit` entries due at `now` (ms), earliest first. `pass` leaves out entries by their
+   * destination domain and id without reading them (destinations with no room, attempts in flight).
+   */
+  due(now: number, limit: number, pass?: (domain: string, entryId: string) => boolean): Promise<{ due: number; entry: QueueEntry }[]>;
   /** Due time of the earliest entry, or null when the queue is empty. */
   nextDue(): Promise<number | null>;
   /** The live entries of one email. */

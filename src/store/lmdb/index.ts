@@ -237,7 +237,10 @@ export class LmdbStore extends Repos implements Store {
   static async open(opts: StoreOptions): Promise<LmdbStore> {
     const env = new LmdbEnv(opts.dataDir);
     const ttl = new TtlIndex(env);
-    return new LmdbStore(env, ttl, await loadSecrets(env), opts);
+    const store = new LmdbStore(env, ttl, await loadSecrets(env), opts);
+    const upgraded = await store.queue.upgrade();
+    if (upgraded) log.info('store.queue_upgraded', { entries: upgraded });
+    return store;
   }
 
   /** Units of work not yet through their commit and its aftermath, and who waits for none to be. */
