@@ -78,7 +78,9 @@ export class DeliveryEngine {
         settle: (c, a) => this.record(c, a),
         abandon: () => this.pool.close(true),
       },
-      opts.concurrency ?? 50,
+      // As many as Postfix's delivery agents (default_process_limit): one destination holds at most
+      // its share (below), so the others always keep most of them.
+      opts.concurrency ?? 100,
     );
   }
 
@@ -141,8 +143,8 @@ export class DeliveryEngine {
       const d = key.slice(0, key.indexOf('\u0000'));
       perDomain.set(d, (perDomain.get(d) ?? 0) + 1);
     }
-    // A few attempts queued behind each open connection keep it busy; more would only wait.
-    const cap = this.pool.perDestination * 4;
+    // An attempt queued behind each open connection keeps it busy; more would only wait.
+    const cap = this.pool.perDestination * 2;
     return store.write(async (tx) => {
       const now = Date.now();
       const out: Claimed[] = [];

@@ -10,6 +10,7 @@ import { verifiedDomain, queueEmail, waitForEmail, settled, eventsOf, eventTypes
 import type { DomainRec } from '../../src/store';
 import { resolveVerp } from '../../src/feedback';
 import { Verp } from '../../src/mail/verp';
+import { DEFAULT_POOL } from '../../src/delivery/pool';
 
 let dns: TestDns;
 let sink: Sink;
@@ -212,13 +213,13 @@ describe('connections', () => {
     expect(sink.to('reuse2@dest.test')[0]!.session).toBe(sink.to('reuse1@dest.test')[0]!.session);
   });
 
-  test('at most 5 connections to one destination host, however many messages are due', async () => {
+  test('at most DEFAULT_POOL.perDestination connections to one destination host, however many messages are due', async () => {
     await p.svc.backOffice.idle('delivery');
     const before = sink.connections();
-    const emails = await Promise.all(Array.from({ length: 30 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
+    const emails = await Promise.all(Array.from({ length: DEFAULT_POOL.perDestination * 3 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
     for (const e of emails) await waitForEmail(p.svc, e, settled);
     expect((await Promise.all(emails.map((e) => p.svc.store.emails.get(e.team_id, e.id)))).map((e) => e!.last_event)).toEqual(emails.map(() => 'delivered'));
-    expect(sink.connections() - before).toBeLessThanOrEqual(5);
+    expect(sink.connections() - before).toBeLessThanOrEqual(DEFAULT_POOL.perDestination);
   });
 });
 
