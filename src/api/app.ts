@@ -4,8 +4,8 @@
 import { Elysia } from 'elysia';
 import { openapi } from '@elysiajs/openapi';
 import { ApiError, errors } from '../errors';
-import { readJson } from './platform/body';
-import { redact, type RequestLog } from './platform/requestlog';
+import { readJsonText } from './platform/body';
+import { loggedBody, type RequestLog } from './platform/requestlog';
 import { stateOf } from './platform/context';
 import { jsonResponse, errorResponse } from './platform/json';
 import { fromValidation } from './platform/validation';
@@ -114,11 +114,14 @@ function createBase() {
       const s = stateOf(request);
       // The key's format is checked before the body is read (docs/api.md §3.3).
       if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
-      const body = await readJson(request);
-      // The request log keeps a redacted copy: validation below strips unknown keys in place.
-      if (s) s.body = body === undefined ? undefined : redact(body);
+      const read = await readJsonText(request);
+      // The request log's copy is taken now: validation below strips unknown keys in place.
+      if (s && read) {
+        s.body = read.body;
+        s.bodyJson = loggedBody(read.body, read.text);
+      }
       // Bodiless requests validate as an empty object, so a required field reads as "missing".
-      return body === undefined ? {} : body;
+      return read === undefined ? {} : read.body;
     })
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(request, error);

@@ -91,7 +91,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       status: res.status,
       userAgent: req.headers.get('user-agent'),
       startedAt,
-      requestBody: s.body,
+      requestJson: s.bodyJson,
       responseJson: s.responseJson,
     });
     return res;

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { openStore, storeOptions, type Signal, type Store } from '../store';
 import { log, setQuiet } from '../log';
 import { createBackOffice, type BackOffice } from './parts';
+import { keepMemoryTidy } from '../limits/memory';
 import type { ToThread, FromThread } from './messages';
 
 declare const self: Worker;
@@ -47,6 +48,8 @@ async function init(config: Config, quiet: boolean): Promise<void> {
     store = await openStore(storeOptions(config));
     office = createBackOffice(config, store);
     await office.start();
+    // This thread's heap is its own: its garbage (messages composed, signed, sent) is collected here.
+    keepMemoryTidy();
     send({ t: 'ready' });
   } catch (e) {
     send({ t: 'failed', error: String((e as Error)?.stack ?? e) });

@@ -1,6 +1,6 @@
-// One delivery attempt of one queue entry (an email's recipients at one domain): sign, find the
-// destination (MX hosts, or the relay), hand the message over, and return a reply for every
-// recipient. Touches no state: the engine persists before and after.
+// One delivery attempt of one queue entry (an email's recipients at one domain): find the
+// destination (MX hosts, or the relay), open a session, compose and sign the message, hand it over,
+// and return a reply for every recipient. Touches no state: the engine persists before and after.
 import type { Config } from '../config';
 import type { DomainRec, QueueEntry } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
@@ -14,8 +14,11 @@ import type { ConnectionPool } from './pool';
 export interface AttemptInput {
   entry: QueueEntry;
   domain: DomainRec;
-  /** The stored, unsigned message. */
-  raw: Uint8Array;
+  /**
+   * The unsigned message, asked for once a destination has taken the connection: nothing is
+   * composed or signed for a destination that cannot be reached.
+   */
+  message: () => Promise<Uint8Array>;
   /** The VERP envelope sender. */
   from: string;
 }
@@ -33,13 +36,16 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
   const { config, dns, pool } = deps;
   const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
 
-  let message: [Buffer, Buffer];
-  try {
-    message = await signMessage(input.raw, domain);
-  } catch (e) {
-    // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
-    return everyone(localReply(451, '4.3.0', (e as Error).message));
-  }
+  // Composed and signed once, when the first destination has answered.
+  let message: [Buffer, Buffer] | null = null;
+  const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
+    try {
+      return (message ??= await signMessage(await input.message(), domain));
+    } catch (e) {
+      // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
+      return localReply(451, '4.3.0', (e as Error).message);
+    }
+  };
 
   const security = domain.tls === 'enforced' ? 'require-starttls' : 'starttls';
   let targets: AsyncIterable<Step>;
@@ -75,8 +81,13 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
         last = e.reply;
         continue; // RFC 5321 §5.1: try the next host
       }
+      const bytes = await signed();
+      if (!Array.isArray(bytes)) {
+        pool.release(session, true);
+        return everyone(bytes);
+      }
       const reused = session.messages > 0;
-      let out = await session.send(input.from, entry.recipients, message);
+      let out = await session.send(input.from, entry.recipients, bytes);
       if (out.lost && reused) {
         // A kept-open session the server had already dropped: once more on a fresh connection.
         pool.release(session, false);
@@ -87,7 +98,7 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
           last = e.reply;
           continue;
         }
-        out = await session.send(input.from, entry.recipients, message);
+        out = await session.send(input.from, entry.recipients, bytes);
       }
       // The replies are final: return them now so the engine records them at once (a crash after
       // a 250 and before that commit is what sends an email twice). Giving the session back —

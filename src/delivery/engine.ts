@@ -200,14 +200,17 @@ export class DeliveryEngine {
     // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once:
     // three times its parts (the parts read, the message composed from them in base64, what
     // signing and sending hold beside it).
-    const size = (await emailContent.byteSize(c.entry.team_id, c.entry.email_id)) ?? 0;
+    const size = await emailContent.byteSize(c.entry.team_id, c.entry.email_id);
+    // Deleted since the claim (retention): the outcome finds no email and records nothing.
+    if (size === undefined) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
     const release = await this.budget.take(3 * size);
     try {
-      const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
-      // Deleted since the claim (retention): the outcome finds no email and records nothing.
-      if (!content) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
-      const raw = await composeEmail(this.svc, c.email, content, c.domain);
-      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, raw, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
+      const message = async () => {
+        const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
+        if (!content) throw new Error('the message is no longer stored');
+        return composeEmail(this.svc, c.email, content, c.domain);
+      };
+      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, message, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
       return { result, started };
     } finally {
       release();

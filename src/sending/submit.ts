@@ -130,14 +130,60 @@ export interface CommitOptions {
   keep?: (tx: Tx, p: Prepared) => Promise<boolean>;
 }
 
-/** Persist prepared emails in one flushed commit. */
+/** In a unit of work: one caller's prepared emails, and what it asked for besides. */
+async function commitIn(tx: Tx, events: Events, prepared: Prepared[], opts: CommitOptions): Promise<EmailRec[]> {
+  const out: EmailRec[] = [];
+  for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) out.push(await persist(tx, events, p));
+  await opts.also?.(tx);
+  return out;
+}
+
+interface Waiting {
+  events: Events;
+  prepared: Prepared[];
+  opts: CommitOptions;
+  resolve: (emails: EmailRec[]) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Commits asked for during this turn of the event loop, per store: one unit of work for all of them. */
+const forming = new WeakMap<Store, Waiting[]>();
+
+/**
+ * Persist prepared emails in one flushed commit. Commits asked for in the same turn of the event
+ * loop (concurrent requests) share one unit of work — group commit: each resolves only once that
+ * unit is flushed, as if it had been alone. If the shared unit fails, each is committed again on
+ * its own, so one caller's failure is never another's.
+ */
 export function commit(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions = {}): Promise<EmailRec[]> {
-  return deps.store.write(async (tx) => {
-    const out: EmailRec[] = [];
-    for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) out.push(await persist(tx, deps.events, p));
-    await opts.also?.(tx);
-    return out;
+  return new Promise((resolve, reject) => {
+    let group = forming.get(deps.store);
+    if (!group) {
+      forming.set(deps.store, (group = []));
+      setImmediate(() => {
+        forming.delete(deps.store);
+        void commitGroup(deps.store, group!);
+      });
+    }
+    group.push({ events: deps.events, prepared, opts, resolve, reject });
   });
+}
+
+async function commitGroup(store: Store, group: Waiting[]): Promise<void> {
+  const alone = (w: Waiting) => store.write((tx) => commitIn(tx, w.events, w.prepared, w.opts)).then(w.resolve, w.reject);
+  if (group.length === 1) return alone(group[0]!);
+  let results: EmailRec[][];
+  try {
+    results = await store.write(async (tx) => {
+      const out: EmailRec[][] = [];
+      for (const w of group) out.push(await commitIn(tx, w.events, w.prepared, w.opts));
+      return out;
+    });
+  } catch {
+    await Promise.all(group.map(alone));
+    return;
+  }
+  group.forEach((w, i) => w.resolve(results[i]!));
 }
 
 /** One email, start to finish: what broadcasts and internal senders call for a single message. */

@@ -14,6 +14,11 @@ export const MAX_BODY_DEPTH = 64;
 
 /** Read and parse a JSON body; undefined when the body is empty. */
 export async function readJson(req: Request): Promise<unknown> {
+  return (await readJsonText(req))?.body;
+}
+
+/** A JSON body and its text as received (the request log keeps the text); undefined when empty. */
+export async function readJsonText(req: Request): Promise<{ body: unknown; text: string } | undefined> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw errors.tooLarge();
   let text: string;
@@ -28,7 +33,7 @@ export async function readJson(req: Request): Promise<unknown> {
     throw errors.badJson();
   }
   if (deeperThan(body, MAX_BODY_DEPTH)) throw errors.badJson(`The request body is nested too deeply: at most ${MAX_BODY_DEPTH} levels of arrays and objects.`);
-  return body;
+  return { body, text };
 }
 
 /** Does `value` nest arrays and objects more than `max` levels deep? Walked with a list, not recursion. */

@@ -11,8 +11,10 @@ export interface RequestState {
   session?: SessionRec;
   /** Path after slash-collapsing, without the query. */
   path: string;
-  /** Parsed JSON body (for the request log), undefined when there was none. */
+  /** Parsed JSON body as received, undefined when there was none. */
   body?: unknown;
+  /** The body as the request log keeps it (JSON text, redacted). */
+  bodyJson?: string;
   /** The response body as sent, JSON text (for the request log). */
   responseJson?: string;
 }

@@ -11,7 +11,20 @@ const SECRET_ANYWHERE = /whsec_[A-Za-z0-9+/]{32}/g;
 const MAX_STRING = 64 * 1024;
 
 /** Tokens and secrets masked in a piece of text (a string value, or a whole JSON document). */
-const mask = (text: string) => text.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`).replace(SECRET_ANYWHERE, 'whsec_…');
+function mask(text: string): string {
+  if (text.includes('re_')) text = text.replace(TOKEN_ANYWHERE, (t) => `${t.slice(0, 11)}…`);
+  return text.includes('whsec_') ? text.replace(SECRET_ANYWHERE, 'whsec_…') : text;
+}
+
+/**
+ * The request body as the log keeps it (JSON text): the text as received, masked, when nothing in
+ * it has to go (no attachment content, no string past the cut); else a redacted copy of the parsed
+ * body. Taken before validation, which strips unknown keys from the parsed body in place.
+ */
+export function loggedBody(body: unknown, text: string): string {
+  if (text.length <= MAX_STRING && !text.includes('"attachments"')) return mask(text);
+  return JSON.stringify(redact(body));
+}
 
 /** Copy of a body safe to keep: attachment content → "[n bytes]", tokens masked, huge strings cut. */
 export function redact(value: unknown): unknown {
@@ -44,8 +57,8 @@ export interface LogInput {
   status: number;
   userAgent: string | null;
   startedAt: number;
-  /** Already redacted when parsed (app.ts). */
-  requestBody: unknown;
+  /** The body as the log keeps it (`loggedBody`, app.ts), or undefined when there was none. */
+  requestJson: string | undefined;
   responseJson: string | undefined;
 }
 
@@ -68,14 +81,18 @@ export class RequestLog {
 
   /** Write the buffered entries now; resolves once they (and every earlier write) are committed. */
   async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length) await this.store.write(async (tx) => batch.forEach((rec) => tx.logs.put(rec)));
+    await this.write();
     await this.store.settled();
   }
 
+  private async write(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length) await this.store.write(async (tx) => batch.forEach((rec) => tx.logs.put(rec)));
+  }
+
   record(e: LogInput): void {
-    if (this.pending.length === 0) setImmediate(() => void this.flush());
+    if (this.pending.length === 0) setImmediate(() => void this.write());
     this.pending.push(entry(e));
   }
 }
@@ -91,7 +108,7 @@ function entry(e: LogInput): LogRec {
     response_status: e.status,
     user_agent: e.userAgent,
     duration_ms: Math.round((performance.now() - e.startedAt) * 100) / 100,
-    request_json: e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
+    request_json: e.requestJson ?? null,
     response_json: responseText(e.responseJson),
   };
 }
