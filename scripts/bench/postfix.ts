@@ -140,7 +140,7 @@ export function startSmtpSink(port: number): { port: number; count(): number; st
   (async () => {
     const dec = new TextDecoder();
     let buf = '';
-    for await (const chunk of proc.stdout) {
+    for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) {
       buf += dec.decode(chunk);
       // Lines like `sess=3 quit=3 mesg=42`, each ended by a carriage return.
       const parts = buf.split('\r');
