@@ -18,7 +18,10 @@ import { DashboardAssets } from './dashboard/assets';
 export interface Services {
   config: Config;
   store: Store;
+  /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
+  /** The same resolver keeping answers for their TTL: MX lookups of delivery, inbound SPF/DKIM/DMARC. */
+  mailDns: Resolver;
   domains: DomainVerifier;
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
@@ -49,8 +52,9 @@ export function storeOptions(config: Config): StoreOptions {
 export async function createServices(config: Config): Promise<Services> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
+  const mailDns = dns.withCache();
   const events = new Events();
-  const delivery = new DeliveryEngine({ store, events, dns, config });
+  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
   events.onEvent(fanOut);
@@ -63,6 +67,7 @@ export async function createServices(config: Config): Promise<Services> {
     config,
     store,
     dns,
+    mailDns,
     events,
     domains: new DomainVerifier(store, dns, config),
     limiter: new RateLimiter(config.limits.requests_per_second),
@@ -82,4 +87,5 @@ export async function closeServices(svc: Services): Promise<void> {
   await svc.broadcasts.stop();
   await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
   await svc.store.close();
+  svc.dns.close();
 }

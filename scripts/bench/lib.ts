@@ -43,10 +43,10 @@ export interface Target {
 }
 
 /**
- * `posthorn serve` as a child process (`bun src/main.ts serve`) on a fresh data dir, configured by
- * POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
+ * `posthorn serve` as a child process (`bun [bunFlags] src/main.ts serve`) on a fresh data dir,
+ * configured by POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
  */
-export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<Target> {
+export async function startChild(dataDir: string, env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Target> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -68,7 +68,7 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
   if (init.exitCode !== 0) fail(`posthorn init failed (${init.exitCode}): ${init.stderr.toString()}`);
   const creds = JSON.parse(init.stdout.toString()) as { api_key: string };
   const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
-  const child = Bun.spawn([process.execPath, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
+  const child = Bun.spawn([process.execPath, ...bunFlags, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
   process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

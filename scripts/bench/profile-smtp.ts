@@ -1,0 +1,61 @@
+#!/usr/bin/env bun
+/**
+ * CPU profile of SMTP ingest — `bun scripts/bench/profile-smtp.ts [--part smtp|submission] [--count 4000] [--out DIR]`.
+ *
+ * Runs `posthorn serve` under `bun --cpu-prof-md` with the load of bench:compare's part (smtp:
+ * Postfix's smtp-source -s 16 -l 2048 to a receiving domain, plain SMTP, a new connection per
+ * message; submission: STARTTLS + AUTH, a nodemailer pool of 16), stops it with SIGTERM and
+ * prints where the Markdown profile was written (DIR, default a temp dir).
+ */
+import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import nodemailer from 'nodemailer';
+import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain } from './lib';
+import { SMTP_SOURCE, startSmtpSink } from './postfix';
+import { startDnsServer } from '../../test/helpers/dns';
+import { setQuiet } from '../../src/log';
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: { part: { type: 'string', default: 'smtp' }, count: { type: 'string', default: '4000' }, out: { type: 'string' } },
+  strict: true,
+});
+setQuiet(true);
+const out = opts.out ?? tempDir('posthorn-profile-');
+const count = Number(opts.count);
+const dns = await startDnsServer();
+const port = await freePort();
+const sink = startSmtpSink(await freePort());
+const target = await startChild(
+  tempDir('posthorn-profile-data-'),
+  {
+    POSTHORN_DNS_SERVERS: dns.address,
+    POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
+    POSTHORN_SMTP_STARTTLS_PORTS: String(port),
+    POSTHORN_DELIVERY_MODE: 'relay',
+    POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
+  },
+  ['--cpu-prof-md', `--cpu-prof-dir=${out}`],
+);
+const t0 = performance.now();
+if (opts.part === 'smtp') {
+  await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
+  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', 'inbox@recv.test', `127.0.0.1:${port}`], { stderr: 'pipe' });
+  if ((await p.exited) !== 0) fail(`smtp-source failed: ${await new Response(p.stderr).text()}`);
+} else {
+  await verifiedSendingDomain(target, dns.zone, 'bench.test');
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, auth: { user: 'resend', pass: target.apiKey }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 16, maxMessages: Infinity } as never);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < count) await transport.sendMail({ from: 'bench@bench.test', to: `user${next}@dest.test`, subject: `Benchmark ${next}`, text: 'Hello', html: '<p>Hello</p>' });
+    }),
+  );
+  transport.close();
+}
+console.log(`${opts.part}: ${Math.round(count / ((performance.now() - t0) / 1000))} msg/s`);
+await target.stop();
+sink.stop();
+await dns.close();
+console.log(readdirSync(out).map((f) => join(out, f)).join('\n'));
