@@ -11,6 +11,7 @@ import { DeliveryEngine } from './delivery';
 import { WebhookDispatcher, fanOut } from './events/webhooks';
 import { BroadcastSender } from './broadcasts/runner';
 import { Feedback } from './feedback';
+import { InboundProcessor } from './inbound';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
 import { DashboardAssets } from './dashboard/assets';
@@ -34,6 +35,8 @@ export interface Services {
   broadcasts: BroadcastSender;
   /** Bounces and complaints arriving at return-path addresses. */
   feedback: Feedback;
+  /** The inbound spool's worker: parses, checks and stores mail the SMTP listener spooled; started like `delivery`. */
+  inbound: InboundProcessor;
   /** Operator metrics (GET /metrics). */
   telemetry: Telemetry;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
@@ -56,13 +59,16 @@ export async function createServices(config: Config): Promise<Services> {
   const events = new Events();
   const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
+  const feedback = new Feedback({ store, events });
+  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback, config });
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
   events.onEvent(fanOut);
   const telemetry = new Telemetry(store);
   events.observe((ev) => telemetry.event(ev));
-  // Work committed to the queue or the outbox wakes the worker that does it.
+  // Work committed to the queue, the outbox or the inbound spool wakes the worker that does it.
   store.on('queue', () => delivery.kick());
   store.on('outbox', () => webhooks.kick());
+  store.on('inbound', () => inbound.kick());
   return {
     config,
     store,
@@ -74,7 +80,8 @@ export async function createServices(config: Config): Promise<Services> {
     delivery,
     webhooks,
     broadcasts: new BroadcastSender({ store, events, config }),
-    feedback: new Feedback({ store, events }),
+    feedback,
+    inbound,
     telemetry,
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
@@ -85,7 +92,7 @@ export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await svc.broadcasts.stop();
-  await Promise.all([svc.delivery.stop(), svc.webhooks.stop()]);
+  await Promise.all([svc.delivery.stop(), svc.webhooks.stop(), svc.inbound.stop()]);
   await svc.store.close();
   svc.dns.close();
 }

@@ -37,6 +37,8 @@ export interface Target {
   version: string;
   /** Resident set size of the server process, in bytes. */
   rss(): number;
+  /** CPU time the server process has used so far, in seconds. */
+  cpuSeconds(): { user: number; system: number; total: number };
   /** The resident set split: anonymous memory (heap, buffers) and file pages (LMDB's map, code). */
   rssParts(): { anon: number; file: number };
   stop(): Promise<void>;
@@ -85,6 +87,13 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     rss: () => {
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) * 1024 : NaN;
+    },
+    cpuSeconds: () => {
+      // /proc/<pid>/stat fields 14 and 15 (utime, stime), in clock ticks (100 per second on Linux).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const user = Number(fields[11]) / 100;
+      const system = Number(fields[12]) / 100;
+      return { user, system, total: user + system };
     },
     rssParts: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');

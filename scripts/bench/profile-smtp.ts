@@ -1,11 +1,12 @@
 #!/usr/bin/env bun
 /**
- * CPU profile of SMTP ingest — `bun scripts/bench/profile-smtp.ts [--part smtp|submission] [--count 4000] [--out DIR]`.
+ * CPU profile of SMTP ingest — `bun scripts/bench/profile-smtp.ts [--part smtp|submission] [--count 4000] [--out DIR] [--no-profile]`.
  *
  * Runs `posthorn serve` under `bun --cpu-prof-md` with the load of bench:compare's part (smtp:
  * Postfix's smtp-source -s 16 -l 2048 to a receiving domain, plain SMTP, a new connection per
  * message; submission: STARTTLS + AUTH, a nodemailer pool of 16), stops it with SIGTERM and
- * prints where the Markdown profile was written (DIR, default a temp dir).
+ * prints the server's CPU time per message and where the Markdown profile was written (DIR, default
+ * a temp dir; --no-profile: the CPU time without the profiler's own cost).
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ import { setQuiet } from '../../src/log';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { part: { type: 'string', default: 'smtp' }, count: { type: 'string', default: '4000' }, out: { type: 'string' } },
+  options: { part: { type: 'string', default: 'smtp' }, count: { type: 'string', default: '4000' }, out: { type: 'string' }, 'no-profile': { type: 'boolean', default: false } },
   strict: true,
 });
 setQuiet(true);
@@ -36,9 +37,10 @@ const target = await startChild(
     POSTHORN_DELIVERY_MODE: 'relay',
     POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
   },
-  ['--cpu-prof-md', `--cpu-prof-dir=${out}`],
+  opts['no-profile'] ? [] : ['--cpu-prof-md', `--cpu-prof-dir=${out}`],
 );
 const t0 = performance.now();
+const cpu0 = target.cpuSeconds();
 if (opts.part === 'smtp') {
   await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
   const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', 'inbox@recv.test', `127.0.0.1:${port}`], { stderr: 'pipe' });
@@ -54,7 +56,21 @@ if (opts.part === 'smtp') {
   );
   transport.close();
 }
-console.log(`${opts.part}: ${Math.round(count / ((performance.now() - t0) / 1000))} msg/s`);
+const wall = (performance.now() - t0) / 1000;
+const cpuAnswered = target.cpuSeconds();
+if (opts.part === 'smtp') {
+  for (let i = 0; (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received < count; i++) await Bun.sleep(20);
+}
+const cpu1 = target.cpuSeconds();
+const per = (s: number) => `${((s / count) * 1e6).toFixed(0)} µs`;
+console.log(
+  `${opts.part}: ${Math.round(count / wall)} msg/s answered; server CPU per message until ${opts.part === 'smtp' ? 'all stored' : 'all answered'}: ` +
+    `${per(cpu1.total - cpu0.total)} (user ${per(cpu1.user - cpu0.user)}, system ${per(cpu1.system - cpu0.system)}; ` +
+    `until the last 250: ${per(cpuAnswered.total - cpu0.total)}, ${Math.round(((performance.now() - t0) / 1000 - wall) * 1000)} ms more to store)`,
+);
+const asked = new Map<string, number>();
+for (const q of dns.queries) asked.set(`${q.type} ${q.name}`, (asked.get(`${q.type} ${q.name}`) ?? 0) + 1);
+console.log(`DNS queries: ${dns.queries.length} (${[...asked].map(([k, n]) => `${k} ×${n}`).join(', ')})`);
 await target.stop();
 sink.stop();
 await dns.close();

@@ -28,6 +28,7 @@ export async function serve(config: Config): Promise<number> {
   const memory = keepMemoryTidy();
   await svc.delivery.start();
   svc.webhooks.start();
+  await svc.inbound.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
 
   return await new Promise<number>((resolve) => {

@@ -13,7 +13,7 @@ import { HAS_ENHANCED_CODE, replies, replyFor } from './replies';
 import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
 import { submitMessage, type SubmissionDeps } from './submission';
-import { receiveInbound, type InboundDeps } from './inbound';
+import { spoolInbound, type InboundDeps } from './inbound';
 import { ConnectionGate, AuthGuard } from './limits';
 import { LineEndingCheck } from './line-endings';
 
@@ -320,15 +320,11 @@ async function handleMessage(svc: SmtpDeps, session: SMTPServerSession, raw: Buf
     log.info('smtp.submitted', { team_id: key.team_id, email_id: id, api_key_id: key.id, recipients: recipients.length, size: raw.byteLength });
     return replies.accepted(id);
   }
-  await receiveInbound(
+  await spoolInbound(
     svc,
     {
       raw,
-      mailFrom,
-      remoteAddress: session.remoteAddress,
-      helo: session.hostNameAppearsAs || '',
-      tls: session.secure,
-      hostname: svc.config.smtp.hostname,
+      envelope: { mail_from: mailFrom, remote_address: session.remoteAddress, helo: session.hostNameAppearsAs || '', tls: session.secure },
       sessionId: session.id,
     },
     recipients,

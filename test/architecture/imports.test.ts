@@ -16,7 +16,7 @@ const LAYERS: string[][] = [
   ['accounts', 'domains', 'suppressions', 'events'],
   ['contacts', 'feedback', 'analytics'],
   ['sending'],
-  ['delivery', 'broadcasts', 'tracking'],
+  ['delivery', 'broadcasts', 'tracking', 'inbound'],
   ['api', 'smtp', 'scheduler', 'dashboard'], // ways in
   ['services'], // the composition root
   ['cli'],

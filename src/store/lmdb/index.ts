@@ -14,13 +14,14 @@ import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
 import { LmdbOutbox } from './outbox';
 import { LmdbMetrics } from './metrics';
+import { LmdbInboundSpool } from './inbound-spool';
 import { loadSecrets } from './secrets';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, Tx, QueueTx, OutboxTx, InboundSpoolTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
-import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
+import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from '../inbound-records';
 
 const DAY = 86_400_000;
 
@@ -53,6 +54,7 @@ class Repos {
   readonly webhookAttempts: LmdbCollection<WebhookAttemptRec, 'event'>;
   readonly receivedEmails: LmdbCollection<ReceivedEmailRec>;
   readonly receivedContent: LmdbContents<ReceivedContent>;
+  readonly inboundSpool: LmdbInboundSpool;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
   readonly schedule: LmdbDueIndex;
@@ -116,6 +118,7 @@ class Repos {
     this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
     this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
     this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
+    this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, opts.retentionDays * DAY);
   }
 }
 
@@ -124,12 +127,13 @@ interface LmdbTx extends Tx {
   signals: Set<Signal>;
   _queue?: QueueTx;
   _outbox?: OutboxTx;
+  _inboundSpool?: InboundSpoolTx;
 }
 
 /**
  * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
- * repositories; queue and outbox writes also note the signal to fire after the commit. A unit of
- * work itself is one small object holding what to run after its commit.
+ * repositories; queue, outbox and inbound spool writes also note the signal to fire after the
+ * commit. A unit of work itself is one small object holding what to run after its commit.
  */
 function txPrototype(repos: Repos): LmdbTx {
   const proto = Object.create(repos) as LmdbTx;
@@ -152,6 +156,21 @@ function txPrototype(repos: Repos): LmdbTx {
           put(team: string, webhook: string, due: number, eventId: string) {
             repos.outbox.put(team, webhook, due, eventId);
             signals.add('outbox');
+          },
+        }));
+      },
+    },
+    inboundSpool: {
+      get(this: LmdbTx) {
+        const signals = this.signals;
+        return (this._inboundSpool ??= Object.assign(Object.create(repos.inboundSpool) as LmdbInboundSpool, {
+          add(msg: SpooledMessage, raw: Uint8Array, due: number) {
+            repos.inboundSpool.add(msg, raw, due);
+            signals.add('inbound');
+          },
+          update(msg: SpooledMessage, due: number | null) {
+            repos.inboundSpool.update(msg, due);
+            if (due !== null) signals.add('inbound');
           },
         }));
       },
@@ -218,7 +237,7 @@ export class LmdbStore extends Repos implements Store {
   }
 
   async sweepFiles(): Promise<{ orphans: number; purged: number }> {
-    const contents = [this.emailContent, this.receivedContent];
+    const contents = [this.emailContent, this.receivedContent, this.inboundSpool.content];
     return this.spill.sweep((ns, team, id) => contents.some((c) => c.collection === ns && c.has(team, id)));
   }
 
@@ -237,7 +256,7 @@ export class LmdbStore extends Repos implements Store {
     const snapshot = open({ path: dest, readOnly: true, maxDbs: 64, sharedStructuresKey: Symbol.for('structures') });
     let files = 0;
     try {
-      for (const name of ['email_content', 'received_content']) {
+      for (const name of ['email_content', 'received_content', 'inbound_spool_content']) {
         const db = snapshot.openDB({ name, sharedStructuresKey: Symbol.for('structures') });
         for (const { key, value } of db.getRange({})) {
           const note = (value as { _spill?: { files: Record<string, number> } })._spill;
