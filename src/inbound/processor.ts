@@ -98,8 +98,9 @@ export class InboundProcessor {
     const resumed = await this.svc.store.write(async (tx) => {
       const now = Date.now();
       let n = 0;
-      for (const { msg } of await tx.inboundSpool.due(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
-        if (!msg.attempting) continue;
+      for (const { id } of await tx.inboundSpool.due(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
+        const msg = await tx.inboundSpool.get(id);
+        if (!msg?.attempting) continue;
         tx.inboundSpool.update({ ...msg, attempting: false }, now);
         n++;
       }
@@ -112,9 +113,11 @@ export class InboundProcessor {
     return this.svc.store.write(async (tx) => {
       const now = Date.now();
       const out: Claimed[] = [];
-      for (const { msg } of await tx.inboundSpool.due(now, max + busy.size)) {
+      for (const { id } of await tx.inboundSpool.due(now, max + busy.size)) {
         if (out.length >= max) break;
-        if (busy.has(msg.id)) continue;
+        if (busy.has(id)) continue;
+        const msg = await tx.inboundSpool.get(id);
+        if (!msg) continue;
         if (msg.attempts >= MAX_ATTEMPTS) {
           // Its last attempt never finished (the process died during it, each time).
           giveUp(tx, msg, msg.error ?? 'processing was interrupted on every attempt');

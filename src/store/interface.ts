@@ -153,8 +153,8 @@ export interface DueIndexTx extends DueIndex {
  * never due again, until retention removes it.
  */
 export interface InboundSpool {
-  /** Messages due at `now` (ms), earliest first. */
-  due(now: number, limit: number): Promise<{ due: number; msg: SpooledMessage }[]>;
+  /** Ids of the messages due at `now` (ms), earliest first (the index only: nothing decoded). */
+  due(now: number, limit: number): Promise<{ due: number; id: string }[]>;
   /** Due time of the earliest message, or null when none is due ever. */
   nextDue(): Promise<number | null>;
   get(id: string): Promise<SpooledMessage | undefined>;

@@ -96,7 +96,7 @@ describe('inbound spool', () => {
     const after1 = (await s.p.svc.store.inboundSpool.get(first.id))!;
     expect(after1).toMatchObject({ attempts: 1, attempting: false, error: 'the message bytes are missing from the spool' });
     // Waiting for its retry, not lost and not given up.
-    expect((await s.p.svc.store.inboundSpool.due(Date.now(), 100)).some((d) => d.msg.id === first.id)).toBe(false);
+    expect((await s.p.svc.store.inboundSpool.due(Date.now(), 100)).some((d) => d.id === first.id)).toBe(false);
     expect(await s.p.svc.store.inboundSpool.counts()).toEqual({ waiting: 1, failed: 0 });
     await s.p.svc.store.write(async (tx) => tx.inboundSpool.remove(first.id));
 

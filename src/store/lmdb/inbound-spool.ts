@@ -56,14 +56,11 @@ export class LmdbInboundSpool implements InboundSpoolTx {
     this.delete(id);
   }
 
-  async due(now: number, limit: number): Promise<{ due: number; msg: SpooledMessage }[]> {
-    const out: { due: number; msg: SpooledMessage }[] = [];
-    for (const key of this.dueIdx.getKeys({ start: [0], end: [now + 1], limit })) {
+  async due(now: number, limit: number): Promise<{ due: number; id: string }[]> {
+    return Array.from(this.dueIdx.getKeys({ start: [0], end: [now + 1], limit }), (key) => {
       const [due, id] = key as Key[] as [number, string];
-      const msg = this.read(id);
-      if (msg) out.push({ due, msg });
-    }
-    return out;
+      return { due, id };
+    });
   }
 
   async nextDue(): Promise<number | null> {
