@@ -10,7 +10,7 @@ import { replies } from './replies';
 import { destinationOf } from './recipients';
 
 /** What the listener needs for inbound mail: only the store. */
-export interface InboundDeps {
+export interface SpoolDeps {
   store: Store;
 }
 
@@ -22,7 +22,7 @@ export interface Arrival {
 }
 
 /** Throws a 550 when no recipient is still Posthorn's to accept (never a 250 for mail then dropped). */
-export async function spoolInbound(svc: InboundDeps, arrival: Arrival, recipients: string[]): Promise<SpooledMessage> {
+export async function spoolInbound(svc: SpoolDeps, arrival: Arrival, recipients: string[]): Promise<SpooledMessage> {
   const teams = new Map<string, SpooledMessage['inbound'][number]>();
   const reports: string[] = [];
   for (const given of recipients) {

@@ -13,12 +13,12 @@ import { HAS_ENHANCED_CODE, replies, replyFor } from './replies';
 import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
 import { submitMessage, type SubmissionDeps } from './submission';
-import { spoolInbound, type InboundDeps } from './inbound';
+import { spoolInbound, type SpoolDeps } from './inbound';
 import { ConnectionGate, AuthGuard } from './limits';
 import { LineEndingCheck } from './line-endings';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
-export interface SmtpDeps extends SubmissionDeps, InboundDeps {
+export interface SmtpDeps extends SubmissionDeps, SpoolDeps {
   config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir' | 'public_url'>;
 }
 
