@@ -54,9 +54,9 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
   const creds = await createTeam(svc.store);
   const server = startHttp(svc);
   const scheduler = startScheduler(svc);
+  await svc.inbound.start();
   await svc.delivery.start();
   svc.webhooks.start();
-  await svc.inbound.start();
   const url = `http://127.0.0.1:${server.port}`;
   const client = (key: string) => new Resend(key, { baseUrl: url } as never);
   const run: Running = {
