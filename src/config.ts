@@ -20,6 +20,8 @@ export interface Config {
     max_connections: number;
     /** Accept bare CR/LF as line endings (RFC 5321 §2.3.8 says no; legacy senders). */
     allow_bare_newlines: boolean;
+    /** ms before the greeting; a client talking sooner is refused as an early talker. 0 = greet at once. */
+    greeting_delay: number;
   };
   dns: { servers: string[] };
   delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[]; retry_window: number };
@@ -75,6 +77,7 @@ export const KEYS: KeyDef[] = [
   { key: 'smtp.tls_key', env: 'POSTHORN_SMTP_TLS_KEY', kind: 'nullable', default: null },
   { key: 'smtp.max_connections', env: 'POSTHORN_SMTP_MAX_CONNECTIONS', kind: 'int', default: 1000, min: 1, max: 1_000_000 },
   { key: 'smtp.allow_bare_newlines', env: 'POSTHORN_SMTP_ALLOW_BARE_NEWLINES', kind: 'bool', default: false },
+  { key: 'smtp.greeting_delay', env: 'POSTHORN_SMTP_GREETING_DELAY', kind: 'duration', default: '0s', min: 0, max: 300_000 },
   { key: 'dns.servers', env: 'POSTHORN_DNS_SERVERS', kind: 'servers', default: [] },
   { key: 'delivery.mode', env: 'POSTHORN_DELIVERY_MODE', kind: 'enum', values: ['direct', 'relay'], default: 'direct' },
   { key: 'delivery.relay_url', env: 'POSTHORN_DELIVERY_RELAY_URL', kind: 'nullable', default: null },
@@ -192,6 +195,7 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
     case 'duration': {
       const ms = typeof raw === 'string' ? parseDuration(raw) : null;
       if (ms === null || ms < (def.min ?? 1)) bad('must be a duration such as 30m, 72h or 3d');
+      if (def.max !== undefined && ms! > def.max) bad(`must be at most ${def.max / 1000}s`);
       return ms;
     }
     case 'durations': {

@@ -12,7 +12,6 @@ import { createEvents } from './events/webhooks';
 import { BackOfficeThread } from './backoffice/host';
 import { BroadcastSender } from './broadcasts/runner';
 import { ImportRunner } from './imports';
-import { Feedback } from './feedback';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
 import { DashboardAssets } from './dashboard/assets';
@@ -20,6 +19,7 @@ import { DashboardAssets } from './dashboard/assets';
 export interface Services {
   config: Config;
   store: Store;
+  /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
   domains: DomainVerifier;
   /** Domain claims and the background look-ups of their TXT records. */
@@ -28,16 +28,14 @@ export interface Services {
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
   /**
-   * Delivery and webhook delivery, on a thread of their own (backoffice/); `start()` is called by
-   * `serve` (and the test harness).
+   * Delivery, webhook delivery and the processing of spooled inbound mail, on a thread of their own
+   * (backoffice/); `start()` is called by `serve` (and the test harness).
    */
   backOffice: BackOfficeThread;
   /** Background broadcast sends; the scheduler releases due ones. */
   broadcasts: BroadcastSender;
   /** Background contact imports; the scheduler resumes unfinished ones. */
   imports: ImportRunner;
-  /** Bounces and complaints arriving at return-path addresses. */
-  feedback: Feedback;
   /** Operator metrics (GET /metrics). */
   telemetry: Telemetry;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
@@ -56,9 +54,10 @@ export async function createServices(config: Config): Promise<Services> {
   const telemetry = new Telemetry(store);
   events.observe((ev) => telemetry.event(ev));
   telemetry.addCounts(() => backOffice.counts());
-  // Work committed here to the queue or the outbox wakes the back office, which does it.
+  // Work committed here to the queue, the outbox or the inbound spool wakes the back office, which does it.
   store.on('queue', () => backOffice.kick('queue'));
   store.on('outbox', () => backOffice.kick('outbox'));
+  store.on('inbound', () => backOffice.kick('inbound'));
   return {
     config,
     store,
@@ -70,7 +69,6 @@ export async function createServices(config: Config): Promise<Services> {
     backOffice,
     broadcasts: new BroadcastSender({ store, events, config }),
     imports: new ImportRunner({ store }),
-    feedback: new Feedback({ store, events }),
     telemetry,
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
@@ -84,4 +82,5 @@ export async function closeServices(svc: Services): Promise<void> {
   await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
   await Promise.all([svc.backOffice.stop(), svc.claims.idle()]);
   await svc.store.close();
+  svc.dns.close();
 }

@@ -60,6 +60,7 @@ describe('defaults and config.example.toml', () => {
         tls_key: null,
         max_connections: 1000,
         allow_bare_newlines: false,
+        greeting_delay: 0,
       },
       dns: { servers: [] },
       delivery: {
@@ -257,11 +258,13 @@ describe('bad values fail with a ConfigError naming the key', () => {
     expect(e.message).toContain('direct, relay');
   });
 
-  test('bad duration list', () => {
+  test('bad duration and duration list', () => {
     expectKeyError(() => loadConfig({ env: { POSTHORN_DELIVERY_RETRY_SCHEDULE: '5m,ten minutes' } }), 'delivery.retry_schedule');
     expectKeyError(() => loadConfig({ env: { POSTHORN_DELIVERY_RETRY_SCHEDULE: '5' } }), 'delivery.retry_schedule');
     expectKeyError(() => loadConfig({ env: { POSTHORN_WEBHOOKS_RETRY_SCHEDULE: '0s' } }), 'webhooks.retry_schedule');
     expectKeyError(() => loadConfig({ env: { POSTHORN_WEBHOOKS_RETRY_SCHEDULE: '' } }), 'webhooks.retry_schedule');
+    expect(loadConfig({ env: { POSTHORN_SMTP_GREETING_DELAY: '2s' } }).smtp.greeting_delay).toBe(2000);
+    expectKeyError(() => loadConfig({ env: { POSTHORN_SMTP_GREETING_DELAY: '6m' } }), 'smtp.greeting_delay');
     const path = writeToml('durations.toml', '[webhooks]\nretry_schedule = []\n');
     expectKeyError(() => loadConfig({ path, env: {} }), 'webhooks.retry_schedule');
   });

@@ -37,16 +37,18 @@ export interface Target {
   version: string;
   /** Resident set size of the server process, in bytes. */
   rss(): number;
+  /** CPU time the server process has used so far, in seconds. */
+  cpuSeconds(): { user: number; system: number; total: number };
   /** The resident set split: anonymous memory (heap, buffers) and file pages (LMDB's map, code). */
   rssParts(): { anon: number; file: number };
   stop(): Promise<void>;
 }
 
 /**
- * `posthorn serve` as a child process (`bun src/main.ts serve`) on a fresh data dir, configured by
- * POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
+ * `posthorn serve` as a child process (`bun [bunFlags] src/main.ts serve`) on a fresh data dir,
+ * configured by POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
  */
-export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<Target> {
+export async function startChild(dataDir: string, env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Target> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -68,7 +70,7 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
   if (init.exitCode !== 0) fail(`posthorn init failed (${init.exitCode}): ${init.stderr.toString()}`);
   const creds = JSON.parse(init.stdout.toString()) as { api_key: string };
   const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
-  const child = Bun.spawn([process.execPath, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
+  const child = Bun.spawn([process.execPath, ...bunFlags, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
   process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -85,6 +87,13 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     rss: () => {
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) * 1024 : NaN;
+    },
+    cpuSeconds: () => {
+      // /proc/<pid>/stat fields 14 and 15 (utime, stime), in clock ticks (100 per second on Linux).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const user = Number(fields[11]) / 100;
+      const system = Number(fields[12]) / 100;
+      return { user, system, total: user + system };
     },
     rssParts: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
@@ -165,8 +174,14 @@ export function table(widths: number[]) {
  * A sending domain verified the real way: publish its records in the bench's DNS server, ask for
  * verification, wait. Also points `dest.test`'s MX at 127.0.0.1 (the sink).
  */
-export async function verifiedSendingDomain(target: Target, zone: { publish(d: string, r: unknown[]): unknown; set(n: string, t: string, v: unknown[]): unknown }, name: string) {
+export async function verifiedSendingDomain(
+  target: Target,
+  zone: { publish(d: string, r: unknown[]): unknown; set(n: string, t: string, v: unknown[]): unknown; clear(n: string): unknown },
+  name: string,
+) {
   const domain = await call(target, 'POST', '/domains', { name });
+  // A previous part's Posthorn published other keys for the same names: replace, not add.
+  for (const r of domain.records as { name: string }[]) zone.clear(r.name === '@' ? name : `${r.name}.${name}`);
   zone.publish(name, domain.records);
   zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
   zone.set('mx.dest.test', 'A', ['127.0.0.1']);

@@ -5,8 +5,8 @@
 // persisted at its next attempt time, and a new start puts interrupted attempts back to work.
 import type { Config } from '../config';
 import type { Signal } from '../store';
-import { log, isQuiet } from '../log';
-import type { FromThread, ToThread } from './messages';
+import { log, isQuiet, watchQuiet, writeLine } from '../log';
+import type { FromThread, ToThread, Worker as BackOfficeWorker } from './messages';
 
 /**
  * The thread's entry point: beside this file when Posthorn runs from a checkout; in the single
@@ -24,7 +24,11 @@ export class BackOfficeThread {
   private stopping = false;
   private restarts = 0;
 
-  constructor(private readonly config: Config) {}
+  private readonly unwatch: () => void;
+
+  constructor(private readonly config: Config) {
+    this.unwatch = watchQuiet((quiet) => this.send({ t: 'quiet', quiet }));
+  }
 
   /** Start the thread; resolves once its store is open and its workers run. */
   start(): Promise<void> {
@@ -43,7 +47,8 @@ export class BackOfficeThread {
         else if (m.t === 'reply') {
           this.replies.get(m.id)?.(m.value);
           this.replies.delete(m.id);
-        } else if (m.t === 'stopped') worker.terminate();
+        } else if (m.t === 'log') writeLine(m.line);
+        else if (m.t === 'stopped') worker.terminate();
       };
       worker.onerror = (e) => log.error('backoffice.error', { error: e.message });
       worker.addEventListener('close', () => {
@@ -81,7 +86,7 @@ export class BackOfficeThread {
   }
 
   /** Resolves once nothing of `what` is due now and no attempt is in flight (tests). */
-  idle(what: 'delivery' | 'webhooks'): Promise<void> {
+  idle(what: BackOfficeWorker): Promise<void> {
     return this.ask((id) => ({ t: 'idle', id, what }));
   }
 
@@ -94,6 +99,7 @@ export class BackOfficeThread {
   /** Stop the thread: attempts in flight get `graceMs`, then it closes its store and ends. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    this.unwatch();
     const worker = this.worker;
     if (!worker) return;
     await new Promise<void>((resolve) => {

@@ -2,15 +2,20 @@
 import type { Config } from '../config';
 import type { Signal } from '../store';
 
+/** The back office's workers, which the host may ask to be idle. */
+export type Worker = 'delivery' | 'webhooks' | 'inbound';
+
 export type ToThread =
   | { t: 'init'; config: Config; quiet: boolean }
   | { t: 'kick'; signal: Signal }
-  | { t: 'idle'; id: number; what: 'delivery' | 'webhooks' }
+  | { t: 'idle'; id: number; what: Worker }
   | { t: 'counts'; id: number }
-  | { t: 'stop'; graceMs: number };
+  | { t: 'stop'; graceMs: number }
+  | { t: 'quiet'; quiet: boolean };
 
 export type FromThread =
   | { t: 'ready' }
   | { t: 'failed'; error: string }
   | { t: 'reply'; id: number; value: unknown }
-  | { t: 'stopped' };
+  | { t: 'stopped' }
+  | { t: 'log'; line: string };

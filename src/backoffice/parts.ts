@@ -1,5 +1,6 @@
 // The back office: everything that happens to mail after it is accepted — delivery to the
-// recipients' MX hosts (DKIM signing, SMTP), and webhook delivery of the events that follow. It runs
+// recipients' MX hosts (DKIM signing, SMTP), the processing of inbound mail the SMTP listener spooled
+// (parsing, SPF/DKIM/DMARC, bounces and complaints), and webhook delivery of the events that follow. It runs
 // on a thread of its own (thread.ts), beside the HTTP and SMTP listeners, so signing and sending
 // never hold up an accept (docs/ARCHITECTURE.md §2, "Two threads"). It reads and writes the same
 // store (LMDB is safe to share between threads) and hears of new work through the store's signals.
@@ -8,11 +9,14 @@ import type { Store } from '../store';
 import { Resolver } from '../dns/resolver';
 import { DeliveryEngine } from '../delivery';
 import { WebhookDispatcher, createEvents } from '../events/webhooks';
+import { Feedback } from '../feedback';
+import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
   webhooks: WebhookDispatcher;
+  inbound: InboundProcessor;
   /** Events recorded by this thread, by type (the HTTP thread's GET /metrics adds them up). */
   counts: EventCounts;
   start(): Promise<void>;
@@ -24,21 +28,30 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const events = createEvents();
   const counts = new EventCounts();
   events.observe((ev) => counts.event(ev));
-  const delivery = new DeliveryEngine({ store, events, dns: new Resolver(config.dns.servers), config });
+  // DNS keeping answers for their TTL: MX lookups of delivery, inbound SPF/DKIM/DMARC.
+  const dns = new Resolver(config.dns.servers);
+  const mailDns = dns.withCache();
+  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
+  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
   store.on('queue', () => delivery.kick());
   store.on('outbox', () => webhooks.kick());
+  store.on('inbound', () => inbound.kick());
   return {
     delivery,
     webhooks,
+    inbound,
     counts,
     async start() {
+      // Spooled mail first: a restart after a crash stores what was accepted before sending more.
+      await inbound.start();
       await delivery.start();
       webhooks.start();
     },
     async stop(graceMs = 10_000) {
-      await Promise.all([delivery.stop(graceMs), webhooks.stop()]);
+      await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs)]);
+      dns.close();
     },
   };
 }

@@ -4,7 +4,7 @@
 // `counts` (questions, answered by id), `stop` (finish, close the store, say `stopped`).
 import type { Config } from '../config';
 import { openStore, storeOptions, type Signal, type Store } from '../store';
-import { log, setQuiet } from '../log';
+import { log, setQuiet, setSink } from '../log';
 import { createBackOffice, type BackOffice } from './parts';
 import { keepMemoryTidy } from '../limits/memory';
 import type { ToThread, FromThread } from './messages';
@@ -15,6 +15,8 @@ let store: Store | null = null;
 let office: BackOffice | null = null;
 
 const send = (m: FromThread) => self.postMessage(m);
+// Log lines are written by the main thread.
+setSink((line) => send({ t: 'log', line }));
 
 self.onmessage = (e: MessageEvent<ToThread>) => {
   const m = e.data;
@@ -26,7 +28,7 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
       kick(m.signal);
       break;
     case 'idle':
-      void (m.what === 'delivery' ? office?.delivery.idle() : office?.webhooks.idle())?.then(() => send({ t: 'reply', id: m.id, value: null }));
+      void office?.[m.what].idle().then(() => send({ t: 'reply', id: m.id, value: null }));
       break;
     case 'counts':
       send({ t: 'reply', id: m.id, value: [...(office?.counts.snapshot() ?? [])] });
@@ -34,12 +36,16 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
     case 'stop':
       void stop(m.graceMs);
       break;
+    case 'quiet':
+      setQuiet(m.quiet);
+      break;
   }
 };
 
 function kick(signal: Signal): void {
   if (signal === 'queue') office?.delivery.kick();
-  else office?.webhooks.kick();
+  else if (signal === 'outbox') office?.webhooks.kick();
+  else if (signal === 'inbound') office?.inbound.kick();
 }
 
 async function init(config: Config, quiet: boolean): Promise<void> {

@@ -1,23 +1,22 @@
-// DNS lookups through the configured servers (`dns.servers`, config.example.toml), or the system's.
-// On Bun a NODATA answer surfaces as ENOTFOUND, indistinguishable from NXDOMAIN, so both are
-// "no records"; only real failures (timeouts, SERVFAIL) are errors.
+// DNS lookups through the configured servers (`dns.servers`, config.example.toml), or the system's
+// (/etc/resolv.conf as node:dns reads it). Every query is sent here (exchange.ts: dns-packet over
+// one long-lived UDP socket, TCP when truncated), not through node:dns: Bun's `resolveTxt` loses
+// the record boundaries of TXT answers (oven-sh/bun#21370, still in Bun 1.4.5) — a 2048-bit DKIM
+// key is always several strings of one record, and SPF (RFC 7208 §3.3) and DKIM (RFC 6376
+// §3.6.2.2) need the strings of each record joined, and only those — and a Bun `dns.Resolver`
+// keeps a NODATA answer whatever its SOA says, while a fresh one per lookup cost a socket each.
 //
-// TXT lookups do not go through node:dns: Bun's `resolveTxt` (c-ares `ares_parse_txt_reply`)
-// returns every <character-string> as a record of its own, losing the record boundaries
-// (oven-sh/bun#21370, still present in Bun 1.4.5). A 2048-bit DKIM key is longer than 255 bytes,
-// so it always arrives as two or more strings of one record, and SPF (RFC 7208 §3.3) and DKIM
-// (RFC 6376 §3.6.2.2) both need the strings of each record joined — and only those. So TXT
-// queries are sent here directly, encoded and decoded by the dns-packet library: RFC 1035 over UDP
-// (EDNS0, 1232-byte payload; without EDNS for a server answering FORMERR), retried over TCP when the
-// answer is truncated, with the same servers, timeout and tries as node:dns. Only the exchange is
-// ours. Nothing is cached: every check sees the zone as it is.
+// NXDOMAIN and NODATA are both "no records" ([]); only real failures (timeouts, SERVFAIL, REFUSED)
+// are errors (DnsError). `new Resolver(…)` asks the servers every time (domain verification must
+// see the zone as it is now); `withCache()` is a view of it, on the same socket, that keeps answers
+// for their TTL (cache.ts) and asks once for identical lookups in flight — for mail: inbound
+// SPF/DKIM/DMARC and delivery's MX and address lookups, as any MTA's resolver does.
 import { promises as dns } from 'node:dns';
-import packet from 'dns-packet';
-import { createSocket } from 'node:dgram';
-import { connect, isIP } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import type packet from 'dns-packet';
+import { DnsCache, type CacheLimits } from './cache';
+import { UdpExchange, tcpAsk, parseServer, type Answer, type QueryType, type Rr, type Server } from './exchange';
 
-const NO_RECORDS = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ENONAME']);
+export { readAnswer } from './exchange';
 
 export class DnsError extends Error {
   constructor(readonly code: string, readonly host: string) {
@@ -25,112 +24,38 @@ export class DnsError extends Error {
   }
 }
 
-export class Resolver {
-  private readonly servers: string[];
-
-  constructor(servers: string[], private readonly timeoutMs = 5000, private readonly tries = 2) {
-    const probe = new dns.Resolver();
-    if (servers.length) probe.setServers(servers);
-    this.servers = probe.getServers();
-  }
-
-  /**
-   * A fresh c-ares channel per lookup: a Bun channel keeps a NODATA answer cached regardless of
-   * the SOA's TTL (checked on 1.4.5: a name that had no MX did not show the MX published later),
-   * which would keep a domain pending until a restart. A channel costs well under a millisecond
-   * and holds no file descriptor between lookups.
-   */
-  private channel(): dns.Resolver {
-    const r = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
-    r.setServers(this.servers);
-    return r;
-  }
-
-  private async wrap<T>(host: string, fn: (r: dns.Resolver) => Promise<T[]>): Promise<T[]> {
-    try {
-      return await fn(this.channel());
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-      if (NO_RECORDS.has(code)) return [];
-      throw new DnsError(code, host);
-    }
-  }
-
-  /** TXT records, each one's strings joined (RFC 7208 §3.3 / RFC 6376 §3.6.2.2). */
-  async txt(host: string): Promise<string[]> {
-    return (await this.txtStrings(host)).map((parts) => parts.join(''));
-  }
-
-  /** TXT records as their character-strings (node:dns `resolveTxt` shape); [] for NXDOMAIN/NODATA. */
-  async txtStrings(host: string): Promise<string[][]> {
-    const name = host.replace(/\.$/, '');
-    if (!validName(name)) throw new DnsError('EBADNAME', host);
-    const edns = txtQuery(name, true);
-    const plain = txtQuery(name, false);
-    let last = 'ECONNREFUSED';
-    for (let attempt = 0; attempt < Math.max(1, this.tries); attempt++) {
-      for (const server of this.servers.map(parseServer)) {
-        try {
-          let query = edns;
-          let res = readTxtAnswer(await udpExchange(server, query, this.timeoutMs), query);
-          if (res.rcode === 'FORMERR') {
-            // RFC 6891 §7: a server that does not know EDNS answers FORMERR; ask it again without.
-            query = plain;
-            res = readTxtAnswer(await udpExchange(server, query, this.timeoutMs), query);
-          }
-          if (res.truncated) res = readTxtAnswer(await tcpExchange(server, query, this.timeoutMs), query);
-          if (res.rcode === 'NOERROR') return res.txt;
-          if (res.rcode === 'NXDOMAIN') return [];
-          last = RCODE_ERRORS[res.rcode] ?? 'EBADRESP';
-        } catch (e) {
-          last = (e as NodeJS.ErrnoException).code ?? 'EBADRESP';
-        }
-      }
-    }
-    throw new DnsError(last, host);
-  }
-
-  async mx(host: string): Promise<{ exchange: string; priority: number }[]> {
-    return this.wrap(host, (r) => r.resolveMx(host));
-  }
-
-  async a(host: string): Promise<string[]> {
-    return this.wrap(host, (r) => r.resolve4(host));
-  }
-
-  async aaaa(host: string): Promise<string[]> {
-    return this.wrap(host, (r) => r.resolve6(host));
-  }
-
-  async cname(host: string): Promise<string[]> {
-    return this.wrap(host, (r) => r.resolveCname(host));
-  }
-}
-
-// --- The TXT exchange (RFC 1035 §4.2, RFC 6891 for the OPT record) ------------------------------
-
-interface Server {
-  host: string;
-  port: number;
-  family: 4 | 6;
-}
-
 const RCODE_ERRORS: Record<string, string> = { FORMERR: 'EFORMERR', SERVFAIL: 'ESERVFAIL', NOTIMP: 'ENOTIMP', REFUSED: 'EREFUSED' };
-const EDNS_PAYLOAD = 1232;
 
-/** `ip`, `ipv4:port`, `[ipv6]`, `[ipv6]:port` (the forms `setServers`/`getServers` use). */
-function parseServer(s: string): Server {
-  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
-  if (bracket) return { host: bracket[1], port: Number(bracket[2] ?? 53), family: 6 };
-  if (isIP(s) === 6) return { host: s, port: 53, family: 6 };
-  const [host, port] = s.split(':');
-  return { host, port: Number(port ?? 53), family: 4 };
+/** The records of one lookup, and how long they may be kept (seconds; 0 = not at all). */
+interface RRset {
+  records: Rr[];
+  ttl: number;
+  size: number;
 }
 
-function dnsError(code: string): NodeJS.ErrnoException {
-  const e = new Error(code) as NodeJS.ErrnoException;
-  e.code = code;
-  return e;
+/** RFC 2181 §8: a TTL with the top bit set is read as 0. */
+const ttlOf = (a: { ttl?: number }) => (a.ttl === undefined || a.ttl > 0x7fffffff ? 0 : a.ttl);
+
+/**
+ * The records of `type` for `name` in an answer, following CNAMEs inside it (a recursive server
+ * includes the chain, RFC 1034 §4.3.2), with the least TTL of everything used; for no records, the
+ * negative-caching TTL: min(SOA TTL, SOA MINIMUM), RFC 2308 §5, or 0 without an SOA.
+ */
+function rrset(res: Answer, name: string, type: QueryType): RRset {
+  let owner = name.toLowerCase();
+  let ttl = Infinity;
+  for (let hop = 0; hop < 8; hop++) {
+    const here = res.answers.filter((a) => (a.class ?? 'IN') === 'IN' && a.name.toLowerCase() === owner);
+    const records = here.filter((a) => a.type === type);
+    if (records.length) return { records, ttl: Math.min(ttl, ...records.map(ttlOf)), size: res.size };
+    const cname = here.find((a) => a.type === 'CNAME');
+    if (!cname) break;
+    ttl = Math.min(ttl, ttlOf(cname));
+    owner = String(cname.data).toLowerCase();
+  }
+  const soa = res.authorities.find((a) => a.type === 'SOA');
+  const negative = soa ? Math.min(ttlOf(soa), (soa.data as packet.SoaData).minimum ?? 0) : 0;
+  return { records: [], ttl: Math.min(ttl, negative), size: res.size };
 }
 
 /** A name a query can carry (RFC 1035 §2.3.4): printable ASCII (IDNs in their A-label form), labels of 1–63 bytes, 255 in all. */
@@ -140,102 +65,113 @@ function validName(name: string): boolean {
   return labels.every((l) => l.length > 0 && l.length <= 63) && labels.reduce((n, l) => n + l.length + 1, 1) <= 255;
 }
 
-/** A recursive TXT query with a random id, with or without the EDNS0 OPT record. */
-function txtQuery(name: string, edns: boolean): Buffer {
-  return packet.encode({
-    type: 'query',
-    id: randomBytes(2).readUInt16BE(0),
-    flags: packet.RECURSION_DESIRED,
-    questions: [{ type: 'TXT', class: 'IN', name }],
-    additionals: edns ? [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_PAYLOAD, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [],
-  });
-}
+export class Resolver {
+  /** As node:dns `getServers()` lists them. */
+  private readonly serverList: string[];
+  private readonly servers: Server[];
+  private readonly udp: UdpExchange;
+  private readonly cache: DnsCache<RRset> | null;
+  private readonly inFlight = new Map<string, Promise<RRset>>();
 
-export interface TxtAnswer {
-  rcode: string;
-  truncated: boolean;
-  /** Each TXT record's character-strings, decoded as UTF-8. */
-  txt: string[][];
-}
-
-/**
- * Read an answer to `query`; throws EBADRESP when it cannot be decoded, is not a response, or
- * answers another id or question (compared case-insensitively, RFC 4343).
- */
-export function readTxtAnswer(buf: Buffer, query: Buffer): TxtAnswer {
-  // dns-packet names the response code (`rcode`: NOERROR, NXDOMAIN, …); its types leave it out.
-  let res: packet.DecodedPacket & { rcode?: string };
-  try {
-    res = packet.decode(buf);
-  } catch {
-    throw dnsError('EBADRESP');
+  constructor(
+    servers: string[],
+    private readonly timeoutMs = 5000,
+    private readonly tries = 2,
+    shared?: { udp: UdpExchange; cache: DnsCache<RRset> },
+  ) {
+    const probe = new dns.Resolver();
+    if (servers.length) probe.setServers(servers);
+    this.serverList = probe.getServers();
+    this.servers = this.serverList.map(parseServer);
+    this.udp = shared?.udp ?? new UdpExchange();
+    this.cache = shared?.cache ?? null;
   }
-  const asked = packet.decode(query).questions![0];
-  const truncated = !!res.flag_tc;
-  const rcode = res.rcode ?? 'NOERROR';
-  if (res.id !== query.readUInt16BE(0) || res.type !== 'response') throw dnsError('EBADRESP');
-  const questions = res.questions ?? [];
-  if (questions.length === 1) {
-    const q = questions[0];
-    if (q.type !== asked.type || q.name.toLowerCase() !== asked.name.toLowerCase()) throw dnsError('EBADRESP');
-  } else if (questions.length !== 0 || (rcode === 'NOERROR' && !truncated)) throw dnsError('EBADRESP'); // errors may omit the question
-  const txt: string[][] = [];
-  if (!truncated)
-    for (const a of res.answers ?? [])
-      if (a.type === 'TXT' && (a.class ?? 'IN') === 'IN') txt.push((Array.isArray(a.data) ? a.data : [a.data]).map((d) => Buffer.from(d).toString('utf8')));
-  return { rcode, truncated, txt };
-}
 
-/** One query over UDP; answers from elsewhere or with another id are ignored (RFC 5452). */
-function udpExchange(server: Server, query: Buffer, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const sock = createSocket(server.family === 6 ? 'udp6' : 'udp4');
-    let done = false;
-    const finish = (err: Error | null, msg?: Buffer) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      try {
-        sock.close();
-      } catch {}
-      if (err) reject(err);
-      else resolve(msg!);
-    };
-    const timer = setTimeout(() => finish(dnsError('ETIMEOUT')), timeoutMs);
-    sock.on('error', (e) => finish(e));
-    sock.on('message', (msg) => {
-      if (msg.length >= 2 && msg.readUInt16BE(0) === query.readUInt16BE(0)) finish(null, msg);
-    });
-    // Connected: only the server's datagrams arrive, and ICMP "port unreachable" → ECONNREFUSED.
-    sock.connect(server.port, server.host, () => sock.send(query, (e) => e && finish(e)));
-  });
-}
+  /** The same resolver (servers, socket) with a cache of its own, keeping answers for their TTL. */
+  withCache(now: () => number = Date.now, limits?: CacheLimits): Resolver {
+    return new Resolver(this.serverList, this.timeoutMs, this.tries, { udp: this.udp, cache: new DnsCache(limits, now) });
+  }
 
-/** One query over TCP (RFC 1035 §4.2.2: two-byte length prefix). */
-function tcpExchange(server: Server, query: Buffer, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const sock = connect({ host: server.host, port: server.port });
-    let buf = Buffer.alloc(0);
-    let done = false;
-    const finish = (err: Error | null, msg?: Buffer) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      if (err) reject(err);
-      else resolve(msg!);
-    };
-    const timer = setTimeout(() => finish(dnsError('ETIMEOUT')), timeoutMs);
-    sock.on('error', (e) => finish(e));
-    sock.on('connect', () => {
-      const prefix = Buffer.alloc(2);
-      prefix.writeUInt16BE(query.length);
-      sock.write(Buffer.concat([prefix, query]));
+  /** Close the socket (shutdown); lookups after this open a new one. */
+  close(): void {
+    this.udp.close();
+  }
+
+  /** TXT records, each one's strings joined (RFC 7208 §3.3 / RFC 6376 §3.6.2.2). */
+  async txt(host: string): Promise<string[]> {
+    return (await this.txtStrings(host)).map((parts) => parts.join(''));
+  }
+
+  /** TXT records as their character-strings (node:dns `resolveTxt` shape), decoded as UTF-8. */
+  async txtStrings(host: string): Promise<string[][]> {
+    return (await this.lookup(host, 'TXT')).map((a) => {
+      const data = (a as packet.TxtAnswer).data;
+      return (Array.isArray(data) ? data : [data]).map((d) => Buffer.from(d).toString('utf8'));
     });
-    sock.on('data', (chunk: Buffer) => {
-      buf = Buffer.concat([buf, chunk]);
-      if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) finish(null, buf.subarray(2, 2 + buf.readUInt16BE(0)));
+  }
+
+  async mx(host: string): Promise<{ exchange: string; priority: number }[]> {
+    return (await this.lookup(host, 'MX')).map((a) => {
+      const { exchange, preference } = (a as packet.MxAnswer).data;
+      return { exchange, priority: preference ?? 0 };
     });
-    sock.on('end', () => finish(dnsError('EBADRESP')));
-  });
+  }
+
+  async a(host: string): Promise<string[]> {
+    return (await this.lookup(host, 'A')).map((a) => String(a.data));
+  }
+
+  async aaaa(host: string): Promise<string[]> {
+    return (await this.lookup(host, 'AAAA')).map((a) => String(a.data));
+  }
+
+  async cname(host: string): Promise<string[]> {
+    return (await this.lookup(host, 'CNAME')).map((a) => String(a.data));
+  }
+
+  private async lookup(host: string, type: QueryType): Promise<Rr[]> {
+    const name = host.replace(/\.$/, '');
+    if (!validName(name)) throw new DnsError('EBADNAME', host);
+    if (!this.cache) return (await this.query(name, type)).records;
+    const key = `${type} ${name.toLowerCase()}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit.records;
+    let p = this.inFlight.get(key);
+    if (!p) {
+      p = this.query(name, type).then((set) => {
+        this.cache!.set(key, set, set.ttl, set.size + key.length);
+        return set;
+      });
+      this.inFlight.set(key, p);
+      p.then(
+        () => this.inFlight.delete(key),
+        () => this.inFlight.delete(key),
+      );
+    }
+    return (await p).records;
+  }
+
+  /** Every server in turn, `tries` rounds; the last failure's code when none answers. */
+  private async query(name: string, type: QueryType): Promise<RRset> {
+    let last = 'ECONNREFUSED';
+    for (let attempt = 0; attempt < Math.max(1, this.tries); attempt++) {
+      for (const server of this.servers) {
+        try {
+          let edns = true;
+          let res = await this.udp.ask(server, name, type, edns, this.timeoutMs);
+          if (res.rcode === 'FORMERR') {
+            // RFC 6891 §7: a server that does not know EDNS answers FORMERR; ask it again without.
+            edns = false;
+            res = await this.udp.ask(server, name, type, edns, this.timeoutMs);
+          }
+          if (res.truncated) res = await tcpAsk(server, name, type, edns, this.timeoutMs);
+          if (res.rcode === 'NOERROR' || res.rcode === 'NXDOMAIN') return rrset(res, name, type);
+          last = RCODE_ERRORS[res.rcode] ?? 'EBADRESP';
+        } catch (e) {
+          last = (e as NodeJS.ErrnoException).code ?? 'EBADRESP';
+        }
+      }
+    }
+    throw new DnsError(last, name);
+  }
 }

@@ -39,3 +39,31 @@ export interface ReceivedContent {
   /** Attachment payloads by attachment id. */
   files: Record<string, Uint8Array>;
 }
+
+/**
+ * A message an unauthenticated session delivered (docs/mail.md §4): answered 250 once this record
+ * and the bytes were committed, then taken by the inbound processor, which stores it for each team
+ * (ReceivedEmailRec) or applies it as a report. Keyed by its own id; it belongs to no team yet.
+ */
+export interface SpooledMessage {
+  /** UUIDv7. */
+  id: string;
+  /** When the 250 was sent: the date of the Received line, `created_at` of what it becomes. */
+  received_at: string;
+  /** The SMTP transaction, as ReceivedEmailRec keeps it. */
+  envelope: ReceivedEmailRec['envelope'];
+  /** The session's id, the `id` of the Received line. */
+  session_id: string;
+  /** Recipients at receiving domains, per team; counted under the domain of the first (metrics). */
+  inbound: { team_id: string; domain_id: string; recipients: string[] }[];
+  /** Recipients at return-path hosts (docs/mail.md §1): the message is read as a report. */
+  reports: string[];
+  /** Bytes received (without the trace fields). */
+  size: number;
+  /** Processing attempts started (each counted at its claim). */
+  attempts: number;
+  /** Claimed and not finished: a process that died mid-attempt left it so. */
+  attempting: boolean;
+  /** Why the last attempt failed; kept on a message given up on. */
+  error: string | null;
+}

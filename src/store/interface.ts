@@ -21,7 +21,7 @@ import type {
 } from './records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
-import type { ReceivedEmailRec, ReceivedContent } from './inbound-records';
+import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
 import type { TemplateRec } from './template-records';
 import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 
@@ -192,6 +192,31 @@ export interface DueIndexTx extends DueIndex {
   remove(due: number, team: string, id: string): void;
 }
 
+/**
+ * The inbound spool (docs/mail.md §4): messages answered 250 and not processed yet, by due time,
+ * with their bytes (large ones in files, like other large bodies). A message given up on stays,
+ * never due again, until retention removes it.
+ */
+export interface InboundSpool {
+  /** Ids of the messages due at `now` (ms), earliest first (the index only: nothing decoded). */
+  due(now: number, limit: number): Promise<{ due: number; id: string }[]>;
+  /** Due time of the earliest message, or null when none is due ever. */
+  nextDue(): Promise<number | null>;
+  get(id: string): Promise<SpooledMessage | undefined>;
+  /** The bytes as received. */
+  raw(id: string): Promise<Uint8Array | undefined>;
+  /** Messages waiting to be processed, and given up on. */
+  counts(): Promise<{ waiting: number; failed: number }>;
+}
+export interface InboundSpoolTx extends InboundSpool {
+  /** A new message and its bytes, due at `due` (ms). */
+  add(msg: SpooledMessage, raw: Uint8Array, due: number): void;
+  /** Store the message's new state, due at `due`; null: given up, never due again. */
+  update(msg: SpooledMessage, due: number | null): void;
+  /** Processed: the message and its bytes go. */
+  remove(id: string): void;
+}
+
 /** Which contacts a broadcast being sent has covered: contact id → email id, or null (skipped). */
 export interface BroadcastProgress {
   has(team: string, broadcastId: string, contactId: string): Promise<boolean>;
@@ -332,6 +357,8 @@ interface Repositories<M extends Mode> {
   receivedContent: Repo<M, Contents<ReceivedContent>, ContentsTx<ReceivedContent>>;
   /** Email templates; `alias` is unique per team. */
   templates: Coll<M, TemplateRec, 'alias'>;
+  /** Inbound messages answered 250, waiting for the inbound processor. */
+  inboundSpool: Repo<M, InboundSpool, InboundSpoolTx>;
   memberships: Repo<M, Memberships, MembershipsTx>;
   queue: Repo<M, Queue, QueueTx>;
   /** Scheduled emails by send time. */
@@ -364,7 +391,7 @@ export interface Tx extends Repositories<'write'> {
 }
 
 /** Due work the store announces after a commit: a worker sleeping on it looks again. */
-export type Signal = 'queue' | 'outbox';
+export type Signal = 'queue' | 'outbox' | 'inbound';
 
 /** Per-install secrets (link signing, VERP tags…): 32 random bytes each, created on first open. */
 export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;

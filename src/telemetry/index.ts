@@ -1,6 +1,6 @@
 // Operator metrics in Prometheus' text format (GET /metrics, README "Monitoring"): the state of
-// the delivery queue and the webhook outbox read from the store at scrape time, open SMTP
-// sessions, and counters of what happened since start — emails accepted, email events by type
+// the delivery queue, the webhook outbox and the inbound spool read from the store at scrape time,
+// open SMTP sessions, and counters of what happened since start — emails accepted, email events by type
 // (delivery results among them), HTTP requests with their latency. Counters move only after the
 // unit of work that made the event has committed; events are counted in plain maps and handed to
 // the prom-client counters at scrape time, so recording one costs a map update.
@@ -95,6 +95,17 @@ export class Telemetry {
       registers,
       async collect() {
         this.set(await self.store.outbox.size());
+      },
+    });
+    new Gauge({
+      name: 'posthorn_inbound_spool',
+      help: 'Inbound messages answered 250 and not stored yet, by state: waiting (to be processed) or failed (given up, kept with their error).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const { waiting, failed } = await self.store.inboundSpool.counts();
+        this.set({ state: 'waiting' }, waiting);
+        this.set({ state: 'failed' }, failed);
       },
     });
     new Gauge({

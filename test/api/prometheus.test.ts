@@ -61,6 +61,8 @@ describe('GET /metrics', () => {
     expect(sample(text, 'posthorn_email_events_total{type="sent"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'posthorn_webhook_backlog')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'posthorn_smtp_sessions')).toBe(1);
+    expect(sample(text, 'posthorn_inbound_spool{state="waiting"}')).toBe(0);
+    expect(sample(text, 'posthorn_inbound_spool{state="failed"}')).toBe(0);
     expect(sample(text, 'posthorn_queue_entries{state="ready"}')).toBe(0);
     expect(sample(text, 'posthorn_queue_oldest_age_seconds')).toBe(0);
     expect(text).toMatch(/^posthorn_http_request_duration_seconds_bucket\{le="0\.1",method="POST",status="200"\} [1-9]/m);

@@ -4,7 +4,7 @@
 // boundaries; one team never sees another's; refused for a sending-only key.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
-import { mta } from '../helpers/smtp';
+import { mta, inboundProcessed } from '../helpers/smtp';
 import { verifiedDomain, waitForEmail } from '../helpers/emails';
 import { teamUsage } from '../../src/analytics/usage';
 import { newId } from '../../src/ids';
@@ -75,6 +75,8 @@ describe('resend.usage.get', () => {
     } finally {
       t.close();
     }
+    // Answered 250 once spooled; counted once the processor has stored it.
+    await inboundProcessed(p);
     for (const email of ['a@dest.test', 'b@dest.test']) await resend.contacts.create({ email });
     const segment = (await resend.segments.create({ name: 'S' })).data!.id;
     await resend.broadcasts.create({ segmentId: segment, from: `hello@${domain.name}`, subject: 'News', html: '<p>x</p>' });

@@ -9,7 +9,7 @@ import Provider from 'oidc-provider';
 import { createServer, type Server } from 'node:http';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
-import { mta } from '../helpers/smtp';
+import { mta, inboundProcessed } from '../helpers/smtp';
 import { waitForEmail } from '../helpers/emails';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
@@ -76,6 +76,7 @@ beforeAll(async () => {
   await world.p.api('POST', '/suppressions', { body: { email: 'gone@dest.test' } });
   await world.p.api('POST', '/domains', { body: { name: 'inbound.test', capabilities: { receiving: 'enabled' } } });
   await mta(smtp.port('starttls')).sendMail({ from: 'Zoe <zoe@sender.test>', to: 'support@inbound.test', subject: 'Question about pricing', text: 'Hi there' } as never);
+  await inboundProcessed(world.p);
 
   browser = await launchBrowser();
 }, 60_000);

@@ -18,9 +18,8 @@
 // - A name with records of another type (or with records only below it, an "empty non-terminal"
 //   such as `_domainkey.example.test`) answers NOERROR with no answers (NODATA); any other name
 //   answers NXDOMAIN. Both carry an SOA in the authority section with TTL 0 and minimum 0, so no
-//   resolver should cache the negative answer. (On Bun, node:dns reports NODATA as ENOTFOUND, like
-//   NXDOMAIN, and one `dns.Resolver` keeps a NODATA answer cached anyway: src/dns/resolver.ts
-//   explains how it copes.)
+//   resolver should cache the negative answer (RFC 2308 §5); `zone.setNegativeTtl(ttl, minimum)`
+//   gives the SOA other values, for tests of negative caching.
 // - A name holding a CNAME answers any other type with the CNAME, followed by the target's records
 //   of the asked type when the target is in the zone (chains are followed up to 8 steps).
 // - Records default to TTL 0: the zone is mutable and resolvers (c-ares keeps a query cache) must
@@ -112,6 +111,13 @@ interface Stored {
 export class Zone {
   private readonly data = new Map<string, Map<RecordType, Stored>>();
   private readonly failures = new Map<string, Failure>();
+  /** TTL and MINIMUM of the SOA in negative answers (RFC 2308 §5: a resolver keeps the lesser). */
+  negative = { ttl: 0, minimum: 0 };
+
+  setNegativeTtl(ttl: number, minimum = ttl): this {
+    this.negative = { ttl, minimum };
+    return this;
+  }
 
   /** Replace the records of one name and type (an empty list is the same as `clear`). */
   set<T extends RecordType>(name: string, type: T, records: RecordData[T][], opts: { ttl?: number } = {}): this {
@@ -174,6 +180,7 @@ export class Zone {
   reset(): this {
     this.data.clear();
     this.failures.clear();
+    this.negative = { ttl: 0, minimum: 0 };
     return this;
   }
 
@@ -277,7 +284,7 @@ export async function startDnsServer(): Promise<TestDns> {
     }
     if (res.answers.length === 0) {
       if (!zone.exists(current)) res.header.rcode = current === name ? RCODE.NXDOMAIN : RCODE.NOERROR;
-      res.authorities.push(soa(current));
+      res.authorities.push(soa(current, zone.negative));
     }
 
     let out = res.toBuffer();
@@ -384,21 +391,21 @@ function resources(name: string, type: RecordType, stored: Stored): Record<strin
   });
 }
 
-/** The SOA of negative answers: the zone is the name's parent-most two labels; TTL and minimum 0. */
-function soa(name: string): Record<string, unknown> {
+/** The SOA of negative answers: the zone is the name's parent-most two labels; TTL and minimum 0 unless set. */
+function soa(name: string, negative: { ttl: number; minimum: number }): Record<string, unknown> {
   const apex = name.split('.').slice(-2).join('.');
   return {
     name: apex,
     type: Packet.TYPE.SOA,
     class: Packet.CLASS.IN,
-    ttl: 0,
+    ttl: negative.ttl,
     primary: `ns.${apex}`,
     admin: `hostmaster.${apex}`,
     serial: 1,
     refresh: 3600,
     retry: 600,
     expiration: 86400,
-    minimum: 0,
+    minimum: negative.minimum,
   };
 }
 

@@ -3,6 +3,7 @@
 //   const s = await startPosthornSmtp({ 'dns.servers': [dns.address] });  // a STARTTLS and an implicit-TLS listener on free ports
 //   const t = submitter(s.starttls, s.p.apiKey);          // nodemailer: STARTTLS + AUTH PLAIN, self-signed cert accepted
 //   const info = await t.sendMail({ from, to, subject, text });   // info.response = '250 2.0.0 OK <email id>'
+//   await mta(s.starttls).sendMail({ from, to, subject, text }); await inboundProcessed(s.p);   // inbound: 250 once spooled
 //   const c = await SmtpDialog.open(s.starttls);          // a raw session: exact replies, one command at a time
 //   await c.command('EHLO client.test');                   // → { code: 250, lines: [...], text }
 //   await c.startTls();
@@ -11,6 +12,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import nodemailer from 'nodemailer';
 import { startPosthorn, type Running } from './posthorn';
+import { until } from './child';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 
 export interface RunningSmtp {
@@ -37,6 +39,14 @@ export async function startPosthornSmtp(overrides: Record<string, unknown> = {})
       await p.stop();
     },
   };
+}
+
+/**
+ * Inbound mail is answered 250 once spooled and processed after (docs/mail.md §4): wait until the
+ * spool has nothing left to process (polled, bounded).
+ */
+export async function inboundProcessed(p: Running): Promise<void> {
+  await until(async () => (await p.svc.store.inboundSpool.counts()).waiting === 0, 'the inbound spool to be processed');
 }
 
 /** A nodemailer transport that authenticates with an API key (STARTTLS, or implicit TLS with `secure`). */

@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { dkimSign } from 'mailauth';
 import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startPosthornSmtp, mta, SmtpDialog, type RunningSmtp } from '../helpers/smtp';
+import { startPosthornSmtp, mta, inboundProcessed, SmtpDialog, type RunningSmtp } from '../helpers/smtp';
 import { startReceiver } from '../helpers/receiver';
 import type { Credentials } from '../../src/accounts/bootstrap';
 
@@ -36,11 +36,12 @@ afterAll(async () => {
   await dns.close();
 });
 
-/** Deliver as an MTA (no AUTH); resolves to the SMTP reply text. */
+/** Deliver as an MTA (no AUTH) and wait until it is processed; resolves to the SMTP reply text. */
 async function deliver(envelope: { from: string; to: string[] }, message: { raw: Buffer | string } | Record<string, unknown>): Promise<string> {
   const t = mta(s.starttls);
   try {
     const info = await t.sendMail({ envelope, ...message } as never);
+    await inboundProcessed(s.p);
     return info.response;
   } finally {
     t.close();

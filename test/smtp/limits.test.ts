@@ -3,7 +3,7 @@
 // `smtp.max_connections`, and the refusal of bare CR/LF line endings (RFC 5321 §2.3.8) in commands
 // and in DATA. Another client is another loopback address.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { startPosthornSmtp, SmtpDialog, plainAuth, type RunningSmtp } from '../helpers/smtp';
+import { startPosthornSmtp, inboundProcessed, SmtpDialog, plainAuth, type RunningSmtp } from '../helpers/smtp';
 import { LineEndingCheck } from '../../src/smtp/line-endings';
 import { AuthGuard, AUTH_POLICY } from '../../src/smtp/limits';
 import { SmtpReply } from '../../src/smtp/replies';
@@ -145,7 +145,10 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
     await lenient.stop();
   });
 
-  const received = async (r: RunningSmtp) => (await r.p.api('GET', '/emails/receiving')).body.data as { subject: string }[];
+  const received = async (r: RunningSmtp) => {
+    await inboundProcessed(r.p);
+    return (await r.p.api('GET', '/emails/receiving')).body.data as { subject: string }[];
+  };
 
   async function inData(r: RunningSmtp, body: string) {
     const c = await SmtpDialog.open(r.starttls);
@@ -183,6 +186,7 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
       expect(await c.closedByServer()).toBe(true);
     }
     expect(await received(s)).toEqual([]);
+    expect(await s.p.svc.store.inboundSpool.counts()).toEqual({ waiting: 0, failed: 0 });
     // The bytes of the refused messages were given back to the shared budget.
     expect(bufferedBytes()).toBe(0);
   });

@@ -120,3 +120,36 @@ describe('certificate', () => {
     expect(() => statSync(join(p.dataDir, SELF_SIGNED_CERT))).toThrow();
   });
 });
+
+describe('greeting (smtp.greeting_delay)', () => {
+  /** Connect, send EHLO before reading anything, then read what comes back in order. */
+  async function earlyTalker(port: number, implicitTls = false) {
+    const c = await SmtpDialog.connect(port, { implicitTls });
+    c.write('EHLO early.test\r\n');
+    return c;
+  }
+
+  test('0 (the default): the greeting goes out at once, so an EHLO sent right after connect gets the greeting, then its reply', async () => {
+    const { smtp } = await running({ 'smtp.starttls_ports': [0], 'smtp.tls_ports': [0] });
+    for (const mode of ['starttls', 'tls'] as const) {
+      const c = await earlyTalker(smtp.port(mode), mode === 'tls');
+      expect((await c.read()).text).toBe('220 mx.posthorn.test ESMTP Posthorn');
+      const ehlo = await c.read();
+      expect(ehlo.code).toBe(250);
+      expect(ehlo.lines[0]).toStartWith('mx.posthorn.test');
+      c.close();
+    }
+  });
+
+  test('configured: a client talking before the greeting is refused as an early talker and closed; one that waits is served', async () => {
+    const { smtp } = await running({ 'smtp.starttls_ports': [0], 'smtp.greeting_delay': '30s' });
+    const c = await earlyTalker(smtp.port('starttls'));
+    expect((await c.read()).text).toBe('421 mx.posthorn.test You talk too soon');
+    expect(await c.closedByServer()).toBe(true);
+
+    const { smtp: brief } = await running({ 'smtp.starttls_ports': [0], 'smtp.greeting_delay': '200ms' });
+    const polite = await SmtpDialog.open(brief.port('starttls'));
+    expect((await polite.command('EHLO polite.test')).code).toBe(250);
+    polite.close();
+  });
+});

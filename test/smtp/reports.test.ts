@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Sink } from '../helpers/sink';
 import { waitForEmail, settled, eventsOf } from '../helpers/emails';
-import { mta, type RunningSmtp } from '../helpers/smtp';
+import { mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import type { EmailRec } from '../../src/store';
 
@@ -51,11 +51,13 @@ function fixture(name: string, x: Sent, edit: (text: string) => string = (t) => 
   return Buffer.from(edit(text).replace(/\r?\n/g, '\r\n'));
 }
 
-/** Deliver a report as the reporting MTA does: null sender, to the VERP address. */
+/** Deliver a report as the reporting MTA does: null sender, to the VERP address; wait until it is processed. */
 async function report(raw: Buffer, to: string): Promise<string> {
   const t = mta(s.starttls);
   try {
-    return (await t.sendMail({ envelope: { from: '', to: [to] }, raw } as never)).response;
+    const reply = (await t.sendMail({ envelope: { from: '', to: [to] }, raw } as never)).response;
+    await inboundProcessed(s.p);
+    return reply;
   } finally {
     t.close();
   }

@@ -16,14 +16,15 @@ import { LmdbOutbox } from './outbox';
 import { LmdbMetrics } from './metrics';
 import { LmdbTopicChoices } from './topic-choices';
 import { LmdbImportFiles, IMPORT_FILES, IMPORT_FILE_PARTS } from './import-files';
+import { LmdbInboundSpool } from './inbound-spool';
 import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, Tx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, Tx, InboundSpoolTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
-import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
+import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from '../inbound-records';
 import type { TemplateRec } from '../template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from '../audience-records';
 
@@ -59,6 +60,7 @@ class Repos {
   readonly receivedEmails: LmdbCollection<ReceivedEmailRec>;
   readonly receivedContent: LmdbContents<ReceivedContent>;
   readonly templates: LmdbCollection<TemplateRec, 'alias'>;
+  readonly inboundSpool: LmdbInboundSpool;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
   readonly schedule: LmdbDueIndex;
@@ -147,6 +149,7 @@ class Repos {
       { name: 'domain', value: (c) => c.domain_id, unique: true },
       { name: 'name', value: (c) => c.name },
     ]);
+    this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, opts.retentionDays * DAY);
   }
 }
 
@@ -180,7 +183,8 @@ function noting<R extends object>(repo: R, methods: string[], note: () => void):
 /**
  * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
  * repositories (cached ones to their backend); queue and outbox writes also note the signal to
- * fire after the commit, domain and key writes the cache to clear. A unit of work itself is one
+ * fire after the commit (inbound spool writes that make work due, too), domain and key writes the
+ * cache to clear. A unit of work itself is one
  * small object holding what to run after its commit.
  */
 function txPrototype(repos: Repos, cached: Cached): LmdbTx {
@@ -197,6 +201,18 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
     outbox: wrapper('outbox', (tx) => noting(repos.outbox, ['put'], () => tx.signals.add('outbox'))),
     domains: wrapper('domains', (tx) => noting(cached.domains.raw, ['put', 'remove'], () => tx.stale.add(cached.domains.cache as CachedRecords<never, never>))),
     apiKeys: wrapper('apiKeys', (tx) => noting(cached.apiKeys.raw, ['put', 'remove'], () => tx.stale.add(cached.apiKeys.cache as CachedRecords<never, never>))),
+    inboundSpool: wrapper('inboundSpool', (tx) =>
+      Object.assign(Object.create(repos.inboundSpool) as LmdbInboundSpool, {
+        add(msg: SpooledMessage, raw: Uint8Array, due: number) {
+          repos.inboundSpool.add(msg, raw, due);
+          tx.signals.add('inbound');
+        },
+        update(msg: SpooledMessage, due: number | null) {
+          repos.inboundSpool.update(msg, due);
+          if (due !== null) tx.signals.add('inbound');
+        },
+      }) as InboundSpoolTx,
+    ),
   });
   proto.afterCommit = function (this: LmdbTx, fn: () => void) {
     this.after.push(fn);
@@ -288,7 +304,7 @@ export class LmdbStore extends Repos implements Store {
   }
 
   async sweepFiles(): Promise<{ orphans: number; purged: number }> {
-    const contents = [this.emailContent, this.receivedContent];
+    const contents = [this.emailContent, this.receivedContent, this.inboundSpool.content];
     // An import's file is live while its import still has rows to read.
     const importLive = (team: string, id: string) => ['queued', 'in_progress'].includes(this.contactImports.read(team, id)?.status ?? '');
     return this.spill.sweep((ns, team, id) => (ns === IMPORT_FILES ? importLive(team, id) : contents.some((c) => c.collection === ns && c.has(team, id))));
@@ -310,7 +326,7 @@ export class LmdbStore extends Repos implements Store {
     const snapshot = open({ path: dest, readOnly: true, maxDbs: MAX_DBS, ...ENCODING });
     let files = 0;
     try {
-      for (const name of ['email_content', 'received_content']) {
+      for (const name of ['email_content', 'received_content', 'inbound_spool_content']) {
         const db = snapshot.openDB({ name, ...ENCODING });
         for (const { key, value } of db.getRange({})) {
           const note = (value as { _spill?: { raw: number; files: Record<string, number> } })._spill;

@@ -3,26 +3,12 @@
 // with mailparser; each team it was addressed to gets its own record (its own id, retention and
 // `received_for`), and one `email.received` event (docs/api.md §14.3) in the same commit.
 import { simpleParser, type AddressObject } from 'mailparser';
-import { domainOf } from './recipients';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, Tx } from '../store';
+import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, SpooledMessage, Tx } from '../store';
 import { newId } from '../ids';
 import { headerFields, headerObject, type HeaderLine } from '../mail/headers';
 import { checkAuthentication } from './authentication';
-
-/** One SMTP transaction as it arrived. */
-export interface Arrival {
-  raw: Buffer;
-  mailFrom: string;
-  remoteAddress: string;
-  helo: string;
-  tls: boolean;
-  /** Posthorn's own name (smtp.hostname). */
-  hostname: string;
-  /** Session id, the `id` of the Received line. */
-  sessionId: string;
-}
 
 export interface PreparedReceived {
   /** In the unit of work: store one record per team and announce each. */
@@ -33,11 +19,12 @@ export interface PreparedReceived {
 const rfc5322Date = (d: Date) => d.toUTCString().replace(/GMT$/, '+0000');
 
 /** RFC 5321 §4.4 trace fields; `with` per RFC 3848 (ESMTPS = over TLS). */
-function traceFields(a: Arrival, now: Date): string {
-  const ip = a.remoteAddress.includes(':') ? `IPv6:${a.remoteAddress}` : a.remoteAddress;
+function traceFields(m: SpooledMessage, hostname: string): string {
+  const { mail_from, remote_address, helo, tls } = m.envelope;
+  const ip = remote_address.includes(':') ? `IPv6:${remote_address}` : remote_address;
   return (
-    `Return-Path: <${a.mailFrom}>\r\n` +
-    `Received: from ${a.helo || 'unknown'} ([${ip}])\r\n\tby ${a.hostname} (Posthorn) with ${a.tls ? 'ESMTPS' : 'ESMTP'} id ${a.sessionId};\r\n\t${rfc5322Date(now)}\r\n`
+    `Return-Path: <${mail_from}>\r\n` +
+    `Received: from ${helo || 'unknown'} ([${ip}])\r\n\tby ${hostname} (Posthorn) with ${tls ? 'ESMTPS' : 'ESMTP'} id ${m.session_id};\r\n\t${rfc5322Date(new Date(m.received_at))}\r\n`
   );
 }
 
@@ -53,14 +40,15 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
   return out;
 };
 
-/** Parse, check and build what to store; `teams` maps each team to its accepted envelope recipients. */
-export async function prepareReceived(svc: { dns: Resolver; events: Events }, a: Arrival, teams: Map<string, string[]>): Promise<PreparedReceived> {
-  const now = new Date();
-  const raw = Buffer.concat([Buffer.from(traceFields(a, now)), a.raw]);
+/** Parse, check and build what to store for each team of `m.inbound` (`hostname`: smtp.hostname). */
+export async function prepareReceived(svc: { dns: Resolver; events: Events }, m: SpooledMessage, received: Uint8Array, hostname: string): Promise<PreparedReceived> {
+  const bytes = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
+  const raw = Buffer.concat([Buffer.from(traceFields(m, hostname)), bytes]);
+  const { mail_from, remote_address, helo } = m.envelope;
   const [mail, authentication] = await Promise.all([
     // cid: references stay as sent (html_format=cid is the default view); no text made up from html.
     simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true }),
-    checkAuthentication(a.raw, { ip: a.remoteAddress, helo: a.helo, sender: a.mailFrom, mta: a.hostname }, svc.dns),
+    checkAuthentication(bytes, { ip: remote_address, helo, sender: mail_from, mta: hostname }, svc.dns),
   ]);
   const headers = headerObject(headerFields(mail.headerLines as HeaderLine[]));
   const common = {
@@ -72,7 +60,7 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, a:
     subject: mail.subject ?? '',
     message_id: mail.messageId ?? null,
     authentication,
-    envelope: { mail_from: a.mailFrom, remote_address: a.remoteAddress, helo: a.helo, tls: a.tls },
+    envelope: m.envelope,
     size: raw.byteLength,
   };
   const html = mail.html || null;
@@ -81,7 +69,7 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, a:
   return {
     async commit(tx) {
       const saved: ReceivedEmailRec[] = [];
-      for (const [team, recipients] of teams) {
+      for (const { team_id: team, domain_id, recipients } of m.inbound) {
         const files: Record<string, Uint8Array> = {};
         const attachments: AttachmentMeta[] = mail.attachments.map((att) => {
           const id = newId();
@@ -96,13 +84,12 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, a:
             size: att.content.byteLength,
           };
         });
-        const rec: ReceivedEmailRec = { id: newId(), team_id: team, created_at: now.toISOString(), ...common, received_for: recipients, attachments };
+        const rec: ReceivedEmailRec = { id: newId(), team_id: team, created_at: m.received_at, ...common, received_for: recipients, attachments };
         const content: ReceivedContent = { raw, html, text, headers, files };
         tx.receivedEmails.put(rec);
         tx.receivedContent.put(team, rec.id, content);
         // Counted under the receiving domain of its first recipient here (metrics, `received`).
-        const domain = await tx.domains.find('name', domainOf(recipients[0]));
-        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id: domain?.id ?? '' });
+        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id });
         saved.push(rec);
       }
       return saved;

@@ -1,0 +1,200 @@
+// The inbound processor (docs/mail.md §4–5): the spool's worker. The SMTP listener answers 250 once
+// a message and its envelope are committed to the spool; this takes spooled messages (the shared
+// DueWorker loop) and does what used to hold the 250 back: parse (mailparser), check SPF, DKIM and
+// DMARC (mailauth), store one record per team with its `email.received` event, and read reports at
+// return-path addresses as bounces and complaints (feedback/). The records, their event and the
+// spool entry's removal commit together, so a message is stored exactly once.
+//
+// Persist before acting: a claim counts the attempt and moves the message to its retry time
+// first, so a crash mid-attempt means another attempt (at once when the service starts again).
+// A message that keeps failing is retried PROCESS_RETRIES times, then given up on: kept in the
+// spool with its error (until retention), logged, never retried — never lost, never looping.
+//
+// Its dependencies are the store, events, feedback, DNS and two settings, and it talks to the
+// listener only through the store, so it can run wherever the store is open.
+import { simpleParser } from 'mailparser';
+import type { Config } from '../config';
+import type { Resolver } from '../dns/resolver';
+import type { Events } from '../events';
+import type { Feedback, ReportAction } from '../feedback';
+import type { SpooledMessage, Store, Tx } from '../store';
+import { readReport, type Report } from '../mail/reports';
+import { DueWorker } from '../work/due-worker';
+import { retryWait } from '../work/retry';
+import { ByteBudget } from '../limits/budget';
+import { log } from '../log';
+import { prepareReceived, type PreparedReceived } from './received';
+
+export interface InboundDeps {
+  store: Store;
+  events: Events;
+  /** A caching resolver (Resolver#withCache): SPF, DKIM and DMARC lookups. */
+  dns: Resolver;
+  feedback: Feedback;
+  config: Pick<Config, 'smtp'>;
+}
+
+/** Waits after a failed attempt; the message is given up on after the last. */
+export const PROCESS_RETRIES = [10_000, 60_000, 600_000, 3_600_000];
+export const MAX_ATTEMPTS = PROCESS_RETRIES.length + 1;
+/** Bytes of messages being processed at once (each counted three times: bytes, trace copy, parse). */
+export const PROCESS_BUDGET = 128 * 1024 * 1024;
+
+interface Prepared {
+  received: PreparedReceived | null;
+  actions: ReportAction[];
+}
+type Outcome = { ok: true; prepared: Prepared } | { ok: false; error: string };
+/** A message taken for an attempt, already persisted at `due` (its retry time). */
+interface Claimed {
+  msg: SpooledMessage;
+  due: number;
+}
+
+export class InboundProcessor {
+  private readonly worker: DueWorker<Claimed, Outcome>;
+  private readonly budget = new ByteBudget(PROCESS_BUDGET);
+
+  constructor(
+    private readonly svc: InboundDeps,
+    opts: { concurrency?: number } = {},
+  ) {
+    this.worker = new DueWorker(
+      'inbound',
+      {
+        nextDue: () => svc.store.inboundSpool.nextDue(),
+        claim: (max, busy) => this.claim(max, busy),
+        key: (c) => c.msg.id,
+        attempt: (c) => this.attempt(c.msg),
+        settle: (c, out) => this.settle(c, out),
+      },
+      opts.concurrency ?? 16,
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.resumeInterrupted();
+    this.worker.start();
+    const { waiting, failed } = await this.svc.store.inboundSpool.counts();
+    log.info('inbound.started', { waiting, failed });
+  }
+
+  async stop(graceMs = 10_000): Promise<void> {
+    await this.worker.stop(graceMs);
+  }
+
+  /** New messages are spooled: look now. */
+  kick(): void {
+    this.worker.kick();
+  }
+
+  /** Resolves once nothing is due now and no message is being processed (tests, benchmarks). */
+  idle(): Promise<void> {
+    return this.worker.idle();
+  }
+
+  /** Messages a process that is gone left mid-attempt are due at once, not at their retry time. */
+  private async resumeInterrupted(): Promise<void> {
+    const resumed = await this.svc.store.write(async (tx) => {
+      const now = Date.now();
+      let n = 0;
+      for (const { id } of await tx.inboundSpool.due(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
+        const msg = await tx.inboundSpool.get(id);
+        if (!msg?.attempting) continue;
+        tx.inboundSpool.update({ ...msg, attempting: false }, now);
+        n++;
+      }
+      return n;
+    });
+    if (resumed) log.warn('inbound.resumed_interrupted', { messages: resumed });
+  }
+
+  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+    return this.svc.store.write(async (tx) => {
+      const now = Date.now();
+      const out: Claimed[] = [];
+      for (const { id } of await tx.inboundSpool.due(now, max + busy.size)) {
+        if (out.length >= max) break;
+        if (busy.has(id)) continue;
+        const msg = await tx.inboundSpool.get(id);
+        if (!msg) continue;
+        if (msg.attempts >= MAX_ATTEMPTS) {
+          // Its last attempt never finished (the process died during it, each time).
+          giveUp(tx, msg, msg.error ?? 'processing was interrupted on every attempt');
+          continue;
+        }
+        const attempts = msg.attempts + 1;
+        const next = { ...msg, attempts, attempting: true };
+        const due = now + retryWait(PROCESS_RETRIES, attempts);
+        tx.inboundSpool.update(next, due);
+        out.push({ msg: next, due });
+      }
+      return out;
+    });
+  }
+
+  /** Parse and check (no writes); a failure is the outcome, not a throw. */
+  private async attempt(m: SpooledMessage): Promise<Outcome> {
+    const release = await this.budget.take(3 * m.size);
+    try {
+      const raw = await this.svc.store.inboundSpool.raw(m.id);
+      if (!raw) return { ok: false, error: 'the message bytes are missing from the spool' };
+      return { ok: true, prepared: await this.prepare(m, raw) };
+    } catch (e) {
+      return { ok: false, error: String((e as Error)?.stack ?? e) };
+    } finally {
+      release();
+    }
+  }
+
+  private async prepare(m: SpooledMessage, raw: Uint8Array): Promise<Prepared> {
+    const { dns, events, feedback, config } = this.svc;
+    const received = m.inbound.length ? await prepareReceived({ dns, events }, m, raw, config.smtp.hostname) : null;
+    const actions: ReportAction[] = [];
+    if (m.reports.length) {
+      let report: Report;
+      try {
+        // keepDeliveryStatus: the message/delivery-status part as an attachment, not body text.
+        report = readReport(await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true }));
+      } catch {
+        report = { kind: 'none', reason: 'malformed-report' };
+      }
+      for (const address of m.reports) {
+        const action = await feedback.target(address, report);
+        if (action) actions.push(action);
+      }
+    }
+    return { received, actions };
+  }
+
+  /** Store and apply, and the message leaves the spool — or wait for the retry, or give up. */
+  private async settle({ msg: m, due }: Claimed, out: Outcome): Promise<void> {
+    const { store, feedback } = this.svc;
+    if (out.ok) {
+      const { received, actions } = out.prepared;
+      const saved = await store.write(async (tx) => {
+        if (!(await tx.inboundSpool.get(m.id))) return []; // gone meanwhile (retention)
+        const recs = (await received?.commit(tx)) ?? [];
+        for (const a of actions) await feedback.apply(tx, a);
+        tx.inboundSpool.remove(m.id);
+        return recs;
+      });
+      for (const r of saved) log.info('smtp.inbound.stored', { team_id: r.team_id, email_id: r.id, received_for: r.received_for, size: r.size });
+      return;
+    }
+    await store.write(async (tx) => {
+      const cur = await tx.inboundSpool.get(m.id);
+      if (!cur) return;
+      if (cur.attempts >= MAX_ATTEMPTS) return giveUp(tx, cur, out.error);
+      // The retry time the claim persisted stands.
+      tx.inboundSpool.update({ ...cur, attempting: false, error: out.error }, due);
+      tx.afterCommit(() => log.warn('inbound.attempt_failed', { spool_id: m.id, attempt: cur.attempts, retry_at: new Date(due).toISOString(), error: out.error }));
+    });
+  }
+}
+
+/** Kept with its error, never due again; the operator learns of it from the log. */
+function giveUp(tx: Tx, m: SpooledMessage, error: string): void {
+  tx.inboundSpool.update({ ...m, attempting: false, error }, null);
+  tx.afterCommit(() => log.error('inbound.failed', { spool_id: m.id, attempts: m.attempts, received_at: m.received_at, size: m.size, error }));
+}
