@@ -91,6 +91,9 @@ export async function bundleWeb() {
 // Native-addon plugin
 // ---------------------------------------------------------------------------------------------
 
+/** Entry files of Worker threads (src/worker-entry.ts), by their path from the repository root. */
+const WORKER_ENTRIES = ['src/backoffice/thread.ts', 'src/delivery/signer-thread.ts'];
+
 class BuildError extends Error {}
 
 function fail(message: string): never {
@@ -249,9 +252,9 @@ async function main(): Promise<void> {
   console.log(`posthorn build: ${relative(ROOT, entry) || entry} → ${outfile} (bun ${Bun.version})`);
   const started = performance.now();
   const result = await Bun.build({
-    // The back office's Worker (src/backoffice/host.ts starts it by this file's path) is bundled as
-    // an entrypoint of its own: Bun embeds a worker only when it is listed here.
-    entrypoints: [entry, join(ROOT, 'src', 'backoffice', 'thread.ts')],
+    // Every Worker's entry is bundled as an entrypoint of its own: Bun embeds a worker only when it
+    // is listed here (src/worker-entry.ts finds it in the binary by this path).
+    entrypoints: [entry, ...WORKER_ENTRIES.map((w) => join(ROOT, w))],
     root: ROOT,
     target: 'bun',
     format: 'esm',
@@ -282,7 +285,6 @@ async function main(): Promise<void> {
   // The source map is embedded in the executable (stack traces show src/… lines); Bun also writes
   // a copy next to it, which the one-file deliverable does not need.
   for (const out of result.outputs) if (out.kind === 'sourcemap' && out.path !== outfile) rmSync(out.path, { force: true });
-  if (process.env.POSTHORN_BUILD_DEBUG) for (const out of result.outputs) console.log(out.kind, out.path);
 
   const size = statSync(outfile).size;
   const secs = ((performance.now() - started) / 1000).toFixed(1);

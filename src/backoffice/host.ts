@@ -7,12 +7,10 @@ import type { Config } from '../config';
 import type { Signal } from '../store';
 import { log, isQuiet, watchQuiet, writeLine } from '../log';
 import type { FromThread, ToThread, Worker as BackOfficeWorker } from './messages';
+import { workerEntry } from '../worker-entry';
 
-/**
- * The thread's entry point: beside this file when Posthorn runs from a checkout; in the single
- * binary, where scripts/build.ts embeds it (an entrypoint of its own, by its path from the root).
- */
-const THREAD_ENTRY = import.meta.url.startsWith('file:///$bunfs/') ? '/$bunfs/root/src/backoffice/thread.ts' : new URL('./thread.ts', import.meta.url).href;
+/** The thread's entry point (scripts/build.ts embeds it in the binary). */
+const THREAD_ENTRY = workerEntry(import.meta.url, './thread.ts', 'src/backoffice/thread.ts');
 
 /** How long a stop waits for the thread beyond its grace period before ending it. */
 const STOP_MARGIN_MS = 5_000;

@@ -4,7 +4,7 @@
 import type { Config } from '../config';
 import type { DomainRec, QueueEntry } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
-import { signMessage } from '../mail/dkim';
+import type { DkimDomain } from '../mail/dkim';
 import { resolveMx, hostAddresses } from './mx';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
@@ -31,7 +31,15 @@ export interface AttemptResult {
   tls: boolean | null;
 }
 
-export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<Config, 'delivery' | 'smtp'>; dns: Resolver; pool: ConnectionPool }): Promise<AttemptResult> {
+export interface AttemptDeps {
+  config: Pick<Config, 'delivery' | 'smtp'>;
+  dns: Resolver;
+  pool: ConnectionPool;
+  /** DKIM signing: the signed message as its two parts (header, message). */
+  sign: (raw: Uint8Array, domain: DkimDomain) => Promise<[Buffer, Buffer]>;
+}
+
+export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
   const { entry, domain } = input;
   const { config, dns, pool } = deps;
   const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
@@ -40,7 +48,7 @@ export async function attemptDelivery(input: AttemptInput, deps: { config: Pick<
   let message: [Buffer, Buffer] | null = null;
   const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
     try {
-      return (message ??= await signMessage(await input.message(), domain));
+      return (message ??= await deps.sign(await input.message(), domain));
     } catch (e) {
       // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
       return localReply(451, '4.3.0', (e as Error).message);

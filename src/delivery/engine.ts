@@ -21,6 +21,7 @@ import { nextAttemptAt, windowOver } from '../work/retry';
 import { DueWorker } from '../work/due-worker';
 import { ByteBudget } from '../limits/budget';
 import { composeEmail } from '../sending/message';
+import { SigningPool } from './signers';
 
 /** What the engine needs. */
 export interface DeliveryDeps {
@@ -33,6 +34,8 @@ export interface DeliveryDeps {
 export interface EngineOptions {
   /** Attempts in flight at once, across all destinations. */
   concurrency?: number;
+  /** DKIM signing threads (default: signers.ts DEFAULT_SIGNERS). */
+  signers?: number;
   pool?: Partial<PoolOptions>;
 }
 
@@ -59,6 +62,8 @@ export const MESSAGE_BUDGET = 128 * 1024 * 1024;
 export class DeliveryEngine {
   readonly verp: Verp;
   readonly pool: ConnectionPool;
+  /** DKIM signing, on threads of its own. */
+  private readonly signers: SigningPool;
   private readonly budget = new ByteBudget(MESSAGE_BUDGET);
   private readonly worker: DueWorker<Claimed, Attempted>;
 
@@ -68,6 +73,7 @@ export class DeliveryEngine {
   ) {
     this.verp = new Verp(svc.store.secret('verp'));
     this.pool = new ConnectionPool({ ...DEFAULT_POOL, ...opts.pool });
+    this.signers = new SigningPool(opts.signers);
     this.worker = new DueWorker(
       'delivery',
       {
@@ -86,8 +92,9 @@ export class DeliveryEngine {
 
   async start(): Promise<void> {
     await this.resumeInterrupted();
+    await this.signers.ready();
     this.worker.start();
-    log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size() });
+    log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size(), signers: this.signers.size });
   }
 
   /**
@@ -97,6 +104,7 @@ export class DeliveryEngine {
    */
   async stop(graceMs = 10_000): Promise<void> {
     if (await this.worker.stop(graceMs)) this.pool.close();
+    this.signers.close();
   }
 
   /**
@@ -210,7 +218,7 @@ export class DeliveryEngine {
         if (!content) throw new Error('the message is no longer stored');
         return composeEmail(this.svc, c.email, content, c.domain);
       };
-      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, message, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool });
+      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, message, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool, sign: (raw, d) => this.signers.sign(raw, d) });
       return { result, started };
     } finally {
       release();

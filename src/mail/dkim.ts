@@ -25,6 +25,11 @@ export class DkimError extends Error {}
 
 /** The signed message as its two parts — the DKIM-Signature header, then the message as stored — so a large message is never copied to put them together. */
 export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<[Buffer, Buffer]> {
+  return [Buffer.from(await dkimSignature(raw, d), 'latin1'), Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)];
+}
+
+/** The DKIM-Signature header field (CRLF-terminated) to put in front of `raw`. */
+export async function dkimSignature(raw: Uint8Array, d: DkimDomain): Promise<string> {
   const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const signature = {
     signingDomain: d.name,
@@ -40,5 +45,5 @@ export async function signMessage(raw: Uint8Array, d: DkimDomain): Promise<[Buff
     const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
     throw new DkimError(`DKIM signing for ${d.name} failed: ${why || 'no signature produced'}`);
   }
-  return [Buffer.from(signatures, 'latin1'), message];
+  return signatures;
 }

@@ -1,0 +1,17 @@
+// A thread of the DKIM signing pool (signers.ts): signs each message it is handed with mailauth
+// (mail/dkim.ts) and answers the DKIM-Signature header, or the error. RSA-2048 signing is the
+// largest single cost of a delivery; here it runs beside the delivery thread, on another core.
+import { dkimSignature } from '../mail/dkim';
+import type { SignRequest, SignReply } from './signer-messages';
+
+declare const self: Worker;
+
+self.onmessage = (e: MessageEvent<SignRequest>) => {
+  const m = e.data;
+  if ('ping' in m) return self.postMessage({ id: m.id, header: '' } satisfies SignReply);
+  const { id, raw, domain } = m;
+  dkimSignature(raw, domain).then(
+    (header) => self.postMessage({ id, header } satisfies SignReply),
+    (err: Error) => self.postMessage({ id, error: err.message } satisfies SignReply),
+  );
+};

@@ -1,0 +1,100 @@
+// DKIM signing off the delivery thread: a small pool of Worker threads (signer-thread.ts), each
+// signing one message at a time with mailauth. RSA-2048 signing (and the body hash before it) is
+// the largest single cost of a delivery — about as much as everything else an attempt does — so it
+// runs on the cores the delivery thread leaves idle. A message goes to the thread with the fewest
+// in hand; a thread that dies fails what it held (those attempts are retried) and is replaced.
+import { availableParallelism } from 'node:os';
+import type { DkimDomain } from '../mail/dkim';
+import { log } from '../log';
+import { workerEntry } from '../worker-entry';
+import type { SignReply, SignRequest } from './signer-messages';
+
+const ENTRY = workerEntry(import.meta.url, './signer-thread.ts', 'src/delivery/signer-thread.ts');
+
+/** Threads by default: one per core beside the HTTP and delivery threads, at least one, at most four. */
+export const DEFAULT_SIGNERS = Math.max(1, Math.min(4, availableParallelism() - 1));
+
+interface Signer {
+  worker: Worker;
+  pending: Map<number, { resolve: (header: string) => void; reject: (e: Error) => void }>;
+}
+
+export class SigningPool {
+  private readonly signers: (Signer | null)[];
+
+  get size(): number {
+    return this.signers.length;
+  }
+  private seq = 0;
+  private closed = false;
+
+  constructor(size = DEFAULT_SIGNERS) {
+    this.signers = Array.from({ length: Math.max(1, size) }, () => null);
+  }
+
+  /** The signed message as its two parts: the DKIM-Signature header, then the message itself. */
+  async sign(raw: Uint8Array, domain: DkimDomain): Promise<[Buffer, Buffer]> {
+    const header = await this.header(raw, domain);
+    return [Buffer.from(header, 'latin1'), Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)];
+  }
+
+  /** Start every thread and hear from each: resolves once all of them run. */
+  async ready(): Promise<void> {
+    for (let i = 0; i < this.signers.length; i++) this.signers[i] ??= this.start(i);
+    await Promise.all(this.signers.map((s) => this.ask(s!, (id) => ({ id, ping: true }), [])));
+  }
+
+  private header(raw: Uint8Array, domain: DkimDomain): Promise<string> {
+    if (this.closed) return Promise.reject(new Error('the signing pool is closed'));
+    // A copy of its own for the thread, handed over without a second copy (the original may share
+    // its memory with other buffers, or be sent meanwhile).
+    const copy = new Uint8Array(raw);
+    const dkim = { name: domain.name, dkim: { selector: domain.dkim.selector, private_key: domain.dkim.private_key } };
+    return this.ask(this.least(), (id) => ({ id, raw: copy, domain: dkim }), [copy.buffer as ArrayBuffer]);
+  }
+
+  private ask(signer: Signer, request: (id: number) => SignRequest, transfer: Transferable[]): Promise<string> {
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      signer.pending.set(id, { resolve, reject });
+      signer.worker.postMessage(request(id), transfer);
+    });
+  }
+
+  /** The thread with the fewest messages in hand, started when needed. */
+  private least(): Signer {
+    let best = -1;
+    for (let i = 0; i < this.signers.length; i++) {
+      const s = this.signers[i];
+      if (!s) return (this.signers[i] = this.start(i));
+      if (best < 0 || s.pending.size < this.signers[best]!.pending.size) best = i;
+    }
+    return this.signers[best]!;
+  }
+
+  private start(slot: number): Signer {
+    // The pool never keeps the process alive by itself.
+    const worker = new Worker(ENTRY, { ref: false } as WorkerOptions);
+    const signer: Signer = { worker, pending: new Map() };
+    worker.onmessage = (e: MessageEvent<SignReply>) => {
+      const m = e.data;
+      const p = signer.pending.get(m.id);
+      if (!p) return;
+      signer.pending.delete(m.id);
+      if ('header' in m) p.resolve(m.header);
+      else p.reject(new Error(m.error));
+    };
+    worker.onerror = (e) => log.error('delivery.signer_error', { error: e.message });
+    worker.addEventListener('close', () => {
+      if (this.signers[slot] === signer) this.signers[slot] = null;
+      for (const p of signer.pending.values()) p.reject(new Error('the signing thread exited'));
+      signer.pending.clear();
+    });
+    return signer;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const s of this.signers) s?.worker.terminate();
+  }
+}
