@@ -11,6 +11,14 @@ import { log } from '../log';
 import { keepMemoryTidy } from '../limits/memory';
 
 export async function serve(config: Config): Promise<number> {
+  // A signal during start-up is heard at once, and acted on once the start is complete: a stop
+  // never races the parts still starting.
+  let signalled: (signal: string) => void = () => {};
+  const signal = new Promise<string>((resolve) => (signalled = resolve));
+  const onSignal = (name: string) => () => signalled(name);
+  process.on('SIGINT', onSignal('SIGINT'));
+  process.on('SIGTERM', onSignal('SIGTERM'));
+
   const svc = await createServices(config);
   // Before anything writes: a crash's orphan body files, and old trash (store/lmdb/spill.ts).
   const files = await svc.store.sweepFiles();
@@ -29,19 +37,10 @@ export async function serve(config: Config): Promise<number> {
   await svc.backOffice.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
 
-  return await new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info('posthorn.stopping', { signal });
-      scheduler.stop();
-      memory.stop();
-      await Promise.all([http.stop(), smtp.stop()]);
-      await closeServices(svc);
-      resolve(0);
-    };
-    process.on('SIGINT', () => void stop('SIGINT'));
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-  });
+  log.info('posthorn.stopping', { signal: await signal });
+  scheduler.stop();
+  memory.stop();
+  await Promise.all([http.stop(), smtp.stop()]);
+  await closeServices(svc);
+  return 0;
 }
