@@ -133,3 +133,9 @@ export function eventsOf(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>)
 export async function eventTypes(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>): Promise<string[]> {
   return (await eventsOf(svc, email)).map((e) => e.type);
 }
+
+/** A header of a received message, unfolded (RFC 5322 §2.2.3: long ones are folded). */
+export function messageHeader(raw: Buffer, name: string): string | undefined {
+  const head = raw.toString('latin1').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+  return new RegExp(`^${name}: *(.*)$`, 'im').exec(head)?.[1];
+}
