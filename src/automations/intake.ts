@@ -11,19 +11,23 @@ import { log } from '../log';
 import { blankContact } from '../contacts';
 import { propertyDefs } from '../contacts/properties';
 import { evaluate, type ConditionRule } from './conditions';
-import { dropRun, Graph, runContext, saveRun } from './steps';
+import { advance, dropRun, Graph, runContext, saveRun, type AdvanceDeps } from './steps';
 
 /** Triggers taken per unit of work, and runs cleaned up per unit of work. */
 export const INTAKE_BATCH = 100;
 export const CLEANUP_BATCH = 200;
 
-/** Take up to `limit` triggers, oldest first, in one unit of work. Resolves to how many were taken. */
-export function takeTriggers(store: Store, limit = INTAKE_BATCH): Promise<number> {
-  return store.write(async (tx) => {
+/**
+ * Take up to `limit` triggers, oldest first, in one unit of work. Resolves to how many were taken.
+ * A new run's first steps that need only the store run in this same unit of work (steps.ts), up
+ * to its first wait or email.
+ */
+export function takeTriggers(deps: { store: Store } & AdvanceDeps, limit = INTAKE_BATCH): Promise<number> {
+  return deps.store.write(async (tx) => {
     const batch = await tx.automationTriggers.next(limit);
     const now = Date.now();
     for (const t of batch) {
-      await startRuns(tx, t, now);
+      await startRuns(deps, tx, t, now);
       tx.automationTriggers.remove(t.id);
     }
     return batch.length;
@@ -31,7 +35,7 @@ export function takeTriggers(store: Store, limit = INTAKE_BATCH): Promise<number
 }
 
 /** One trigger: the runs it starts and the waiting runs it wakes. */
-async function startRuns(tx: Tx, t: TriggerRec, now: number): Promise<void> {
+async function startRuns(deps: AdvanceDeps, tx: Tx, t: TriggerRec, now: number): Promise<void> {
   const team = t.team_id;
   const autos = await tx.automations.findAll('trigger', t.event, team);
   let contact = t.contact_id ? await tx.contacts.get(team, t.contact_id) : await tx.contacts.find('email', (t.email ?? '').toLowerCase(), team);
@@ -46,7 +50,20 @@ async function startRuns(tx: Tx, t: TriggerRec, now: number): Promise<void> {
     contact = blankContact(team, t.email!, new Date(now).toISOString());
     tx.contacts.put(contact);
   }
-  for (const a of autos) saveRun(tx, null, newRun(a, contact.id, t, now));
+  for (const a of autos) saveRun(tx, null, await started(deps, tx, newRun(a, contact.id, t, now), a, now));
+}
+
+/**
+ * A new run advanced as far as the store alone takes it. Should that throw (it does not for a
+ * checked definition), the run starts as it is, due at once: the runner advances it, with retries.
+ */
+async function started(deps: AdvanceDeps, tx: Tx, run: AutomationRunRec, a: AutomationRec, now: number): Promise<AutomationRunRec> {
+  try {
+    return await advance(deps, tx, run, a, now);
+  } catch (e) {
+    log.error('automations.start_failed', { team_id: run.team_id, run_id: run.id, error: String((e as Error)?.stack ?? e) });
+    return run;
+  }
 }
 
 function newRun(a: AutomationRec, contactId: string, t: TriggerRec, now: number): AutomationRunRec {

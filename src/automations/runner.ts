@@ -101,7 +101,7 @@ export class AutomationRunner {
 
   private async claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store } = this.deps;
-    await takeTriggers(store);
+    await takeTriggers(this.deps);
     await cleanUp(store);
     const due = await store.automationDue.due(Date.now(), max + busy.size);
     return due.filter((d) => !busy.has(d.id)).slice(0, max);
