@@ -3,7 +3,7 @@
 // value}`, or `{type: "and" | "or", rules: […]}`. Checked when the automation is created; evaluated
 // when a run reaches the step.
 import { errors } from '../errors';
-import { lookup, pathField, type PathScope, type RunContext } from './context';
+import { isObject, lookup, pathField, type PathScope, type RunContext } from './context';
 
 export type ConditionRule =
   | { type: 'rule'; field: string; operator: Operator; value?: string | number | boolean | null }
@@ -29,8 +29,6 @@ const OPERATORS: Record<Operator, 'scalar' | 'number' | 'string' | 'none'> = {
 /** Posthorn: rules nest at most this deep, and a group holds at most this many. */
 const MAX_DEPTH = 5;
 const MAX_RULES = 20;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A rule, checked (the 422 names the offending `field`); what is kept is only what it uses. */
 export function conditionRule(v: unknown, field: string, scope: PathScope, depth = 1): ConditionRule {

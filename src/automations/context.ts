@@ -27,7 +27,7 @@ export interface PathScope {
   waitedEvents: ReadonlySet<string>;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A path as a condition or `{ "var" }` writes it, checked: `event.<field>[.<field>…]`,

@@ -10,6 +10,7 @@ import { isUuid, newId, nowIso } from '../ids';
 import { parseEmail } from '../mail/address';
 import { parseIsoInstant } from '../sending/schedule';
 import { settle } from '../contacts';
+import { isObject } from './context';
 
 /** System events (docs/api.md §24.6): triggers Posthorn commits itself; custom names may not begin `resend:`. */
 export const SYSTEM_EVENTS = ['resend:contact.created', 'resend:contact.added_to_segment'] as const;
@@ -22,8 +23,6 @@ export const MAX_PAYLOAD_BYTES = 64 * 1024;
 
 const TYPES: EventSchemaType[] = ['string', 'number', 'boolean', 'date'];
 const FIELD = /^[A-Za-z0-9_-]{1,100}$/;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // Views (docs/api.md §23.1).
 export const eventSummary = (e: CustomEventRec) => ({ id: e.id, name: e.name, schema: e.schema, created_at: e.created_at, updated_at: e.updated_at });

@@ -15,7 +15,7 @@ import { topicField } from '../topics';
 import { sendingDomain } from '../sending/sender';
 import { conditionRule } from './conditions';
 import { durationField } from './durations';
-import { isVar, pathField, type PathScope } from './context';
+import { isObject, isVar, pathField, type PathScope } from './context';
 import { SYSTEM_EVENTS } from './custom-events';
 
 /** Posthorn: at most this many steps and connections per automation. */
@@ -55,7 +55,6 @@ const WAITS: AutomationStepType[] = ['delay', 'wait_for_event'];
 /** Template values Posthorn fills in itself for automation emails. */
 export const SYSTEM_VALUES = ['RESEND_UNSUBSCRIBE_URL'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const given = (v: unknown) => v !== undefined && v !== null;
 
 /** The top-level fields of a create or update, shape only; a key left out was not given. */

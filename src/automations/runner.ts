@@ -26,7 +26,7 @@ import { jittered, retryWait } from '../work/retry';
 import { prepare, commit, type Prepared } from '../sending/submit';
 import { SignedLinks } from '../links/signed';
 import { propertyDefs } from '../contacts/properties';
-import { advance, resolve, runContext, saveRun, skipReason, type SentEmail } from './steps';
+import { advance, failRun, resolve, runContext, saveRun, skipReason, type SentEmail } from './steps';
 import { takeTriggers, cleanUp } from './intake';
 
 export interface RunnerDeps {
@@ -178,10 +178,7 @@ export class AutomationRunner {
         case 'failed':
           await store.write(async (tx) => {
             const run = await this.current(tx, c, plan.rev);
-            const next = { ...run, steps: [...run.steps] };
-            const at = new Date().toISOString();
-            next.steps.push({ key: plan.step.key, type: plan.step.type, status: 'failed', output: null, error: { name: plan.error.errorName, message: plan.error.message }, started_at: at, completed_at: at, created_at: at });
-            saveRun(tx, run, { ...next, status: 'failed', state: 'done', due: null, completed_at: at });
+            saveRun(tx, run, failRun(run, plan.step, plan.error));
           });
           log.warn('automations.step_failed', { team_id: c.team, run_id: c.id, step: plan.step.key, error: plan.error.message });
           return;
@@ -225,18 +222,17 @@ export class AutomationRunner {
   private async retryLater(c: Claimed, error: string): Promise<void> {
     const failed = await this.deps.store.write(async (tx) => {
       const run = await tx.automationRuns.get(c.team, c.id);
-      if (!run || run.status !== 'running') return false;
+      // Moved on meanwhile (an event woke it, stop cancelled it): that state stands.
+      if (!run || run.status !== 'running' || run.due !== c.due) return null;
       const attempts = run.attempts + 1;
-      const at = new Date().toISOString();
       if (attempts >= MAX_ATTEMPTS) {
-        const step = (await tx.automations.get(c.team, run.automation_id))?.steps.find((s) => s.key === run.at);
-        const entry = { key: run.at ?? '', type: step?.type ?? ('trigger' as const), status: 'failed' as const, output: null, error: { name: 'application_error', message: 'The step kept failing.' }, started_at: at, completed_at: at, created_at: at };
-        saveRun(tx, run, { ...run, steps: [...run.steps, entry], attempts, status: 'failed', state: 'done', due: null, completed_at: at });
+        const step = (await tx.automations.get(c.team, run.automation_id))?.steps.find((s) => s.key === run.at) ?? null;
+        saveRun(tx, run, { ...failRun(run, step, { name: 'application_error', message: 'The step kept failing.' }), attempts });
         return true;
       }
       saveRun(tx, run, { ...run, attempts, due: Date.now() + jittered(retryWait(RETRIES, attempts)) });
       return false;
     });
-    log.error(failed ? 'automations.run_failed' : 'automations.attempt_failed', { team_id: c.team, run_id: c.id, error });
+    if (failed !== null) log.error(failed ? 'automations.run_failed' : 'automations.attempt_failed', { team_id: c.team, run_id: c.id, error });
   }
 }

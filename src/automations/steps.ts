@@ -273,6 +273,11 @@ async function updateFields(deps: AdvanceDeps, tx: Tx, cur: ContactRec, c: Recor
   return changeContact(deps.events, tx, cur, fields, propertyValues(defs, props));
 }
 
+/** The run failed at `step` (or, null, at the step it is at) with `error`: history and status say so. */
+export function failRun(run: AutomationRunRec, step: AutomationStep | null, error: ApiError | { name: string; message: string }): AutomationRunRec {
+  return new Advancing(run, Date.now()).fail(step, error);
+}
+
 /** Store `next` in place of `cur` (null: a new run), moving its due-index entry and bumping its revision. */
 export function saveRun(tx: Tx, cur: AutomationRunRec | null, next: AutomationRunRec): void {
   if (cur?.due != null && cur.due !== next.due) tx.automationDue.remove(cur.due, next.team_id, next.id);

@@ -3,6 +3,7 @@
 // are advanced by the back office (src/automations/runner.ts).
 import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
+import { objectBody } from '../platform/body';
 import { pageQuery, pathId, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import {
@@ -18,13 +19,6 @@ import { findRun, listRuns, runStatuses, runView } from '../../automations/runs'
 
 const tags = ['Automations'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-  return body;
-}
-
 export function automationsRoutes(app: App, { store }: ApiContext) {
   /** The team's automation named by the path, or 404. */
   const load = async (team: string, raw: string | undefined) => {
@@ -36,7 +30,7 @@ export function automationsRoutes(app: App, { store }: ApiContext) {
   app.post(
     '/automations',
     async ({ request, body, set }) => {
-      const a = await createAutomation(store, caller(request).team, bodyOf(body));
+      const a = await createAutomation(store, caller(request).team, objectBody(body));
       set.status = 201;
       return { object: 'automation', id: a.id };
     },
@@ -53,7 +47,7 @@ export function automationsRoutes(app: App, { store }: ApiContext) {
 
   app.patch(
     '/automations/:id',
-    async ({ request, params, body }) => ({ object: 'automation', id: (await updateAutomation(store, caller(request).team, pathId(params.id), bodyOf(body))).id }),
+    async ({ request, params, body }) => ({ object: 'automation', id: (await updateAutomation(store, caller(request).team, pathId(params.id), objectBody(body))).id }),
     { detail: { summary: 'Update an automation', tags } },
   );
 

@@ -3,19 +3,12 @@
 // 202. The logic lives in src/automations/custom-events.ts.
 import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
+import { objectBody } from '../platform/body';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { createEvent, eventSummary, eventView, findEvent, removeEvent, sendEvent, updateEvent } from '../../automations/custom-events';
 
 const tags = ['Events'];
-
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-/** A request body: a JSON object (an empty body is one without fields, docs/api.md §2 item 1). */
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-  return body;
-}
 
 export function eventsRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
@@ -24,7 +17,7 @@ export function eventsRoutes(app: App, svc: ApiContext) {
   app.post(
     '/events/send',
     async ({ request, body, set }) => {
-      const sent = await sendEvent(svc, caller(request).team, bodyOf(body));
+      const sent = await sendEvent(svc, caller(request).team, objectBody(body));
       set.status = 202;
       return { object: 'event', event: sent.event };
     },
@@ -34,7 +27,7 @@ export function eventsRoutes(app: App, svc: ApiContext) {
   app.post(
     '/events',
     async ({ request, body, set }) => {
-      const e = await createEvent(store, caller(request).team, bodyOf(body));
+      const e = await createEvent(store, caller(request).team, objectBody(body));
       set.status = 201;
       return { object: 'event', id: e.id };
     },
@@ -57,7 +50,7 @@ export function eventsRoutes(app: App, svc: ApiContext) {
 
   app.patch(
     '/events/:id_or_name',
-    async ({ request, params, body }) => ({ object: 'event', id: (await updateEvent(store, caller(request).team, params.id_or_name ?? '', bodyOf(body))).id }),
+    async ({ request, params, body }) => ({ object: 'event', id: (await updateEvent(store, caller(request).team, params.id_or_name ?? '', objectBody(body))).id }),
     { detail: { summary: "Update an event definition's schema", tags } },
   );
 
