@@ -28,6 +28,8 @@ interface Stored {
  */
 export interface RangeRetention {
   minAgeMs: number;
+  /** Records are written once and never replaced (events, the request log): a put reads nothing first. */
+  appendOnly?: boolean;
 }
 
 /** Records deleted per sweep transaction. */
@@ -114,7 +116,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
 
   put(rec: T): void {
     this.env.assertWriting();
-    const old = this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined;
+    const old = this.ranged?.appendOnly ? undefined : (this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined);
     if (old) this.unindex(old);
     const stored: T & Stored = { ...rec };
     delete stored._expires;
