@@ -1,8 +1,10 @@
 // The store: the one interface through which every part reads and writes Posthorn's state
-// (interface.ts), the record shapes, and the backend behind it — LMDB in data_dir, embedded.
+// (interface.ts), the record shapes, and the backend behind it — LMDB in data_dir, embedded, or
+// PostgreSQL shared by the nodes of a cluster (database.url).
 import type { Config } from '../config';
 import type { Store, StoreOptions } from './interface';
 import { LmdbStore } from './lmdb';
+import { PgStore } from './pg';
 
 export * from './interface';
 export * from './records';
@@ -13,14 +15,17 @@ export * from './template-records';
 export * from './audience-records';
 export * from './automation-records';
 
-/** Open the store (creating it on first use). */
+/**
+ * Open the store (creating it on first use): PostgreSQL when `databaseUrl` is set (cluster mode,
+ * its schema migrated first), else LMDB in `dataDir`.
+ */
 export function openStore(opts: StoreOptions): Promise<Store> {
-  return LmdbStore.open(opts);
+  return opts.databaseUrl ? PgStore.open(opts) : LmdbStore.open(opts);
 }
 
 /** How the store is opened for this configuration (serve, the delivery thread and the CLI alike). */
-export function storeOptions(config: Pick<Config, 'data_dir' | 'retention' | 'webhooks' | 'delivery'>): StoreOptions {
+export function storeOptions(config: Pick<Config, 'data_dir' | 'database' | 'retention' | 'webhooks' | 'delivery'>): StoreOptions {
   // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
   const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
-  return { dataDir: config.data_dir, retentionDays: config.retention.days, holdMs: Math.max(config.delivery.retry_window, webhookRetries) };
+  return { dataDir: config.data_dir, databaseUrl: config.database.url, retentionDays: config.retention.days, holdMs: Math.max(config.delivery.retry_window, webhookRetries) };
 }

@@ -1,0 +1,82 @@
+// A private PostgreSQL server for tests (cluster mode): Debian's PostgreSQL binaries, a cluster
+// made by initdb in a temp dir, listening on a free loopback port only, run by the unprivileged
+// `postgres` user when the tests run as root (initdb refuses root). Started once per test process,
+// on first use, and stopped when the process exits; each caller gets a database of its own.
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SQL } from 'bun';
+import { freePort, until } from './child';
+
+/** The newest PostgreSQL under Debian's /usr/lib/postgresql/<major>/bin. */
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a)) : [];
+  for (const m of majors) if (existsSync(join(root, m, 'bin', 'initdb'))) return join(root, m, 'bin');
+  throw new Error('PostgreSQL is not installed (Debian: apt-get install postgresql) — the cluster-mode tests need its initdb and pg_ctl');
+}
+
+const asRoot = process.getuid?.() === 0;
+
+/** Run a PostgreSQL program, as `postgres` when we are root. */
+function run(bin: string, args: string[]): void {
+  const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', join(binDir(), bin), ...args] : [join(binDir(), bin), ...args];
+  const r = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' });
+  if (r.exitCode !== 0) throw new Error(`${bin} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
+}
+
+export interface PgServer {
+  port: number;
+  /** URL of database `db` as the test superuser. */
+  url(db: string): string;
+  /** A fresh, empty database; its URL. */
+  database(prefix?: string): Promise<string>;
+  drop(url: string): Promise<void>;
+}
+
+let started: Promise<PgServer> | null = null;
+
+/** The test process's PostgreSQL server (started on first call). */
+export function postgres(): Promise<PgServer> {
+  return (started ??= start());
+}
+
+async function start(): Promise<PgServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'posthorn-pg-'));
+  if (asRoot) {
+    chmodSync(dir, 0o755);
+    chownSync(dir, Number(Bun.spawnSync(['id', '-u', 'postgres']).stdout.toString().trim()), -1);
+  }
+  const data = join(dir, 'd');
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'posthorn', '-E', 'UTF8', '--no-sync']);
+  const port = await freePort();
+  // Loopback only, a socket in the temp dir, room for several nodes' pools. Durability as in
+  // production (fsync on): the kill -9 tests kill Posthorn, not the database.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=64MB`;
+  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  process.on('exit', () => {
+    const cmd = [join(binDir(), 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'];
+    Bun.spawnSync(asRoot ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd, { stdout: 'ignore', stderr: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url = (db: string) => `postgres://posthorn@127.0.0.1:${port}/${db}`;
+  const admin = new SQL({ url: url('postgres'), max: 2 });
+  await until(() => admin.unsafe('SELECT 1').then(() => true, () => false), 'the test PostgreSQL server');
+  let n = 0;
+  return {
+    port,
+    url,
+    async database(prefix = 'posthorn') {
+      const name = `${prefix}_${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`;
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      return url(name);
+    },
+    async drop(dbUrl: string) {
+      const name = new URL(dbUrl).pathname.slice(1);
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** Tests run against PostgreSQL when POSTHORN_TEST_STORE=pg (scripts/test.ts runs the API suite so a second time). */
+export const testStore = (): 'lmdb' | 'pg' => (process.env.POSTHORN_TEST_STORE === 'pg' ? 'pg' : 'lmdb');
