@@ -4,6 +4,7 @@
 // `sent`, so the scheduler job (`releaseDue`, every second, and so on start-up) starts scheduled
 // ones when due and resumes queued ones a crash or shutdown interrupted.
 import { log } from '../log';
+import { StoreUnavailable } from '../errors';
 import { dueKey } from '.';
 import { sendBroadcast, returnToDraft, type BroadcastDeps } from './send';
 
@@ -23,12 +24,20 @@ export class BroadcastSender {
     const key = `${team}/${broadcastId}`;
     if (this.abort.signal.aborted || this.running.has(key)) return;
     if ((this.failures.get(key)?.notBefore ?? 0) > Date.now()) return;
-    const run = sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal })
-      .then((outcome) => {
+    // One node of a cluster sends a broadcast's batches at a time (store.singleton); another node
+    // finding it taken leaves it, and takes it over if that node dies (its lock goes with it).
+    let outcome: Awaited<ReturnType<typeof sendBroadcast>> = 'skipped';
+    const run = this.svc.store
+      .singleton(`broadcast:${key}`, async () => {
+        outcome = await sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal });
+      })
+      .then(() => {
         this.failures.delete(key);
         if (outcome === 'sent') log.info('broadcast.sent', { team_id: team, broadcast_id: broadcastId });
       })
       .catch(async (e) => {
+        // The database out of reach (cluster mode) is no failure of this one: the next tick tries again.
+        if (e instanceof StoreUnavailable) return void log.warn('store.unavailable', { job: key, error: e.reason });
         // Left queued and tried again later, backing off; one that keeps failing goes back to draft.
         const count = (this.failures.get(key)?.count ?? 0) + 1;
         this.failures.set(key, { count, notBefore: Date.now() + 1000 * 2 ** (count - 1) });

@@ -1,7 +1,8 @@
 // A private PostgreSQL server for tests (cluster mode): Debian's PostgreSQL binaries, a cluster
 // made by initdb in a temp dir, listening on a free loopback port only, run by the unprivileged
-// `postgres` user when the tests run as root (initdb refuses root). Started once per test process,
-// on first use, and stopped when the process exits; each caller gets a database of its own.
+// `postgres` user when the tests run as root (initdb refuses root). The test process's shared
+// server starts on first use and stops when the process exits; each caller gets a database of its
+// own. A test that stops the database under Posthorn starts a server of its own (`startPgServer`).
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,10 +19,13 @@ function binDir(): string {
 
 const asRoot = process.getuid?.() === 0;
 
-/** Run a PostgreSQL program, as `postgres` when we are root. */
+/** A PostgreSQL program's command line, run as `postgres` when we are root. */
+function command(bin: string, args: string[]): string[] {
+  return asRoot ? ['runuser', '-u', 'postgres', '--', join(binDir(), bin), ...args] : [join(binDir(), bin), ...args];
+}
+
 function run(bin: string, args: string[]): void {
-  const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', join(binDir(), bin), ...args] : [join(binDir(), bin), ...args];
-  const r = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' });
+  const r = Bun.spawnSync(command(bin, args), { stdout: 'pipe', stderr: 'pipe' });
   if (r.exitCode !== 0) throw new Error(`${bin} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
 }
 
@@ -32,16 +36,22 @@ export interface PgServer {
   /** A fresh, empty database; its URL. */
   database(prefix?: string): Promise<string>;
   drop(url: string): Promise<void>;
+  /** Stop the server (fast shutdown: open sessions are ended), and start it again on the same port. */
+  stop(): void;
+  start(): Promise<void>;
+  /** Stop for good and remove its files. */
+  destroy(): void;
 }
 
-let started: Promise<PgServer> | null = null;
+let shared: Promise<PgServer> | null = null;
 
-/** The test process's PostgreSQL server (started on first call). */
+/** The test process's shared PostgreSQL server (started on first call, stopped at exit). */
 export function postgres(): Promise<PgServer> {
-  return (started ??= start());
+  return (shared ??= startPgServer());
 }
 
-async function start(): Promise<PgServer> {
+/** A PostgreSQL server of the caller's own. */
+export async function startPgServer(): Promise<PgServer> {
   const dir = mkdtempSync(join(tmpdir(), 'posthorn-pg-'));
   if (asRoot) {
     chmodSync(dir, 0o755);
@@ -53,30 +63,46 @@ async function start(): Promise<PgServer> {
   // Loopback only, a socket in the temp dir, room for several nodes' pools. Durability as in
   // production (fsync on): the kill -9 tests kill Posthorn, not the database.
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=64MB`;
-  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
-  process.on('exit', () => {
-    const cmd = [join(binDir(), 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'];
-    Bun.spawnSync(asRoot ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd, { stdout: 'ignore', stderr: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
-  });
   const url = (db: string) => `postgres://posthorn@127.0.0.1:${port}/${db}`;
-  const admin = new SQL({ url: url('postgres'), max: 2 });
-  await until(() => admin.unsafe('SELECT 1').then(() => true, () => false), 'the test PostgreSQL server');
+  let admin: SQL | null = null;
+  let up = false;
+  const stop = (mode: 'fast' | 'immediate') => {
+    if (!up) return;
+    up = false;
+    void admin?.close().catch(() => {});
+    admin = null;
+    Bun.spawnSync(command('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']), { stdout: 'ignore', stderr: 'ignore' });
+  };
+  const destroy = () => {
+    stop('immediate');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', destroy);
+  const start = async () => {
+    run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+    up = true;
+    admin = new SQL({ url: url('postgres'), max: 2 });
+    await until(() => admin!.unsafe('SELECT 1').then(() => true, () => false), 'the test PostgreSQL server');
+  };
+  await start();
   let n = 0;
   return {
     port,
     url,
     async database(prefix = 'posthorn') {
       const name = `${prefix}_${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`;
-      await admin.unsafe(`CREATE DATABASE ${name}`);
+      await admin!.unsafe(`CREATE DATABASE ${name}`);
       return url(name);
     },
     async drop(dbUrl: string) {
       const name = new URL(dbUrl).pathname.slice(1);
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin?.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
+    stop: () => stop('fast'),
+    start,
+    destroy,
   };
 }
 
-/** Tests run against PostgreSQL when POSTHORN_TEST_STORE=pg (scripts/test.ts runs the API suite so a second time). */
+/** Tests run against PostgreSQL when POSTHORN_TEST_STORE=pg (scripts/test.ts runs the API suites so a second time). */
 export const testStore = (): 'lmdb' | 'pg' => (process.env.POSTHORN_TEST_STORE === 'pg' ? 'pg' : 'lmdb');

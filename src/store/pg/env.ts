@@ -53,7 +53,7 @@ export function unreachable(e: unknown): boolean {
 }
 
 /** An error out of the database as the store's callers should see it. */
-function translate(e: unknown): unknown {
+export function translate(e: unknown): unknown {
   if (unreachable(e)) return new StoreUnavailable(String((e as Error)?.message ?? e));
   if ((e as { errno?: string })?.errno === KEY_TAKEN) return new IdempotencyKeyTaken();
   return e;

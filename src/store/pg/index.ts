@@ -39,6 +39,8 @@ const SWEEP_BATCH = 1000;
 /** How often a node says it is alive, and how long it counts as alive after. */
 const HEARTBEAT_MS = 5_000;
 const ALIVE_S = 30;
+/** How long GET /health waits for the database. */
+const STATUS_TIMEOUT_MS = 2_000;
 
 /** A repository that can be bound to a unit of work (or to the pool). */
 interface Bindable {
@@ -273,12 +275,19 @@ export class PgStore implements Store {
   }
 
   async status(): Promise<StoreStatus> {
+    const ask = this.env.query(`SELECT count(*)::int AS n FROM nodes WHERE seen_at > now() - interval '${ALIVE_S} seconds'`);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // A health check must answer soon: a database that does not answer in time is unreachable.
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), STATUS_TIMEOUT_MS)));
     try {
-      const [row] = await this.env.query(`SELECT count(*)::int AS n FROM nodes WHERE seen_at > now() - interval '${ALIVE_S} seconds'`);
+      const [row] = await Promise.race([ask, late]);
       this.lastNodes = Math.max(1, Number(row!.n));
       return { backend: 'postgres', reachable: true, nodes: this.lastNodes };
     } catch {
+      ask.catch(() => {});
       return { backend: 'postgres', reachable: false, nodes: this.lastNodes };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

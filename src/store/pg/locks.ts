@@ -4,6 +4,7 @@
 // job's lease ends with the node, and the next node to try takes it.
 import { createHash } from 'node:crypto';
 import { SQL } from 'bun';
+import { translate } from './env';
 
 /** A job name as the 64-bit key of an advisory lock. */
 function lockKey(name: string): string {
@@ -21,10 +22,21 @@ export class Locks {
 
   async run(name: string, fn: () => Promise<void>): Promise<boolean> {
     const key = lockKey(name);
-    const conn = await this.sql.reserve();
+    let conn: SQL & { release(): void };
+    let got: boolean;
     try {
-      const [row] = (await conn.unsafe('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key])) as { ok: boolean }[];
-      if (!row?.ok) return false;
+      conn = (await this.sql.reserve()) as SQL & { release(): void };
+    } catch (e) {
+      throw translate(e);
+    }
+    try {
+      try {
+        const [row] = (await conn.unsafe('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key])) as { ok: boolean }[];
+        got = !!row?.ok;
+      } catch (e) {
+        throw translate(e);
+      }
+      if (!got) return false;
       try {
         await fn();
         return true;
