@@ -64,15 +64,15 @@ describe('several instances (nodes) on one database', () => {
 
   test('read-modify-write from both at once loses no update (a unit that lost the race runs again)', async () => {
     const t = team();
-    const c = contact(t, 'count@example.test', { properties: { n: 0 } } as Partial<ContactRec>);
+    const c = contact(t, 'count@example.test', { properties: { n: { value: 0, type: 'number' } } });
     await a.write(async (tx) => tx.contacts.put(c));
     const bump = (s: Store) =>
       s.write(async (tx) => {
         const cur = (await tx.contacts.get(t, c.id))!;
-        tx.contacts.put({ ...cur, properties: { n: Number(cur.properties.n) + 1 } });
+        tx.contacts.put({ ...cur, properties: { n: { value: Number(cur.properties.n!.value) + 1, type: 'number' } } });
       });
     await Promise.all(Array.from({ length: 40 }, (_, i) => bump(i % 2 ? a : b)));
-    expect((await a.contacts.get(t, c.id))!.properties.n).toBe(40);
+    expect((await a.contacts.get(t, c.id))!.properties.n!.value).toBe(40);
   });
 
   test('a unique index holds across instances: one contact per address, whoever creates it', async () => {
