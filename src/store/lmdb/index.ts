@@ -258,7 +258,7 @@ export class LmdbStore extends Repos implements Store {
   private readonly cached: Cached;
 
   private constructor(
-    private readonly env: LmdbEnv,
+    readonly env: LmdbEnv,
     private readonly ttl: TtlIndex,
     private readonly secrets: Map<SecretName, Buffer>,
     opts: StoreOptions,

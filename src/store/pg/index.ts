@@ -189,7 +189,7 @@ export class PgStore implements Store {
 
   private constructor(
     private readonly env: PgEnv,
-    opts: StoreOptions,
+    private readonly opts: StoreOptions,
   ) {
     this.repos = repositories(env, opts);
     this.txProto = txPrototype(this.repos);
@@ -217,6 +217,11 @@ export class PgStore implements Store {
       if (unreachable(e)) throw new Error(`cannot reach the database at ${redacted(opts.databaseUrl!)}: ${(e as Error).message}`);
       throw e;
     }
+  }
+
+  /** What `posthorn db copy` (copy.ts) writes with: the pool and the repositories. */
+  internals() {
+    return { env: this.env, repos: this.repos, emailTtlMs: this.opts.retentionDays * DAY };
   }
 
   /** Per-install secrets, made by the first node that opens the database. */
