@@ -69,6 +69,7 @@ describe('defaults and config.example.toml', () => {
         mx_port: 25,
         retry_schedule: [5 * MIN, 10 * MIN, 30 * MIN, HOUR, 2 * HOUR, 4 * HOUR, ...Array(8).fill(8 * HOUR)],
         retry_window: 72 * HOUR,
+        shaping: { enabled: true, default: {}, sites: {} },
       },
       limits: { requests_per_second: 10 },
       retention: { days: 30 },

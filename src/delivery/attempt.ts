@@ -9,7 +9,7 @@ import { resolveMx, hostAddresses } from './mx';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
 import { ConnectError, type Target } from './smtp-client';
-import type { ConnectionPool } from './pool';
+import type { ConnectionPool, Lease } from './pool';
 
 export interface AttemptInput {
   entry: QueueEntry;
@@ -26,10 +26,22 @@ export interface AttemptInput {
 export interface AttemptResult {
   /** A reply for every recipient of the entry. */
   replies: Map<string, Reply>;
-  /** The host that took the transaction, or null when none did. */
+  /** The host that took the transaction, or null when none did, and the address connected to. */
   host: string | null;
+  ip?: string | null;
   tls: boolean | null;
+  tlsVersion?: string | null;
+  tlsCipher?: string | null;
+  /** The destination's shaping site, once known (docs/mail.md §3.1). */
+  site?: string;
+  /** Server replies that refused a connection (a 421 greeting): shaping reads them beside the recipients' replies. */
+  refusals?: Reply[];
+  /** Not attempted: the site has no room before this time (ms). Nothing happened but the wait. */
+  deferred?: number;
 }
+
+/** Where a destination's connections go (shaping.ts): its site and the lease they take, or a wait. */
+export type Route = { site: string; lease?: Lease; defer?: undefined } | { site: string; defer: number };
 
 export interface AttemptDeps {
   config: Pick<Config, 'delivery' | 'smtp'>;
@@ -37,12 +49,16 @@ export interface AttemptDeps {
   pool: ConnectionPool;
   /** DKIM signing: the signed message as its two parts (header, message). */
   sign: (raw: Uint8Array, domain: DkimDomain) => Promise<[Buffer, Buffer]>;
+  /** Shaping: the destination's site once its MX hosts are known (none in relay mode), and its room. */
+  route: (domain: string, hosts: string[]) => Route;
 }
 
 export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
   const { entry, domain } = input;
   const { config, dns, pool } = deps;
-  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
+  const refusals: Reply[] = [];
+  let site: string | undefined;
+  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null, site, refusals });
 
   // Composed and signed once, when the first destination has answered.
   let message: [Buffer, Buffer] | null = null;
@@ -57,21 +73,27 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
 
   const security = domain.tls === 'enforced' ? 'require-starttls' : 'starttls';
   let targets: AsyncIterable<Step>;
+  let route: Route;
   if (config.delivery.mode === 'relay') {
+    route = deps.route(entry.domain, []);
     targets = single({ target: relayTarget(config.delivery.relay_url!, config.smtp.hostname, domain.tls === 'enforced') });
   } else {
-    let route;
+    let mx;
     try {
-      route = await resolveMx(dns, entry.domain);
+      mx = await resolveMx(dns, entry.domain);
     } catch (e) {
       return everyone(dnsFailure(entry.domain, e));
     }
     // RFC 7505 §4.2: mail for a null-MX domain fails at once with 556 5.1.10.
-    if (route.kind === 'null') return everyone(localReply(556, '5.1.10', `${entry.domain}: the domain accepts no mail (null MX)`));
+    if (mx.kind === 'null') return everyone(localReply(556, '5.1.10', `${entry.domain}: the domain accepts no mail (null MX)`));
     // RFC 5321 §5.1: no MX and no address — there is nowhere to deliver (RFC 3463 X.1.2).
-    if (route.kind === 'none') return everyone(localReply(550, '5.1.2', `${entry.domain}: no MX or address records`));
-    targets = mxTargets(route.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname);
+    if (mx.kind === 'none') return everyone(localReply(550, '5.1.2', `${entry.domain}: no MX or address records`));
+    route = deps.route(entry.domain, mx.hosts);
+    targets = mxTargets(mx.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname);
   }
+  site = route.site;
+  if (route.defer !== undefined) return { replies: new Map(), host: null, tls: null, site, deferred: route.defer };
+  const lease = route.lease;
 
   let last: Reply | null = null;
   try {
@@ -83,10 +105,11 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       const { target } = step;
       let session;
       try {
-        session = await pool.acquire(target);
+        session = await pool.acquire(target, lease);
       } catch (e) {
         if (!(e instanceof ConnectError)) throw e;
         last = e.reply;
+        if (e.remote) refusals.push(e.remote);
         continue; // RFC 5321 §5.1: try the next host
       }
       const bytes = await signed();
@@ -100,10 +123,11 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         // A kept-open session the server had already dropped: once more on a fresh connection.
         pool.release(session, false);
         try {
-          session = await pool.acquire(target);
+          session = await pool.acquire(target, lease);
         } catch (e) {
           if (!(e instanceof ConnectError)) throw e;
           last = e.reply;
+          if (e.remote) refusals.push(e.remote);
           continue;
         }
         out = await session.send(input.from, entry.recipients, bytes);
@@ -112,9 +136,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       // a 250 and before that commit is what sends an email twice). Giving the session back —
       // after an RSET when the transaction ended without one — is done on the side.
       const done = session;
+      const tls = done.tls;
       if (out.reusable && out.needsReset) void done.reset().then((ok) => pool.release(done, ok), () => pool.release(done, false));
       else pool.release(done, out.reusable);
-      return { replies: out.replies, host: target.host, tls: done.secure };
+      return { replies: out.replies, host: target.host, ip: done.address, tls: done.secure, tlsVersion: tls.version, tlsCipher: tls.cipher, site, refusals };
     }
   } catch (e) {
     last = localReply(451, '4.4.0', `delivery failed: ${(e as Error).message}`);

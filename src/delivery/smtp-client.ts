@@ -7,8 +7,11 @@
 // when it does not, or when the handshake fails (reconnecting without TLS), as MTAs do — MX
 // certificates are often self-signed or name the wrong host, so they are not verified (the
 // alternative is plain text). 'require-starttls' (a domain with `tls: enforced`) fails the
-// connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays).
+// connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays). A target with
+// `verify` (an MTA-STS policy in enforce mode, RFC 8461 §4.2) needs STARTTLS with a certificate
+// that is valid for the MX host name and chains to a trusted authority, and TLS 1.2 or later.
 import { Readable } from 'node:stream';
+import { rootCertificates, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { parseReply, localReply, type Reply } from '../mail/smtp-reply';
@@ -26,6 +29,14 @@ export interface Target {
   auth?: { user: string; pass: string };
   /** EHLO name (`smtp.hostname`). */
   ehloName: string;
+  /** Check the certificate (PKIX, the host name) with the system's authorities and `ca` (PEM) besides. */
+  verify?: { ca: string[] };
+}
+
+/** The TLS of a session: protocol version and cipher suite (null in plain text). */
+export interface TlsInfo {
+  version: string | null;
+  cipher: string | null;
 }
 
 /** A failure to set a session up (connect, greeting, TLS, AUTH): retry later or try the next host. */
@@ -34,6 +45,10 @@ export class ConnectError extends Error {
     readonly reply: Reply,
     /** What failed: ETLS, EAUTH, or the connection's error code (ECONNREFUSED, ETIMEDOUT, …). */
     readonly code = 'ECONNECTION',
+    /** What the server said when it refused (a 421 greeting), for shaping (shaping.ts). */
+    readonly remote: Reply | null = null,
+    /** The TLS library's reason when a handshake or certificate check failed (TLS-RPT, RFC 8460 §4.3). */
+    readonly tlsReason: string | null = null,
   ) {
     super(reply.text);
   }
@@ -98,9 +113,11 @@ export class SmtpSession {
       requireTLS: target.security === 'require-starttls',
       opportunisticTLS: target.security === 'starttls',
       ignoreTLS: noTls,
-      // SNI with the host name; certificates are not verified (see the header comment).
+      // SNI with the host name; certificates are verified only for `verify` (see the header comment).
       servername: /^[\d.:]+$/.test(target.host) ? undefined : target.host,
-      tls: { rejectUnauthorized: false },
+      tls: target.verify
+        ? { rejectUnauthorized: true, servername: target.host, minVersion: 'TLSv1.2', ...(target.verify.ca.length ? { ca: [...rootCertificates, ...target.verify.ca] } : {}) }
+        : { rejectUnauthorized: false },
       // A relay named `localhost` (a local MTA) is an expected set-up.
       allowInternalNetworkInterfaces: true,
       ...TIMEOUTS,
@@ -139,6 +156,14 @@ export class SmtpSession {
 
   get secure(): boolean {
     return this.conn.secure;
+  }
+
+  /** The session's TLS version and cipher suite (docs/api.md §7.3 `attempts`). */
+  get tls(): TlsInfo {
+    if (!this.conn.secure) return { version: null, cipher: null };
+    // nodemailer keeps the socket it speaks on (the TLS one after STARTTLS) as `_socket`.
+    const socket = (this.conn as unknown as { _socket?: Partial<TLSSocket> })._socket;
+    return { version: socket?.getProtocol?.() ?? null, cipher: socket?.getCipher?.()?.name ?? null };
   }
 
   get alive(): boolean {
@@ -245,13 +270,28 @@ export class SmtpSession {
 function connectError(where: string, err: NodemailerError, target: Target): ConnectError {
   const serverSaid = err.response ? ` (${err.response.replace(/\s+/g, ' ').trim()})` : '';
   const code = err.code === 'ETLS' ? 'ETLS' : err.code === 'EAUTH' ? 'EAUTH' : (err.originalCode ?? err.code ?? 'ECONNECTION');
+  const remote = err.response ? parseReply(err.response) : null;
+  const tlsReason = code === 'ETLS' ? tlsReasonOf(err) : null;
   let reply: Reply;
-  if (code === 'ETLS' && target.security === 'require-starttls')
+  if (code === 'ETLS' && target.verify)
+    // RFC 8461 §4.2, RFC 3463 X.7.10 (encryption needed): an MTA-STS policy in enforce mode.
+    reply = localReply(451, '4.7.10', `${where}: MTA-STS policy requires TLS with a valid certificate: ${tlsReason ?? err.message}${serverSaid}`);
+  else if (code === 'ETLS' && target.security === 'require-starttls')
     // RFC 3463 X.7.0: the sending domain requires TLS (`tls: enforced`) and none could be set up.
     reply = localReply(451, '4.7.0', `${where}: TLS required by the sending domain but not available${serverSaid}`);
   else if (code === 'EAUTH') reply = localReply(451, '4.7.0', `${where}: authentication failed${serverSaid}`);
   else reply = localReply(451, '4.4.1', `${where}: ${err.message.replace(/: \d{3}[\s\S]*$/, '')}${serverSaid}`);
-  return new ConnectError(reply, code);
+  return new ConnectError(reply, code, remote, tlsReason);
+}
+
+/** The TLS library's code for a failed handshake (ERR_TLS_CERT_ALTNAME_INVALID, CERT_HAS_EXPIRED, …), or STARTTLS_MISSING. */
+function tlsReasonOf(err: NodemailerError): string {
+  const cause = (err as { cause?: { code?: string } }).cause;
+  const code = cause?.code ?? (err.originalCode && err.originalCode !== 'ETLS' ? err.originalCode : null);
+  if (code) return code;
+  if (/TLS required but not in use|STARTTLS/i.test(err.message)) return 'STARTTLS_MISSING';
+  const m = /\b([A-Z][A-Z0-9_]{5,})\b/.exec(err.message);
+  return m ? m[1] : 'TLS_FAILURE';
 }
 
 const SLICE = 64 * 1024;

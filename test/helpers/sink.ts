@@ -10,6 +10,7 @@
 //   sink.respondData({ code: 552, message: '5.3.4 too big' });   // the reply to the end of DATA
 //   sink.refuseConnections({ code: 421, message: '4.3.2 busy' }); // greeting refused (null: accept)
 //   sink.delayData(200);                    // answer the end of DATA 200 ms late (attempts in flight)
+//   sink.throttleAfter(3, { code: 421, message: '4.7.0 Try again later' }); // accept 3 messages, then refuse DATA (null: accept again)
 //   const [msg] = await sink.waitFor(1);   // bounded wait (default 10 s), then the messages
 //   await sink.close();
 //
@@ -63,6 +64,8 @@ export interface Sink {
   refuseConnections(reply: SinkReply | null): void;
   /** Wait this long before answering the end of DATA (a message counts as received when answered). */
   delayData(ms: number): void;
+  /** Once `n` messages are accepted (in all), answer the end of DATA with `reply`; null accepts again. */
+  throttleAfter(n: number | null, reply?: SinkReply): void;
   /** Messages for one recipient. */
   to(recipient: string): Received[];
   /** Wait until at least `n` messages arrived (polling, at most `timeoutMs`); throws on time-out. */
@@ -104,6 +107,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const dataRules = new Map<string, Rule>();
   let refusal: SinkReply | null = null;
   let dataDelay = 0;
+  let throttle: { after: number; reply: SinkReply } | null = null;
   let sessions = 0;
   const sessionNo = new Map<string, number>();
   const users = new Map<string, string>();
@@ -146,7 +150,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => (dataDelay ? setTimeout(answer, dataDelay) : answer()));
       const answer = () => {
-        const reply = use(dataRules, '*');
+        const reply = use(dataRules, '*') ?? (throttle && messages.length >= throttle.after ? throttle.reply : null);
         if (reply) return cb(smtpError(reply));
         messages.push({
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -187,6 +191,9 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     },
     delayData(ms) {
       dataDelay = ms;
+    },
+    throttleAfter(n, reply) {
+      throttle = n === null || !reply ? null : { after: n, reply };
     },
     to(recipient) {
       return messages.filter((m) => m.rcptTo.some((r) => r.toLowerCase() === recipient.toLowerCase()));

@@ -9,6 +9,8 @@ import { TtlIndex } from './ttl';
 import { LmdbCollection, LmdbContents } from './collection';
 import { LmdbMemberships } from './memberships';
 import { LmdbQueue } from './queue';
+import { LmdbQueueHolds } from './queue-holds';
+import { LmdbSites } from './sites';
 import { LmdbDueIndex } from './due-index';
 import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
@@ -63,6 +65,8 @@ class Repos {
   readonly inboundSpool: LmdbInboundSpool;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
+  readonly queueHolds: LmdbQueueHolds;
+  readonly sites: LmdbSites;
   readonly schedule: LmdbDueIndex;
   readonly broadcastSchedule: LmdbDueIndex;
   readonly broadcastProgress: LmdbBroadcastProgress;
@@ -117,6 +121,8 @@ class Repos {
     });
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
     this.queue = new LmdbQueue(env);
+    this.queueHolds = new LmdbQueueHolds(env);
+    this.sites = new LmdbSites(env);
     this.schedule = new LmdbDueIndex(env, 'schedule');
     this.idempotency = new LmdbIdempotency(env, ttl);
     this.webhooks = new LmdbCollection(env, ttl, 'webhooks');
