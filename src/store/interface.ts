@@ -184,8 +184,11 @@ export interface Queue {
   nextDue(): Promise<number | null>;
   /** The live entries of one email. */
   entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
-  /** Up to `limit` of a team's entries (to one destination), held ones included, by destination then id. */
-  ofTeam(team: string, limit: number, destination?: string): Promise<QueuedEntry[]>;
+  /**
+   * Up to `limit` of a team's entries (to one `destination`; after the entry id `after` there),
+   * held ones included, by destination then id.
+   */
+  ofTeam(team: string, q: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]>;
   size(): Promise<number>;
   /** Entries due at `now` (ready) and later or held (waiting), and when the oldest entry was queued (ms). */
   stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }>;

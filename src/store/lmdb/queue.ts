@@ -112,9 +112,12 @@ export class LmdbQueue implements QueueTx {
     return out;
   }
 
-  async ofTeam(team: string, limit: number, destination?: string): Promise<QueuedEntry[]> {
+  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]> {
     const out: QueuedEntry[] = [];
-    const range = destination === undefined ? { start: [team, ''], end: [team, '\uffff'] } : { start: [team, destination, ''], end: [team, destination, '\uffff'] };
+    const range =
+      destination === undefined
+        ? { start: [team, ''], end: [team, '\uffff'] }
+        : { start: after === undefined ? [team, destination, ''] : [team, destination, `${after}\u0000`], end: [team, destination, '\uffff'] };
     for (const { key, value } of this.byDest.getRange({ ...range, limit })) {
       const [, domain, id] = key as [string, string, string];
       const due = value as number;
