@@ -34,6 +34,8 @@ export interface Config {
     shaping: { enabled: boolean; default: Partial<SiteLimits>; sites: Record<string, SiteRuleConfig> };
   };
   limits: { requests_per_second: number };
+  /** After a DKIM rotation, how long the retired selectors stay listed before they are safe to remove (ms). */
+  dkim: { rotation_grace: number };
   retention: { days: number };
   security: { allow_private_networks: boolean };
   webhooks: { retry_schedule: number[] };
@@ -161,6 +163,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.shaping.enabled', env: 'POSTHORN_DELIVERY_SHAPING_ENABLED', kind: 'bool', default: true },
   { key: 'delivery.shaping.default', env: 'POSTHORN_DELIVERY_SHAPING_DEFAULT', kind: 'site', default: {} },
   { key: 'delivery.shaping.sites', env: 'POSTHORN_DELIVERY_SHAPING_SITES', kind: 'sites', default: {} },
+  { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },

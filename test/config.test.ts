@@ -72,6 +72,7 @@ describe('defaults and config.example.toml', () => {
         shaping: { enabled: true, default: {}, sites: {} },
       },
       limits: { requests_per_second: 10 },
+      dkim: { rotation_grace: 7 * 24 * HOUR },
       retention: { days: 30 },
       security: { allow_private_networks: false },
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },

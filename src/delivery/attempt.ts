@@ -4,7 +4,6 @@
 import type { Config } from '../config';
 import type { DomainRec, QueueEntry } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
-import type { DkimDomain } from '../mail/dkim';
 import { resolveMx, hostAddresses } from './mx';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
@@ -47,8 +46,8 @@ export interface AttemptDeps {
   config: Pick<Config, 'delivery' | 'smtp'>;
   dns: Resolver;
   pool: ConnectionPool;
-  /** DKIM signing: the signed message as its two parts (header, message). */
-  sign: (raw: Uint8Array, domain: DkimDomain) => Promise<[Buffer, Buffer]>;
+  /** DKIM signing with the sending domain's keys: the signed message as its two parts (header, message). */
+  sign: (raw: Uint8Array) => Promise<[Buffer, Buffer]>;
   /** Shaping: the destination's site once its MX hosts are known (none in relay mode), and its room. */
   route: (domain: string, hosts: string[]) => Route;
 }
@@ -64,7 +63,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   let message: [Buffer, Buffer] | null = null;
   const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
     try {
-      return (message ??= await deps.sign(await input.message(), domain));
+      return (message ??= await deps.sign(await input.message()));
     } catch (e) {
       // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
       return localReply(451, '4.3.0', (e as Error).message);

@@ -15,6 +15,7 @@ import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
 import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
+import { signingKeys } from '../domains/dkim';
 import { suppress } from '../suppressions';
 import { log } from '../log';
 import { attemptDelivery, type AttemptResult } from './attempt';
@@ -309,7 +310,7 @@ export class DeliveryEngine {
       };
       const result = await attemptDelivery(
         { entry: c.entry, domain: c.domain, message, from },
-        { config: this.svc.config, dns: this.svc.dns, pool: this.pool, sign: (raw, d) => this.signers.sign(raw, d), route: (domain, hosts) => this.route(c, domain, hosts) },
+        { config: this.svc.config, dns: this.svc.dns, pool: this.pool, sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)), route: (domain, hosts) => this.route(c, domain, hosts) },
       );
       return { result, started };
     } finally {
