@@ -67,7 +67,7 @@ interface Attempted {
 const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
 
 /** Bytes of messages held by delivery attempts at once. */
-export const MESSAGE_BUDGET = 128 * 1024 * 1024;
+export const MESSAGE_BUDGET = 64 * 1024 * 1024;
 
 export class DeliveryEngine {
   readonly verp: Verp;

@@ -3,8 +3,12 @@
 // largest single cost of a delivery; here it runs beside the delivery thread, on another core.
 import { dkimSignature } from '../mail/dkim';
 import type { SignRequest, SignReply } from './signer-messages';
+import { keepMemoryTidy } from '../limits/memory';
 
 declare const self: Worker;
+
+// This thread's heap is its own: the copies of messages it signed are collected here.
+keepMemoryTidy();
 
 self.onmessage = (e: MessageEvent<SignRequest>) => {
   const m = e.data;

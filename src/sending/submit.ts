@@ -155,7 +155,23 @@ const forming = new WeakMap<Store, Waiting[]>();
  * unit is flushed, as if it had been alone. If the shared unit fails, each is committed again on
  * its own, so one caller's failure is never another's.
  */
-export function commit(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions = {}): Promise<EmailRec[]> {
+export async function commit(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions = {}): Promise<EmailRec[]> {
+  // Large attachments are written to their files first, off the event loop (store.emailContent.stage).
+  const { emailContent } = deps.store;
+  await Promise.all(prepared.map((p) => emailContent.stage(p.email.team_id, p.email.id, p.content)));
+  try {
+    const out = await committed(deps, prepared, opts);
+    // Emails `keep` dropped were never put: nothing names their files.
+    const kept = new Set(out.map((e) => e.id));
+    for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, kept.has(p.email.id));
+    return out;
+  } catch (e) {
+    for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, false);
+    throw e;
+  }
+}
+
+function committed(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions): Promise<EmailRec[]> {
   return new Promise((resolve, reject) => {
     let group = forming.get(deps.store);
     if (!group) {

@@ -89,6 +89,14 @@ export interface Contents<C> {
   byteSize(team: string, id: string): Promise<number | undefined>;
   /** Only one attachment's payload (downloads). */
   file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
+  /**
+   * Outside a unit of work, before the one that will `put` this body: write what a large body keeps
+   * apart (its byte fields, as files, flushed) off the event loop, so the unit of work only names
+   * it. Nothing for a small body. Once that unit of work has ended, `unstage` says how: the files
+   * are kept when it committed, trashed when it failed (or never put the body).
+   */
+  stage(team: string, id: string, content: C): Promise<void>;
+  unstage(team: string, id: string, committed: boolean): void;
 }
 export interface ContentsTx<C> extends Contents<C> {
   put(team: string, id: string, content: C): void;

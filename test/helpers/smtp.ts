@@ -47,6 +47,9 @@ export async function startPosthornSmtp(overrides: Record<string, unknown> = {})
  */
 export async function inboundProcessed(p: Running): Promise<void> {
   await until(async () => (await p.svc.store.inboundSpool.counts()).waiting === 0, 'the inbound spool to be processed');
+  // The processor runs on the back office's thread: its log lines reach this thread by message, so
+  // a round trip after its commit brings in every line it wrote about the work.
+  await p.svc.backOffice.idle('inbound');
 }
 
 /** A nodemailer transport that authenticates with an API key (STARTTLS, or implicit TLS with `secure`). */

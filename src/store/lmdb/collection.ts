@@ -28,6 +28,8 @@ interface Stored {
  */
 export interface RangeRetention {
   minAgeMs: number;
+  /** Records are written once and never replaced (events, the request log): a put reads nothing first. */
+  appendOnly?: boolean;
 }
 
 /** Records deleted per sweep transaction. */
@@ -114,7 +116,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
 
   put(rec: T): void {
     this.env.assertWriting();
-    const old = this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined;
+    const old = this.ranged?.appendOnly ? undefined : (this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined);
     if (old) this.unindex(old);
     const stored: T & Stored = { ...rec };
     delete stored._expires;
@@ -227,6 +229,8 @@ const filePart = (attachment: string) => `file-${attachment}`;
  */
 export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Contents<C> {
   private readonly db: Database;
+  /** Large bodies whose files are written (stage) and whose record is not yet put: `team/id` → note. */
+  private readonly staged = new Map<string, { raw: number; files: Record<string, number> }>();
 
   constructor(
     private readonly env: LmdbEnv,
@@ -267,9 +271,34 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     return this.spill.read(this.name, team, id, filePart(attachment));
   }
 
+  async stage(team: string, id: string, content: C): Promise<void> {
+    if (sizeOf(content) <= SPILL_BYTES) return;
+    if (content.raw) await this.spill.writeAsync(this.name, team, id, 'raw', content.raw);
+    const files: Record<string, number> = {};
+    for (const [att, bytes] of Object.entries(content.files)) {
+      await this.spill.writeAsync(this.name, team, id, filePart(att), bytes);
+      files[att] = bytes.byteLength;
+    }
+    this.staged.set(`${team}/${id}`, { raw: content.raw ? content.raw.byteLength : -1, files });
+  }
+
+  unstage(team: string, id: string, committed: boolean): void {
+    const note = this.staged.get(`${team}/${id}`);
+    if (!note) return;
+    this.staged.delete(`${team}/${id}`);
+    // No record names them, and none will: straight to the trash.
+    if (!committed) this.spill.trash(this.name, team, id, [...(note.raw >= 0 ? ['raw'] : []), ...Object.keys(note.files).map(filePart)]);
+  }
+
   put(team: string, id: string, content: C): void {
     this.env.assertWriting();
     if (sizeOf(content) <= SPILL_BYTES) return void this.db.put([team, id], content);
+    const staged = this.staged.get(`${team}/${id}`);
+    if (staged) {
+      // Written and fsynced before this unit of work began (stage): the record only names them.
+      const { raw, ...rest } = content;
+      return void this.db.put([team, id], { ...rest, files: {}, _spill: staged });
+    }
     // Files first, fsynced: the commit that names them comes after.
     if (content.raw) this.spill.write(this.name, team, id, 'raw', content.raw);
     const files: Record<string, number> = {};

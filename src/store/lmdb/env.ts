@@ -11,9 +11,11 @@ export type { Key, Database };
 // for Posthorn's records (fixed, snake_case field names) but not for maps keyed by data — an email's
 // recipients by address, clicks by URL, attachments by id, custom headers by name: each new key set
 // would become a new structure. Those are written as plain maps. Either form decodes the same.
+// The first key decides (every object is looked at, so this stays cheap): a record's field names
+// are all snake_case; a map keyed by data starts with an address, a URL, an id or a header name.
 const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
 function useRecords(o: object): boolean {
-  for (const k in o) if (!FIELD_NAME.test(k)) return false;
+  for (const k in o) return FIELD_NAME.test(k);
   return true;
 }
 

@@ -113,7 +113,7 @@ class Repos {
     this.broadcastProgress = new LmdbBroadcastProgress(env);
     this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
     // Ids are UUIDv7 made at creation: retention walks them (no TTL row per email, event or log).
-    const byId = { minAgeMs: opts.retentionDays * DAY };
+    const byId = { minAgeMs: opts.retentionDays * DAY, appendOnly: true };
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
     this.emailContent = new LmdbContents(env, 'email_content', this.spill);
     this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id), {

@@ -56,6 +56,11 @@ export class SpillFiles {
     }
   }
 
+  /** `write`, off the event loop: for a body staged before the unit of work that names it. */
+  async writeAsync(ns: string, team: string, id: string, part: string, bytes: Uint8Array): Promise<void> {
+    await this.writeStream(ns, team, id, part, [bytes] as unknown as AsyncIterable<Uint8Array>, Number.MAX_SAFE_INTEGER);
+  }
+
   /**
    * Stream `chunks` into one part, outside any unit of work (an upload): resolves with the size
    * once file and directory entry are fsynced, or null — the file removed — past `maxBytes`. The
