@@ -32,8 +32,18 @@ export interface Config {
     retry_window: number;
     /** Per-destination shaping (docs/mail.md §3.1): over the rules shipped in src/delivery/sites.toml. */
     shaping: { enabled: boolean; default: Partial<SiteLimits>; sites: Record<string, SiteRuleConfig> };
+    /**
+     * Outbound MTA-STS (RFC 8461, docs/mail.md §3.2): policies looked up and applied in direct
+     * mode; `ca_file` adds trusted authorities (PEM) for policy hosts and MX certificates; `port`
+     * is where policy hosts are asked (443, RFC 8461 §3.3 — another value only for tests).
+     */
+    mta_sts: { enabled: boolean; ca_file: string | null; port: number };
   };
-  limits: { requests_per_second: number };
+  /**
+   * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
+   * day, 0 = no limit (docs/api.md §6.1).
+   */
+  limits: { requests_per_second: number; emails_per_hour: number; emails_per_day: number };
   /** After a DKIM rotation, how long the retired selectors stay listed before they are safe to remove (ms). */
   dkim: { rotation_grace: number };
   retention: { days: number };
@@ -163,8 +173,13 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.shaping.enabled', env: 'POSTHORN_DELIVERY_SHAPING_ENABLED', kind: 'bool', default: true },
   { key: 'delivery.shaping.default', env: 'POSTHORN_DELIVERY_SHAPING_DEFAULT', kind: 'site', default: {} },
   { key: 'delivery.shaping.sites', env: 'POSTHORN_DELIVERY_SHAPING_SITES', kind: 'sites', default: {} },
+  { key: 'delivery.mta_sts.enabled', env: 'POSTHORN_DELIVERY_MTA_STS_ENABLED', kind: 'bool', default: true },
+  { key: 'delivery.mta_sts.ca_file', env: 'POSTHORN_DELIVERY_MTA_STS_CA_FILE', kind: 'nullable', default: null },
+  { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
+  { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
+  { key: 'limits.emails_per_day', env: 'POSTHORN_LIMITS_EMAILS_PER_DAY', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
@@ -390,6 +405,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);
     }
   }
+  const ca = cfg.delivery.mta_sts.ca_file;
+  if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);
   const oidc = cfg.auth.oidc;
   if (oidc.issuer) {
     let u: URL | null = null;

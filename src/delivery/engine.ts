@@ -13,12 +13,12 @@
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
+import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type TlsReportPolicy, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
 import { signingKeys } from '../domains/dkim';
 import { suppress } from '../suppressions';
 import { log } from '../log';
-import { attemptDelivery, type AttemptResult } from './attempt';
+import { attemptDelivery, type AttemptResult, type StsOutcome } from './attempt';
 import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
 import { Shaper, SiteRules, type Room } from './shaping';
 import type { Route } from './attempt';
@@ -30,13 +30,15 @@ import { DueWorker } from '../work/due-worker';
 import { ByteBudget } from '../limits/budget';
 import { composeEmail } from '../sending/message';
 import { SigningPool } from './signers';
+import { MtaSts } from './mta-sts';
+import { readFileSync } from 'node:fs';
 
 /** What the engine needs. */
 export interface DeliveryDeps {
   store: Store;
   events: Events;
   dns: Resolver;
-  config: Pick<Config, 'delivery' | 'smtp' | 'public_url'>;
+  config: Pick<Config, 'delivery' | 'smtp' | 'public_url' | 'security'>;
 }
 
 export interface EngineOptions {
@@ -81,6 +83,8 @@ export class DeliveryEngine {
   private readonly flying = new Map<string, string>();
   /** When entries the last claim passed over for a short rate wait may go. */
   private nextRoom: number | null = null;
+  /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
+  private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
   constructor(
     private readonly svc: DeliveryDeps,
@@ -92,6 +96,12 @@ export class DeliveryEngine {
     // A relay shapes its own traffic: there, every domain is its own site with the pool's defaults.
     const { shaping, mode } = svc.config.delivery;
     this.shaper = new Shaper(new SiteRules(shaping), shaping.enabled && mode === 'direct');
+    const sts = svc.config.delivery.mta_sts;
+    if (sts.enabled && mode === 'direct') {
+      const ca = sts.ca_file ? pemCertificates(readFileSync(sts.ca_file, 'utf8')) : [];
+      const policies = new MtaSts({ store: svc.store, dns: svc.dns, ca, port: sts.port, allowPrivate: svc.config.security.allow_private_networks });
+      this.mtaSts = { lookup: (domain) => policies.lookup(domain), ca };
+    }
     this.worker = new DueWorker(
       'delivery',
       {
@@ -310,7 +320,14 @@ export class DeliveryEngine {
       };
       const result = await attemptDelivery(
         { entry: c.entry, domain: c.domain, message, from },
-        { config: this.svc.config, dns: this.svc.dns, pool: this.pool, sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)), route: (domain, hosts) => this.route(c, domain, hosts) },
+        {
+          config: this.svc.config,
+          dns: this.svc.dns,
+          pool: this.pool,
+          sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)),
+          route: (domain, hosts) => this.route(c, domain, hosts),
+          mtaSts: this.mtaSts,
+        },
       );
       return { result, started };
     } finally {
@@ -382,6 +399,7 @@ export class DeliveryEngine {
         tls: result.tls,
         tls_version: result.tlsVersion ?? null,
         tls_cipher: result.tlsCipher ?? null,
+        mta_sts: result.sts?.policy ? (result.sts.policy.mode as 'enforce' | 'testing') : null,
         duration_ms: now - started,
         results: entry.recipients.map((r) => {
           const reply = result.replies.get(r);
@@ -389,6 +407,8 @@ export class DeliveryEngine {
         }),
       };
       email = { ...email, attempts: [...(email.attempts ?? []), attempt].slice(-MAX_ATTEMPTS) };
+      // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.
+      if (result.sts) recordTls(tx, entry.team_id, entry.domain, result.sts, started);
       // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
       const current = true;
       let stored = false;
@@ -439,4 +459,19 @@ export class DeliveryEngine {
       return counts;
     });
   }
+}
+
+/** The certificates of a PEM bundle, one string each (`delivery.mta_sts.ca_file`). */
+function pemCertificates(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+/** Add an attempt's sessions to its team's TLS-RPT day of the policy domain (docs/api.md §19.9). */
+function recordTls(tx: Tx, team: string, domain: string, sts: StsOutcome, at: number): void {
+  const { policy } = sts;
+  const day = new Date(at).toISOString().slice(0, 10);
+  const info: TlsReportPolicy = policy
+    ? { type: 'sts', string: policy.text.split(/\r?\n/).filter((l) => l.trim() !== ''), mx_host: policy.mx }
+    : { type: 'no-policy-found', string: [], mx_host: [] };
+  tx.tlsReports.add(team, day, domain, info, sts.success, sts.failures);
 }

@@ -60,7 +60,7 @@ export class ConnectionPool {
 
   /** The pool key: one pool per host:port and connection set-up. */
   static key(t: Target): string {
-    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}|${t.verify ? 'v' : ''}`;
+    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}|${t.verify ? (t.verify.enforce ? 've' : 'vt') : ''}`;
   }
 
   /** A session to `target`: an idle one, a new one, or the next one freed. Throws ConnectError. */

@@ -8,10 +8,11 @@
 // certificates are often self-signed or name the wrong host, so they are not verified (the
 // alternative is plain text). 'require-starttls' (a domain with `tls: enforced`) fails the
 // connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays). A target with
-// `verify` (an MTA-STS policy in enforce mode, RFC 8461 §4.2) needs STARTTLS with a certificate
-// that is valid for the MX host name and chains to a trusted authority, and TLS 1.2 or later.
+// `verify` (an MX host under an MTA-STS policy, RFC 8461 §4.2) has its certificate checked — valid
+// for the MX host name, chaining to a trusted authority: in enforce mode a session without that
+// (or without TLS 1.2+) is not set up at all; in testing mode it goes ahead and says how it fared.
 import { Readable } from 'node:stream';
-import { rootCertificates, type TLSSocket } from 'node:tls';
+import { rootCertificates, checkServerIdentity, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { parseReply, localReply, type Reply } from '../mail/smtp-reply';
@@ -29,14 +30,22 @@ export interface Target {
   auth?: { user: string; pass: string };
   /** EHLO name (`smtp.hostname`). */
   ehloName: string;
-  /** Check the certificate (PKIX, the host name) with the system's authorities and `ca` (PEM) besides. */
-  verify?: { ca: string[] };
+  /**
+   * Check the certificate (PKIX, the host name) with the system's authorities and `ca` (PEM)
+   * besides: `enforce` refuses a session that fails the check, otherwise it is only reported.
+   */
+  verify?: { ca: string[]; enforce: boolean };
 }
 
 /** The TLS of a session: protocol version and cipher suite (null in plain text). */
 export interface TlsInfo {
   version: string | null;
   cipher: string | null;
+  /**
+   * For a target with `verify`: did the certificate check pass, and if not, why (the TLS library's
+   * code, or STARTTLS_MISSING for a session in plain text). Null without `verify`.
+   */
+  verified: { ok: boolean; reason: string | null } | null;
 }
 
 /** A failure to set a session up (connect, greeting, TLS, AUTH): retry later or try the next host. */
@@ -71,6 +80,8 @@ const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTim
 export class SmtpSession {
   messages = 0;
   private dead = false;
+  /** Why TLS was given up for plain text on this session (opportunistic TLS whose handshake failed). */
+  tlsFallback: string | null = null;
 
   private constructor(
     private readonly conn: SMTPConnection,
@@ -94,7 +105,9 @@ export class SmtpSession {
         // Opportunistic TLS whose handshake failed: the same host again, in plain text.
         if (target.security === 'starttls' && (e as ConnectError).code === 'ETLS') {
           try {
-            return await SmtpSession.openAt(target, address, true);
+            const plain = await SmtpSession.openAt(target, address, true);
+            plain.tlsFallback = (e as ConnectError).tlsReason;
+            return plain;
           } catch (e2) {
             last = e2 as ConnectError;
           }
@@ -116,7 +129,12 @@ export class SmtpSession {
       // SNI with the host name; certificates are verified only for `verify` (see the header comment).
       servername: /^[\d.:]+$/.test(target.host) ? undefined : target.host,
       tls: target.verify
-        ? { rejectUnauthorized: true, servername: target.host, minVersion: 'TLSv1.2', ...(target.verify.ca.length ? { ca: [...rootCertificates, ...target.verify.ca] } : {}) }
+        ? {
+            rejectUnauthorized: target.verify.enforce,
+            servername: target.host,
+            ...(target.verify.enforce ? { minVersion: 'TLSv1.2' as const } : {}),
+            ...(target.verify.ca.length ? { ca: [...rootCertificates, ...target.verify.ca] } : {}),
+          }
         : { rejectUnauthorized: false },
       // A relay named `localhost` (a local MTA) is an expected set-up.
       allowInternalNetworkInterfaces: true,
@@ -160,10 +178,20 @@ export class SmtpSession {
 
   /** The session's TLS version and cipher suite (docs/api.md §7.3 `attempts`). */
   get tls(): TlsInfo {
-    if (!this.conn.secure) return { version: null, cipher: null };
+    const verify = this.target.verify;
+    if (!this.conn.secure) return { version: null, cipher: null, verified: verify ? { ok: false, reason: this.tlsFallback ?? 'STARTTLS_MISSING' } : null };
     // nodemailer keeps the socket it speaks on (the TLS one after STARTTLS) as `_socket`.
     const socket = (this.conn as unknown as { _socket?: Partial<TLSSocket> })._socket;
-    return { version: socket?.getProtocol?.() ?? null, cipher: socket?.getCipher?.()?.name ?? null };
+    const version = socket?.getProtocol?.() ?? null;
+    let verified: TlsInfo['verified'] = null;
+    if (verify) {
+      // The chain and the host name (given as servername) are checked during the handshake;
+      // `authorized` says how that went even when the session was not refused for it.
+      const error = socket?.authorizationError ? String((socket.authorizationError as { code?: string }).code ?? socket.authorizationError) : null;
+      const ok = socket?.authorized === true && checkServerIdentity(this.target.host, socket.getPeerCertificate!()) === undefined;
+      verified = ok && version !== 'TLSv1' && version !== 'TLSv1.1' ? { ok: true, reason: null } : { ok: false, reason: ok ? 'TLS_VERSION_TOO_OLD' : (error ?? 'ERR_TLS_CERT_ALTNAME_INVALID') };
+    }
+    return { version, cipher: socket?.getCipher?.()?.name ?? null, verified };
   }
 
   get alive(): boolean {

@@ -1,6 +1,7 @@
 // Record shapes of operating delivery: destinations a team holds, the shaping state of destination
 // sites (docs/mail.md §3.1), MTA-STS policies and TLS-RPT counts (docs/mail.md §3.2), and the
 // per-team sending counters (docs/api.md §6.1).
+import type { TlsResultType } from '../mail/mta-sts';
 
 /** A destination domain one team has put on hold (docs/api.md §19.7): none of its mail there is tried. */
 export interface QueueHold {
@@ -42,16 +43,7 @@ export interface MtaStsPolicy {
   expires_at: number;
 }
 
-/** RFC 8460 §4.3 result types Posthorn records. */
-export type TlsResultType =
-  | 'starttls-not-supported'
-  | 'certificate-host-mismatch'
-  | 'certificate-expired'
-  | 'certificate-not-trusted'
-  | 'validation-failure'
-  | 'sts-policy-fetch-error'
-  | 'sts-policy-invalid'
-  | 'sts-webpki-invalid';
+export type { TlsResultType };
 
 /** One failure kind within a day's TLS-RPT counts of a policy domain (RFC 8460 §4.4 failure-details). */
 export interface TlsFailure {
@@ -62,11 +54,25 @@ export interface TlsFailure {
   count: number;
 }
 
-/** A day's TLS sessions to one MTA-STS policy domain (RFC 8460 §4.4), UTC day `YYYY-MM-DD`. */
+/** The policy a day's sessions were made under (RFC 8460 §4.4 `policy`): the latest one seen that day. */
+export interface TlsReportPolicy {
+  type: 'sts' | 'no-policy-found';
+  /** The policy text, one line per item. */
+  string: string[];
+  mx_host: string[];
+}
+
+/** A team's TLS sessions on one UTC day (`YYYY-MM-DD`) to one MTA-STS policy domain (RFC 8460 §4.4). */
 export interface TlsReportDay {
+  team_id: string;
   day: string;
   domain: string;
-  policy: { type: 'sts' | 'no-policy-found'; string: string[]; mx_host: string[] };
+  policy: TlsReportPolicy;
   success: number;
+  failure: number;
+  /** At most MAX_TLS_FAILURE_KINDS distinct kinds; sessions past that count in `failure` only. */
   failures: TlsFailure[];
 }
+
+/** Distinct failure kinds kept per day and policy domain (a bound, whatever the destination does). */
+export const MAX_TLS_FAILURE_KINDS = 50;

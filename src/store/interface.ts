@@ -24,7 +24,7 @@ import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-r
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
 import type { TemplateRec } from './template-records';
 import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
-import type { QueueHold, SiteState } from './delivery-records';
+import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -234,6 +234,39 @@ export interface SitesTx extends Sites {
   remove(site: string): void;
 }
 
+/** MTA-STS policies fetched for recipient domains (docs/mail.md §3.2), install-wide, kept until they expire. */
+export interface MtaStsPolicies {
+  get(domain: string): Promise<MtaStsPolicy | undefined>;
+}
+export interface MtaStsPoliciesTx extends MtaStsPolicies {
+  /** Replace the domain's policy (a fetch under a new id, or a refresh). */
+  put(policy: MtaStsPolicy): void;
+}
+
+/** Where a page of TLS-RPT days starts: after this day and policy domain (docs/api.md §19.9). */
+export interface TlsReportCursor {
+  day: string;
+  domain: string;
+}
+
+/**
+ * TLS-RPT data (RFC 8460): a team's TLS sessions per UTC day and MTA-STS policy domain, written
+ * with the delivery attempts they come from, kept for the retention period.
+ */
+export interface TlsReports {
+  /** One day of one policy domain. */
+  get(team: string, day: string, domain: string): Promise<TlsReportDay | undefined>;
+  /**
+   * Up to `limit` of a team's days, newest day first and policy domains in order within a day,
+   * from `since` to `until` (days, inclusive), after `after`.
+   */
+  list(team: string, q: { limit: number; since?: string; until?: string; after?: TlsReportCursor }): Promise<TlsReportDay[]>;
+}
+export interface TlsReportsTx extends TlsReports {
+  /** Count one attempt's sessions: successes, and failures merged by kind (bounded, see MAX_TLS_FAILURE_KINDS). */
+  add(team: string, day: string, domain: string, policy: TlsReportPolicy, success: number, failures: TlsFailure[]): void;
+}
+
 /** A due index of (team, id) pairs by time: scheduled emails, broadcasts with work to do. */
 export interface DueIndex {
   due(now: number, limit?: number): Promise<{ due: number; team: string; id: string }[]>;
@@ -418,6 +451,10 @@ interface Repositories<M extends Mode> {
   queueHolds: Repo<M, QueueHolds, QueueHoldsTx>;
   /** Destination sites throttled lately: suspended until when, how slowed. */
   sites: Repo<M, Sites, SitesTx>;
+  /** MTA-STS policies of recipient domains, as fetched (install-wide). */
+  mtaSts: Repo<M, MtaStsPolicies, MtaStsPoliciesTx>;
+  /** TLS-RPT results per team, day and policy domain. */
+  tlsReports: Repo<M, TlsReports, TlsReportsTx>;
   /** Scheduled emails by send time. */
   schedule: Repo<M, DueIndex, DueIndexTx>;
   /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */

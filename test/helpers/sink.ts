@@ -5,6 +5,7 @@
 //   const sink = await startSink();                        // STARTTLS offered (self-signed cert)
 //   const plain = await startSink({ tls: 'none' });        // no STARTTLS
 //   const relay = await startSink({ auth: { user: 'u', pass: 'p' } });  // AUTH required (after TLS)
+//   const other = await startSink({ host: '127.0.0.2', port: sink.port, certificate: ca.issue([...]) }); // same port, another address
 //   sink.respond('bob@dest.test', { code: 450, message: '4.2.0 try later' }, { times: 1 });
 //   sink.respond('gone@dest.test', { code: 550, message: '5.1.1 no such user' });  // every time
 //   sink.respondData({ code: 552, message: '5.3.4 too big' });   // the reply to the end of DATA
@@ -50,6 +51,10 @@ export interface SinkOptions {
   size?: number;
   /** Extra TLS server options (e.g. a protocol range no client accepts, to make handshakes fail). */
   tlsOptions?: TlsOptions;
+  /** The certificate to show instead of the self-signed `sink.test` one (e.g. one from a test CA, helpers/pki.ts). */
+  certificate?: { key: string; cert: string };
+  /** Listen on this port (default: a free one) — sinks on several loopback addresses can share `delivery.mx_port`. */
+  port?: number;
 }
 
 export interface Sink {
@@ -115,7 +120,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const disabled: string[] = [];
   if (tls === 'none') disabled.push('STARTTLS');
   if (!opts.auth) disabled.push('AUTH');
-  const { key, cert } = await sinkCertificate();
+  const { key, cert } = opts.certificate ?? (await sinkCertificate());
 
   const options: SMTPServerOptions = {
     ...opts.tlsOptions,
@@ -170,7 +175,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   server.on('error', () => {}); // a client dropping mid-session is not the test's failure
   const port = await new Promise<number>((resolve, reject) => {
     server.server.once('error', reject);
-    server.listen(0, host, () => resolve((server.server.address() as { port: number }).port));
+    server.listen(opts.port ?? 0, host, () => resolve((server.server.address() as { port: number }).port));
   });
 
   return {

@@ -11,6 +11,8 @@ import { LmdbMemberships } from './memberships';
 import { LmdbQueue } from './queue';
 import { LmdbQueueHolds } from './queue-holds';
 import { LmdbSites } from './sites';
+import { LmdbMtaSts } from './mta-sts';
+import { LmdbTlsReports } from './tls-reports';
 import { LmdbDueIndex } from './due-index';
 import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
@@ -67,6 +69,8 @@ class Repos {
   readonly queue: LmdbQueue;
   readonly queueHolds: LmdbQueueHolds;
   readonly sites: LmdbSites;
+  readonly mtaSts: LmdbMtaSts;
+  readonly tlsReports: LmdbTlsReports;
   readonly schedule: LmdbDueIndex;
   readonly broadcastSchedule: LmdbDueIndex;
   readonly broadcastProgress: LmdbBroadcastProgress;
@@ -123,6 +127,8 @@ class Repos {
     this.queue = new LmdbQueue(env);
     this.queueHolds = new LmdbQueueHolds(env);
     this.sites = new LmdbSites(env);
+    this.mtaSts = new LmdbMtaSts(env, ttl);
+    this.tlsReports = new LmdbTlsReports(env, ttl, opts.retentionDays * DAY);
     this.schedule = new LmdbDueIndex(env, 'schedule');
     this.idempotency = new LmdbIdempotency(env, ttl);
     this.webhooks = new LmdbCollection(env, ttl, 'webhooks');

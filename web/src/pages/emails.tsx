@@ -285,18 +285,22 @@ export function EmailPage({ id }: { id: string }) {
                   },
                   {
                     label: 'TLS',
-                    render: (a) =>
-                      a.tls === null ? (
-                        '—'
-                      ) : a.tls ? (
-                        <>
-                          <Badge value="verified" label={a.tls_version ?? 'TLS'} />
-                          {a.tls_cipher && <div class="mono small muted">{a.tls_cipher}</div>}
-                          {a.mta_sts && <div class="small muted">MTA-STS {a.mta_sts}</div>}
-                        </>
-                      ) : (
-                        <Badge value="delivery_delayed" label="plain" />
-                      ),
+                    render: (a) => (
+                      <>
+                        {a.tls === null ? (
+                          '—'
+                        ) : a.tls ? (
+                          <>
+                            <Badge value="verified" label={a.tls_version ?? 'TLS'} />
+                            {a.tls_cipher && <div class="mono small muted">{a.tls_cipher}</div>}
+                          </>
+                        ) : (
+                          <Badge value="delivery_delayed" label="plain" />
+                        )}
+                        {/* The destination's MTA-STS policy, also when it refused the attempt (docs/mail.md §3.2). */}
+                        {a.mta_sts && <div class="small muted">MTA-STS {a.mta_sts}</div>}
+                      </>
+                    ),
                   },
                   {
                     label: 'Reply',
