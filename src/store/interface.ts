@@ -267,6 +267,19 @@ export interface TlsReportsTx extends TlsReports {
   add(team: string, day: string, domain: string, policy: TlsReportPolicy, success: number, failures: TlsFailure[]): void;
 }
 
+/**
+ * Emails a team has had accepted, per clock hour and per UTC day (`limits.emails_per_hour` /
+ * `emails_per_day`, docs/api.md §6.1): read and counted inside the unit of work that accepts them.
+ */
+export interface SendCounts {
+  /** The team's counts for the hour and the UTC day holding `at` (ms). */
+  used(team: string, at: number): Promise<{ hour: number; day: number }>;
+}
+export interface SendCountsTx extends SendCounts {
+  /** Count `n` more emails in the hour and the day of `at`. */
+  add(team: string, at: number, n: number): void;
+}
+
 /** A due index of (team, id) pairs by time: scheduled emails, broadcasts with work to do. */
 export interface DueIndex {
   due(now: number, limit?: number): Promise<{ due: number; team: string; id: string }[]>;
@@ -455,6 +468,8 @@ interface Repositories<M extends Mode> {
   mtaSts: Repo<M, MtaStsPolicies, MtaStsPoliciesTx>;
   /** TLS-RPT results per team, day and policy domain. */
   tlsReports: Repo<M, TlsReports, TlsReportsTx>;
+  /** Emails accepted per team, hour and day (sending limits). */
+  sendCounts: Repo<M, SendCounts, SendCountsTx>;
   /** Scheduled emails by send time. */
   schedule: Repo<M, DueIndex, DueIndexTx>;
   /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */

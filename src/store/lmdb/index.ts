@@ -13,6 +13,7 @@ import { LmdbQueueHolds } from './queue-holds';
 import { LmdbSites } from './sites';
 import { LmdbMtaSts } from './mta-sts';
 import { LmdbTlsReports } from './tls-reports';
+import { LmdbSendCounts } from './send-counts';
 import { LmdbDueIndex } from './due-index';
 import { LmdbBroadcastProgress } from './broadcast-progress';
 import { LmdbIdempotency } from './idempotency';
@@ -71,6 +72,7 @@ class Repos {
   readonly sites: LmdbSites;
   readonly mtaSts: LmdbMtaSts;
   readonly tlsReports: LmdbTlsReports;
+  readonly sendCounts: LmdbSendCounts;
   readonly schedule: LmdbDueIndex;
   readonly broadcastSchedule: LmdbDueIndex;
   readonly broadcastProgress: LmdbBroadcastProgress;
@@ -129,6 +131,7 @@ class Repos {
     this.sites = new LmdbSites(env);
     this.mtaSts = new LmdbMtaSts(env, ttl);
     this.tlsReports = new LmdbTlsReports(env, ttl, opts.retentionDays * DAY);
+    this.sendCounts = new LmdbSendCounts(env, ttl);
     this.schedule = new LmdbDueIndex(env, 'schedule');
     this.idempotency = new LmdbIdempotency(env, ttl);
     this.webhooks = new LmdbCollection(env, ttl, 'webhooks');
