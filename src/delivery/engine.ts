@@ -466,7 +466,7 @@ function pemCertificates(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 }
 
-/** Add an attempt's sessions to its team's TLS-RPT day of the policy domain (docs/api.md §19.9). */
+/** Add an attempt's sessions to its team's TLS-RPT day of the policy domain (docs/api.md §19.8). */
 function recordTls(tx: Tx, team: string, domain: string, sts: StsOutcome, at: number): void {
   const { policy } = sts;
   const day = new Date(at).toISOString().slice(0, 10);

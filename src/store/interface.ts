@@ -243,7 +243,7 @@ export interface MtaStsPoliciesTx extends MtaStsPolicies {
   put(policy: MtaStsPolicy): void;
 }
 
-/** Where a page of TLS-RPT days starts: after this day and policy domain (docs/api.md §19.9). */
+/** Where a page of TLS-RPT days starts: after this day and policy domain (docs/api.md §19.8). */
 export interface TlsReportCursor {
   day: string;
   domain: string;

@@ -1,4 +1,4 @@
-// GET /tls-reports (docs/api.md §19.9), a Posthorn-specific API: the team's TLS-RPT data (RFC 8460)
+// GET /tls-reports (docs/api.md §19.8), a Posthorn-specific API: the team's TLS-RPT data (RFC 8460)
 // — per UTC day and MTA-STS policy domain, how many TLS sessions met the domain's policy and
 // which failed and why. Each item's `policy`, `summary` and `failure-details` use RFC 8460 §4.4's
 // field names, so an item is one entry of an aggregate report's `policies` array. Read-only: the

@@ -1,4 +1,4 @@
-// TLS-RPT data (RFC 8460, docs/api.md §19.9): [team, -dayNumber, policy domain] → the team's TLS
+// TLS-RPT data (RFC 8460, docs/api.md §19.8): [team, -dayNumber, policy domain] → the team's TLS
 // sessions that day to that domain. The negated day number makes a forward scan newest day first
 // with domains in order; each day's row leaves through the TTL index after the retention period.
 import type { Database, Key, LmdbEnv } from './env';
