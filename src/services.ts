@@ -28,7 +28,7 @@ export interface Services {
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
   /**
-   * Delivery, webhook delivery and the processing of spooled inbound mail, on a thread of their own
+   * Delivery, webhook delivery, the processing of spooled inbound mail and automation runs, on a thread of their own
    * (backoffice/); `start()` is called by `serve` (and the test harness).
    */
   backOffice: BackOfficeThread;
@@ -54,10 +54,12 @@ export async function createServices(config: Config): Promise<Services> {
   const telemetry = new Telemetry(store);
   events.observe((ev) => telemetry.event(ev));
   telemetry.addCounts(() => backOffice.counts());
-  // Work committed here to the queue, the outbox or the inbound spool wakes the back office, which does it.
+  // Work committed here to the queue, the outbox, the inbound spool or the automations wakes the back office, which does it.
   store.on('queue', () => backOffice.kick('queue'));
   store.on('outbox', () => backOffice.kick('outbox'));
   store.on('inbound', () => backOffice.kick('inbound'));
+  // Automation triggers, and runs made due (an event, an enabled automation), are the back office's to advance.
+  store.on('automations', () => backOffice.kick('automations'));
   return {
     config,
     store,

@@ -2,8 +2,8 @@
 // counts come from the hourly metric counters the event function keeps (`sent`: emails handed to
 // delivery, `received`: inbound messages), never from the emails; today and this month are UTC
 // calendar periods. The daily email `limit` is `limits.emails_per_day` when set (docs/api.md §6.1);
-// every other `limit` but the request rate is null ("no cap" in Resend's words); AI credits and
-// automation runs do not exist here and stay at 0.
+// every other `limit` but the request rate is null ("no cap" in Resend's words); AI credits do not
+// exist here and automation runs are not counted: both stay 0.
 import type { StoreReader } from '../store';
 
 const HOUR = 3_600_000;

@@ -53,6 +53,8 @@ import { templatesRoutes } from './resources/templates';
 import { sharedRoutes } from './resources/shared';
 import { usageRoutes } from './resources/usage';
 import { oauthGrantsRoutes } from './resources/oauth-grants';
+import { eventsRoutes } from './resources/events';
+import { automationsRoutes } from './resources/automations';
 import { UNSUBSCRIBE_PATH } from '../links/signed';
 
 /** Paths served without an API key: health, the OpenAPI document, signed links (downloads, tracking, unsubscribe, shared emails), the dashboard. */
@@ -206,6 +208,8 @@ export function buildApp(svc: ApiContext) {
   templatesRoutes(app, svc);
   usageRoutes(app, svc);
   oauthGrantsRoutes(app);
+  eventsRoutes(app, svc);
+  automationsRoutes(app, svc);
   routeTable = app.routes.map((r) => ({
     method: r.method,
     path: r.path,

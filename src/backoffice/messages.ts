@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { Signal } from '../store';
 
 /** The back office's workers, which the host may ask to be idle. */
-export type Worker = 'delivery' | 'webhooks' | 'inbound';
+export type Worker = 'delivery' | 'webhooks' | 'inbound' | 'automations';
 
 export type ToThread =
   | { t: 'init'; config: Config; quiet: boolean }

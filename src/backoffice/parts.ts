@@ -1,6 +1,7 @@
 // The back office: everything that happens to mail after it is accepted — delivery to the
 // recipients' MX hosts (DKIM signing, SMTP), the processing of inbound mail the SMTP listener spooled
-// (parsing, SPF/DKIM/DMARC, bounces and complaints), and webhook delivery of the events that follow. It runs
+// (parsing, SPF/DKIM/DMARC, bounces and complaints), webhook delivery of the events that follow, and
+// the automation runner (triggers become runs; runs advance step by step). It runs
 // on a thread of its own (thread.ts), beside the HTTP and SMTP listeners, so signing and sending
 // never hold up an accept (docs/ARCHITECTURE.md §2, "Two threads"). It reads and writes the same
 // store (LMDB is safe to share between threads) and hears of new work through the store's signals.
@@ -12,11 +13,13 @@ import { WebhookDispatcher, createEvents } from '../events/webhooks';
 import { Feedback } from '../feedback';
 import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
+import { AutomationRunner } from '../automations/runner';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
   webhooks: WebhookDispatcher;
   inbound: InboundProcessor;
+  automations: AutomationRunner;
   /** Events recorded by this thread, by type (the HTTP thread's GET /metrics adds them up). */
   counts: EventCounts;
   start(): Promise<void>;
@@ -34,22 +37,28 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
   const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
+  const automations = new AutomationRunner({ store, events, config });
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
   store.on('queue', () => delivery.kick());
   store.on('outbox', () => webhooks.kick());
   store.on('inbound', () => inbound.kick());
+  store.on('automations', () => automations.kick());
   return {
     delivery,
     webhooks,
     inbound,
+    automations,
     counts,
     async start() {
       // Spooled mail first: a restart after a crash stores what was accepted before sending more.
       await inbound.start();
       await delivery.start();
       webhooks.start();
+      automations.start();
     },
     async stop(graceMs = 10_000) {
+      // Runs first: a run settling commits an email the delivery engine then hears of.
+      await automations.stop(graceMs);
       await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs)]);
       dns.close();
     },

@@ -46,6 +46,7 @@ function kick(signal: Signal): void {
   if (signal === 'queue') office?.delivery.kick();
   else if (signal === 'outbox') office?.webhooks.kick();
   else if (signal === 'inbound') office?.inbound.kick();
+  else if (signal === 'automations') office?.automations.kick();
 }
 
 async function init(config: Config, quiet: boolean): Promise<void> {

@@ -122,9 +122,11 @@ export async function upsertContact(
     const changedTopics = await setChoices(tx, team, base.id, topics);
     if (changedTopics instanceof ApiError) return changedTopics;
     let added = false;
-    for (const s of segments) added = (await tx.memberships.add(team, s.id, base.id, at)) || added;
-    if (!existing) tx.contacts.put(next);
-    else {
+    for (const s of segments) added = (await addToSegment(events, tx, team, s.id, base.id, at)) || added;
+    if (!existing) {
+      tx.contacts.put(next);
+      await events.trigger(tx, team, { event: 'resend:contact.created', contact_id: base.id, payload: { email: next.email } }, { ifHeard: true });
+    } else {
       const updated = { ...next, updated_at: at };
       if (await contactChanged(events, tx, existing, updated, added)) tx.contacts.put(updated);
       await topicsChanged(events, tx, updated, changedTopics);
@@ -133,8 +135,18 @@ export async function upsertContact(
   });
 }
 
+/**
+ * In a unit of work: add a membership (an existing one is left as it is); a new one triggers the
+ * automations listening for `resend:contact.added_to_segment` (docs/api.md §24.6). True when new.
+ */
+export async function addToSegment(events: Events, tx: Tx, team: string, segmentId: string, contactId: string, at: string): Promise<boolean> {
+  if (!(await tx.memberships.add(team, segmentId, contactId, at))) return false;
+  await events.trigger(tx, team, { event: 'resend:contact.added_to_segment', contact_id: contactId, payload: { segment_id: segmentId } }, { ifHeard: true });
+  return true;
+}
+
 /** A new contact with nothing but its address. */
-function blankContact(team: string, email: string, at: string): ContactRec {
+export function blankContact(team: string, email: string, at: string): ContactRec {
   return { id: newId(), team_id: team, created_at: at, updated_at: at, email, first_name: null, last_name: null, unsubscribed: false, properties: {} };
 }
 
@@ -188,13 +200,22 @@ export async function updateContact(
       const holder = await tx.contacts.find('email', fields.email.toLowerCase(), team);
       if (holder && holder.id !== cur.id) return errors.invalidField('email', 'another contact already uses this email address.');
     }
-    const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
-    if (await contactChanged(events, tx, cur, next)) {
-      tx.contacts.put(next);
-      await onChange?.(tx, next);
-    }
+    const next = await changeContact(events, tx, cur, fields, properties);
+    if (next) await onChange?.(tx, next);
     return cur.id;
   });
+}
+
+/**
+ * In a unit of work: `fields` over the stored contact as an update applies them (`properties`
+ * checked by propertyValues); stored, with `contact.updated`, when anything changed. The contact
+ * as stored now, or null when nothing changed.
+ */
+export async function changeContact(events: Events, tx: Tx, cur: ContactRec, fields: ContactFields, properties: Record<string, PropertyValue | null>): Promise<ContactRec | null> {
+  const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
+  if (!(await contactChanged(events, tx, cur, next))) return null;
+  tx.contacts.put(next);
+  return next;
 }
 
 /** Delete a contact and all its memberships; its id, or null when nothing matched (docs/api.md §12.5). */
@@ -202,11 +223,16 @@ export function deleteContact(store: Store, team: string, ref: ContactRef): Prom
   return store.write(async (tx) => {
     const c = await findContact(tx, team, ref);
     if (!c) return null;
-    await tx.memberships.removeContact(team, c.id);
-    await tx.topicChoices.removeContact(team, c.id);
-    tx.contacts.remove(team, c.id);
+    await removeContact(tx, c);
     return c.id;
   });
+}
+
+/** In a unit of work: the contact goes, with its memberships and topic choices. */
+export async function removeContact(tx: Tx, c: ContactRec): Promise<void> {
+  await tx.memberships.removeContact(c.team_id, c.id);
+  await tx.topicChoices.removeContact(c.team_id, c.id);
+  tx.contacts.remove(c.team_id, c.id);
 }
 
 /**

@@ -3,7 +3,7 @@
 // the email's `last_event` and recipient states, appends to the event log, and hands
 // webhook-visible events to the registered sinks (the webhook outbox), so the change and its
 // notifications commit together.
-import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, Tx } from '../store';
+import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso } from '../ids';
 import { countersFor, engagementAfter } from './counting';
@@ -128,6 +128,40 @@ export class Events {
     // Received mail is counted under its receiving domain (the `received` metric).
     if (received) tx.metrics.add(team, Date.parse(at), { domain_id: received.domain_id, broadcast_id: null, email_id: subjectId }, { received: 1 });
     return this.append(tx, team, type, subjectId, data, at, true);
+  }
+
+  /**
+   * In a unit of work: an automation trigger — a custom event sent for a contact (POST
+   * /events/send), or a system event (`resend:contact.created`, `resend:contact.added_to_segment`).
+   * It is committed with the change it stands for; the back office starts the runs it triggers and
+   * wakes the runs waiting for it (docs/api.md §24.6). Resolves to the trigger's id (null: not written, `ifHeard`).
+   */
+  async trigger(
+    tx: Tx,
+    team: string,
+    t: { event: string; contact_id?: string | null; email?: string | null; payload?: Record<string, unknown> },
+    opts: { ifHeard?: boolean } = {},
+  ): Promise<string | null> {
+    // A system event nothing listens for (no enabled automation starts on it, no run of the contact
+    // waits for it) is not written at all: creating contacts costs nothing more without automations.
+    if (opts.ifHeard && !(await this.heard(tx, team, t.event, t.contact_id ?? null))) return null;
+    const rec: TriggerRec = {
+      id: newId(),
+      team_id: team,
+      created_at: nowIso(),
+      event: t.event,
+      contact_id: t.contact_id ?? null,
+      email: t.email ?? null,
+      payload: t.payload ?? {},
+    };
+    tx.automationTriggers.add(rec);
+    return rec.id;
+  }
+
+  /** Does an enabled automation start on `event`, or a run of the contact wait for it? */
+  private async heard(tx: Tx, team: string, event: string, contactId: string | null): Promise<boolean> {
+    if ((await tx.automations.findAll('trigger', event, team)).length) return true;
+    return !!contactId && (await tx.automationRuns.findAll('waiting', `${contactId}:${event}`, team)).length > 0;
   }
 
   /** An email's or contact's event log, oldest first. */

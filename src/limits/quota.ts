@@ -1,6 +1,6 @@
 // Sending limits per team (`limits.emails_per_hour`, `limits.emails_per_day`, docs/api.md §6.1):
 // emails accepted per clock hour and per UTC day, whichever way in (REST, batch, SMTP, broadcasts,
-// scheduled sends — all commit through the sending core, which calls `takeQuota` in the unit of
+// automations, scheduled sends — all commit through the sending core, which calls `takeQuota` in the unit of
 // work that persists them). The counts are store rows read once per unit of work, so two requests
 // committed together can never both take the last email; with no limit set nothing is read or counted.
 import type { Config } from '../config';

@@ -39,6 +39,8 @@ export interface SubmitContext {
   contactId?: string | null;
   /** The email's id when the caller needed it beforehand (a broadcast's unsubscribe link names it). */
   emailId?: string;
+  /** Template values the caller provides itself, under names a request may not use (an automation's unsubscribe URL). */
+  templateValues?: Record<string, string>;
 }
 
 export interface Prepared {
@@ -49,7 +51,7 @@ export interface Prepared {
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
 export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
   // A template becomes the send's subject and body first, so every later check sees a plain send.
-  const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input);
+  const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input, ctx.templateValues);
   const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).

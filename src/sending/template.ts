@@ -8,13 +8,16 @@ import type { EmailInput } from './types';
 
 const given = (v: unknown) => v !== undefined && v !== null;
 
-/** The send `input` stands for, and the template it used (null without one). */
-export async function applyTemplate(r: StoreReader, team: string, input: EmailInput): Promise<{ input: EmailInput; templateId: string | null }> {
+/**
+ * The send `input` stands for, and the template it used (null without one). `system` values fill
+ * names a request may not give (`RESEND_UNSUBSCRIBE_URL` of an automation email, docs/api.md §24.5).
+ */
+export async function applyTemplate(r: StoreReader, team: string, input: EmailInput, system: Record<string, string> = {}): Promise<{ input: EmailInput; templateId: string | null }> {
   if (!given(input.template)) return { input, templateId: null };
   // `react` never reaches a server (the SDK renders it to html), but a plain client may send it.
   for (const field of ['html', 'text', 'react']) if (given(input[field])) throw bodyWithTemplate(field);
   const { ref, variables } = sendTemplate(input.template);
-  const t = await renderForSend(r, team, ref, variables);
+  const t = await renderForSend(r, team, ref, { ...variables, ...system });
   const { template: _, ...rest } = input;
   const or = (field: string, fallback: unknown) => (given(input[field]) ? input[field] : (fallback ?? undefined));
   return {

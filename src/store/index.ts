@@ -12,6 +12,7 @@ export * from './inbound-records';
 export * from './template-records';
 export * from './audience-records';
 export * from './delivery-records';
+export * from './automation-records';
 
 /** Open the store (creating it on first use). */
 export function openStore(opts: StoreOptions): Promise<Store> {

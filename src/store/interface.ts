@@ -25,6 +25,7 @@ import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inboun
 import type { TemplateRec } from './template-records';
 import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
+import type { CustomEventRec, AutomationRec, AutomationRunRec, TriggerRec } from './automation-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -316,6 +317,21 @@ export interface InboundSpoolTx extends InboundSpool {
   remove(id: string): void;
 }
 
+/**
+ * Automation triggers (docs/api.md §24.6): committed by the ways in — an event sent, a contact
+ * created or added to a segment — and taken by the back office, oldest first, in bounded batches,
+ * to start runs and wake runs waiting for them. A trigger leaves in the unit of work that acts on it.
+ */
+export interface AutomationTriggers {
+  /** Up to `limit` triggers, oldest first, of every team. */
+  next(limit: number): Promise<TriggerRec[]>;
+  size(): Promise<number>;
+}
+export interface AutomationTriggersTx extends AutomationTriggers {
+  add(t: TriggerRec): void;
+  remove(id: string): void;
+}
+
 /** Which contacts a broadcast being sent has covered: contact id → email id, or null (skipped). */
 export interface BroadcastProgress {
   has(team: string, broadcastId: string, contactId: string): Promise<boolean>;
@@ -488,6 +504,21 @@ interface Repositories<M extends Mode> {
   importQueue: Repo<M, DueIndex, DueIndexTx>;
   /** Domain claims, by the id their domain gets (`domain`, unique) and by name. */
   domainClaims: Coll<M, DomainClaimRec, 'domain' | 'name'>;
+  /** Custom event definitions, one per name and team. */
+  customEvents: Coll<M, CustomEventRec, 'name'>;
+  /** Automations; `trigger` indexes the enabled ones by their trigger's event name. */
+  automations: Coll<M, AutomationRec, 'trigger'>;
+  /**
+   * Automation runs, by automation (`automation`), running ones by automation (`active`), paused
+   * ones by automation (`paused`), and those waiting for an event by `<contact id>:<event name>`
+   * (`waiting`).
+   */
+  automationRuns: Coll<M, AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>;
+  /** Runs by the time their next step is due (the runner's due-work loop reads the head). */
+  automationDue: Repo<M, DueIndex, DueIndexTx>;
+  /** Automations whose runs are to be cancelled, resumed or deleted in batches (due at 0). */
+  automationCleanup: Repo<M, DueIndex, DueIndexTx>;
+  automationTriggers: Repo<M, AutomationTriggers, AutomationTriggersTx>;
 }
 
 /** What can be read, outside a unit of work or inside one. */
@@ -500,7 +531,7 @@ export interface Tx extends Repositories<'write'> {
 }
 
 /** Due work the store announces after a commit: a worker sleeping on it looks again. */
-export type Signal = 'queue' | 'outbox' | 'inbound';
+export type Signal = 'queue' | 'outbox' | 'inbound' | 'automations';
 
 /** Per-install secrets (link signing, VERP tags…): 32 random bytes each, created on first open. */
 export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;

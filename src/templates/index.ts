@@ -127,6 +127,17 @@ export function removeTemplate(store: Store, team: string, ref: string): Promise
   });
 }
 
+/**
+ * The variables a send of this version must give a value for, or have a fallback for: every one
+ * declared without a fallback, and every one its subject, html or text writes outside a section.
+ */
+export function neededVariables(v: TemplateVersion): Set<string> {
+  const needed = new Set(v.variables.filter((d) => d.fallback_value === null).map((d) => d.key));
+  for (const [field, source] of [['subject', v.subject], ['html', v.html], ['text', v.text]] as const)
+    if (source) for (const name of variablesUsed(field, source)) needed.add(name);
+  return needed;
+}
+
 export interface RenderedTemplate {
   template_id: string;
   subject: string | null;
@@ -152,10 +163,7 @@ export async function renderForSend(r: StoreReader, team: string, ref: string, g
     else if (d.fallback_value !== null) values[d.key] = d.fallback_value;
   }
   for (const [key, value] of Object.entries(given)) if (!Object.hasOwn(values, key)) values[key] = value;
-  const needed = new Set(v.variables.filter((d) => d.fallback_value === null).map((d) => d.key));
-  for (const [field, source] of [['subject', v.subject], ['html', v.html], ['text', v.text]] as const)
-    if (source) for (const name of variablesUsed(field, source)) needed.add(name);
-  for (const name of needed)
+  for (const name of neededVariables(v))
     if (!Object.hasOwn(values, name))
       throw errors.validation(`Missing \`template.variables.${name}\` field: the template uses the \`${name}\` variable and has no fallback value for it.`);
   return {

@@ -16,7 +16,7 @@ const LAYERS: string[][] = [
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],
-  ['delivery', 'broadcasts', 'tracking', 'inbound'],
+  ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root
   ['cli'],

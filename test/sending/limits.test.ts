@@ -1,5 +1,5 @@
 // Sending limits per team (docs/api.md §6.1): `limits.emails_per_day` and `limits.emails_per_hour`
-// counted in the one sending core, so REST, batch, SMTP and broadcasts all take from them; past a
+// counted in the one sending core, so REST, batch, SMTP, broadcasts and automations all take from them; past a
 // limit the send is refused whole with 429 `daily_quota_exceeded` / `hourly_quota_exceeded` (SMTP:
 // 451 4.7.1 with the same text), nothing of it stored; the counts are durable across a restart and
 // kept per team. Driven through the official SDK and nodemailer against a running server.
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startPosthornSmtp, submitter, type RunningSmtp } from '../helpers/smtp';
 import { verifiedDomain } from '../helpers/emails';
+import { until } from '../helpers/child';
 import { sendBroadcast } from '../../src/broadcasts/send';
 import { QuotaExceeded } from '../../src/limits/quota';
 
@@ -119,5 +120,29 @@ describe('an hourly limit (emails_per_hour = 2)', () => {
     expect((await p.svc.store.emails.all(team)).filter((e) => e.broadcast_id === data!.id)).toEqual([]);
     // Straight through the sending core: the same refusal, as a QuotaExceeded the runner waits on.
     await expect(sendBroadcast(p.svc, team, data!.id)).rejects.toBeInstanceOf(QuotaExceeded);
+  });
+
+  test('an automation counts too: its run waits at the email step until the period ends, not failed', async () => {
+    const team = p.creds.team_id;
+    const tpl = await p.resend.templates.create({ name: 'welcome', from: 'hello@example.test', subject: 'Welcome', html: '<p>Hi</p>' } as never).publish();
+    expect(tpl.error).toBeNull();
+    expect((await p.resend.events.create({ name: 'signed.up', schema: null })).error).toBeNull();
+    const auto = await p.resend.automations.create({
+      name: 'welcome',
+      status: 'enabled',
+      steps: [
+        { key: 'start', type: 'trigger', config: { eventName: 'signed.up' } },
+        { key: 'welcome', type: 'send_email', config: { template: { id: tpl.data!.id, variables: {} } } },
+      ],
+      connections: [{ from: 'start', to: 'welcome' }],
+    } as never);
+    expect(auto.error).toBeNull();
+    expect((await p.resend.events.send({ event: 'signed.up', email: 'zed@dest.test', payload: {} } as never)).error).toBeNull();
+    const d = new Date();
+    const nextHour = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours() + 1);
+    await until(async () => (await p.svc.store.automationRuns.all(team)).some((r) => r.at === 'welcome' && (r.due ?? 0) >= nextHour), 'the run to wait for the next hour');
+    const [run] = await p.svc.store.automationRuns.all(team);
+    expect(run).toMatchObject({ status: 'running', at: 'welcome', attempts: 0 });
+    expect((await p.svc.store.emails.all(team)).filter((e) => e.contact_id)).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import { AudiencesPage, ContactPage } from './pages/audiences';
 import { DomainsPage, DomainPage } from './pages/domains';
 import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
+import { AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
 
@@ -25,6 +26,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard/emails', label: 'Emails', icon: '✉' },
   { href: '/dashboard/receiving', label: 'Receiving', icon: '⇩' },
   { href: '/dashboard/broadcasts', label: 'Broadcasts', icon: '◉' },
+  { href: '/dashboard/automations', label: 'Automations', icon: '⟳' },
   { href: '/dashboard/audiences', label: 'Audiences', icon: '☰' },
   { href: '/dashboard/domains', label: 'Domains', icon: '◇' },
   { href: '/dashboard/api-keys', label: 'API keys', icon: '⌘' },
@@ -43,6 +45,8 @@ const ROUTES: Route[] = [
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],
   ['/dashboard/broadcasts/:id', (p) => <BroadcastPage id={p.id} />],
+  ['/dashboard/automations', () => <AutomationsPage />],
+  ['/dashboard/automations/:id', (p) => <AutomationPage id={p.id} />],
   ['/dashboard/audiences', () => <AudiencesPage />],
   ['/dashboard/audiences/contacts/:id', (p) => <ContactPage id={p.id} />],
   ['/dashboard/domains', () => <DomainsPage />],

@@ -244,6 +244,7 @@ const TONES: Record<string, string> = {
   draft: 'gray', sending: 'blue', partially_verified: 'amber', temporary_failure: 'amber', canceled: 'gray', disabled: 'gray',
   bounced: 'red', complained: 'red', failed: 'red', suppressed: 'red', partially_failed: 'red', unsubscribed: 'red',
   owner: 'violet', member: 'gray', pass: 'green', fail: 'red', none: 'gray', neutral: 'gray', softfail: 'amber',
+  running: 'blue', completed: 'green', cancelled: 'gray', waiting: 'amber', skipped: 'gray',
 };
 
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {

@@ -8,6 +8,7 @@ import { pathId, idOrEmail, pageQuery, listOf } from '../platform/params';
 import { ApiError, errors } from '../../errors';
 import { isUuid, nowIso } from '../../ids';
 import {
+  addToSegment,
   contactView,
   deleteContact,
   findContact,
@@ -147,7 +148,7 @@ export function contactsRoutes(app: App, svc: ApiContext) {
       if (!c) return errors.notFound('Contact');
       if (!(await tx.segments.get(team, segmentId))) return errors.notFound('Segment');
       // Adding an existing membership or removing a missing one is a no-op (docs/api.md §12.6).
-      if (add) await tx.memberships.add(team, segmentId, c.id, nowIso());
+      if (add) await addToSegment(svc.events, tx, team, segmentId, c.id, nowIso());
       else await tx.memberships.remove(team, segmentId, c.id);
       return c.id;
     });

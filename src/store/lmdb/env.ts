@@ -37,7 +37,7 @@ export class LmdbEnv {
       path: join(dataDir, 'posthorn.mdb'),
       // 1 TiB of address space; the file only grows as data is written.
       mapSize: 2 ** 40,
-      // Named databases: two per collection (records and indexes) and a few more; 52 are in use.
+      // Named databases: two per collection (records and indexes) and a few more; 61 are in use.
       maxDbs: MAX_DBS,
       // Structured records with shared msgpack structures.
       ...ENCODING,

@@ -22,16 +22,18 @@ import { LmdbMetrics } from './metrics';
 import { LmdbTopicChoices } from './topic-choices';
 import { LmdbImportFiles, IMPORT_FILES, IMPORT_FILE_PARTS } from './import-files';
 import { LmdbInboundSpool } from './inbound-spool';
+import { LmdbAutomationTriggers } from './automation-triggers';
 import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, Tx, InboundSpoolTx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, Tx, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from '../inbound-records';
 import type { TemplateRec } from '../template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from '../audience-records';
+import type { CustomEventRec, AutomationRec, AutomationRunRec } from '../automation-records';
 
 const DAY = 86_400_000;
 
@@ -86,6 +88,12 @@ class Repos {
   readonly importFiles: LmdbImportFiles;
   readonly importQueue: LmdbDueIndex;
   readonly domainClaims: LmdbCollection<DomainClaimRec, 'domain' | 'name'>;
+  readonly customEvents: LmdbCollection<CustomEventRec, 'name'>;
+  readonly automations: LmdbCollection<AutomationRec, 'trigger'>;
+  readonly automationRuns: LmdbCollection<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>;
+  readonly automationDue: LmdbDueIndex;
+  readonly automationCleanup: LmdbDueIndex;
+  readonly automationTriggers: LmdbAutomationTriggers;
 
   /** Large bodies' byte fields, in files beside the database. */
   readonly spill: SpillFiles;
@@ -165,6 +173,24 @@ class Repos {
       { name: 'name', value: (c) => c.name },
     ]);
     this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, opts.retentionDays * DAY);
+    this.customEvents = new LmdbCollection(env, ttl, 'custom_events', [{ name: 'name', value: (e) => e.name, unique: true }]);
+    this.automations = new LmdbCollection(env, ttl, 'automations', [{ name: 'trigger', value: (a) => (a.status === 'enabled' ? a.trigger : null) }]);
+    // A run is kept while it runs (a loop with waits may run for ever), then for the retention period.
+    this.automationRuns = new LmdbCollection<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>(
+      env,
+      ttl,
+      'automation_runs',
+      [
+        { name: 'automation', value: (r) => r.automation_id },
+        { name: 'active', value: (r) => (r.status === 'running' ? r.automation_id : null) },
+        { name: 'paused', value: (r) => (r.state === 'paused' ? r.automation_id : null) },
+        { name: 'waiting', value: (r) => (r.state === 'waiting' && r.waiting_for !== null ? `${r.contact_id}:${r.waiting_for}` : null) },
+      ],
+      (r) => (r.completed_at ? Date.parse(r.completed_at) + opts.retentionDays * DAY : null),
+    );
+    this.automationDue = new LmdbDueIndex(env, 'automation_due');
+    this.automationCleanup = new LmdbDueIndex(env, 'automation_cleanup');
+    this.automationTriggers = new LmdbAutomationTriggers(env);
   }
 }
 
@@ -198,7 +224,7 @@ function noting<R extends object>(repo: R, methods: string[], note: () => void):
 /**
  * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
  * repositories (cached ones to their backend); queue and outbox writes also note the signal to
- * fire after the commit (inbound spool writes that make work due, too), domain and key writes the
+ * fire after the commit (inbound spool writes that make work due, and automation work, too), domain and key writes the
  * cache to clear. A unit of work itself is one
  * small object holding what to run after its commit.
  */
@@ -213,6 +239,10 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   });
   Object.defineProperties(proto, {
     queue: wrapper('queue', (tx) => noting(repos.queue, ['put'], () => tx.signals.add('queue'))),
+    // Work for the automation runner: triggers to take, runs due, automations to clean up after.
+    automationTriggers: wrapper('automationTriggers', (tx) => noting<AutomationTriggersTx>(repos.automationTriggers, ['add'], () => tx.signals.add('automations'))),
+    automationDue: wrapper('automationDue', (tx) => noting<DueIndexTx>(repos.automationDue, ['add'], () => tx.signals.add('automations'))),
+    automationCleanup: wrapper('automationCleanup', (tx) => noting<DueIndexTx>(repos.automationCleanup, ['add'], () => tx.signals.add('automations'))),
     outbox: wrapper('outbox', (tx) => noting(repos.outbox, ['put'], () => tx.signals.add('outbox'))),
     domains: wrapper('domains', (tx) => noting(cached.domains.raw, ['put', 'remove'], () => tx.stale.add(cached.domains.cache as CachedRecords<never, never>))),
     apiKeys: wrapper('apiKeys', (tx) => noting(cached.apiKeys.raw, ['put', 'remove'], () => tx.stale.add(cached.apiKeys.cache as CachedRecords<never, never>))),

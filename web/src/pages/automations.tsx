@@ -1,0 +1,266 @@
+// Automations, read only (docs/api.md §23–§24): the team's automations and event definitions; an
+// automation's steps and connections, its runs (filtered by status), and a run's step history with
+// each step's times, outcome or error. Automations are made and changed through the API.
+import { Badge, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Section, Table, Tabs, Time, useGet, usePaged } from '../ui';
+import { qs } from '../api';
+import { setQuery, useLocation } from '../router';
+
+interface Automation {
+  id: string;
+  name: string;
+  status: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+interface Step {
+  key: string;
+  type: string;
+  config: Record<string, unknown>;
+}
+
+interface Connection {
+  from: string;
+  to: string;
+  type: string;
+}
+
+interface EventDef {
+  id: string;
+  name: string;
+  schema: Record<string, string> | null;
+  created_at: string;
+}
+
+interface Run {
+  id: string;
+  status: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
+interface RunStep {
+  key: string;
+  type: string;
+  status: string;
+  output: Record<string, unknown> | null;
+  error: { name?: string; message?: string } | null;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
+
+export function AutomationsPage() {
+  const { query } = useLocation();
+  const tab = query.get('tab') === 'events' ? 'events' : 'automations';
+  return (
+    <>
+      <PageHeader title="Automations" description="Workflows started by your events, run step by step. Create and change them through the API (resend.automations)." />
+      <Tabs
+        label="Automations and events"
+        current={tab}
+        onChange={(id) => setQuery({ tab: id === 'automations' ? null : id, after: null, before: null })}
+        tabs={[
+          { id: 'automations', label: 'Automations' },
+          { id: 'events', label: 'Events' },
+        ]}
+      />
+      <div role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'automations' ? <AutomationList /> : <EventList />}
+      </div>
+    </>
+  );
+}
+
+function AutomationList() {
+  const paged = usePaged<Automation>('/automations');
+  return (
+    <PagedTable
+      paged={paged}
+      caption="Automations"
+      href={(a) => `/dashboard/automations/${a.id}`}
+      empty={<Empty title="No automations yet.">Create one with resend.automations.create(): a trigger event, then steps.</Empty>}
+      columns={[
+        { label: 'Name', render: (a) => a.name },
+        { label: 'Status', render: (a) => <Badge value={a.status} /> },
+        { label: 'Updated', render: (a) => <Time iso={a.updated_at ?? a.created_at} /> },
+      ]}
+    />
+  );
+}
+
+function EventList() {
+  const paged = usePaged<EventDef>('/events');
+  return (
+    <PagedTable
+      paged={paged}
+      caption="Events"
+      empty={<Empty title="No events defined.">Define one with resend.events.create(), then send it with resend.events.send().</Empty>}
+      columns={[
+        { label: 'Name', render: (e) => <span class="mono">{e.name}</span> },
+        { label: 'Schema', render: (e) => (e.schema ? <span class="mono small">{Object.entries(e.schema).map(([k, t]) => `${k}: ${t}`).join(', ')}</span> : <span class="muted">none</span>) },
+        { label: 'Created', render: (e) => <Time iso={e.created_at} /> },
+      ]}
+    />
+  );
+}
+
+/** A step's config in one line: what it does. */
+function summary(s: Step): string {
+  const c = s.config;
+  switch (s.type) {
+    case 'trigger':
+    case 'wait_for_event':
+      return `${c.event_name}${c.timeout ? `, timeout ${c.timeout}` : ''}`;
+    case 'delay':
+      return String(c.duration);
+    case 'send_email':
+      return `template ${(c.template as { id: string }).id}${c.subject ? ` — "${c.subject}"` : ''}`;
+    case 'add_to_segment':
+    case 'remove_from_segment':
+      return `segment ${c.segment_id}`;
+    case 'condition':
+      return ruleText(c);
+    case 'contact_update':
+      return Object.entries({ ...c, ...((c.properties as Record<string, unknown>) ?? {}) })
+        .filter(([k]) => k !== 'properties')
+        .map(([k, v]) => `${k} ← ${valueText(v)}`)
+        .join(', ');
+    default:
+      return '';
+  }
+}
+
+/** A value as a step shows it: `{var}` by its path. */
+function valueText(v: unknown): string {
+  return v && typeof v === 'object' && 'var' in v ? String((v as { var: unknown }).var) : JSON.stringify(v);
+}
+
+/** A condition in words: `event.plan eq "pro"`, groups in brackets. */
+function ruleText(r: Record<string, unknown>): string {
+  if (r.type === 'and' || r.type === 'or') return `(${(r.rules as Record<string, unknown>[]).map(ruleText).join(` ${r.type} `)})`;
+  return `${r.field} ${String(r.operator).replace(/_/g, ' ')}${'value' in r ? ` ${JSON.stringify(r.value)}` : ''}`;
+}
+
+export function AutomationPage({ id }: { id: string }) {
+  const a = useGet<Automation & { steps: Step[]; connections: Connection[] }>(`/automations/${id}`);
+  const { query } = useLocation();
+  const status = query.get('status');
+  const selected = query.get('run');
+  const runs = usePaged<Run>(`/automations/${id}/runs`, { status });
+  if (a.error) return <ErrorBox error={a.error} />;
+  if (!a.data) return <Loading />;
+  const x = a.data;
+  const next = (key: string) => x.connections.filter((c) => c.from === key);
+  return (
+    <>
+      <PageHeader back={{ href: '/dashboard/automations', label: 'Automations' }} title={x.name} description={<Badge value={x.status} />} />
+      <Card>
+        <KeyValue
+          rows={[
+            ['Trigger', <span class="mono">{String(x.steps.find((s) => s.type === 'trigger')?.config.event_name ?? '')}</span>],
+            ['Created', <Time iso={x.created_at} exact />],
+            ['Updated', <Time iso={x.updated_at} exact />],
+          ]}
+        />
+      </Card>
+      <Section title="Steps">
+        <Table
+          caption="Steps"
+          rows={x.steps.map((s) => ({ ...s, id: s.key }))}
+          columns={[
+            { label: 'Key', render: (s) => <span class="mono">{s.key}</span> },
+            { label: 'Type', render: (s) => <span class="mono small">{s.type}</span> },
+            { label: 'Does', render: (s) => <span class="mono small break">{summary(s)}</span> },
+            { label: 'Then', render: (s) => <span class="small">{next(s.key).map((c) => (c.type === 'default' ? c.to : `${c.type.replace(/_/g, ' ')} → ${c.to}`)).join('; ') || <span class="muted">end</span>}</span> },
+          ]}
+        />
+      </Section>
+      <div class="detail-grid automation">
+        <div class="detail-main">
+          <Section title="Runs">
+            <div class="filters">
+              <label>
+                <span class="sr-only">Status</span>
+                <select value={status ?? ''} onChange={(e) => setQuery({ status: e.currentTarget.value || null, after: null, before: null, run: null })}>
+                  <option value="">All statuses</option>
+                  {STATUSES.map((s) => (
+                    <option value={s}>{s}</option>
+                  ))}
+                </select>
+              </label>
+            </div>
+            <PagedTable
+              paged={runs}
+              caption="Runs"
+              href={(r) => `/dashboard/automations/${id}${qs({ status, run: r.id })}`}
+              empty={<Empty title="No runs.">A run starts each time the trigger event is sent for a contact.</Empty>}
+              columns={[
+                { label: 'Started', render: (r) => <Time iso={r.started_at} /> },
+                { label: 'Status', render: (r) => <Badge value={r.status} /> },
+                { label: 'Ended', render: (r) => <Time iso={r.completed_at} /> },
+              ]}
+            />
+          </Section>
+        </div>
+        <aside class="detail-side">{selected ? <RunDetail automation={id} run={selected} /> : <Card><p class="muted">Choose a run to see its steps.</p></Card>}</aside>
+      </div>
+    </>
+  );
+}
+
+function RunDetail({ automation, run }: { automation: string; run: string }) {
+  const r = useGet<Run & { contact_id: string; steps: RunStep[] }>(`/automations/${automation}/runs/${run}`);
+  return (
+    <Card>
+      <div class="row-between">
+        <h2 class="card-title">Run</h2>
+        <button class="btn small ghost" onClick={() => setQuery({ run: null })} aria-label="Close the run">
+          ✕
+        </button>
+      </div>
+      <ErrorBox error={r.error} />
+      {r.data && (
+        <>
+          <p>
+            <Badge value={r.data.status} /> <span class="muted small">contact</span>{' '}
+            <a class="mono small" href={`/dashboard/audiences/contacts/${r.data.contact_id}`}>
+              {r.data.contact_id}
+            </a>
+          </p>
+          <ol class="run-steps">
+            {r.data.steps.map((s) => (
+              <li>
+                <div class="row-between">
+                  <span>
+                    <span class="mono">{s.key}</span> <span class="muted small">{s.type}</span>
+                  </span>
+                  <Badge value={s.status} />
+                </div>
+                <p class="muted small">
+                  <Time iso={s.started_at} exact />
+                  {s.completed_at && s.completed_at !== s.started_at && (
+                    <>
+                      {' → '}
+                      <Time iso={s.completed_at} exact />
+                    </>
+                  )}
+                </p>
+                {s.error && <p class="error-text small">{s.error.message ?? s.error.name}</p>}
+                {s.output && s.type === 'send_email' && typeof s.output.email_id === 'string' ? (
+                  <a class="small" href={`/dashboard/emails/${s.output.email_id}`}>
+                    The email
+                  </a>
+                ) : (
+                  s.output && <Code>{JSON.stringify(s.output, null, 2)}</Code>
+                )}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </Card>
+  );
+}
