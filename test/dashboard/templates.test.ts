@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { join } from 'node:path';
-import { axeViolations, launchBrowser, screenshot, SCREENSHOTS } from '../helpers/browser';
+import { axeViolations, launchBrowser, screenshot, SCREENSHOTS, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
@@ -19,13 +19,8 @@ let receiptId: string;
 
 const LONG_NAME = 'Quarterly account statement for enterprise customers with several workspaces and a very long name';
 
-async function signIn(ctx: BrowserContext): Promise<Page> {
-  const p = await ctx.newPage();
-  await p.goto(`${base}/`);
-  await p.waitForURL(/\/dashboard\/sign-in/);
-  await p.getByLabel('Email').fill(world.p.creds.admin_email);
-  await p.getByLabel('Password').fill(world.p.creds.admin_password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
+async function signedIn(ctx: BrowserContext): Promise<Page> {
+  const p = await signIn(ctx, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
   await p.getByRole('heading', { name: 'Overview' }).waitFor();
   return p;
 }
@@ -39,7 +34,7 @@ beforeAll(async () => {
   world = await startMailWorld({ 'http.port': port, public_url: base });
   browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await signIn(context);
+  page = await signedIn(context);
 }, 60_000);
 
 afterAll(async () => {
@@ -144,7 +139,7 @@ describe('templates pages', () => {
       text: 'Receipt {{{ORDER}}} for {{{NAME}}}',
       has_unpublished_versions: false,
     });
-    expect(t.variables.map(({ key, type, fallback_value }) => ({ key, type, fallback_value }))).toEqual([
+    expect(t.variables!.map(({ key, type, fallback_value }) => ({ key, type, fallback_value }))).toEqual([
       { key: 'ORDER', type: 'number', fallback_value: 42 },
       { key: 'NAME', type: 'string', fallback_value: 'there' },
     ]);
@@ -156,7 +151,7 @@ describe('templates pages', () => {
     await page.getByRole('heading', { name: 'Receipt email' }).waitFor();
     t = (await world.p.resend.templates.get(receiptId)).data!;
     expect(t.name).toBe('Receipt email');
-    expect(t.variables.map((v) => v.key)).toEqual(['ORDER']);
+    expect(t.variables!.map((v) => v.key)).toEqual(['ORDER']);
     expect(t.text).toBe('Receipt {{{ORDER}}} for {{{NAME}}}');
   }, 30_000);
 
@@ -245,7 +240,7 @@ describe('templates pages', () => {
     await screenshot(page, 'template-long-name');
 
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
-    const p = await signIn(phone);
+    const p = await signedIn(phone);
     await p.goto(`${base}/dashboard/templates`);
     await p.getByText('Order confirmation').waitFor();
     await p.waitForLoadState('networkidle');

@@ -300,11 +300,9 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
       <div ref={errorRef}>
         <ErrorBox error={error} />
       </div>
-      {dirty && (
-        <p class="sr-only" role="status">
-          Unsaved changes.
-        </p>
-      )}
+      <p class="sr-only" role="status">
+        {dirty ? 'Unsaved changes.' : ''}
+      </p>
       <div class="editor template-editor">
         <div class="editor-fields">
           <Card>
@@ -487,6 +485,7 @@ function SendCard({ t }: { t: Template }) {
         <CopyButton text={snippet} label="Copy code" />
       </div>
       {t.status === 'draft' && <p class="callout">Publish the template first: sends use its published version only.</p>}
+      {t.has_unpublished_versions && <p class="callout">Sends use the version published <Time iso={t.published_at} /> until you publish the changes.</p>}
       <Code wrap label="Code to send with the template">
         {snippet}
       </Code>
