@@ -200,9 +200,12 @@ describe('templates pages', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('alert').filter({ hasText: 'Invalid `html` field' }).waitFor();
     expect((await world.p.resend.templates.get(receiptId)).data).toEqual(before);
-    // Back to what is saved.
-    await page.reload();
+    // Put right, the edit saves and the error goes.
+    await page.getByRole('textbox', { name: 'HTML' }).fill(before.html);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect((await world.p.resend.templates.get(receiptId)).data).toMatchObject({ subject: 'Changed subject', html: before.html, variables: [{ key: 'ORDER' }] });
   }, 30_000);
 
   test('duplicate opens the copy, a draft without alias; delete asks, then removes it', async () => {

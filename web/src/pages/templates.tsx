@@ -211,8 +211,9 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   const dirty = Object.keys(diff).length > 0;
   const set = (k: Exclude<keyof Form, 'variables'>) => (e: Event) => setForm((f) => ({ ...f, [k]: val(e as never) }));
 
-  /** PATCH what changed, if anything. */
+  /** PATCH what changed, if anything; the error of an earlier action goes (this one's, if any, takes its place). */
   const persist = async () => {
+    for (const a of [save, publish, duplicate]) a.setError(null);
     if (!dirty) return;
     await patch(`/templates/${t.id}`, diff);
     setSaved(body);
