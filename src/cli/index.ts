@@ -11,6 +11,8 @@ Commands:
   keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID] [--json]
                                 create an API key
   backup DEST [--compact]       write a consistent copy of the database to the file DEST (safe while serving)
+  domains rotate-dkim DOMAIN [--ed25519] [--status] [--team ID] [--json]
+                                rotate a domain's DKIM key: start, or check and switch once published
   version                       print the version
 
 Options:
@@ -53,6 +55,19 @@ export async function main(argv: string[]): Promise<number> {
         if (positionals.length !== 1) throw new UsageError('backup: give the file to write, e.g. `posthorn backup /var/backups/posthorn.mdb`');
         const { backup } = await import('./backup');
         return await backup(config(values.config), positionals[0], { compact: !!values.compact });
+      }
+      case 'domains': {
+        const [sub, ...args] = rest;
+        if (sub !== 'rotate-dkim') throw new UsageError('domains: the only subcommand is `domains rotate-dkim`');
+        const { values, positionals } = parseArgs({
+          args,
+          options: { config: { type: 'string' }, ed25519: { type: 'boolean' }, status: { type: 'boolean' }, team: { type: 'string' }, json: { type: 'boolean' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        if (positionals.length !== 1) throw new UsageError('domains rotate-dkim: give the domain, e.g. `posthorn domains rotate-dkim example.com`');
+        const { rotateDkim } = await import('./domains');
+        return await rotateDkim(config(values.config), { domain: positionals[0], ed25519: !!values.ed25519, status: !!values.status, team: values.team, json: !!values.json });
       }
       case 'keys': {
         const [sub, ...args] = rest;
