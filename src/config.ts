@@ -26,8 +26,28 @@ export interface Config {
     greeting_delay: number;
   };
   dns: { servers: string[] };
-  delivery: { mode: 'direct' | 'relay'; relay_url: string | null; mx_port: number; retry_schedule: number[]; retry_window: number };
-  limits: { requests_per_second: number };
+  delivery: {
+    mode: 'direct' | 'relay';
+    relay_url: string | null;
+    mx_port: number;
+    retry_schedule: number[];
+    retry_window: number;
+    /** Per-destination shaping (docs/mail.md §3.1): over the rules shipped in src/delivery/sites.toml. */
+    shaping: { enabled: boolean; default: Partial<SiteLimits>; sites: Record<string, SiteRuleConfig> };
+    /**
+     * Outbound MTA-STS (RFC 8461, docs/mail.md §3.2): policies looked up and applied in direct
+     * mode; `ca_file` adds trusted authorities (PEM) for policy hosts and MX certificates; `port`
+     * is where policy hosts are asked (443, RFC 8461 §3.3 — another value only for tests).
+     */
+    mta_sts: { enabled: boolean; ca_file: string | null; port: number };
+  };
+  /**
+   * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
+   * day, 0 = no limit (docs/api.md §6.1).
+   */
+  limits: { requests_per_second: number; emails_per_hour: number; emails_per_day: number };
+  /** After a DKIM rotation, how long the retired selectors stay listed before they are safe to remove (ms). */
+  dkim: { rotation_grace: number };
   retention: { days: number };
   security: { allow_private_networks: boolean };
   webhooks: { retry_schedule: number[] };
@@ -51,7 +71,73 @@ export class ConfigError extends Error {
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
 export const DEFAULT_WEBHOOK_RETRY = '5s,5m,30m,2h,5h,10h,10h';
 
-type Kind = 'string' | 'nullable' | 'domains' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum';
+/** How hard delivery may press one destination site (docs/mail.md §3.1). */
+export interface SiteLimits {
+  /** Connections open at once to the site. */
+  max_connections: number;
+  /** Messages sent over one connection before it is closed and replaced. */
+  messages_per_connection: number;
+  /** Messages per minute and per hour; 0 = no limit. */
+  messages_per_minute: number;
+  messages_per_hour: number;
+  /** ms the site is suspended after its first throttling reply, doubling with each further one up to `max_backoff`. */
+  backoff: number;
+  max_backoff: number;
+  /** Texts (case-insensitive) that make a 4xx reply a throttling reply, besides the generic ones. */
+  throttle_replies: string[];
+}
+
+/** A site: the destinations it covers — by recipient domain or by MX host — and any limits of its own. */
+export interface SiteRuleConfig extends Partial<SiteLimits> {
+  /** Recipient domains (`gmail.com`, `*.example.com`). */
+  domains?: string[];
+  /** MX host patterns (`*.google.com`, `mx.example.net`). */
+  mx?: string[];
+}
+
+const SITE_INTS: Record<string, [number, number]> = {
+  max_connections: [1, 1000],
+  messages_per_connection: [1, 1_000_000],
+  messages_per_minute: [0, 10_000_000],
+  messages_per_hour: [0, 1_000_000_000],
+};
+const SITE_DURATIONS = ['backoff', 'max_backoff'];
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+/**
+ * One site table of `delivery.shaping` (or of the shipped src/delivery/sites.toml): limits, and with
+ * `match` the domains and MX patterns it covers. Throws ConfigError naming the bad key under `key`.
+ */
+export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteRuleConfig {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(key, 'must be a table');
+  const out: SiteRuleConfig = {};
+  const strings = (k: string, v: unknown): string[] => {
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x.trim() === '')) throw new ConfigError(`${key}.${k}`, 'must be a list of strings');
+    return (v as string[]).map((x) => x.trim().toLowerCase().replace(/\.$/, ''));
+  };
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    if (k in SITE_INTS) {
+      const [min, max] = SITE_INTS[k];
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ConfigError(`${key}.${k}`, `must be an integer between ${min} and ${max} (got ${JSON.stringify(v)})`);
+      (out as Record<string, number>)[k] = v;
+    } else if (SITE_DURATIONS.includes(k)) {
+      const ms = typeof v === 'string' ? parseDuration(v) : null;
+      if (ms === null || ms < 100) throw new ConfigError(`${key}.${k}`, `must be a duration such as 1m or 30s (got ${JSON.stringify(v)})`);
+      (out as Record<string, number>)[k] = ms;
+    } else if (k === 'throttle_replies') {
+      out.throttle_replies = strings(k, v);
+    } else if (match && (k === 'domains' || k === 'mx')) {
+      const list = strings(k, v);
+      for (const d of list) if (!HOST_PATTERN.test(d)) throw new ConfigError(`${key}.${k}`, `must list names such as example.com or *.example.com (got ${JSON.stringify(d)})`);
+      out[k] = list;
+    } else throw new ConfigError(`${key}.${k}`, 'is not a known site setting (see config.example.toml)');
+  }
+  if (out.backoff !== undefined && out.max_backoff !== undefined && out.max_backoff < out.backoff)
+    throw new ConfigError(`${key}.max_backoff`, 'must not be shorter than `backoff`');
+  return out;
+}
+
+type Kind = 'string' | 'nullable' | 'domains' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum' | 'site' | 'sites';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -87,7 +173,16 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.mx_port', env: 'POSTHORN_DELIVERY_MX_PORT', kind: 'port', default: 25, min: 1 },
   { key: 'delivery.retry_schedule', env: 'POSTHORN_DELIVERY_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_DELIVERY_RETRY },
   { key: 'delivery.retry_window', env: 'POSTHORN_DELIVERY_RETRY_WINDOW', kind: 'duration', default: '72h' },
+  { key: 'delivery.shaping.enabled', env: 'POSTHORN_DELIVERY_SHAPING_ENABLED', kind: 'bool', default: true },
+  { key: 'delivery.shaping.default', env: 'POSTHORN_DELIVERY_SHAPING_DEFAULT', kind: 'site', default: {} },
+  { key: 'delivery.shaping.sites', env: 'POSTHORN_DELIVERY_SHAPING_SITES', kind: 'sites', default: {} },
+  { key: 'delivery.mta_sts.enabled', env: 'POSTHORN_DELIVERY_MTA_STS_ENABLED', kind: 'bool', default: true },
+  { key: 'delivery.mta_sts.ca_file', env: 'POSTHORN_DELIVERY_MTA_STS_CA_FILE', kind: 'nullable', default: null },
+  { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
+  { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
+  { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
+  { key: 'limits.emails_per_day', env: 'POSTHORN_LIMITS_EMAILS_PER_DAY', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
@@ -145,7 +240,28 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
     if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > 65535) bad(`must be a port number ${min}-65535`);
     return n as number;
   };
+  // Tables come from the file as tables, from the environment as JSON.
+  const table = (v: unknown): unknown => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v);
+    } catch {
+      return bad('must be a table (JSON in the environment variable)');
+    }
+  };
   switch (def.kind) {
+    case 'site':
+      return parseSiteTable(def.key, table(raw), false);
+    case 'sites': {
+      const t = table(raw);
+      if (!t || typeof t !== 'object' || Array.isArray(t)) bad('must be a table of sites');
+      const out: Record<string, SiteRuleConfig> = {};
+      for (const [name, site] of Object.entries(t as Record<string, unknown>)) {
+        if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(name)) throw new ConfigError(`${def.key}.${name}`, 'site names are 1-63 lowercase letters, digits, `_`, `.` or `-`');
+        out[name] = parseSiteTable(`${def.key}.${name}`, site, true);
+      }
+      return out;
+    }
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') bad('must be a non-empty string');
       return raw;
@@ -294,6 +410,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);
     }
   }
+  const ca = cfg.delivery.mta_sts.ca_file;
+  if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);
   const oidc = cfg.auth.oidc;
   if (oidc.issuer) {
     let u: URL | null = null;

@@ -4,6 +4,7 @@
  *
  *   bun scripts/bench/deliver.ts                               2,000 emails, direct MX, STARTTLS sink
  *   bun scripts/bench/deliver.ts --count 5000 --mode relay --tls off
+ *   bun scripts/bench/deliver.ts --shaping off                 per-destination shaping off (its overhead)
  *
  * Measures messages delivered per second by the delivery engine to a local sink MTA, and the
  * resident memory (RSS) of the Posthorn process. Posthorn runs in this process exactly as the tests
@@ -21,6 +22,10 @@
  *           Nothing is cached, so each attempt asks for MX, A and AAAA.
  *   relay   every message to `delivery.relay_url` = smtp://127.0.0.1:<sink port>.
  *
+ * Shaping (docs/mail.md §3.1) is on by default, with dest.test rolled up by its MX into a site of
+ * the default limits (20 connections, 100 messages each — the pool's own defaults), so `--shaping
+ * off` measures only what shaping costs: site lookups, room per claim, throttle checks per reply.
+ *
  * Nothing leaves 127.0.0.1. The temp data dir is removed at the end.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +42,7 @@ const { values: opts } = parseArgs({
     mode: { type: 'string', default: 'direct' },
     tls: { type: 'string', default: 'on' },
     sink: { type: 'string', default: 'child' },
+    shaping: { type: 'string', default: 'on' },
     role: { type: 'string', default: 'bench' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -49,12 +55,13 @@ function fail(message: string): never {
 }
 
 if (opts.help) {
-  console.log('usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess]');
+  console.log('usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off]');
   process.exit(0);
 }
 
 const TLS = opts.tls === 'on';
 if (opts.tls !== 'on' && opts.tls !== 'off') fail('--tls must be on or off');
+if (opts.shaping !== 'on' && opts.shaping !== 'off') fail('--shaping must be on or off');
 
 // ---------------------------------------------------------------------------------------------
 // Child role: the sink MTA alone. Prints its port, then counts until stdin closes.
@@ -145,6 +152,8 @@ const config = loadConfig({
     'delivery.mode': MODE,
     'delivery.relay_url': MODE === 'relay' ? `smtp://127.0.0.1:${sink.port}` : null,
     'delivery.mx_port': sink.port,
+    'delivery.shaping.enabled': opts.shaping === 'on',
+    'delivery.shaping.sites': { bench: { mx: ['*.dest.test'] } },
   },
 });
 const svc = await createServices(config);
@@ -203,10 +212,10 @@ await sink.stop();
 if (delivered !== COUNT) fail(`only ${delivered} of ${COUNT} recipients delivered`);
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-const cmd = `bun scripts/bench/deliver.ts --count ${COUNT} --mode ${MODE} --tls ${opts.tls} --sink ${SINK}`;
+const cmd = `bun scripts/bench/deliver.ts --count ${COUNT} --mode ${MODE} --tls ${opts.tls} --sink ${SINK} --shaping ${opts.shaping}`;
 console.log(`posthorn delivery benchmark — bun ${Bun.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`);
 console.log(`command:    ${cmd}`);
-console.log(`setup:      ${MODE === 'direct' ? 'direct MX via test DNS on 127.0.0.1' : 'relay'}, sink ${SINK === 'child' ? 'in a child process' : 'in this process'}, STARTTLS ${TLS ? 'on' : 'off'}, DKIM rsa-sha256 per message`);
+console.log(`setup:      ${MODE === 'direct' ? 'direct MX via test DNS on 127.0.0.1' : 'relay'}, sink ${SINK === 'child' ? 'in a child process' : 'in this process'}, STARTTLS ${TLS ? 'on' : 'off'}, DKIM rsa-sha256 per message, shaping ${opts.shaping}`);
 console.log(`queued:     ${COUNT} emails x 1 recipient in ${(queueMs / 1000).toFixed(2)} s (not timed)`);
 console.log(`delivered:  ${delivered} in ${seconds.toFixed(2)} s = ${(delivered / seconds).toFixed(0)} messages/s`);
 console.log(`memory:     RSS ${mb(rssBefore)} before, peak ${mb(rssPeak)} during delivery (Posthorn${SINK === 'inprocess' ? ' + sink' : ''}${dns ? ' + test DNS' : ''})`);

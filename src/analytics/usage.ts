@@ -1,8 +1,9 @@
 // GET /usage (docs/api.md §21): what a team has used of this install, in Resend's shape. Email
 // counts come from the hourly metric counters the event function keeps (`sent`: emails handed to
 // delivery, `received`: inbound messages), never from the emails; today and this month are UTC
-// calendar periods. Posthorn sets no quota, so every `limit` but the request rate is null ("no cap"
-// in Resend's words); AI credits do not exist here and automation runs are not counted: both stay 0.
+// calendar periods. The daily email `limit` is `limits.emails_per_day` when set (docs/api.md §6.1);
+// every other `limit` but the request rate is null ("no cap" in Resend's words); AI credits do not
+// exist here and automation runs are not counted: both stay 0.
 import type { StoreReader } from '../store';
 
 const HOUR = 3_600_000;
@@ -10,6 +11,8 @@ const HOUR = 3_600_000;
 export interface UsageOptions {
   /** The team's request limit (`limits.requests_per_second`, docs/api.md §6). */
   requestsPerSecond: number;
+  /** `limits.emails_per_day`; 0 = none. */
+  emailsPerDay?: number;
   now?: number;
 }
 
@@ -33,9 +36,9 @@ export async function teamUsage(store: StoreReader, team: string, o: UsageOption
       day.received += received;
     }
   });
-  const period = (c: { sent: number; received: number }, resets: number) => ({
+  const period = (c: { sent: number; received: number }, resets: number, limit: number | null) => ({
     used: c.sent + c.received,
-    limit: null,
+    limit,
     sent: c.sent,
     received: c.received,
     resets_at: new Date(resets).toISOString(),
@@ -49,7 +52,7 @@ export async function teamUsage(store: StoreReader, team: string, o: UsageOption
   return {
     object: 'usage' as const,
     generated_at: new Date(now).toISOString(),
-    emails: { daily: period(day, nextDay), monthly: period(month, nextMonth) },
+    emails: { daily: period(day, nextDay, o.emailsPerDay || null), monthly: period(month, nextMonth, null) },
     contacts: { used: contacts, limit: null },
     segments: { used: segments, limit: null },
     broadcasts: { used: broadcasts, limit: null },

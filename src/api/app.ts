@@ -48,6 +48,7 @@ import { authRoutes } from './resources/auth';
 import { teamRoutes } from './resources/team';
 import { dashboardRoutes } from './resources/dashboard';
 import { queueRoutes } from './resources/queue';
+import { tlsReportsRoutes } from './resources/tls-reports';
 import { templatesRoutes } from './resources/templates';
 import { sharedRoutes } from './resources/shared';
 import { usageRoutes } from './resources/usage';
@@ -182,6 +183,7 @@ export function buildApp(svc: ApiContext) {
   authRoutes(app, svc);
   teamRoutes(app, svc);
   queueRoutes(app, svc);
+  tlsReportsRoutes(app, svc);
   prometheusRoutes(app, svc);
   downloadsRoutes(app, svc);
   unsubscribeRoutes(app, svc);

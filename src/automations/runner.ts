@@ -28,11 +28,12 @@ import { SignedLinks } from '../links/signed';
 import { propertyDefs } from '../contacts/properties';
 import { advance, failRun, resolve, runContext, saveRun, skipReason, type SentEmail } from './steps';
 import { takeTriggers, cleanUp } from './intake';
+import { QuotaExceeded } from '../limits/quota';
 
 export interface RunnerDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security' | 'public_url'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits'>;
 }
 
 /** A due run, as the due index named it. */
@@ -200,8 +201,22 @@ export class AutomationRunner {
       }
     } catch (e) {
       if (e instanceof StaleRun) return;
+      if (e instanceof QuotaExceeded) return this.waitForQuota(c, e);
       await this.retryLater(c, String((e as Error)?.stack ?? e));
     }
+  }
+
+  /**
+   * The team's sending limit is reached (docs/api.md §6.1): the run's email step is tried again
+   * when the period ends — a wait, not a failed attempt (spread out, so runs do not all go at once).
+   */
+  private async waitForQuota(c: Claimed, e: QuotaExceeded): Promise<void> {
+    await this.deps.store.write(async (tx) => {
+      const run = await tx.automationRuns.get(c.team, c.id);
+      if (!run || run.status !== 'running' || run.due !== c.due) return;
+      saveRun(tx, run, { ...run, due: e.resetsAt + Math.floor(Math.random() * 60_000) });
+    });
+    log.warn('automations.quota_reached', { team_id: c.team, run_id: c.id, resumes_at: new Date(e.resetsAt).toISOString(), reason: e.message });
   }
 
   /** The run as the attempt read it, or StaleRun (thrown: the unit of work keeps nothing). */

@@ -7,6 +7,7 @@ import { log } from '../log';
 import { StoreUnavailable } from '../errors';
 import { dueKey } from '.';
 import { sendBroadcast, returnToDraft, type BroadcastDeps } from './send';
+import { QuotaExceeded } from '../limits/quota';
 
 /** Consecutive failures of one broadcast's send before it goes back to draft (with the reason logged). */
 const MAX_FAILURES = 5;
@@ -38,6 +39,13 @@ export class BroadcastSender {
       .catch(async (e) => {
         // The database out of reach (cluster mode) is no failure of this one: the next tick tries again.
         if (e instanceof StoreUnavailable) return void log.warn('store.unavailable', { job: key, error: e.reason });
+        // The team's sending limit is reached (docs/api.md §6.1): the broadcast stays queued, its
+        // batches so far sent, and goes on when the period ends — waiting is not failing.
+        if (e instanceof QuotaExceeded) {
+          this.failures.set(key, { count: this.failures.get(key)?.count ?? 0, notBefore: e.resetsAt });
+          log.warn('broadcast.quota_reached', { team_id: team, broadcast_id: broadcastId, resumes_at: new Date(e.resetsAt).toISOString(), reason: e.message });
+          return;
+        }
         // Left queued and tried again later, backing off; one that keeps failing goes back to draft.
         const count = (this.failures.get(key)?.count ?? 0) + 1;
         this.failures.set(key, { count, notBefore: Date.now() + 1000 * 2 ** (count - 1) });

@@ -13,6 +13,8 @@ Commands:
   backup DEST [--compact]       write a consistent copy of the database to the file DEST (safe while serving)
   migrate                       apply the PostgreSQL schema migrations of database.url (cluster mode)
   db copy [--from DIR]          copy an LMDB install (data_dir, or DIR) into the empty database.url
+  domains rotate-dkim DOMAIN [--ed25519] [--status] [--team ID] [--json]
+                                rotate a domain's DKIM key: start, or check and switch once published
   version                       print the version
 
 Options:
@@ -67,6 +69,19 @@ export async function main(argv: string[]): Promise<number> {
         const { values } = parseArgs({ args, options: { config: { type: 'string' }, from: { type: 'string' } }, strict: true });
         const { dbCopy } = await import('./db');
         return await dbCopy(config(values.config), { from: values.from });
+      }
+      case 'domains': {
+        const [sub, ...args] = rest;
+        if (sub !== 'rotate-dkim') throw new UsageError('domains: the only subcommand is `domains rotate-dkim`');
+        const { values, positionals } = parseArgs({
+          args,
+          options: { config: { type: 'string' }, ed25519: { type: 'boolean' }, status: { type: 'boolean' }, team: { type: 'string' }, json: { type: 'boolean' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        if (positionals.length !== 1) throw new UsageError('domains rotate-dkim: give the domain, e.g. `posthorn domains rotate-dkim example.com`');
+        const { rotateDkim } = await import('./domains');
+        return await rotateDkim(config(values.config), { domain: positionals[0], ed25519: !!values.ed25519, status: !!values.status, team: values.team, json: !!values.json });
       }
       case 'keys': {
         const [sub, ...args] = rest;

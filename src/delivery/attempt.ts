@@ -2,14 +2,15 @@
 // destination (MX hosts, or the relay), open a session, compose and sign the message, hand it over,
 // and return a reply for every recipient. Touches no state: the engine persists before and after.
 import type { Config } from '../config';
-import type { DomainRec, QueueEntry } from '../store';
+import type { DomainRec, MtaStsPolicy, QueueEntry, TlsFailure } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
-import type { DkimDomain } from '../mail/dkim';
 import { resolveMx, hostAddresses } from './mx';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
 import { ConnectError, type Target } from './smtp-client';
-import type { ConnectionPool } from './pool';
+import type { ConnectionPool, Lease } from './pool';
+import { mxAllowed, tlsResultType, type TlsResultType } from '../mail/mta-sts';
+import type { StsLookup } from './mta-sts';
 
 export interface AttemptInput {
   entry: QueueEntry;
@@ -26,29 +27,60 @@ export interface AttemptInput {
 export interface AttemptResult {
   /** A reply for every recipient of the entry. */
   replies: Map<string, Reply>;
-  /** The host that took the transaction, or null when none did. */
+  /** The host that took the transaction, or null when none did, and the address connected to. */
   host: string | null;
+  ip?: string | null;
   tls: boolean | null;
+  tlsVersion?: string | null;
+  tlsCipher?: string | null;
+  /** The destination's shaping site, once known (docs/mail.md §3.1). */
+  site?: string;
+  /** Server replies that refused a connection (a 421 greeting): shaping reads them beside the recipients' replies. */
+  refusals?: Reply[];
+  /** Not attempted: the site has no room before this time (ms). Nothing happened but the wait. */
+  deferred?: number;
+  /** The MTA-STS policy applied and the TLS-RPT results of this attempt (docs/mail.md §3.2), when the domain has one. */
+  sts?: StsOutcome;
 }
+
+/** What an attempt adds to its destination's TLS-RPT data (RFC 8460 §4.4). */
+export interface StsOutcome {
+  /** The policy the sessions were made under; null when its fetch failed and none was stored. */
+  policy: MtaStsPolicy | null;
+  /** Sessions that met the policy. */
+  success: number;
+  /** Sessions (and policy fetches) that did not, one entry each. */
+  failures: TlsFailure[];
+}
+
+/** Where a destination's connections go (shaping.ts): its site and the lease they take, or a wait. */
+export type Route = { site: string; lease?: Lease; defer?: undefined } | { site: string; defer: number };
 
 export interface AttemptDeps {
   config: Pick<Config, 'delivery' | 'smtp'>;
   dns: Resolver;
   pool: ConnectionPool;
-  /** DKIM signing: the signed message as its two parts (header, message). */
-  sign: (raw: Uint8Array, domain: DkimDomain) => Promise<[Buffer, Buffer]>;
+  /** DKIM signing with the sending domain's keys: the signed message as its two parts (header, message). */
+  sign: (raw: Uint8Array) => Promise<[Buffer, Buffer]>;
+  /** Shaping: the destination's site once its MX hosts are known (none in relay mode), and its room. */
+  route: (domain: string, hosts: string[]) => Route;
+  /** MTA-STS in direct mode (docs/mail.md §3.2): a recipient domain's policy, and the authorities MX certificates may chain to. */
+  mtaSts?: { lookup: (domain: string) => Promise<StsLookup>; ca: string[] };
 }
 
 export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
   const { entry, domain } = input;
   const { config, dns, pool } = deps;
-  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null });
+  const refusals: Reply[] = [];
+  let site: string | undefined;
+  let sts: StsOutcome | undefined;
+  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null, site, refusals, sts });
 
   // Composed and signed once, when the first destination has answered.
   let message: [Buffer, Buffer] | null = null;
   const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
     try {
-      return (message ??= await deps.sign(await input.message(), domain));
+      return (message ??= await deps.sign(await input.message()));
     } catch (e) {
       // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
       return localReply(451, '4.3.0', (e as Error).message);
@@ -57,21 +89,33 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
 
   const security = domain.tls === 'enforced' ? 'require-starttls' : 'starttls';
   let targets: AsyncIterable<Step>;
+  let route: Route;
   if (config.delivery.mode === 'relay') {
+    route = deps.route(entry.domain, []);
     targets = single({ target: relayTarget(config.delivery.relay_url!, config.smtp.hostname, domain.tls === 'enforced') });
   } else {
-    let route;
+    let mx;
     try {
-      route = await resolveMx(dns, entry.domain);
+      mx = await resolveMx(dns, entry.domain);
     } catch (e) {
       return everyone(dnsFailure(entry.domain, e));
     }
     // RFC 7505 §4.2: mail for a null-MX domain fails at once with 556 5.1.10.
-    if (route.kind === 'null') return everyone(localReply(556, '5.1.10', `${entry.domain}: the domain accepts no mail (null MX)`));
+    if (mx.kind === 'null') return everyone(localReply(556, '5.1.10', `${entry.domain}: the domain accepts no mail (null MX)`));
     // RFC 5321 §5.1: no MX and no address — there is nowhere to deliver (RFC 3463 X.1.2).
-    if (route.kind === 'none') return everyone(localReply(550, '5.1.2', `${entry.domain}: no MX or address records`));
-    targets = mxTargets(route.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname);
+    if (mx.kind === 'none') return everyone(localReply(550, '5.1.2', `${entry.domain}: no MX or address records`));
+    let policy: MtaStsPolicy | null = null;
+    if (deps.mtaSts) {
+      const found = await deps.mtaSts.lookup(entry.domain);
+      policy = found.policy?.mode === 'none' ? null : found.policy;
+      if (policy || found.failure) sts = { policy, success: 0, failures: found.failure ? [failure(found.failure.type, null, null, found.failure.reason)] : [] };
+    }
+    route = deps.route(entry.domain, mx.hosts);
+    targets = mxTargets(mx.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname, policy && sts ? { policy, ca: deps.mtaSts!.ca, outcome: sts, domain: entry.domain } : null);
   }
+  site = route.site;
+  if (route.defer !== undefined) return { replies: new Map(), host: null, tls: null, site, deferred: route.defer };
+  const lease = route.lease;
 
   let last: Reply | null = null;
   try {
@@ -83,11 +127,20 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       const { target } = step;
       let session;
       try {
-        session = await pool.acquire(target);
+        session = await pool.acquire(target, lease);
       } catch (e) {
         if (!(e instanceof ConnectError)) throw e;
         last = e.reply;
+        if (e.remote) refusals.push(e.remote);
+        // RFC 8461 §4.2: no session that meets the policy — a TLS-RPT failure; the next host may do better.
+        if (sts && target.verify?.enforce && e.code === 'ETLS') sts.failures.push(failure(tlsResultType(e.tlsReason ?? 'TLS_FAILURE'), target.host, null, e.tlsReason));
         continue; // RFC 5321 §5.1: try the next host
+      }
+      // A new session under a policy counts once in TLS-RPT (one reused is already counted).
+      if (sts && target.verify && session.messages === 0 && !step.counted) {
+        const v = session.tls.verified;
+        if (v?.ok) sts.success++;
+        else sts.failures.push(failure(tlsResultType(v?.reason ?? 'TLS_FAILURE'), target.host, session.address, v?.reason ?? null));
       }
       const bytes = await signed();
       if (!Array.isArray(bytes)) {
@@ -100,10 +153,11 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         // A kept-open session the server had already dropped: once more on a fresh connection.
         pool.release(session, false);
         try {
-          session = await pool.acquire(target);
+          session = await pool.acquire(target, lease);
         } catch (e) {
           if (!(e instanceof ConnectError)) throw e;
           last = e.reply;
+          if (e.remote) refusals.push(e.remote);
           continue;
         }
         out = await session.send(input.from, entry.recipients, bytes);
@@ -112,9 +166,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       // a 250 and before that commit is what sends an email twice). Giving the session back —
       // after an RSET when the transaction ended without one — is done on the side.
       const done = session;
+      const tls = done.tls;
       if (out.reusable && out.needsReset) void done.reset().then((ok) => pool.release(done, ok), () => pool.release(done, false));
       else pool.release(done, out.reusable);
-      return { replies: out.replies, host: target.host, tls: done.secure };
+      return { replies: out.replies, host: target.host, ip: done.address, tls: done.secure, tlsVersion: tls.version, tlsCipher: tls.cipher, site, refusals, sts };
     }
   } catch (e) {
     last = localReply(451, '4.4.0', `delivery failed: ${(e as Error).message}`);
@@ -122,16 +177,45 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   return everyone(last ?? localReply(451, '4.4.4', `${entry.domain}: no reachable mail server`));
 }
 
-/** A host to try, or why a host cannot be tried. */
-type Step = { target: Target } | { failure: Reply };
+/** A host to try (`counted`: already in TLS-RPT, as a host the policy does not name), or why a host cannot be tried. */
+type Step = { target: Target; counted?: boolean } | { failure: Reply };
+
+/** The MTA-STS policy MX hosts are checked against, and where the results go. */
+interface StsCheck {
+  domain: string;
+  policy: MtaStsPolicy;
+  ca: string[];
+  outcome: StsOutcome;
+}
+
+/** One TLS-RPT failure (RFC 8460 §4.4 failure-details). */
+function failure(type: TlsResultType, mx: string | null, ip: string | null, reason: string | null): TlsFailure {
+  return { result_type: type, receiving_mx_hostname: mx, receiving_ip: ip, failure_reason_code: reason, count: 1 };
+}
 
 async function* single(step: Step): AsyncIterable<Step> {
   yield step;
 }
 
-/** MX hosts in order, each resolved as it is reached; a host that fails DNS yields its failure. */
-async function* mxTargets(hosts: string[], dns: Resolver, port: number, security: Target['security'], ehloName: string): AsyncIterable<Step> {
+/**
+ * MX hosts in order, each resolved as it is reached; a host that fails DNS yields its failure.
+ * Under an MTA-STS policy (RFC 8461 §4.1, §4.2) a host must be one the policy names and show a
+ * valid certificate: in enforce mode a host it does not name is not tried (4.7.10) and TLS is
+ * required; in testing mode both are only recorded.
+ */
+async function* mxTargets(hosts: string[], dns: Resolver, port: number, security: Target['security'], ehloName: string, sts: StsCheck | null): AsyncIterable<Step> {
+  const enforce = sts?.policy.mode === 'enforce';
   for (const host of hosts) {
+    let verify: Target['verify'];
+    let counted = false;
+    if (sts && !mxAllowed(host, sts.policy)) {
+      sts.outcome.failures.push(failure('validation-failure', host, null, 'MX_NOT_IN_POLICY'));
+      counted = true;
+      if (enforce) {
+        yield { failure: localReply(451, '4.7.10', `${host}: not an MX host the MTA-STS policy of ${sts.domain} allows (RFC 8461 §4.1)`) };
+        continue;
+      }
+    } else if (sts) verify = { ca: sts.ca, enforce };
     let addresses: string[];
     try {
       addresses = await hostAddresses(dns, host);
@@ -143,7 +227,7 @@ async function* mxTargets(hosts: string[], dns: Resolver, port: number, security
       yield { failure: localReply(451, '4.4.4', `${host}: the MX host has no address records`) };
       continue;
     }
-    yield { target: { host, addresses, port, security, ehloName } };
+    yield { target: { host, addresses, port, security: enforce ? 'require-starttls' : security, ehloName, ...(verify ? { verify } : {}) }, counted };
   }
 }
 

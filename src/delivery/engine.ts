@@ -6,29 +6,39 @@
 //   delivery_delayed on a recipient's first temporary failure, bounced (Transient) once the
 //   retry window is over (docs/mail.md §3, docs/api.md §7.8, §14.2).
 // The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared DueWorker.
+// Shaping (shaping.ts, docs/mail.md §3.1) decides per destination site how many attempts run at
+// once and how fast; a claim passes over what has no room by the queue key alone, and moves the
+// entries of a suspended site out of the way until it resumes. Held entries (docs/api.md §19.7)
+// are out of the due range; entries queued to a held destination since are held at their claim.
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type Tx } from '../store';
+import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type TlsReportPolicy, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
+import { signingKeys } from '../domains/dkim';
 import { suppress } from '../suppressions';
 import { log } from '../log';
-import { attemptDelivery, type AttemptResult } from './attempt';
+import { attemptDelivery, type AttemptResult, type StsOutcome } from './attempt';
 import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
-import { bounceFor, localReply, verdict, type Reply } from '../mail/smtp-reply';
+import { Shaper, SiteRules, type Room } from './shaping';
+import type { Route } from './attempt';
+import { bounceFor, enhancedCode, localReply, verdict, type Reply } from '../mail/smtp-reply';
+import { recipientKey } from '../events';
 import { Verp } from '../mail/verp';
 import { nextAttemptAt, windowOver } from '../work/retry';
 import { DueWorker } from '../work/due-worker';
 import { ByteBudget } from '../limits/budget';
 import { composeEmail } from '../sending/message';
 import { SigningPool } from './signers';
+import { MtaSts } from './mta-sts';
+import { readFileSync } from 'node:fs';
 
 /** What the engine needs. */
 export interface DeliveryDeps {
   store: Store;
   events: Events;
   dns: Resolver;
-  config: Pick<Config, 'delivery' | 'smtp' | 'public_url'>;
+  config: Pick<Config, 'delivery' | 'smtp' | 'public_url' | 'security'>;
 }
 
 export interface EngineOptions {
@@ -42,6 +52,8 @@ export interface EngineOptions {
 /** An entry taken for an attempt, already persisted at `due` (its next attempt time). */
 interface Claimed {
   entry: QueueEntry;
+  /** The entry as it was before the claim (a shaping wait puts it back so). */
+  before: QueueEntry;
   due: number;
   domain: DomainRec;
   /** The email as claimed: what its message is composed from. */
@@ -66,6 +78,13 @@ export class DeliveryEngine {
   private readonly signers: SigningPool;
   private readonly budget = new ByteBudget(MESSAGE_BUDGET);
   private readonly worker: DueWorker<Claimed, Attempted>;
+  readonly shaper: Shaper;
+  /** The site of every attempt in flight, by its key (the worker's busy set is the truth: see claim). */
+  private readonly flying = new Map<string, string>();
+  /** When entries the last claim passed over for a short rate wait may go. */
+  private nextRoom: number | null = null;
+  /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
+  private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
   constructor(
     private readonly svc: DeliveryDeps,
@@ -74,6 +93,15 @@ export class DeliveryEngine {
     this.verp = new Verp(svc.store.secret('verp'));
     this.pool = new ConnectionPool({ ...DEFAULT_POOL, ...opts.pool });
     this.signers = new SigningPool(opts.signers);
+    // A relay shapes its own traffic: there, every domain is its own site with the pool's defaults.
+    const { shaping, mode } = svc.config.delivery;
+    this.shaper = new Shaper(new SiteRules(shaping), shaping.enabled && mode === 'direct');
+    const sts = svc.config.delivery.mta_sts;
+    if (sts.enabled && mode === 'direct') {
+      const ca = sts.ca_file ? pemCertificates(readFileSync(sts.ca_file, 'utf8')) : [];
+      const policies = new MtaSts({ store: svc.store, dns: svc.dns, ca, port: sts.port, allowPrivate: svc.config.security.allow_private_networks });
+      this.mtaSts = { lookup: (domain) => policies.lookup(domain), ca };
+    }
     this.worker = new DueWorker(
       'delivery',
       {
@@ -83,6 +111,7 @@ export class DeliveryEngine {
         attempt: (c) => this.attempt(c),
         settle: (c, a) => this.record(c, a),
         abandon: () => this.pool.close(true),
+        wakeAt: () => this.nextRoom,
       },
       // As many as Postfix's delivery agents (default_process_limit): one destination holds at most
       // its share (below), so the others always keep most of them.
@@ -142,28 +171,69 @@ export class DeliveryEngine {
    * In one commit: take up to `max` due entries not already in flight, move each to its next
    * attempt time with attempts+1, and fire `email.sent` for emails leaving `queued`. Entries whose
    * email is gone (retention) are dropped; emails whose domain was deleted or lost verification
-   * are marked `failed` (no webhook) and leave the queue.
+   * are marked `failed` (no webhook) and leave the queue. Shaping: entries of a site with no room
+   * are passed over by key; a suspended site's are moved to its end (spread out); entries queued to
+   * a destination their team holds are held.
    */
   private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store, events, config } = this.svc;
-    // Attempts in flight per destination domain: one slow destination may hold at most its share of
-    // connections, never every worker slot (its other entries wait in the queue, not in the pool).
-    const perDomain = new Map<string, number>();
-    for (const key of busy) {
-      const d = key.slice(0, key.indexOf('\u0000'));
-      perDomain.set(d, (perDomain.get(d) ?? 0) + 1);
-    }
-    // An attempt queued behind each open connection keeps it busy; more would only wait.
-    const cap = this.pool.perDestination * 2;
+    const shaper = this.shaper;
+    // Attempts in flight per site: one slow destination may hold at most its share of connections,
+    // never every worker slot (its other entries wait in the queue, not in the pool).
+    for (const key of this.flying.keys()) if (!busy.has(key)) this.flying.delete(key);
+    const perSite = new Map<string, number>();
+    for (const site of this.flying.values()) perSite.set(site, (perSite.get(site) ?? 0) + 1);
     return store.write(async (tx) => {
       const now = Date.now();
+      shaper.sync(await tx.sites.all());
+      const holds = await tx.queueHolds.all();
+      const heldDomains = new Set(holds.map((h) => h.destination));
+      const heldBy = new Set(holds.map((h) => `${h.team_id}\u0000${h.destination}`));
       const out: Claimed[] = [];
       const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      // Entries in flight, and destinations with no room, are passed over by their key alone.
-      const pass = (domain: string, id: string) => (perDomain.get(domain) ?? 0) >= cap || busy.has(`${domain}\u0000${id}`);
-      for (const { entry } of await tx.queue.due(now, max, pass)) {
+      const room = new Map<string, Room>();
+      const deferred = new Map<string, number>(); // entries moved per site, for spreading them
+      const moves: { domain: string; id: string; from: number; to: number }[] = [];
+      let soonest: number | null = null;
+      /** May one more attempt for `site` start (counted if so)? If not, a suspended site's entry moves. */
+      const admit = (site: string, domain: string, id: string, due: number): boolean => {
+        let r = room.get(site);
+        if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+        if (r.n > 0) {
+          r.n--;
+          return true;
+        }
+        if (r.until !== null) {
+          const nth = deferred.get(site) ?? 0;
+          deferred.set(site, nth + 1);
+          moves.push({ domain, id, from: due, to: shaper.spread(site, r.until, now, nth) });
+        } else {
+          const wait = shaper.waitFor(site, now);
+          if (wait > 0) soonest = Math.min(soonest ?? Infinity, now + wait);
+        }
+        return false;
+      };
+      const passedAs = new Map<string, string>();
+      // In flight, or no room for its site: passed over by key alone. A domain someone holds is
+      // read: the entry may be its team's, to be held.
+      const pass = (domain: string, id: string, due: number) => {
+        if (busy.has(`${domain}\u0000${id}`)) return true;
+        if (heldDomains.has(domain)) return false;
+        const site = shaper.siteOf(domain);
+        passedAs.set(domain, site);
+        return !admit(site, domain, id, due);
+      };
+      for (const { due: was, entry } of await tx.queue.due(now, max, pass)) {
         if (out.length >= max) break;
-        if (failed.has(entry.email_id) || (perDomain.get(entry.domain) ?? 0) >= cap) continue;
+        if (failed.has(entry.email_id)) continue;
+        if (heldBy.has(`${entry.team_id}\u0000${entry.domain}`)) {
+          tx.queue.put({ ...entry, held: 'destination' }, was);
+          continue;
+        }
+        // The site an earlier attempt found (by MX) counts from now on, for this entry too.
+        if (entry.site) shaper.learn(entry.domain, entry.site);
+        const site = shaper.siteOf(entry.domain);
+        if (passedAs.get(entry.domain) !== site && !admit(site, entry.domain, entry.id, was)) continue;
         // The body is not read here: an attempt reads it when it runs and lets it go after, so what
         // waits in the queue is never held in memory.
         const email = await tx.emails.get(entry.team_id, entry.email_id);
@@ -185,11 +255,41 @@ export class DeliveryEngine {
         const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
         const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
-        out.push({ entry: next, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent', { current: true }) });
-        perDomain.set(entry.domain, (perDomain.get(entry.domain) ?? 0) + 1);
+        out.push({ entry: next, before: entry, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent', { current: true }) });
+        shaper.take(site, now);
+        this.flying.set(inFlightKey(next), site);
+        perSite.set(site, (perSite.get(site) ?? 0) + 1);
       }
+      for (const m of moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
+      this.nextRoom = soonest;
       return out;
     });
+  }
+
+  /**
+   * Where an attempt's connections go, once its MX hosts are known: the site they show (which may
+   * not be the one the claim assumed — a domain rolls up to a provider by its MX), or a wait when
+   * that site has no room now.
+   */
+  private route(c: Claimed, domain: string, hosts: string[]): Route {
+    const now = Date.now();
+    const key = inFlightKey(c.entry);
+    const site = this.shaper.siteOfRoute(domain, hosts);
+    const claimedAs = this.flying.get(key);
+    if (site !== claimedAs) {
+      this.flying.set(key, site);
+      let others = 0;
+      for (const [k, s] of this.flying) if (s === site && k !== key) others++;
+      const r = this.shaper.room(site, now, others);
+      if (r.n <= 0) return { site, defer: r.until ?? now + Math.max(1_000, this.shaper.waitFor(site, now)) };
+      this.shaper.take(site, now);
+    } else {
+      const until = this.shaper.suspended(site, now);
+      if (until) return { site, defer: this.shaper.spread(site, until, now, 0) };
+    }
+    if (!this.shaper.enabled) return { site };
+    const lim = this.shaper.limits(site, now);
+    return { site, lease: { group: site, maxConnections: lim.max_connections, maxMessages: lim.messages_per_connection } };
   }
 
   /** The email cannot be sent any more; every entry of it leaves the queue. */
@@ -220,7 +320,17 @@ export class DeliveryEngine {
         if (!content) throw new Error('the message is no longer stored');
         return composeEmail(this.svc, c.email, content, c.domain);
       };
-      const result = await attemptDelivery({ entry: c.entry, domain: c.domain, message, from }, { config: this.svc.config, dns: this.svc.dns, pool: this.pool, sign: (raw, d) => this.signers.sign(raw, d) });
+      const result = await attemptDelivery(
+        { entry: c.entry, domain: c.domain, message, from },
+        {
+          config: this.svc.config,
+          dns: this.svc.dns,
+          pool: this.pool,
+          sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)),
+          route: (domain, hosts) => this.route(c, domain, hosts),
+          mtaSts: this.mtaSts,
+        },
+      );
       return { result, started };
     } finally {
       release();
@@ -228,6 +338,7 @@ export class DeliveryEngine {
   }
 
   private async record(c: Claimed, { result, started }: Attempted): Promise<void> {
+    if (result.deferred !== undefined) return this.putBack(c, result.deferred);
     const counts = await this.settle(c, result, started);
     const problem = [...result.replies.values()].find((r) => verdict(r) !== 'delivered');
     log.info('delivery.attempt', {
@@ -235,8 +346,10 @@ export class DeliveryEngine {
       email_id: c.entry.email_id,
       entry_id: c.entry.id,
       domain: c.entry.domain,
+      site: result.site,
       attempt: c.entry.attempts,
       host: result.host,
+      ip: result.ip,
       tls: result.tls,
       duration_ms: Date.now() - started,
       ...counts,
@@ -244,32 +357,64 @@ export class DeliveryEngine {
     });
   }
 
+  /**
+   * The attempt did not happen: its site had no room when its MX showed which site it is. The
+   * entry goes back as it was before the claim, due when the site has room.
+   */
+  private putBack(c: Claimed, due: number): Promise<void> {
+    const { entry, before } = c;
+    return this.svc.store.write(async (tx) => {
+      const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
+      if (!live) return;
+      tx.queue.put({ ...live, attempts: before.attempts, first_attempt_at: before.first_attempt_at, attempting: null, site: this.shaper.siteOf(entry.domain) }, due);
+    });
+  }
+
   /** Record an attempt's outcome, every recipient in one commit. */
   private settle(c: Claimed, result: AttemptResult, started: number): Promise<{ delivered: number; deferred: number; bounced: number }> {
     const { store, events, config } = this.svc;
     const { entry } = c;
+    const site = result.site ?? this.shaper.siteOf(entry.domain);
     return store.write(async (tx) => {
       const counts = { delivered: 0, deferred: 0, bounced: 0 };
       let email = await tx.emails.get(entry.team_id, entry.email_id);
       const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
-      if (!email || !live) return counts; // removed meanwhile (retention, domain failure)
+      if (!email) return counts; // removed meanwhile (retention)
+      // Canceled while this attempt was under way (docs/api.md §7.6): what the destination did with
+      // the message is still recorded; nothing is tried again.
+      const canceled = !live && entry.recipients.some((r) => email!.recipients[recipientKey(email!.recipients, r) ?? r] === 'canceled');
+      if (!live && !canceled) return counts; // removed meanwhile (domain failure)
+      const now = Date.now();
+      // What the replies do to the site (a throttling reply suspends it), committed with them.
+      const change = this.shaper.outcome(site, [...result.replies.values(), ...(result.refusals ?? [])], now);
+      if (change) {
+        if (change.put) tx.sites.put(change.put);
+        else tx.sites.remove(change.remove);
+        tx.afterCommit(() => this.shaper.apply(change));
+      }
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
       const attempt: DeliveryAttempt = {
         at: new Date(started).toISOString(),
         domain: entry.domain,
         host: result.host,
+        ip: result.ip ?? null,
         tls: result.tls,
-        duration_ms: Date.now() - started,
+        tls_version: result.tlsVersion ?? null,
+        tls_cipher: result.tlsCipher ?? null,
+        mta_sts: result.sts?.policy ? (result.sts.policy.mode as 'enforce' | 'testing') : null,
+        duration_ms: now - started,
         results: entry.recipients.map((r) => {
           const reply = result.replies.get(r);
-          return { recipient: r, code: reply?.code ?? 451, reply: reply?.text ?? 'no reply for this recipient' };
+          return { recipient: r, code: reply?.code ?? 451, enhanced_code: reply ? enhancedCode(reply) : null, reply: reply?.text ?? 'no reply for this recipient' };
         }),
       };
       email = { ...email, attempts: [...(email.attempts ?? []), attempt].slice(-MAX_ATTEMPTS) };
+      // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.
+      if (result.sts) recordTls(tx, entry.team_id, entry.domain, result.sts, started);
       // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
       const current = true;
       let stored = false;
-      const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, Date.now());
+      const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, now);
       const remaining: string[] = [];
       let lastTemporary: Reply | null = null;
       for (const rcpt of entry.recipients) {
@@ -287,6 +432,7 @@ export class DeliveryEngine {
             counts.bounced++;
             break;
           case 'temporary':
+            if (canceled) break;
             if (over) {
               email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: bounceFor(reply, 'Transient'), current });
               stored = true;
@@ -304,11 +450,30 @@ export class DeliveryEngine {
         }
       }
       if (!stored) tx.emails.put(email);
-      // Who is left waits the schedule's time from this failure (the claim's time was only the lease).
-      const due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, Date.now());
-      if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text, attempting: null }, due);
+      if (!live) return counts;
+      // Who is left waits the schedule's time from this failure (the claim's time was only the lease),
+      // and never less than a suspension of its site.
+      let due = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, now);
+      const until = change?.put?.suspended_until ?? this.shaper.suspended(site, now);
+      if (until && until > due) due = this.shaper.spread(site, until, now, 0);
+      if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text, attempting: null, site }, due);
       else tx.queue.remove(live);
       return counts;
     });
   }
+}
+
+/** The certificates of a PEM bundle, one string each (`delivery.mta_sts.ca_file`). */
+function pemCertificates(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+/** Add an attempt's sessions to its team's TLS-RPT day of the policy domain (docs/api.md §19.8). */
+function recordTls(tx: Tx, team: string, domain: string, sts: StsOutcome, at: number): void {
+  const { policy } = sts;
+  const day = new Date(at).toISOString().slice(0, 10);
+  const info: TlsReportPolicy = policy
+    ? { type: 'sts', string: policy.text.split(/\r?\n/).filter((l) => l.trim() !== ''), mx_host: policy.mx }
+    : { type: 'no-policy-found', string: [], mx_host: [] };
+  tx.tlsReports.add(team, day, domain, info, sts.success, sts.failures);
 }

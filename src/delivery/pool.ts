@@ -1,74 +1,96 @@
-// Connection reuse per destination (docs/mail.md §3): sessions to one host:port (with one TLS/AUTH set-up)
-// are kept open for a few seconds after use and handed to the next message for that host, at most
-// `perDestination` at a time — receiving MTAs throttle or refuse senders that open many parallel
-// connections. Waiters are served first come, first served.
+// Connection reuse per destination (docs/mail.md §3): sessions to one host:port (with one TLS/AUTH
+// set-up) are kept open for a few seconds after use and handed to the next message for that host.
+// Connections are counted per *group* — the destination's site when shaping is on (shaping.ts: one
+// site may have several MX hosts), else the host itself — at most the lease's `maxConnections` at a
+// time: receiving MTAs throttle or refuse senders that open many parallel connections. Waiters are
+// served first come, first served.
 import { SmtpSession, ConnectError, type Target } from './smtp-client';
 
 export interface PoolOptions {
-  /** Sessions open at once to one destination (connecting, busy or idle). */
+  /** Sessions open at once to one destination (connecting, busy or idle), when a lease names none. */
   perDestination: number;
   /** Close a session unused for this long (ms). */
   idleMs: number;
-  /** Transactions per session before it is closed and replaced. */
+  /** Transactions per session before it is closed and replaced, when a lease names none. */
   maxMessages: number;
 }
 
 export const DEFAULT_POOL: PoolOptions = { perDestination: 20, idleMs: 5_000, maxMessages: 100 };
+
+/** What a session is counted against, and how long it may serve (a site's limits, shaping.ts). */
+export interface Lease {
+  group: string;
+  maxConnections: number;
+  maxMessages: number;
+}
 
 interface Idle {
   session: SmtpSession;
   timer: ReturnType<typeof setTimeout>;
 }
 
-interface Dest {
-  /** Sessions counted against the limit: connecting, leased or idle. */
-  open: number;
-  idle: Idle[];
-  waiters: { resolve: (s: SmtpSession | null) => void; reject: (e: unknown) => void }[];
+interface Waiter {
+  key: string;
+  resolve: (s: SmtpSession | null) => void;
+  reject: (e: unknown) => void;
 }
 
+interface Group {
+  /** Sessions counted against the limit: connecting, leased or idle. */
+  open: number;
+  waiters: Waiter[];
+}
+
+const closing = () => new ConnectError({ code: 421, text: '421 4.3.2 delivery is shutting down', local: true });
+
 export class ConnectionPool {
-  private readonly dests = new Map<string, Dest>();
+  private readonly idle = new Map<string, Idle[]>();
+  private readonly groups = new Map<string, Group>();
+  /** The group and message limit each session was opened under. */
+  private readonly leases = new WeakMap<SmtpSession, Lease>();
   private readonly leased = new Set<SmtpSession>();
   private closed = false;
 
   constructor(private readonly opts: PoolOptions = DEFAULT_POOL) {}
 
-  /** Connections allowed to one destination at a time. */
+  /** Connections allowed to one destination at a time, when a lease names none. */
   get perDestination(): number {
     return this.opts.perDestination;
   }
 
   /** The pool key: one pool per host:port and connection set-up. */
   static key(t: Target): string {
-    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}`;
+    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}|${t.verify ? (t.verify.enforce ? 've' : 'vt') : ''}`;
   }
 
   /** A session to `target`: an idle one, a new one, or the next one freed. Throws ConnectError. */
-  async acquire(target: Target): Promise<SmtpSession> {
-    if (this.closed) throw new ConnectError({ code: 421, text: '421 4.3.2 delivery is shutting down' });
+  async acquire(target: Target, lease?: Lease): Promise<SmtpSession> {
+    if (this.closed) throw closing();
     const key = ConnectionPool.key(target);
+    const l = lease ?? { group: key, maxConnections: this.opts.perDestination, maxMessages: this.opts.maxMessages };
     for (;;) {
-      const d = this.dest(key);
-      const idle = d.idle.pop();
+      const g = this.group(l.group);
+      const idle = this.idle.get(key)?.pop();
       if (idle) {
         clearTimeout(idle.timer);
-        if (idle.session.alive) return this.lease(idle.session);
-        d.open--;
+        if (idle.session.alive) return this.lease(idle.session, l);
+        this.slotFreed(this.leases.get(idle.session)?.group ?? l.group);
         continue;
       }
-      if (d.open < this.opts.perDestination) {
-        d.open++;
+      if (g.open < l.maxConnections) {
+        g.open++;
         try {
-          return this.lease(await SmtpSession.open(target));
+          const session = await SmtpSession.open(target);
+          this.leases.set(session, l);
+          return this.lease(session, l);
         } catch (e) {
-          this.slotFreed(key, d);
+          this.slotFreed(l.group);
           throw e;
         }
       }
       // At the limit: wait for a session to be released (null = a slot freed, connect ourselves).
-      const handed = await new Promise<SmtpSession | null>((resolve, reject) => d.waiters.push({ resolve, reject }));
-      if (handed) return this.lease(handed);
+      const handed = await new Promise<SmtpSession | null>((resolve, reject) => g.waiters.push({ key, resolve, reject }));
+      if (handed) return this.lease(handed, l);
     }
   }
 
@@ -76,67 +98,75 @@ export class ConnectionPool {
   release(session: SmtpSession, reusable: boolean): void {
     this.leased.delete(session);
     const key = ConnectionPool.key(session.target);
-    const d = this.dest(key);
-    if (this.closed || !reusable || !session.alive || session.messages >= this.opts.maxMessages) {
+    const lease = this.leases.get(session) ?? { group: key, maxConnections: this.opts.perDestination, maxMessages: this.opts.maxMessages };
+    const g = this.group(lease.group);
+    const mine = g.waiters.findIndex((w) => w.key === key);
+    // Kept open only for this host: if the group's other hosts wait for room, the slot goes to them.
+    const othersWait = mine < 0 && g.waiters.length > 0;
+    if (this.closed || !reusable || !session.alive || session.messages >= lease.maxMessages || othersWait) {
       if (session.alive) session.quit();
-      this.slotFreed(key, d);
+      this.slotFreed(lease.group);
       return;
     }
-    const waiter = d.waiters.shift();
-    if (waiter) return waiter.resolve(session);
+    if (mine >= 0) return g.waiters.splice(mine, 1)[0]!.resolve(session);
     const timer = setTimeout(() => {
-      const i = d.idle.findIndex((x) => x.session === session);
+      const list = this.idle.get(key) ?? [];
+      const i = list.findIndex((x) => x.session === session);
       if (i < 0) return;
-      d.idle.splice(i, 1);
+      list.splice(i, 1);
+      if (!list.length) this.idle.delete(key);
       session.quit();
-      this.slotFreed(key, d);
+      this.slotFreed(lease.group);
     }, this.opts.idleMs);
     timer.unref?.();
-    d.idle.push({ session, timer });
+    const list = this.idle.get(key) ?? [];
+    list.push({ session, timer });
+    this.idle.set(key, list);
   }
 
   /** QUIT idle sessions and refuse new work; `force` also drops sessions in use. */
   close(force = false): void {
     this.closed = true;
-    for (const [key, d] of this.dests) {
-      for (const { session, timer } of d.idle) {
+    for (const list of this.idle.values())
+      for (const { session, timer } of list) {
         clearTimeout(timer);
         session.quit();
       }
-      d.idle = [];
-      for (const w of d.waiters) w.reject(new ConnectError({ code: 421, text: '421 4.3.2 delivery is shutting down' }));
-      d.waiters = [];
-      this.dests.delete(key);
+    this.idle.clear();
+    for (const g of this.groups.values()) {
+      for (const w of g.waiters) w.reject(closing());
+      g.waiters = [];
     }
+    this.groups.clear();
     if (force) for (const s of this.leased) s.close();
   }
 
-  /** Sessions open now, per destination key (tests, bench). */
-  stats(): Record<string, { open: number; idle: number; waiting: number }> {
-    const out: Record<string, { open: number; idle: number; waiting: number }> = {};
-    for (const [k, d] of this.dests) out[k] = { open: d.open, idle: d.idle.length, waiting: d.waiters.length };
+  /** Sessions open now, per group (tests, bench). */
+  stats(): Record<string, { open: number; waiting: number }> {
+    const out: Record<string, { open: number; waiting: number }> = {};
+    for (const [k, g] of this.groups) out[k] = { open: g.open, waiting: g.waiters.length };
     return out;
   }
 
-  private lease(s: SmtpSession): SmtpSession {
+  private lease(s: SmtpSession, l: Lease): SmtpSession {
+    if (!this.leases.has(s)) this.leases.set(s, l);
     this.leased.add(s);
     return s;
   }
 
-  private dest(key: string): Dest {
-    let d = this.dests.get(key);
-    if (!d) {
-      d = { open: 0, idle: [], waiters: [] };
-      this.dests.set(key, d);
-    }
-    return d;
+  private group(name: string): Group {
+    let g = this.groups.get(name);
+    if (!g) this.groups.set(name, (g = { open: 0, waiters: [] }));
+    return g;
   }
 
-  /** A session closed: let the next waiter open one, forget an unused destination. */
-  private slotFreed(key: string, d: Dest): void {
-    d.open = Math.max(0, d.open - 1);
-    const waiter = d.waiters.shift();
+  /** A session closed: let the next waiter open one, forget an unused group. */
+  private slotFreed(name: string): void {
+    const g = this.groups.get(name);
+    if (!g) return;
+    g.open = Math.max(0, g.open - 1);
+    const waiter = g.waiters.shift();
     if (waiter) return waiter.resolve(null);
-    if (d.open === 0 && d.idle.length === 0 && this.dests.get(key) === d) this.dests.delete(key);
+    if (g.open === 0) this.groups.delete(name);
   }
 }

@@ -7,8 +7,12 @@
 // when it does not, or when the handshake fails (reconnecting without TLS), as MTAs do — MX
 // certificates are often self-signed or name the wrong host, so they are not verified (the
 // alternative is plain text). 'require-starttls' (a domain with `tls: enforced`) fails the
-// connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays).
+// connection instead. 'implicit' speaks TLS from the first byte (smtps:// relays). A target with
+// `verify` (an MX host under an MTA-STS policy, RFC 8461 §4.2) has its certificate checked — valid
+// for the MX host name, chaining to a trusted authority: in enforce mode a session without that
+// (or without TLS 1.2+) is not set up at all; in testing mode it goes ahead and says how it fared.
 import { Readable } from 'node:stream';
+import { rootCertificates, checkServerIdentity, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { parseReply, localReply, type Reply } from '../mail/smtp-reply';
@@ -26,6 +30,22 @@ export interface Target {
   auth?: { user: string; pass: string };
   /** EHLO name (`smtp.hostname`). */
   ehloName: string;
+  /**
+   * Check the certificate (PKIX, the host name) with the system's authorities and `ca` (PEM)
+   * besides: `enforce` refuses a session that fails the check, otherwise it is only reported.
+   */
+  verify?: { ca: string[]; enforce: boolean };
+}
+
+/** The TLS of a session: protocol version and cipher suite (null in plain text). */
+export interface TlsInfo {
+  version: string | null;
+  cipher: string | null;
+  /**
+   * For a target with `verify`: did the certificate check pass, and if not, why (the TLS library's
+   * code, or STARTTLS_MISSING for a session in plain text). Null without `verify`.
+   */
+  verified: { ok: boolean; reason: string | null } | null;
 }
 
 /** A failure to set a session up (connect, greeting, TLS, AUTH): retry later or try the next host. */
@@ -34,6 +54,10 @@ export class ConnectError extends Error {
     readonly reply: Reply,
     /** What failed: ETLS, EAUTH, or the connection's error code (ECONNREFUSED, ETIMEDOUT, …). */
     readonly code = 'ECONNECTION',
+    /** What the server said when it refused (a 421 greeting), for shaping (shaping.ts). */
+    readonly remote: Reply | null = null,
+    /** The TLS library's reason when a handshake or certificate check failed (TLS-RPT, RFC 8460 §4.3). */
+    readonly tlsReason: string | null = null,
   ) {
     super(reply.text);
   }
@@ -56,6 +80,8 @@ const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTim
 export class SmtpSession {
   messages = 0;
   private dead = false;
+  /** Why TLS was given up for plain text on this session (opportunistic TLS whose handshake failed). */
+  tlsFallback: string | null = null;
 
   private constructor(
     private readonly conn: SMTPConnection,
@@ -79,7 +105,9 @@ export class SmtpSession {
         // Opportunistic TLS whose handshake failed: the same host again, in plain text.
         if (target.security === 'starttls' && (e as ConnectError).code === 'ETLS') {
           try {
-            return await SmtpSession.openAt(target, address, true);
+            const plain = await SmtpSession.openAt(target, address, true);
+            plain.tlsFallback = (e as ConnectError).tlsReason;
+            return plain;
           } catch (e2) {
             last = e2 as ConnectError;
           }
@@ -98,9 +126,16 @@ export class SmtpSession {
       requireTLS: target.security === 'require-starttls',
       opportunisticTLS: target.security === 'starttls',
       ignoreTLS: noTls,
-      // SNI with the host name; certificates are not verified (see the header comment).
+      // SNI with the host name; certificates are verified only for `verify` (see the header comment).
       servername: /^[\d.:]+$/.test(target.host) ? undefined : target.host,
-      tls: { rejectUnauthorized: false },
+      tls: target.verify
+        ? {
+            rejectUnauthorized: target.verify.enforce,
+            servername: target.host,
+            ...(target.verify.enforce ? { minVersion: 'TLSv1.2' as const } : {}),
+            ...(target.verify.ca.length ? { ca: [...rootCertificates, ...target.verify.ca] } : {}),
+          }
+        : { rejectUnauthorized: false },
       // A relay named `localhost` (a local MTA) is an expected set-up.
       allowInternalNetworkInterfaces: true,
       ...TIMEOUTS,
@@ -139,6 +174,24 @@ export class SmtpSession {
 
   get secure(): boolean {
     return this.conn.secure;
+  }
+
+  /** The session's TLS version and cipher suite (docs/api.md §7.3 `attempts`). */
+  get tls(): TlsInfo {
+    const verify = this.target.verify;
+    if (!this.conn.secure) return { version: null, cipher: null, verified: verify ? { ok: false, reason: this.tlsFallback ?? 'STARTTLS_MISSING' } : null };
+    // nodemailer keeps the socket it speaks on (the TLS one after STARTTLS) as `_socket`.
+    const socket = (this.conn as unknown as { _socket?: Partial<TLSSocket> })._socket;
+    const version = socket?.getProtocol?.() ?? null;
+    let verified: TlsInfo['verified'] = null;
+    if (verify) {
+      // The chain and the host name (given as servername) are checked during the handshake;
+      // `authorized` says how that went even when the session was not refused for it.
+      const error = socket?.authorizationError ? String((socket.authorizationError as { code?: string }).code ?? socket.authorizationError) : null;
+      const ok = socket?.authorized === true && checkServerIdentity(this.target.host, socket.getPeerCertificate!()) === undefined;
+      verified = ok && version !== 'TLSv1' && version !== 'TLSv1.1' ? { ok: true, reason: null } : { ok: false, reason: ok ? 'TLS_VERSION_TOO_OLD' : (error ?? 'ERR_TLS_CERT_ALTNAME_INVALID') };
+    }
+    return { version, cipher: socket?.getCipher?.()?.name ?? null, verified };
   }
 
   get alive(): boolean {
@@ -245,13 +298,28 @@ export class SmtpSession {
 function connectError(where: string, err: NodemailerError, target: Target): ConnectError {
   const serverSaid = err.response ? ` (${err.response.replace(/\s+/g, ' ').trim()})` : '';
   const code = err.code === 'ETLS' ? 'ETLS' : err.code === 'EAUTH' ? 'EAUTH' : (err.originalCode ?? err.code ?? 'ECONNECTION');
+  const remote = err.response ? parseReply(err.response) : null;
+  const tlsReason = code === 'ETLS' ? tlsReasonOf(err) : null;
   let reply: Reply;
-  if (code === 'ETLS' && target.security === 'require-starttls')
+  if (code === 'ETLS' && target.verify)
+    // RFC 8461 §4.2, RFC 3463 X.7.10 (encryption needed): an MTA-STS policy in enforce mode.
+    reply = localReply(451, '4.7.10', `${where}: MTA-STS policy requires TLS with a valid certificate: ${tlsReason ?? err.message}${serverSaid}`);
+  else if (code === 'ETLS' && target.security === 'require-starttls')
     // RFC 3463 X.7.0: the sending domain requires TLS (`tls: enforced`) and none could be set up.
     reply = localReply(451, '4.7.0', `${where}: TLS required by the sending domain but not available${serverSaid}`);
   else if (code === 'EAUTH') reply = localReply(451, '4.7.0', `${where}: authentication failed${serverSaid}`);
   else reply = localReply(451, '4.4.1', `${where}: ${err.message.replace(/: \d{3}[\s\S]*$/, '')}${serverSaid}`);
-  return new ConnectError(reply, code);
+  return new ConnectError(reply, code, remote, tlsReason);
+}
+
+/** The TLS library's code for a failed handshake (ERR_TLS_CERT_ALTNAME_INVALID, CERT_HAS_EXPIRED, …), or STARTTLS_MISSING. */
+function tlsReasonOf(err: NodemailerError): string {
+  const cause = (err as { cause?: { code?: string } }).cause;
+  const code = cause?.code ?? (err.originalCode && err.originalCode !== 'ETLS' ? err.originalCode : null);
+  if (code) return code;
+  if (/TLS required but not in use|STARTTLS/i.test(err.message)) return 'STARTTLS_MISSING';
+  const m = /\b([A-Z][A-Z0-9_]{5,})\b/.exec(err.message);
+  return m ? m[1] : 'TLS_FAILURE';
 }
 
 const SLICE = 64 * 1024;

@@ -3,8 +3,22 @@
 // DKIM, Receiving, Tracking): clients with typed enums reject any other. The DMARC record Posthorn
 // recommends is checked like the others but answered apart, in `recommended_records`.
 import type { DomainRec, DomainStatus, RecordStatus } from '../store';
+import { keyRecord, previousRemovable } from './dkim';
 
-export type RecordId = 'SPF:MX' | 'SPF:TXT' | 'DKIM' | 'Receiving' | 'DMARC' | 'Tracking';
+export type RecordId =
+  | 'SPF:MX'
+  | 'SPF:TXT'
+  | 'DKIM'
+  | 'Receiving'
+  | 'DMARC'
+  | 'Tracking'
+  // A domain's second key (Ed25519), a rotation's next keys and the retired ones (docs/mail.md §2.1):
+  // listed as DKIM records, never counted towards the domain's status.
+  | 'DKIM:ed25519'
+  | 'DKIM:next'
+  | 'DKIM:next-ed25519'
+  | 'DKIM:previous'
+  | 'DKIM:previous-ed25519';
 
 export const SENDING_RECORDS: RecordId[] = ['SPF:MX', 'SPF:TXT', 'DKIM'];
 export const RECEIVING_RECORDS: RecordId[] = ['Receiving'];
@@ -28,19 +42,28 @@ export interface RecordHosts {
 }
 
 /** Every record of a domain, in display order, with fully qualified lookup names. */
-export function recordSpecs(d: DomainRec, hosts: RecordHosts) {
+export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) {
   const specs: { id: RecordId; view: Omit<RecordView, 'status'>; fqdn: string }[] = [];
   const rp = d.custom_return_path;
   if (d.capabilities.sending === 'enabled') {
     specs.push(
       { id: 'SPF:MX', fqdn: `${rp}.${d.name}`, view: { record: 'SPF', name: rp, type: 'MX', value: hosts.smtpHostname, ttl: 'Auto', priority: 10 } },
       { id: 'SPF:TXT', fqdn: `${rp}.${d.name}`, view: { record: 'SPF', name: rp, type: 'TXT', value: `v=spf1 a:${hosts.smtpHostname} ~all`, ttl: 'Auto' } },
-      {
-        id: 'DKIM',
-        fqdn: `${d.dkim.selector}._domainkey.${d.name}`,
-        view: { record: 'DKIM', name: `${d.dkim.selector}._domainkey`, type: 'TXT', value: `p=${d.dkim.public_key}`, ttl: 'Auto' },
-      },
     );
+    const dkim = (id: RecordId, selector: string, value: string) =>
+      specs.push({ id, fqdn: `${selector}._domainkey.${d.name}`, view: { record: 'DKIM', name: `${selector}._domainkey`, type: 'TXT', value, ttl: 'Auto' } });
+    dkim('DKIM', d.dkim.selector, keyRecord(d.dkim, 'rsa'));
+    if (d.dkim_ed25519) dkim('DKIM:ed25519', d.dkim_ed25519.selector, keyRecord(d.dkim_ed25519, 'ed25519'));
+    if (d.dkim_next) {
+      dkim('DKIM:next', d.dkim_next.rsa.selector, keyRecord(d.dkim_next.rsa, 'rsa'));
+      if (d.dkim_next.ed25519) dkim('DKIM:next-ed25519', d.dkim_next.ed25519.selector, keyRecord(d.dkim_next.ed25519, 'ed25519'));
+    }
+    // Retired selectors stay listed (to keep) until their grace period is over.
+    if (d.dkim_previous && !previousRemovable(d, now)) {
+      const [rsa, ed] = d.dkim_previous.records;
+      if (rsa) dkim('DKIM:previous', rsa.selector, rsa.value);
+      if (ed) dkim('DKIM:previous-ed25519', ed.selector, ed.value);
+    }
   }
   if (d.capabilities.receiving === 'enabled')
     specs.push({ id: 'Receiving', fqdn: d.name, view: { record: 'Receiving', name: '@', type: 'MX', value: hosts.smtpHostname, ttl: 'Auto', priority: 10 } });

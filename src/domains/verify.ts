@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import { BlockList, isIP } from 'node:net';
 import { Resolver } from '../dns/resolver';
 import { recordSpecs, deriveStatus, type RecordId } from './records';
-import { parseTags } from './dkim';
+import { parseTags, rotationVerified, completeRotation } from './dkim';
 import { nowIso } from '../ids';
 import { log } from '../log';
 
@@ -27,7 +27,7 @@ export class DomainVerifier {
   constructor(
     private readonly store: Store,
     private readonly dns: Resolver,
-    private readonly config: Pick<Config, 'smtp' | 'public_url'>,
+    private readonly config: Pick<Config, 'smtp' | 'public_url' | 'dkim'>,
   ) {}
 
   /** Mark the domain as being checked and start the check; resolves once the new state is durable. */
@@ -95,7 +95,8 @@ export class DomainVerifier {
     for (const d of await this.store.domains.everything()) {
       if (this.stopped) return;
       const last = d.verification.checked_at ? Date.parse(d.verification.checked_at) : 0;
-      if (['pending', 'partially_verified', 'partially_failed', 'temporary_failure'].includes(d.status)) due.push(d);
+      // A pending DKIM rotation switches once its records are found (docs/mail.md §2.1).
+      if (['pending', 'partially_verified', 'partially_failed', 'temporary_failure'].includes(d.status) || d.dkim_next) due.push(d);
       else if (d.status === 'verified' && now - last >= VERIFIED_RECHECK_MS) due.push(d);
     }
     for (const d of due) if (!this.stopped) await this.check(d.team_id, d.id);
@@ -142,7 +143,11 @@ export class DomainVerifier {
         else if (outcome === 'wrong') record_status[rid] = 'failed';
         else record_status[rid] = inWindow ? 'pending' : 'failed';
       }
-      const next: DomainRec = { ...cur, record_status };
+      let next: DomainRec = { ...cur, record_status };
+      if (rotationVerified(next)) {
+        next = completeRotation(next, this.config.dkim.rotation_grace);
+        log.info('domain.dkim_rotated', { domain: cur.name, selector: next.dkim.selector, ed25519: next.dkim_ed25519?.selector ?? null, previous: next.dkim_previous!.records.map((r) => r.selector), remove_after: next.dkim_previous!.remove_after });
+      }
       next.status = deriveStatus(next);
       next.verification = {
         ...cur.verification,
@@ -172,10 +177,16 @@ export class DomainVerifier {
         if (spf.length > 1) return 'wrong';
         return (await this.spfAuthorises(spf[0], fqdn)) ? 'ok' : 'wrong';
       }
-      case 'DKIM': {
+      case 'DKIM':
+      case 'DKIM:ed25519':
+      case 'DKIM:next':
+      case 'DKIM:next-ed25519':
+      case 'DKIM:previous':
+      case 'DKIM:previous-ed25519': {
+        const expected = parseTags(recordSpecs(d, this.hosts()).find((s) => s.id === id)!.view.value);
         const keys = (await this.dns.txt(fqdn)).map(parseTags).filter((t) => t.has('p'));
         if (keys.length === 0) return 'missing';
-        return keys.some((t) => isOurKey(t, d.dkim.public_key)) ? 'ok' : 'wrong';
+        return keys.some((t) => isOurKey(t, expected.get('p')!, expected.get('k') ?? 'rsa')) ? 'ok' : 'wrong';
       }
       case 'DMARC': {
         const recs = (await this.dns.txt(fqdn)).filter((t) => /^v=DMARC1\s*(;|$)/i.test(t.trim()));
@@ -232,11 +243,11 @@ export class DomainVerifier {
   }
 }
 
-/** A DKIM key record (RFC 6376 §3.6.1) publishing our RSA key: v=DKIM1 if present, k=rsa, h incl. sha256. */
-function isOurKey(tags: Map<string, string>, publicKey: string): boolean {
+/** A DKIM key record (RFC 6376 §3.6.1, RFC 8463) publishing our key: v=DKIM1 if present, k= its kind, h incl. sha256. */
+function isOurKey(tags: Map<string, string>, publicKey: string, kind: string): boolean {
   const v = tags.get('v');
   if (v !== undefined && v !== 'DKIM1') return false;
-  if ((tags.get('k') ?? 'rsa').toLowerCase() !== 'rsa') return false;
+  if ((tags.get('k') ?? 'rsa').toLowerCase() !== kind.toLowerCase()) return false;
   const h = tags.get('h');
   if (h !== undefined && !h.toLowerCase().split(':').includes('sha256')) return false;
   return tags.get('p') === publicKey;

@@ -28,6 +28,7 @@ const RECIPIENT_STATE: Partial<Record<EmailStatus, RecipientState>> = {
   bounced: 'bounced',
   complained: 'complained',
   suppressed: 'suppressed',
+  canceled: 'canceled',
 };
 
 export interface EmailEventDetails {

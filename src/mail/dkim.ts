@@ -1,5 +1,7 @@
 // DKIM signing of outgoing mail (RFC 6376): rsa-sha256, relaxed/relaxed (§3.4.2, §3.4.4), d= the
-// sender domain, s= its selector. Signed per attempt from the stored unsigned message, with
+// sender domain, s= its selector — and, for a domain with an Ed25519 key, a second signature
+// ed25519-sha256 (RFC 8463) under that key's selector: receivers that know Ed25519 check it, the
+// others ignore it and check the RSA one (RFC 8463 §1). Signed per attempt from the stored unsigned message, with
 // mailauth (nodemailer's signer sends an ed25519-keyed message unsigned without an error, and
 // dkim-signer is unmaintained). The DKIM-Signature header goes in front of the message (§5.6).
 // Errors never carry the key.
@@ -9,6 +11,8 @@ import { dkimSign } from 'mailauth/lib/dkim/sign';
 export interface DkimDomain {
   name: string;
   dkim: { selector: string; private_key: string };
+  /** Also sign with this Ed25519 key. */
+  ed25519?: { selector: string; private_key: string };
 }
 
 // The header fields signed: mailauth's default list (RFC 6376 §5.4.1's recommendation) plus
@@ -39,8 +43,9 @@ export async function dkimSignature(raw: Uint8Array, d: DkimDomain): Promise<str
     canonicalization: 'relaxed/relaxed',
     headerList: SIGNED_HEADERS,
   };
+  const all = d.ed25519 ? [signature, { ...signature, selector: d.ed25519.selector, privateKey: d.ed25519.private_key, algorithm: 'ed25519-sha256' }] : [signature];
   // The signer reads its signatures from `signatureData` only; the top-level fields satisfy the type.
-  const { signatures, errors } = await dkimSign(message, { ...signature, signatureData: [signature] });
+  const { signatures, errors } = await dkimSign(message, { ...signature, signatureData: all });
   if (!signatures) {
     const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
     throw new DkimError(`DKIM signing for ${d.name} failed: ${why || 'no signature produced'}`);

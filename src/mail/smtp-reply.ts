@@ -15,6 +15,8 @@ export interface Reply {
   code: number;
   /** e.g. "550 5.1.1 <bob@dest.test>: user unknown" */
   text: string;
+  /** Made up by Posthorn (a DNS, connection or TLS failure), not said by the remote server. */
+  local?: true;
 }
 
 export type Verdict = 'delivered' | 'temporary' | 'permanent';
@@ -32,7 +34,7 @@ export function parseReply(raw: string): Reply | null {
 
 /** A reply Posthorn makes up for a failure that produced none (DNS, connection, TLS), RFC 3463 codes. */
 export function localReply(code: number, enhanced: string, text: string): Reply {
-  return { code, text: `${code} ${enhanced} ${text}`.replace(/[\r\n]+/g, ' ') };
+  return { code, text: `${code} ${enhanced} ${text}`.replace(/[\r\n]+/g, ' '), local: true };
 }
 
 export function verdict(r: Reply): Verdict {

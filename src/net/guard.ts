@@ -5,13 +5,19 @@
 // vetted again. `security.allow_private_networks` (tests, trusted LANs) lifts the address check.
 import { BlockList, isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import { rootCertificates } from 'node:tls';
 import { readBounded } from './stream';
 
 export type GuardErrorCode = 'invalid_url' | 'forbidden_address' | 'unresolvable' | 'redirects' | 'too_large' | 'timeout' | 'network';
 
 /** Why a URL was refused or its fetch failed; the message completes "could not fetch <url>: …". */
 export class GuardError extends Error {
-  constructor(readonly code: GuardErrorCode, message: string) {
+  constructor(
+    readonly code: GuardErrorCode,
+    message: string,
+    /** The underlying error's code for a failed connection (ECONNREFUSED, CERT_HAS_EXPIRED, …). */
+    readonly reason: string | null = null,
+  ) {
     super(message);
   }
 }
@@ -85,6 +91,9 @@ export function isPrivateAddress(ip: string): boolean {
   return v4 !== null && PRIVATE.check(v4, 'ipv4');
 }
 
+/** A host's addresses from a resolver of the caller's (mail's: `dns.servers`) instead of the system's. */
+export type Resolve = (host: string) => Promise<string[]>;
+
 export interface VettedUrl {
   url: URL;
   /** The address to connect to. */
@@ -96,7 +105,7 @@ export interface VettedUrl {
  * Parse `url`, insist on http(s), resolve its host (all addresses) and refuse it when any address
  * is not public — unless `allowPrivate`. Returns the address to connect to.
  */
-export async function assertPublicUrl(url: string, allowPrivate: boolean): Promise<VettedUrl> {
+export async function assertPublicUrl(url: string, allowPrivate: boolean, resolve?: Resolve): Promise<VettedUrl> {
   let u: URL;
   try {
     u = new URL(url);
@@ -109,7 +118,7 @@ export async function assertPublicUrl(url: string, allowPrivate: boolean): Promi
   if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
   else {
     try {
-      addresses = await lookup(host, { all: true, verbatim: true });
+      addresses = resolve ? (await resolve(host)).map((address) => ({ address, family: isIP(address) })) : await lookup(host, { all: true, verbatim: true });
     } catch {
       addresses = [];
     }
@@ -135,6 +144,10 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** Keep the first `maxBytes` of a longer body instead of failing (e.g. a webhook reply excerpt). */
   truncate?: boolean;
+  /** Resolve host names with this instead of the system resolver (MTA-STS: the mail resolver). */
+  resolve?: Resolve;
+  /** Certificate authorities (PEM) trusted beside the system's for https:// (`delivery.mta_sts.ca_file`). */
+  ca?: string[];
 }
 
 export interface SafeResponse {
@@ -157,8 +170,8 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   let current = url;
   try {
     for (let hop = 0; ; hop++) {
-      const target = await abortable(assertPublicUrl(current, opts.allowPrivate), signal);
-      const res = await connect(target, { method, body, headers: opts.headers ?? {}, signal });
+      const target = await abortable(assertPublicUrl(current, opts.allowPrivate, opts.resolve), signal);
+      const res = await connect(target, { method, body, headers: opts.headers ?? {}, signal, ca: opts.ca });
       const location = res.headers.get('location');
       if (REDIRECTS.has(res.status) && location && maxRedirects > 0) {
         await res.body?.cancel();
@@ -177,12 +190,12 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   } catch (e) {
     if (signal.aborted) throw timedOut();
     if (e instanceof GuardError) throw e;
-    throw new GuardError('network', `the connection failed (${(e as Error).message})`);
+    throw new GuardError('network', `the connection failed (${(e as Error).message})`, (e as { code?: string }).code ?? null);
   }
 }
 
 /** One request to the vetted address, the original host in `Host` (and in SNI and certificate checks). */
-function connect(target: VettedUrl, init: { method: string; body?: string | Uint8Array; headers: Record<string, string>; signal: AbortSignal }) {
+function connect(target: VettedUrl, init: { method: string; body?: string | Uint8Array; headers: Record<string, string>; signal: AbortSignal; ca?: string[] }) {
   const direct = new URL(target.url.href);
   direct.hostname = target.family === 6 ? `[${target.address}]` : target.address;
   const hostname = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -193,7 +206,7 @@ function connect(target: VettedUrl, init: { method: string; body?: string | Uint
     redirect: 'manual',
     signal: init.signal,
     proxy: false, // the vetted address is where we connect, not some proxy's idea of the host
-    tls: isIP(hostname) ? undefined : { serverName: hostname },
+    tls: { ...(isIP(hostname) ? {} : { serverName: hostname }), ...(init.ca?.length ? { ca: [...rootCertificates, ...init.ca] } : {}) },
   } as RequestInit);
 }
 

@@ -2,7 +2,9 @@
 // SMTP, broadcasts — calls `prepare` then `commit`. Prepare does the checks and the work that needs
 // no lock (validation, sending domain, attachment fetches); commit persists the email, its parts
 // and its queue entries (or schedule) in one flushed unit of work, checking suppressions inside
-// it. The MIME message is composed later, when it is delivered (message.ts). The store announces the new queue entries to the delivery engine after the commit.
+// it, and counting the team's sending limits (limits/quota.ts) in the same unit of work. The MIME
+// message is composed later, when it is delivered (message.ts). The store announces the new queue
+// entries to the delivery engine after the commit.
 import type { Config } from '../config';
 import type { ApiKeyRec, EmailRec, EmailContent, Store, Tx } from '../store';
 import type { Events } from '../events';
@@ -19,12 +21,13 @@ import { applyTemplate } from './template';
 import { topicField } from '../topics';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
+import { takeQuota, type EmailLimits } from '../limits/quota';
 
 /** What the sending core needs. */
 export interface SendingDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security' | 'public_url'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits'>;
 }
 
 export interface SubmitContext {
@@ -132,16 +135,24 @@ export interface CommitOptions {
   keep?: (tx: Tx, p: Prepared) => Promise<boolean>;
 }
 
-/** In a unit of work: one caller's prepared emails, and what it asked for besides. */
-async function commitIn(tx: Tx, events: Events, prepared: Prepared[], opts: CommitOptions): Promise<EmailRec[]> {
+/**
+ * In a unit of work: one caller's prepared emails (all of one team), and what it asked for
+ * besides. The team's sending limits take them all or refuse them all (docs/api.md §6.1).
+ */
+async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'prepared' | 'opts'>): Promise<EmailRec[]> {
+  const { events, prepared, opts } = w;
+  const kept: Prepared[] = [];
+  for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) kept.push(p);
+  if (kept.length) await takeQuota(tx, kept[0]!.email.team_id, kept.length, w.limits);
   const out: EmailRec[] = [];
-  for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) out.push(await persist(tx, events, p));
+  for (const p of kept) out.push(await persist(tx, events, p));
   await opts.also?.(tx);
   return out;
 }
 
 interface Waiting {
   events: Events;
+  limits: EmailLimits;
   prepared: Prepared[];
   opts: CommitOptions;
   resolve: (emails: EmailRec[]) => void;
@@ -183,18 +194,18 @@ function committed(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions)
         void commitGroup(deps.store, group!);
       });
     }
-    group.push({ events: deps.events, prepared, opts, resolve, reject });
+    group.push({ events: deps.events, limits: deps.config.limits, prepared, opts, resolve, reject });
   });
 }
 
 async function commitGroup(store: Store, group: Waiting[]): Promise<void> {
-  const alone = (w: Waiting) => store.write((tx) => commitIn(tx, w.events, w.prepared, w.opts)).then(w.resolve, w.reject);
+  const alone = (w: Waiting) => store.write((tx) => commitIn(tx, w)).then(w.resolve, w.reject);
   if (group.length === 1) return alone(group[0]!);
   let results: EmailRec[][];
   try {
     results = await store.write(async (tx) => {
       const out: EmailRec[][] = [];
-      for (const w of group) out.push(await commitIn(tx, w.events, w.prepared, w.opts));
+      for (const w of group) out.push(await commitIn(tx, w));
       return out;
     });
   } catch {

@@ -27,8 +27,11 @@ export interface AttachmentMeta {
   size: number; // decoded bytes
 }
 
-/** `opted_out`: skipped because the email's topic is not one the recipient receives (docs/api.md §7.1). */
-export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained' | 'opted_out';
+/**
+ * `opted_out`: skipped because the email's topic is not one the recipient receives (docs/api.md §7.1);
+ * `canceled`: taken out of the delivery queue by a cancel (docs/api.md §7.6).
+ */
+export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained' | 'opted_out' | 'canceled';
 
 export interface EmailRec extends Rec {
   from: string; // as sent, display name included
@@ -78,10 +81,17 @@ export interface DeliveryAttempt {
   domain: string;
   /** The MX (or relay) host that took the transaction; null when none could be reached. */
   host: string | null;
+  /** The address of that host connected to (older records: absent). */
+  ip?: string | null;
   tls: boolean | null;
+  /** The session's TLS protocol version and cipher suite (`TLSv1.3`, `TLS_AES_256_GCM_SHA384`); null in plain text. */
+  tls_version?: string | null;
+  tls_cipher?: string | null;
+  /** The destination's MTA-STS policy mode when one applied (docs/mail.md §3.2), else null. */
+  mta_sts?: 'enforce' | 'testing' | null;
   duration_ms: number;
-  /** The remote (or local) reply per recipient. */
-  results: { recipient: string; code: number; reply: string }[];
+  /** The remote (or local) reply per recipient, with its enhanced status code (RFC 3463) when it has one. */
+  results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
 }
 
 /**
@@ -166,4 +176,11 @@ export interface QueueEntry {
   last_error: string | null;
   /** When the attempt now in flight began; unset once its outcome is recorded. */
   attempting?: string | null;
+  /**
+   * On hold (docs/api.md §19.7), kept out of the due range until released: by a hold of its email,
+   * or of its destination by the team. Absent or null: not held.
+   */
+  held?: 'email' | 'destination' | null;
+  /** The shaping site of the destination as the last attempt found it (docs/mail.md §3.1). */
+  site?: string | null;
 }

@@ -16,6 +16,7 @@ export * from './webhook-records';
 export * from './inbound-records';
 export * from './template-records';
 export * from './audience-records';
+export * from './delivery-records';
 export * from './automation-records';
 
 /**

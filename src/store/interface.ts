@@ -24,6 +24,7 @@ import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-r
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
 import type { TemplateRec } from './template-records';
 import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
+import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
 import type { CustomEventRec, AutomationRec, AutomationRunRec, TriggerRec } from './automation-records';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
@@ -166,28 +167,118 @@ export interface ImportFilesTx extends ImportFiles {
 }
 
 /**
+ * Where a held queue entry is kept: after every due time, so a claim never reaches it (docs/api.md
+ * §19.7). `put` of an entry with `held` set ignores the time it is given and keeps it here.
+ */
+export const HELD_DUE = Number.MAX_SAFE_INTEGER;
+
+/** A queue entry with its due time; null while it is held. */
+export interface QueuedEntry {
+  due: number | null;
+  entry: QueueEntry;
+}
+
+/**
  * The durable delivery queue: entries ordered by due time. An entry is moved to its next attempt
  * time before each attempt (persist before acting), so a crash mid-attempt means a retry.
  */
 export interface Queue {
   /**
-   * Up to `limit` entries due at `now` (ms), earliest first. `pass` leaves out entries by their
-   * destination domain and id without reading them (destinations with no room, attempts in flight).
+   * Up to `limit` entries due at `now` (ms), earliest first; held entries never. `pass` leaves out
+   * entries by their destination domain, id and due time without reading them (destinations with
+   * no room, attempts in flight, sites suspended or over their rate).
    */
-  due(now: number, limit: number, pass?: (domain: string, entryId: string) => boolean): Promise<{ due: number; entry: QueueEntry }[]>;
-  /** Due time of the earliest entry, or null when the queue is empty. */
+  due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]>;
+  /** Due time of the earliest entry that is not held, or null when there is none. */
   nextDue(): Promise<number | null>;
   /** The live entries of one email. */
   entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
+  /**
+   * Up to `limit` of a team's entries (to one `destination`; after the entry id `after` there),
+   * held ones included, by destination then id.
+   */
+  ofTeam(team: string, q: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]>;
   size(): Promise<number>;
-  /** Entries due at `now` (ready) and later (waiting), and when the oldest entry was queued (ms). */
+  /** Entries due at `now` (ready) and later or held (waiting), and when the oldest entry was queued (ms). */
   stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }>;
 }
 export interface QueueTx extends Queue {
-  /** Add or move an entry to `due` (ms). */
+  /** Add or move an entry to `due` (ms); an entry with `held` set goes out of the due range instead. */
   put(entry: QueueEntry, due: number): void;
+  /** Move the entry keyed [from, domain, entryId] to `to` (ms) — nothing when it is not there, or held. */
+  defer(domain: string, entryId: string, from: number, to: number): void;
   /** The entry is finished. */
   remove(entry: QueueEntry): void;
+}
+
+/** Destination domains a team has put on hold (docs/api.md §19.7). */
+export interface QueueHolds {
+  has(team: string, destination: string): Promise<boolean>;
+  /** A team's holds, by destination. */
+  list(team: string): Promise<QueueHold[]>;
+  /** Every team's holds (the delivery engine's claims: a handful). */
+  all(): Promise<QueueHold[]>;
+}
+export interface QueueHoldsTx extends QueueHolds {
+  hold(h: QueueHold): void;
+  release(team: string, destination: string): void;
+}
+
+/** The shaping state of destination sites (docs/mail.md §3.1), written by delivery, read by GET /queue. */
+export interface Sites {
+  get(site: string): Promise<SiteState | undefined>;
+  /** Every site with a state (those throttled lately: a handful). */
+  all(): Promise<SiteState[]>;
+}
+export interface SitesTx extends Sites {
+  put(state: SiteState): void;
+  remove(site: string): void;
+}
+
+/** MTA-STS policies fetched for recipient domains (docs/mail.md §3.2), install-wide, kept until they expire. */
+export interface MtaStsPolicies {
+  get(domain: string): Promise<MtaStsPolicy | undefined>;
+}
+export interface MtaStsPoliciesTx extends MtaStsPolicies {
+  /** Replace the domain's policy (a fetch under a new id, or a refresh). */
+  put(policy: MtaStsPolicy): void;
+}
+
+/** Where a page of TLS-RPT days starts: after this day and policy domain (docs/api.md §19.8). */
+export interface TlsReportCursor {
+  day: string;
+  domain: string;
+}
+
+/**
+ * TLS-RPT data (RFC 8460): a team's TLS sessions per UTC day and MTA-STS policy domain, written
+ * with the delivery attempts they come from, kept for the retention period.
+ */
+export interface TlsReports {
+  /** One day of one policy domain. */
+  get(team: string, day: string, domain: string): Promise<TlsReportDay | undefined>;
+  /**
+   * Up to `limit` of a team's days, newest day first and policy domains in order within a day,
+   * from `since` to `until` (days, inclusive), after `after`.
+   */
+  list(team: string, q: { limit: number; since?: string; until?: string; after?: TlsReportCursor }): Promise<TlsReportDay[]>;
+}
+export interface TlsReportsTx extends TlsReports {
+  /** Count one attempt's sessions: successes, and failures merged by kind (bounded, see MAX_TLS_FAILURE_KINDS). */
+  add(team: string, day: string, domain: string, policy: TlsReportPolicy, success: number, failures: TlsFailure[]): void;
+}
+
+/**
+ * Emails a team has had accepted, per clock hour and per UTC day (`limits.emails_per_hour` /
+ * `emails_per_day`, docs/api.md §6.1): read and counted inside the unit of work that accepts them.
+ */
+export interface SendCounts {
+  /** The team's counts for the hour and the UTC day holding `at` (ms). */
+  used(team: string, at: number): Promise<{ hour: number; day: number }>;
+}
+export interface SendCountsTx extends SendCounts {
+  /** Count `n` more emails in the hour and the day of `at`. */
+  add(team: string, at: number, n: number): void;
 }
 
 /** A due index of (team, id) pairs by time: scheduled emails, broadcasts with work to do. */
@@ -396,6 +487,16 @@ interface Repositories<M extends Mode> {
   inboundSpool: Repo<M, InboundSpool, InboundSpoolTx>;
   memberships: Repo<M, Memberships, MembershipsTx>;
   queue: Repo<M, Queue, QueueTx>;
+  /** Destinations held per team: their entries wait, out of the due range, until released. */
+  queueHolds: Repo<M, QueueHolds, QueueHoldsTx>;
+  /** Destination sites throttled lately: suspended until when, how slowed. */
+  sites: Repo<M, Sites, SitesTx>;
+  /** MTA-STS policies of recipient domains, as fetched (install-wide). */
+  mtaSts: Repo<M, MtaStsPolicies, MtaStsPoliciesTx>;
+  /** TLS-RPT results per team, day and policy domain. */
+  tlsReports: Repo<M, TlsReports, TlsReportsTx>;
+  /** Emails accepted per team, hour and day (sending limits). */
+  sendCounts: Repo<M, SendCounts, SendCountsTx>;
   /** Scheduled emails by send time. */
   schedule: Repo<M, DueIndex, DueIndexTx>;
   /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */

@@ -71,7 +71,14 @@ export interface DomainRec extends Rec {
   tls: 'opportunistic' | 'enforced';
   capabilities: { sending: 'enabled' | 'disabled'; receiving: 'enabled' | 'disabled' };
   status: DomainStatus;
-  dkim: { selector: string; private_key: string; public_key: string };
+  /** The RSA key messages are signed with (RFC 6376). */
+  dkim: DkimKey;
+  /** A second signature with an Ed25519 key (RFC 8463), made while its record is verified; absent: RSA only. */
+  dkim_ed25519?: DkimKey | null;
+  /** A key rotation under way (docs/mail.md §2.1): the next keys, published as pending records until they verify. */
+  dkim_next?: DkimRotation | null;
+  /** The selectors the last rotation retired: kept published until `remove_after`, then safe to remove. */
+  dkim_previous?: DkimRetired | null;
   /** Status per record id (e.g. "SPF:MX", "DKIM:TXT"), see domains/records.ts. */
   record_status: Record<string, RecordStatus>;
   verification: {
@@ -80,6 +87,27 @@ export interface DomainRec extends Rec {
     verified_at: string | null;
     degraded_at: string | null; // when a verified domain lost a record (temporary_failure)
   };
+}
+
+/** A DKIM key: its selector, the private key (PKCS#8 PEM) and the public key as published (`p=`, base64). */
+export interface DkimKey {
+  selector: string;
+  private_key: string;
+  public_key: string;
+}
+
+export interface DkimRotation {
+  rsa: DkimKey;
+  /** The Ed25519 key signing beside the RSA one after the switch; null: RSA only from then on. */
+  ed25519: DkimKey | null;
+  started_at: string;
+}
+
+export interface DkimRetired {
+  /** The records that were published for them, to show while they must stay. */
+  records: { selector: string; value: string }[];
+  retired_at: string;
+  remove_after: string;
 }
 
 export interface SegmentRec extends Rec {

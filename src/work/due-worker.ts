@@ -21,6 +21,11 @@ export interface DueWork<C, R> {
   settle(c: C, r: R): Promise<unknown>;
   /** stop() gave up waiting: drop connections so that hanging attempts end. */
   abandon?(): void;
+  /**
+   * When items due now that the last claim passed over (a destination out of room for a moment)
+   * may be taken, or null: the loop sleeps until then instead of claiming again at once.
+   */
+  wakeAt?(): number | null;
 }
 
 const MAX_SLEEP_MS = 60_000;
@@ -148,7 +153,12 @@ export class DueWorker<C, R> {
       return;
     }
     let wait: number | null = next === null ? null : next - Date.now();
-    if (wait !== null && wait <= 0) wait = this.inFlight.size ? BUSY_POLL_MS : 0;
+    if (wait !== null && wait <= 0) {
+      // Due now but not taken: in flight already, or passed over until `wakeAt` (or a finished attempt's kick).
+      const hint = this.work.wakeAt?.() ?? null;
+      wait = this.inFlight.size ? BUSY_POLL_MS : 0;
+      if (hint !== null) wait = Math.max(0, Math.min(this.inFlight.size ? BUSY_POLL_MS : Infinity, hint - Date.now()));
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await new Promise<void>((resolve) => {
       this.wakeUp = resolve;

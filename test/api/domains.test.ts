@@ -229,6 +229,8 @@ describe('GET /domains/{id} and GET /domains', () => {
       capabilities: { sending: 'enabled', receiving: 'disabled' },
       records: c.records,
       recommended_records: c.recommended_records,
+      // Posthorn: the DKIM keys and any rotation (docs/api.md §9.10).
+      dkim: { selector: 'posthorn', ed25519_selector: null, algorithms: ['rsa-sha256'], rotation: null, previous: null },
     } as never);
     expect(c.records.map((r) => r.record)).not.toContain('DMARC');
     // Without a tracking subdomain the key is absent, not null.

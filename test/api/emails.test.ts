@@ -261,7 +261,7 @@ describe('scheduling', () => {
     expect(upd.data).toEqual({ object: 'email', id: data!.id } as never);
     await until(async () => (await lastEvent(data!.id)) === 'delivered', 'scheduled delivery');
     const cancel = await p.resend.emails.cancel(data!.id);
-    expect(cancel.error).toMatchObject({ statusCode: 422, message: 'Only scheduled emails can be canceled.' });
+    expect(cancel.error).toMatchObject({ statusCode: 422, message: 'Only scheduled or queued emails can be canceled.' });
   });
 
   test('cancel keeps it from ever being sent', async () => {

@@ -189,5 +189,9 @@ describe('public routes', () => {
     expect(Object.keys(r.body.paths)).toEqual(
       expect.arrayContaining(['/api-keys', '/domains', '/logs', '/templates', '/templates/{id_or_alias}/publish', '/emails/{id}/share', '/usage', '/oauth/grants']),
     );
+    // Posthorn's own operating routes (docs/api.md §19.6–§19.8) are documented there too.
+    const own = ['/queue', '/queue/{destination}/hold', '/queue/{destination}/release', '/queue/{destination}/retry', '/queue/{destination}/cancel', '/tls-reports', '/domains/{id}/dkim/rotate'];
+    expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(own));
+    for (const action of ['hold', 'release', 'retry', 'cancel']) expect(Object.keys(r.body.paths).some((path) => new RegExp(`^/emails/\\{[a-z_]+\\}/${action}$`).test(path))).toBe(true);
   });
 });

@@ -98,7 +98,7 @@ describe('resend.templates: create, get, list, update, remove', () => {
     expect(page.error).toBeNull();
     expect(page.data!.has_more).toBe(true);
     expect(page.data!.data.map((t) => t.id)).toEqual([ids[2], ids[1]]);
-    expect(page.data!.data[0]).toEqual({ id: ids[2], name: 'L2', status: 'draft', published_at: null, created_at: expect.any(String), updated_at: expect.any(String), alias: null } as never);
+    expect(page.data!.data[0]).toEqual({ id: ids[2], name: 'L2', status: 'draft', published_at: null, created_at: expect.any(String), updated_at: expect.any(String), alias: null, has_unpublished_versions: false } as never);
     const next = await p.resend.templates.list({ limit: 2, after: ids[1] });
     expect(next.data!.data[0].id).toBe(ids[0]);
     const before = await p.resend.templates.list({ before: ids[0], limit: 1 });
@@ -252,6 +252,9 @@ describe('draft and published', () => {
     t = (await p.resend.templates.get(id)).data!;
     expect(t).toMatchObject({ status: 'published', html: '<p>version 2</p>', has_unpublished_versions: true });
     expect(t.current_version_id).not.toBe(v1);
+    // Posthorn: list items carry it too (the dashboard's list shows it).
+    const listed = (await p.api('GET', `/templates?limit=100`)).body.data.find((x: { id: string }) => x.id === id);
+    expect(listed).toMatchObject({ status: 'published', has_unpublished_versions: true });
     // A rename is no new content.
     await p.resend.templates.update(id, { name: 'Renamed' });
     expect((await p.resend.templates.get(id)).data!.current_version_id).toBe(t.current_version_id);

@@ -166,6 +166,8 @@ function readSources(root: string): Map<string, string> {
       const full = join(dir, name);
       if (statSync(full).isDirectory()) walk(full);
       else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.set(relative(root, full).replace(/\\/g, '/'), readFileSync(full, 'utf8'));
+      // Data files a module imports (delivery/sites.toml): a unit like any other, importing nothing.
+      else if (/\.(toml|json)$/.test(name)) out.set(relative(root, full).replace(/\\/g, '/'), '');
     }
   };
   walk(root);

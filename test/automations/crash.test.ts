@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
-import { serveChild, until, type ServeChild } from '../helpers/child';
+import { serveChild, verifiedDomain, until, type ServeChild } from '../helpers/child';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-automations-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,12 +23,7 @@ async function setUp(dns: TestDns, sink: Sink, name: string, steps: unknown[], c
     POSTHORN_DELIVERY_RETRY_SCHEDULE: '1s',
   });
   await server.start();
-  const created = (await server.api('POST', '/domains', { name: 'crash.test' })).body;
-  dns.zone.publish('crash.test', created.records);
-  dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-  dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
-  await server.api('POST', `/domains/${created.id}/verify`);
-  await until(async () => (await server.api('GET', `/domains/${created.id}`)).body.status === 'verified', 'verification');
+  await verifiedDomain(server, dns.zone, 'crash.test');
   const tpl = (await server.api('POST', '/templates', { name: 't', from: 'app@crash.test', subject: 'unused', html: '<p>{{{STEP}}}</p>', variables: [{ key: 'STEP', type: 'string', fallback_value: 'x' }] })).body.id;
   await server.api('POST', `/templates/${tpl}/publish`);
   expect((await server.api('POST', '/events', { name: 'go' })).status).toBe(201);

@@ -1,11 +1,12 @@
 // The dashboard's Automations pages in a real browser (read only): the automations and event
-// definitions made through the SDK, an automation's steps and its runs filtered by status, and a
-// run's step history — an axe-core check and a screenshot of each.
+// definitions made through the SDK, an automation's steps (a send_email step's template by name,
+// linked) and its runs filtered by status, and a run's step history — an axe-core check and a
+// screenshot of each.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { until } from '../helpers/child';
-import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
+import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
@@ -14,6 +15,7 @@ let context: BrowserContext;
 let page: Page;
 let base: string;
 let automationId: string;
+let templateId: string;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -39,6 +41,7 @@ beforeAll(async () => {
     ],
   });
   automationId = created.data!.id;
+  templateId = tpl;
   await resend.contacts.create({ email: 'ann@dest.test', firstName: 'Ann' });
   await resend.events.send({ event: 'user.created', email: 'ann@dest.test', payload: { plan: 'pro' } });
   await resend.events.send({ event: 'user.created', email: 'bob@dest.test', payload: { plan: 'free' } });
@@ -47,12 +50,7 @@ beforeAll(async () => {
 
   browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  await page.goto(`${base}/`);
-  await page.waitForURL(/\/dashboard\/sign-in/);
-  await page.getByLabel('Email').fill(world.p.creds.admin_email);
-  await page.getByLabel('Password').fill(world.p.creds.admin_password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  page = await signIn(context, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }, 60_000);
 
@@ -81,6 +79,11 @@ describe('automations pages', () => {
     await page.getByRole('heading', { name: 'Welcome series' }).waitFor();
     await page.getByText('condition met → welcome').waitFor();
     await page.waitForLoadState('networkidle');
+    // The send_email step names its template, linked to the template's page.
+    const template = page.getByRole('link', { name: 'Welcome', exact: true });
+    await template.waitFor();
+    expect(await template.getAttribute('href')).toBe(`/dashboard/templates/${templateId}`);
+    expect(await page.getByText(templateId).count()).toBe(0);
     await screenshot(page, 'automation');
     expect(await axeViolations(page)).toEqual([]);
     // The waiting run (Ann's): its history.
@@ -93,5 +96,18 @@ describe('automations pages', () => {
     expect(await page.locator('.run-steps li').count()).toBe(4);
     await screenshot(page, 'automation-run');
     expect(await axeViolations(page)).toEqual([]);
+  }, 20_000);
+
+  test("a send_email step's template link opens the template; a deleted template is said to be", async () => {
+    await page.goto(`${base}/dashboard/automations/${automationId}`);
+    await page.getByRole('link', { name: 'Welcome', exact: true }).click();
+    await page.getByRole('heading', { name: 'Welcome' }).waitFor();
+    expect(page.url()).toBe(`${base}/dashboard/templates/${templateId}`);
+    // Gone since the automation was made: the step shows the id, marked deleted.
+    await world.p.resend.templates.remove(templateId);
+    await page.goto(`${base}/dashboard/automations/${automationId}`);
+    await page.getByText(`template ${templateId}`).waitFor();
+    await page.getByText('(deleted)').waitFor();
+    expect(await page.getByRole('link', { name: 'Welcome', exact: true }).count()).toBe(0);
   }, 20_000);
 });

@@ -11,6 +11,7 @@ import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { mta, inboundProcessed } from '../helpers/smtp';
 import { waitForEmail } from '../helpers/emails';
+import { until } from '../helpers/child';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 
@@ -251,6 +252,38 @@ describe('every page shows the data made through the SDK', () => {
     await dialog.getByRole('alert').waitFor();
     expect(await dialog.getByRole('alert').textContent()).toContain('unverified.test');
   }, 20_000);
+
+  test('the delivery queue on the overview: a held destination, cancelled and released from its row; an email page shows its attempts and queue actions', async () => {
+    // queue.test is held before anything is sent there: the mail waits, untried.
+    await world.p.api('POST', '/queue/queue.test/hold');
+    const held = (await world.p.resend.emails.send({ from: 'Acme <hello@example.test>', to: ['wait@queue.test'], subject: 'Held mail', html: '<p>wait</p>' })).data!.id;
+    const queued = async () => ((await world.p.api('GET', '/queue')).body.data as { destination: string; held_emails: number }[]).find((d) => d.destination === 'queue.test');
+    await until(async () => (await queued())?.held_emails === 1, 'the engine to hold the mail');
+    await page.goto(`${base}/dashboard`);
+    const row = page.getByRole('row').filter({ hasText: 'queue.test' });
+    await row.getByText('held', { exact: true }).waitFor();
+    await screenshot(page, 'queue-held');
+    expect(await axeViolations(page)).toEqual([]);
+    // Its email page says so and offers only cancelling.
+    await page.goto(`${base}/dashboard/emails/${held}`);
+    await page.getByText('Held with its destination').waitFor();
+    expect(await page.getByRole('button', { name: 'Retry now' }).count()).toBe(0);
+    await page.goto(`${base}/dashboard`);
+    page.once('dialog', (d) => void d.accept());
+    await row.getByRole('button', { name: 'Cancel queued mail to queue.test' }).click();
+    await page.getByText('1 queued email to queue.test canceled.').waitFor();
+    expect((await world.p.api('GET', `/emails/${held}`)).body).toMatchObject({ last_event: 'canceled', queue: null });
+    await row.getByRole('button', { name: 'Release queue.test' }).click();
+    await page.getByText('queue.test was released').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(await queued()).toBeUndefined();
+    // A delivered email's attempt: the MX host and its address, the TLS version, the reply's enhanced code.
+    await page.goto(`${base}/dashboard/emails/${emailId}`);
+    const attempts = page.getByRole('table', { name: 'Delivery attempts' });
+    await attempts.getByText('[127.0.0.1]').waitFor();
+    expect(await attempts.textContent()).toMatch(/TLSv1\.[23]/);
+    expect(await attempts.textContent()).toContain('250');
+  }, 60_000);
 
   test("a contact's properties and topics are edited on its page", async () => {
     await page.goto(`${base}/dashboard/audiences/contacts/${danaId}`);

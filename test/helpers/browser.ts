@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const SCREENSHOTS = resolve(import.meta.dir, '..', '..', 'test-results', 'screenshots');
 
@@ -32,4 +32,15 @@ export async function axeViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** A new page of `context` signed in to the dashboard at `base` by the sign-in form (the page after it is left to the caller to await). */
+export async function signIn(context: BrowserContext, base: string, creds: { email: string; password: string }): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${base}/`);
+  await page.waitForURL(/\/dashboard\/sign-in/);
+  await page.getByLabel('Email').fill(creds.email);
+  await page.getByLabel('Password').fill(creds.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
 }

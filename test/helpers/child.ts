@@ -2,6 +2,7 @@
 // it as a user would. Configured through POSTHORN_* variables on a data dir of the test's own.
 import { join } from 'node:path';
 import { createServer } from 'node:net';
+import type { Zone } from './dns';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 
@@ -76,4 +77,19 @@ export async function serveChild(dataDir: string, env: Record<string, string> = 
       return { status: res.status, body: await res.json() };
     },
   };
+}
+
+/**
+ * Make `name` a verified sending domain of `server` through real DNS checks: its records published
+ * in `zone`, verified by the server itself; dest.test's MX is mx.dest.test at 127.0.0.1 (a sink on
+ * the port the server delivers to). Returns the domain's id.
+ */
+export async function verifiedDomain(server: ServeChild, zone: Zone, name: string): Promise<string> {
+  const created = (await server.api('POST', '/domains', { name })).body;
+  zone.publish(name, created.records);
+  zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
+  zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+  await server.api('POST', `/domains/${created.id}/verify`);
+  await until(async () => (await server.api('GET', `/domains/${created.id}`)).body.status === 'verified', 'verification');
+  return created.id;
 }

@@ -5,11 +5,13 @@
 //   const sink = await startSink();                        // STARTTLS offered (self-signed cert)
 //   const plain = await startSink({ tls: 'none' });        // no STARTTLS
 //   const relay = await startSink({ auth: { user: 'u', pass: 'p' } });  // AUTH required (after TLS)
+//   const other = await startSink({ host: '127.0.0.2', port: sink.port, certificate: ca.issue([...]) }); // same port, another address
 //   sink.respond('bob@dest.test', { code: 450, message: '4.2.0 try later' }, { times: 1 });
 //   sink.respond('gone@dest.test', { code: 550, message: '5.1.1 no such user' });  // every time
 //   sink.respondData({ code: 552, message: '5.3.4 too big' });   // the reply to the end of DATA
 //   sink.refuseConnections({ code: 421, message: '4.3.2 busy' }); // greeting refused (null: accept)
 //   sink.delayData(200);                    // answer the end of DATA 200 ms late (attempts in flight)
+//   sink.throttleAfter(3, { code: 421, message: '4.7.0 Try again later' }); // accept 3 messages, then refuse DATA (null: accept again)
 //   const [msg] = await sink.waitFor(1);   // bounded wait (default 10 s), then the messages
 //   await sink.close();
 //
@@ -49,6 +51,10 @@ export interface SinkOptions {
   size?: number;
   /** Extra TLS server options (e.g. a protocol range no client accepts, to make handshakes fail). */
   tlsOptions?: TlsOptions;
+  /** The certificate to show instead of the self-signed `sink.test` one (e.g. one from a test CA, helpers/pki.ts). */
+  certificate?: { key: string; cert: string };
+  /** Listen on this port (default: a free one) — sinks on several loopback addresses can share `delivery.mx_port`. */
+  port?: number;
 }
 
 export interface Sink {
@@ -63,6 +69,8 @@ export interface Sink {
   refuseConnections(reply: SinkReply | null): void;
   /** Wait this long before answering the end of DATA (a message counts as received when answered). */
   delayData(ms: number): void;
+  /** Once `n` messages are accepted (in all), answer the end of DATA with `reply`; null accepts again. */
+  throttleAfter(n: number | null, reply?: SinkReply): void;
   /** Messages for one recipient. */
   to(recipient: string): Received[];
   /** Wait until at least `n` messages arrived (polling, at most `timeoutMs`); throws on time-out. */
@@ -104,6 +112,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const dataRules = new Map<string, Rule>();
   let refusal: SinkReply | null = null;
   let dataDelay = 0;
+  let throttle: { after: number; reply: SinkReply } | null = null;
   let sessions = 0;
   const sessionNo = new Map<string, number>();
   const users = new Map<string, string>();
@@ -111,7 +120,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const disabled: string[] = [];
   if (tls === 'none') disabled.push('STARTTLS');
   if (!opts.auth) disabled.push('AUTH');
-  const { key, cert } = await sinkCertificate();
+  const { key, cert } = opts.certificate ?? (await sinkCertificate());
 
   const options: SMTPServerOptions = {
     ...opts.tlsOptions,
@@ -146,7 +155,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => (dataDelay ? setTimeout(answer, dataDelay) : answer()));
       const answer = () => {
-        const reply = use(dataRules, '*');
+        const reply = use(dataRules, '*') ?? (throttle && messages.length >= throttle.after ? throttle.reply : null);
         if (reply) return cb(smtpError(reply));
         messages.push({
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -166,7 +175,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   server.on('error', () => {}); // a client dropping mid-session is not the test's failure
   const port = await new Promise<number>((resolve, reject) => {
     server.server.once('error', reject);
-    server.listen(0, host, () => resolve((server.server.address() as { port: number }).port));
+    server.listen(opts.port ?? 0, host, () => resolve((server.server.address() as { port: number }).port));
   });
 
   return {
@@ -187,6 +196,9 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     },
     delayData(ms) {
       dataDelay = ms;
+    },
+    throttleAfter(n, reply) {
+      throttle = n === null || !reply ? null : { after: n, reply };
     },
     to(recipient) {
       return messages.filter((m) => m.rcptTo.some((r) => r.toLowerCase() === recipient.toLowerCase()));

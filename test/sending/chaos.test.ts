@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { startReceiver } from '../helpers/receiver';
-import { serveChild, until } from '../helpers/child';
+import { serveChild, verifiedDomain, until } from '../helpers/child';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-chaos-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,12 +39,7 @@ describe('chaos: repeated kill -9 during sends, deliveries and webhooks', () => 
     });
     try {
       await server.start();
-      const created = (await server.api('POST', '/domains', { name: 'chaos.test' })).body;
-      dns.zone.publish('chaos.test', created.records);
-      dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-      dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
-      await server.api('POST', `/domains/${created.id}/verify`);
-      await until(async () => (await server.api('GET', `/domains/${created.id}`)).body.status === 'verified', 'verification');
+      await verifiedDomain(server, dns.zone, 'chaos.test');
       expect((await server.api('POST', '/webhooks', { endpoint: receiver.url, events: ['email.sent', 'email.delivered'] })).status).toBe(201);
 
       const accepted: string[] = [];

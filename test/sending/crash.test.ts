@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
-import { serveChild, until } from '../helpers/child';
+import { serveChild, verifiedDomain, until } from '../helpers/child';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,12 +25,7 @@ describe('kill -9 during a burst of sends', () => {
     try {
       await server.start();
       // A domain verified through real DNS checks.
-      const created = (await server.api('POST', '/domains', { name: 'crash.test' })).body;
-      dns.zone.publish('crash.test', created.records);
-      dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
-      dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
-      await server.api('POST', `/domains/${created.id}/verify`);
-      await until(async () => (await server.api('GET', `/domains/${created.id}`)).body.status === 'verified', 'verification');
+      await verifiedDomain(server, dns.zone, 'crash.test');
 
       // The destination is down for now: accepted mail can only wait in the queue.
       sink.refuseConnections({ code: 421, message: '4.3.2 down for maintenance' });

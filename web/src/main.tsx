@@ -17,6 +17,7 @@ import { AudiencesPage, ContactPage } from './pages/audiences';
 import { DomainsPage, DomainPage } from './pages/domains';
 import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
+import { TemplatesPage, TemplatePage } from './pages/templates';
 import { AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
@@ -26,6 +27,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard/emails', label: 'Emails', icon: '✉' },
   { href: '/dashboard/receiving', label: 'Receiving', icon: '⇩' },
   { href: '/dashboard/broadcasts', label: 'Broadcasts', icon: '◉' },
+  { href: '/dashboard/templates', label: 'Templates', icon: '▤' },
   { href: '/dashboard/automations', label: 'Automations', icon: '⟳' },
   { href: '/dashboard/audiences', label: 'Audiences', icon: '☰' },
   { href: '/dashboard/domains', label: 'Domains', icon: '◇' },
@@ -45,6 +47,8 @@ const ROUTES: Route[] = [
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],
   ['/dashboard/broadcasts/:id', (p) => <BroadcastPage id={p.id} />],
+  ['/dashboard/templates', () => <TemplatesPage />],
+  ['/dashboard/templates/:id', (p) => <TemplatePage id={p.id} />],
   ['/dashboard/automations', () => <AutomationsPage />],
   ['/dashboard/automations/:id', (p) => <AutomationPage id={p.id} />],
   ['/dashboard/audiences', () => <AudiencesPage />],

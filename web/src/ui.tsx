@@ -241,7 +241,7 @@ export function PagedTable<T extends { id: string }>(props: {
 const TONES: Record<string, string> = {
   delivered: 'green', verified: 'green', enabled: 'green', success: 'green', sent: 'blue', opened: 'blue', clicked: 'violet',
   queued: 'gray', scheduled: 'violet', pending: 'amber', attempting: 'amber', delivery_delayed: 'amber', not_started: 'gray',
-  draft: 'gray', sending: 'blue', partially_verified: 'amber', temporary_failure: 'amber', canceled: 'gray', disabled: 'gray',
+  draft: 'gray', published: 'green', sending: 'blue', partially_verified: 'amber', temporary_failure: 'amber', canceled: 'gray', disabled: 'gray',
   bounced: 'red', complained: 'red', failed: 'red', suppressed: 'red', partially_failed: 'red', unsubscribed: 'red',
   owner: 'violet', member: 'gray', pass: 'green', fail: 'red', none: 'gray', neutral: 'gray', softfail: 'amber',
   running: 'blue', completed: 'green', cancelled: 'gray', waiting: 'amber', skipped: 'gray',
@@ -279,8 +279,13 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
-export function Code({ children, wrap }: { children: string; wrap?: boolean }) {
-  return <pre class={`code ${wrap ? 'wrap' : ''}`}>{children}</pre>;
+/** Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it. */
+export function Code({ children, wrap, label }: { children: string; wrap?: boolean; label?: string }) {
+  return (
+    <pre class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
+      {children}
+    </pre>
+  );
 }
 
 export function Field({ label, hint, children, id }: { label: string; hint?: ComponentChildren; children: ComponentChildren; id: string }) {

@@ -10,6 +10,7 @@ import { newId } from '../../ids';
 import { recordViews, deriveStatus } from '../../domains/records';
 import { checkTrackingSubdomain, trackingClash } from '../../domains/validate';
 import { domainSettings, nameAvailable, nameTaken, newDomain } from '../../domains/create';
+import { dkimView, startRotation } from '../../domains/dkim';
 
 const tags = ['Domains'];
 const Capability = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `{field}` field must be "enabled" or "disabled".' });
@@ -41,6 +42,8 @@ export function domainsRoutes(app: App, { store, config, domains: verifier, clai
     click_tracking: d.click_tracking,
     capabilities: d.capabilities,
   });
+  // Posthorn: the DKIM keys, a rotation under way and the retired selectors (docs/api.md §9.10).
+  const view = (d: DomainRec) => ({ object: 'domain', ...summary(d), ...trackingSubdomain(d), ...recordViews(d, hosts), dkim: dkimView(d) });
   const load = async (request: Request, raw: string) => {
     const d = await store.domains.get(caller(request).team, pathId(raw));
     if (!d) throw errors.notFound('Domain');
@@ -95,9 +98,32 @@ export function domainsRoutes(app: App, { store, config, domains: verifier, clai
     '/domains/:id',
     async ({ request, params }) => {
       const d = await load(request, params.id);
-      return { object: 'domain', ...summary(d), ...trackingSubdomain(d), ...recordViews(d, hosts) };
+      return view(d);
     },
     { detail: { summary: 'Retrieve a domain', tags } },
+  );
+
+  app.post(
+    '/domains/:id/dkim/rotate',
+    async ({ request, params, body }) => {
+      const { team } = caller(request);
+      const id = pathId(params.id);
+      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) throw errors.badJson('The request body must be a JSON object.');
+      const ed25519 = (body as { ed25519?: unknown } | undefined)?.ed25519 ?? false;
+      if (typeof ed25519 !== 'boolean') throw errors.invalidField('ed25519', 'must be a boolean.');
+      const d = await startRotation(store, team, id, { ed25519 });
+      // Published already? The records are looked up now, and with every re-check after.
+      void verifier.check(team, id);
+      return view(d);
+    },
+    {
+      detail: {
+        summary: 'Rotate the DKIM key (Posthorn)',
+        description:
+          'Body `{ed25519?: boolean}` (default false: RSA only). New keys under new selectors, listed in `records` as pending DKIM records; signing switches once they verify (POST /domains/{id}/verify, or the periodic re-check), and the old selector stays listed until `dkim.previous.remove_after` (`safe_to_remove`). Answers the domain as GET /domains/{id}. A rotation already pending, or sending disabled → 422 `validation_error`; unknown → 404.',
+        tags,
+      },
+    },
   );
 
   app.patch(

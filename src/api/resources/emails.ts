@@ -10,7 +10,8 @@ import { ApiError, errors } from '../../errors';
 import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
 import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
-import { reschedule, cancel } from '../../sending/scheduled';
+import { reschedule } from '../../sending/scheduled';
+import { QueueControls } from '../../delivery/controls';
 import { composeEmail } from '../../sending/message';
 import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
@@ -23,6 +24,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 export function emailsRoutes(app: App, svc: ApiContext) {
   const { store } = svc;
   const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+  const controls = new QueueControls(svc);
   const load = async (request: Request, raw: string) => {
     const email = await store.emails.get(caller(request).team, pathId(raw));
     if (!email) throw errors.notFound('Email');
@@ -41,6 +43,13 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     last_event: e.last_event,
     scheduled_at: e.scheduled_at,
   });
+  /** The recipients still queued, and what holds them: the email's hold or its destination's (null: nothing queued). */
+  const queueOf = async (e: EmailRec) => {
+    const entries = await store.queue.entriesOf(e.team_id, e.id);
+    if (!entries.length) return null;
+    const held = entries.some((q) => q.held === 'email') ? 'email' : entries.some((q) => q.held === 'destination') ? 'destination' : null;
+    return { recipients: entries.flatMap((q) => q.recipients), held };
+  };
   const reply = (set: { status?: unknown }, o: Outcome) => {
     set.status = o.status;
     return o.body;
@@ -148,8 +157,9 @@ export function emailsRoutes(app: App, svc: ApiContext) {
         text: content?.text ?? null,
         tags: e.tags,
         topic_id: e.topic_id ?? null,
-        // Posthorn: every delivery attempt (docs/api.md §7.3).
+        // Posthorn: every delivery attempt, and what of the email waits in the queue (docs/api.md §7.3).
         attempts: e.attempts ?? [],
+        queue: await queueOf(e),
       };
     },
     { detail: { summary: 'Retrieve an email', tags } },
@@ -175,11 +185,34 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await cancel(svc, team, id);
+      await controls.cancelEmail(team, id);
       return { object: 'email', id };
     },
-    { detail: { summary: 'Cancel a scheduled email', tags } },
+    {
+      detail: {
+        summary: 'Cancel a scheduled or queued email',
+        description:
+          'A scheduled email is taken off the schedule; a queued one (Posthorn) leaves the delivery queue and its waiting recipients end `canceled`. Neither → 422 `validation_error`.',
+        tags,
+      },
+    },
   );
+
+  // Queue controls of one email (Posthorn, docs/api.md §19.7).
+  const control = (action: 'hold' | 'release' | 'retry', run: (team: string, id: string) => Promise<void>, summary: string, description: string) =>
+    app.post(
+      `/emails/:id/${action}`,
+      async ({ request, params }) => {
+        const { team } = caller(request);
+        const id = pathId(params.id);
+        await run(team, id);
+        return { object: 'email', id };
+      },
+      { detail: { summary: `${summary} (Posthorn)`, description: `${description} Unknown → 404 \`not_found\`; not a UUID → 422 \`invalid_parameter\`.`, tags } },
+    );
+  control('hold', (team, id) => controls.holdEmail(team, id), 'Hold a queued email', 'Its queue entries are not tried until it is released. Not queued, or already held → 422 `validation_error`.');
+  control('release', (team, id) => controls.releaseEmail(team, id), 'Release a held email', 'Due at once (held on with its destination when the team holds that). Not held → 422 `validation_error`.');
+  control('retry', (team, id) => controls.retryEmail(team, id), 'Retry a queued email now', 'Its queue entries are due at once. Not queued, or held → 422 `validation_error`.');
 
   app.post(
     '/emails/:id/share',

@@ -1,47 +1,74 @@
-// GET /queue (docs/api.md §19.6): the team's delivery queue by destination domain — what is
-// waiting, since when, why, and when it is tried next. Read-only; queue controls come with the
-// operations work (hold, release, retry, cancel).
+// The delivery queue of a team (docs/api.md §19.6, §19.7), a Posthorn-specific API: GET /queue by
+// destination domain — what is waiting, since when, why, for which site, held or suspended — and
+// the controls other tools can rely on: hold, release, retry now and cancel all of a team's queued
+// mail to one destination. The work is delivery/controls.ts.
 import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
-import { uuidTime } from '../../ids';
+import { QueueControls, destinationParam } from '../../delivery/controls';
 
-/** At most this many queue entries are read per request (memory stays bounded on a huge queue). */
-const SCAN = 50_000;
+const tags = ['Queue'];
 
-export function queueRoutes(app: App, { store }: ApiContext) {
+const ERRORS = 'A `destination` that is not a domain name → 422 `invalid_parameter`.';
+
+export function queueRoutes(app: App, svc: ApiContext) {
+  const controls = new QueueControls(svc);
+
   app.get(
     '/queue',
     async ({ request }) => {
-      const { team } = caller(request);
-      const all = await store.queue.due(Number.MAX_SAFE_INTEGER, SCAN);
-      const now = Date.now();
-      const by = new Map<string, { destination: string; queued: number; recipients: number; oldest: number; next: number; last_error: string | null; retrying: number }>();
-      for (const { due, entry } of all) {
-        if (entry.team_id !== team) continue;
-        let d = by.get(entry.domain);
-        if (!d) by.set(entry.domain, (d = { destination: entry.domain, queued: 0, recipients: 0, oldest: Infinity, next: Infinity, last_error: null, retrying: 0 }));
-        d.queued++;
-        d.recipients += entry.recipients.length;
-        // Entry ids are UUIDv7: they carry the time the entry was queued.
-        d.oldest = Math.min(d.oldest, uuidTime(entry.id));
-        d.next = Math.min(d.next, due);
-        if (entry.attempts > 0) d.retrying++;
-        if (entry.last_error) d.last_error = entry.last_error;
-      }
-      const data = [...by.values()]
-        .sort((a, b) => b.queued - a.queued || a.destination.localeCompare(b.destination))
-        .map((d) => ({
-          object: 'queue_destination',
-          destination: d.destination,
-          queued: d.queued,
-          recipients: d.recipients,
-          retrying: d.retrying,
-          oldest_queued_at: new Date(d.oldest).toISOString(),
-          next_attempt_at: new Date(Math.max(d.next, now)).toISOString(),
-          last_error: d.last_error,
-        }));
-      return { object: 'list', has_more: false, data, truncated: all.length >= SCAN };
+      const { data, truncated } = await controls.destinations(caller(request).team);
+      return { object: 'list', has_more: false, data, truncated };
     },
-    { detail: { summary: 'The delivery queue by destination domain', tags: ['Queue'] } },
+    {
+      detail: {
+        summary: 'The delivery queue by destination domain (Posthorn)',
+        description:
+          'List of `{object:"queue_destination", destination, site, queued, recipients, retrying, held, held_emails, oldest_queued_at, next_attempt_at, last_error, suspended_until}`, most queued first; held destinations with nothing queued are listed too. `truncated: true` when more than 50,000 entries were there to read.',
+        tags,
+      },
+    },
+  );
+
+  /** One control: the destination's row after it, and how many queue entries it changed. */
+  const control = (
+    action: 'hold' | 'release' | 'retry' | 'cancel',
+    run: (team: string, destination: string) => Promise<number>,
+    summary: string,
+    description: string,
+  ) =>
+    app.post(
+      `/queue/:destination/${action}`,
+      async ({ request, params }) => {
+        const { team } = caller(request);
+        const destination = destinationParam(params.destination);
+        const affected = await run(team, destination);
+        return { ...(await controls.destination(team, destination)), affected };
+      },
+      { detail: { summary: `${summary} (Posthorn)`, description: `${description} Answers the destination as GET /queue lists it, with \`affected\` (queue entries changed). ${ERRORS}`, tags } },
+    );
+
+  control(
+    'hold',
+    (team, d) => controls.holdDestination(team, d),
+    'Hold all queued mail to a destination domain',
+    'Nothing of the team\'s mail to the destination is tried — mail queued later included — until it is released. Allowed with nothing queued. Already held → 422 `validation_error`.',
+  );
+  control(
+    'release',
+    (team, d) => controls.releaseDestination(team, d),
+    'Release a held destination domain',
+    'The destination\'s held mail is due at once; emails held one by one stay held. Not held → 422 `validation_error`.',
+  );
+  control(
+    'retry',
+    (team, d) => controls.retryDestination(team, d),
+    'Retry all queued mail to a destination domain now',
+    'Every queued entry not held is due at once, and a suspension of the destination\'s site (after a throttling reply) ends. Nothing queued → 404 `not_found`; held → 422 `validation_error`.',
+  );
+  control(
+    'cancel',
+    (team, d) => controls.cancelDestination(team, d),
+    'Cancel all queued mail to a destination domain',
+    'Every queued recipient of the team at the destination (held ones too) ends `canceled` and leaves the queue. Nothing queued → 404 `not_found`.',
   );
 }

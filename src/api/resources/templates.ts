@@ -18,8 +18,10 @@ function bodyOf(body: unknown): Record<string, unknown> {
 }
 
 const status = (t: TemplateRec) => (t.published ? ('published' as const) : ('draft' as const));
+/** True while the latest version is not the one sends use (a draft has no published one). */
+const unpublished = (t: TemplateRec) => t.published !== null && t.published.id !== t.current.id;
 
-/** List items (docs/api.md §20.2). */
+/** List items (docs/api.md §20.1); Posthorn adds `has_unpublished_versions`, which a list needs to show it. */
 const summary = (t: TemplateRec) => ({
   id: t.id,
   name: t.name,
@@ -28,6 +30,7 @@ const summary = (t: TemplateRec) => ({
   created_at: t.created_at,
   updated_at: t.updated_at,
   alias: t.alias,
+  has_unpublished_versions: unpublished(t),
 });
 
 /** The template with its latest version (docs/api.md §20.2). */
@@ -49,7 +52,7 @@ function view(t: TemplateRec) {
     html: v.html,
     text: v.text,
     variables: v.variables.map(({ id, key, type, fallback_value, created_at, updated_at }) => ({ id, key, type, fallback_value, created_at, updated_at })),
-    has_unpublished_versions: t.published !== null && t.published.id !== v.id,
+    has_unpublished_versions: unpublished(t),
   };
 }
 

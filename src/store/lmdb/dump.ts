@@ -10,6 +10,7 @@ import type { QueueEntry } from '../email-records';
 import type { SpooledMessage } from '../inbound-records';
 import type { TriggerRec } from '../automation-records';
 import type { Subscription } from '../audience-records';
+import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay } from '../delivery-records';
 
 export type DumpItem =
   | { kind: 'record'; table: string; rec: Rec }
@@ -25,7 +26,12 @@ export type DumpItem =
   | { kind: 'idempotency'; team: string; endpoint: string; key: string; rec: IdempotencyRecord }
   | { kind: 'metric'; team: string; hour: number; domain_id: string; broadcast_id: string | null; counts: Counters }
   | { kind: 'emailMetric'; team: string; hour: number; email_id: string; domain_id: string; broadcast_id: string | null; counts: Counters }
-  | { kind: 'link'; team: string; broadcast_id: string; url: string; clicks: number; unique_clicks: number };
+  | { kind: 'link'; team: string; broadcast_id: string; url: string; clicks: number; unique_clicks: number }
+  | { kind: 'hold'; hold: QueueHold }
+  | { kind: 'site'; state: SiteState }
+  | { kind: 'mtaSts'; policy: MtaStsPolicy }
+  | { kind: 'tlsReport'; report: TlsReportDay }
+  | { kind: 'sendCount'; team: string; period: 'h' | 'd'; start: number; n: number };
 
 /** The due indexes, by the name of their database. */
 const DUE_INDEXES = ['schedule', 'broadcast_schedule', 'import_queue', 'automation_due', 'automation_cleanup'];
@@ -89,5 +95,13 @@ export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
     const [team, broadcast_id] = key as string[];
     const v = value as { url: string; clicks: number; unique_clicks: number };
     yield { kind: 'link', team: team!, broadcast_id: broadcast_id!, ...v };
+  }
+  for (const { value } of db('queue_holds').getRange({})) yield { kind: 'hold', hold: value as QueueHold };
+  for (const { value } of db('sites').getRange({})) yield { kind: 'site', state: value as SiteState };
+  for (const { value } of db('mta_sts').getRange({})) yield { kind: 'mtaSts', policy: value as MtaStsPolicy };
+  for (const { value } of db('tls_reports').getRange({})) yield { kind: 'tlsReport', report: value as TlsReportDay };
+  for (const { key, value } of db('send_counts').getRange({})) {
+    const [team, period, start] = key as [string, 'h' | 'd', number];
+    yield { kind: 'sendCount', team, period, start, n: value as number };
   }
 }

@@ -1,11 +1,14 @@
 // The durable delivery queue: entries keyed [dueAtMs, domain, entryId], so "what is due" is a
 // range scan from the start of the index, and the scan can pass over a destination it has no room
-// for by its key alone, without reading the entry; `queue.by_email` ([team, email, entry] →
-// [due, domain]) finds an email's entries. An entry is moved to its next attempt time (persisted)
-// before each attempt, so a crash mid-attempt means a retry.
+// for by its key alone, without reading the entry. Two indexes: `queue.by_email`
+// ([team, email, entry] → [due, domain]) finds an email's entries, `queue.by_destination`
+// ([team, domain, entry] → due) a team's entries to one destination (queue controls, GET /queue).
+// An entry is moved to its next attempt time (persisted) before each attempt, so a crash
+// mid-attempt means a retry. A held entry is keyed at HELD_DUE, past every due time: claims never
+// reach it, whatever the size of a held backlog.
 import type { Database, Key, LmdbEnv } from './env';
 import type { QueueEntry } from '../email-records';
-import type { QueueTx } from '../interface';
+import { HELD_DUE, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
 /** Keys looked at per `due` call at most, entries passed over included. */
@@ -14,20 +17,23 @@ const SCAN_LIMIT = 5000;
 export class LmdbQueue implements QueueTx {
   private readonly db: Database;
   private readonly byEmail: Database;
+  private readonly byDest: Database;
 
   constructor(private readonly env: LmdbEnv) {
     this.db = env.db('queue');
     this.byEmail = env.db('queue.by_email');
+    this.byDest = env.db('queue.by_destination');
   }
 
   /**
    * Entries stored by Posthorn 0.1 were keyed [due, entryId] and indexed by due alone: rewritten
-   * once, at open, in the current form.
+   * once, at open, in the current form. A queue from before the destination index gets it.
    */
   async upgrade(): Promise<number> {
     const old: { key: Key; entry: QueueEntry }[] = [];
     for (const { key, value } of this.db.getRange({})) if ((key as Key[]).length === 2) old.push({ key, entry: value as QueueEntry });
-    if (!old.length) return 0;
+    const unindexed = this.byDest.getCount() === 0 && this.db.getCount() > 0;
+    if (!old.length && !unindexed) return 0;
     await this.env.transaction(() => {
       for (const { key, entry } of old) {
         const due = (key as Key[])[0] as number;
@@ -35,22 +41,31 @@ export class LmdbQueue implements QueueTx {
         this.db.put([due, entry.domain, entry.id], entry);
         this.byEmail.put([entry.team_id, entry.email_id, entry.id], [due, entry.domain]);
       }
+      for (const { key, value } of this.db.getRange({})) {
+        const e = value as QueueEntry;
+        this.byDest.put([e.team_id, e.domain, e.id], (key as Key[])[0]);
+      }
     });
     return old.length;
   }
 
   /** Where an entry is now: its key in the queue, from the email index. */
-  private placeOf(entry: QueueEntry): Key | undefined {
+  private placeOf(entry: Pick<QueueEntry, 'team_id' | 'email_id' | 'id'>): Key | undefined {
     const at = this.byEmail.get([entry.team_id, entry.email_id, entry.id]) as [number, string] | undefined;
     return at && [at[0], at[1], entry.id];
+  }
+
+  private place(entry: QueueEntry, due: number): void {
+    this.db.put([due, entry.domain, entry.id], entry);
+    this.byEmail.put([entry.team_id, entry.email_id, entry.id], [due, entry.domain]);
+    this.byDest.put([entry.team_id, entry.domain, entry.id], due);
   }
 
   put(entry: QueueEntry, due: number): void {
     this.env.assertWriting();
     const prev = this.placeOf(entry);
     if (prev) this.db.remove(prev);
-    this.db.put([due, entry.domain, entry.id], entry);
-    this.byEmail.put([entry.team_id, entry.email_id, entry.id], [due, entry.domain]);
+    this.place(entry, entry.held ? HELD_DUE : due);
   }
 
   remove(entry: QueueEntry): void {
@@ -58,15 +73,24 @@ export class LmdbQueue implements QueueTx {
     const at = this.placeOf(entry);
     if (at) this.db.remove(at);
     this.byEmail.remove([entry.team_id, entry.email_id, entry.id]);
+    this.byDest.remove([entry.team_id, entry.domain, entry.id]);
   }
 
-  async due(now: number, limit: number, pass?: (domain: string, entryId: string) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+  defer(domain: string, entryId: string, from: number, to: number): void {
+    this.env.assertWriting();
+    const entry = this.db.get([from, domain, entryId]) as QueueEntry | undefined;
+    if (!entry || entry.held) return;
+    this.db.remove([from, domain, entryId]);
+    this.place(entry, to);
+  }
+
+  async due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
     const out: { due: number; entry: QueueEntry }[] = [];
     let looked = 0;
-    for (const key of this.db.getKeys({ start: [0], end: [now + 1] })) {
+    for (const key of this.db.getKeys({ start: [0], end: [Math.min(now, HELD_DUE - 1) + 1] })) {
       if (out.length >= limit || ++looked > Math.max(SCAN_LIMIT, limit)) break;
       const [due, domain, id] = key as [number, string, string];
-      if (pass?.(domain, id)) continue;
+      if (pass?.(domain, id, due)) continue;
       const entry = this.db.get(key) as QueueEntry | undefined;
       if (entry) out.push({ due, entry });
     }
@@ -74,7 +98,7 @@ export class LmdbQueue implements QueueTx {
   }
 
   async nextDue(): Promise<number | null> {
-    for (const key of this.db.getKeys({ limit: 1 })) return (key as Key[])[0] as number;
+    for (const key of this.db.getKeys({ end: [HELD_DUE], limit: 1 })) return (key as Key[])[0] as number;
     return null;
   }
 
@@ -84,6 +108,21 @@ export class LmdbQueue implements QueueTx {
       const [due, domain] = value as [number, string];
       const e = this.db.get([due, domain, (key as Key[])[2]]) as QueueEntry | undefined;
       if (e) out.push(e);
+    }
+    return out;
+  }
+
+  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]> {
+    const out: QueuedEntry[] = [];
+    const range =
+      destination === undefined
+        ? { start: [team, ''], end: [team, '\uffff'] }
+        : { start: after === undefined ? [team, destination, ''] : [team, destination, `${after}\u0000`], end: [team, destination, '\uffff'] };
+    for (const { key, value } of this.byDest.getRange({ ...range, limit })) {
+      const [, domain, id] = key as [string, string, string];
+      const due = value as number;
+      const entry = this.db.get([due, domain, id]) as QueueEntry | undefined;
+      if (entry) out.push({ due: due === HELD_DUE ? null : due, entry });
     }
     return out;
   }

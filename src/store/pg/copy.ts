@@ -13,6 +13,9 @@ import type { PgUnit } from './env';
 import type { PgStore } from '.';
 import { METRICS_TTL_MS, SECRET_NAMES, type Rec } from '../interface';
 
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
 /** Items per transaction, and bytes of bodies per transaction at most. */
 const BATCH_ITEMS = 500;
 const BATCH_BYTES = 16 * 1024 * 1024;
@@ -72,6 +75,22 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
       case 'link':
         return u.write('INSERT INTO metrics_links (team, broadcast_id, url_hash, url, clicks, unique_clicks, expires) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
           item.team, item.broadcast_id, createHash('sha256').update(item.url).digest('hex'), item.url, item.clicks, item.unique_clicks, Date.now() + METRICS_TTL_MS,
+        ]);
+      case 'hold':
+        return repos.queueHolds.bind(u).hold(item.hold);
+      case 'site':
+        return repos.sites.bind(u).put(item.state);
+      case 'mtaSts':
+        return repos.mtaSts.bind(u).put(item.policy);
+      case 'tlsReport': {
+        const n = Math.floor(Date.parse(`${item.report.day}T00:00:00Z`) / DAY);
+        return u.write('INSERT INTO tls_reports (team, day_n, domain, value, expires) VALUES ($1, $2, $3, $4::text::jsonb, $5)', [
+          item.report.team_id, n, item.report.domain, JSON.stringify(item.report), (n + 1) * DAY + emailTtlMs,
+        ]);
+      }
+      case 'sendCount':
+        return u.write('INSERT INTO send_counts (team, period, start, n, expires) VALUES ($1, $2, $3, $4, $5)', [
+          item.team, item.period, item.start, item.n, item.start + (item.period === 'h' ? HOUR : DAY) + DAY,
         ]);
     }
   };

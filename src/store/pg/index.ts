@@ -8,6 +8,11 @@ import { PgEnv, unreachable, type Exec, type PgUnit } from './env';
 import { migrate } from './schema';
 import { PgCollection, PgContents, type CollectionDef } from './collection';
 import { PgQueue } from './queue';
+import { PgQueueHolds } from './queue-holds';
+import { PgSites } from './sites';
+import { PgMtaSts } from './mta-sts';
+import { PgTlsReports } from './tls-reports';
+import { PgSendCounts } from './send-counts';
 import { PgOutbox } from './outbox';
 import { PgDueIndex } from './due-index';
 import { PgInboundSpool } from './inbound-spool';
@@ -41,6 +46,12 @@ const HEARTBEAT_MS = 5_000;
 const ALIVE_S = 30;
 /** How long GET /health waits for the database. */
 const STATUS_TIMEOUT_MS = 2_000;
+
+/** Delete up to SWEEP_BATCH rows of `table` whose `expires` has passed. Resolves to how many. */
+async function sweepExpired(exec: Exec, table: string, now: number): Promise<number> {
+  const [row] = await exec.query(`WITH d AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE expires <= $1 LIMIT ${SWEEP_BATCH}) RETURNING 1) SELECT count(*)::int AS n FROM d`, [now]);
+  return Number(row!.n);
+}
 
 /** A repository that can be bound to a unit of work (or to the pool). */
 interface Bindable {
@@ -125,6 +136,11 @@ function repositories(env: PgEnv, opts: StoreOptions) {
     inboundSpool: new PgInboundSpool(env, opts.retentionDays * DAY),
     memberships: new PgMemberships(env),
     queue: new PgQueue(env),
+    queueHolds: new PgQueueHolds(env),
+    sites: new PgSites(env),
+    mtaSts: new PgMtaSts(env),
+    tlsReports: new PgTlsReports(env, opts.retentionDays * DAY),
+    sendCounts: new PgSendCounts(env),
     schedule: new PgDueIndex('schedule', env),
     broadcastSchedule: new PgDueIndex('broadcast_schedule', env),
     broadcastProgress: new PgBroadcastProgress(env),
@@ -308,11 +324,8 @@ export class PgStore implements Store {
     };
     for (const repo of Object.values(this.repos)) if (repo instanceof PgCollection) await each((u) => repo.sweep(u, now, SWEEP_BATCH));
     await each((u) => this.repos.inboundSpool.sweep(u, now, SWEEP_BATCH));
-    await each((u) => this.repos.metrics.sweep(u, now, SWEEP_BATCH));
-    await each(async (u) => {
-      const [row] = await u.query(`WITH d AS (DELETE FROM idempotency WHERE ctid IN (SELECT ctid FROM idempotency WHERE expires <= $1 LIMIT ${SWEEP_BATCH}) RETURNING 1) SELECT count(*)::int AS n FROM d`, [now]);
-      return Number(row!.n);
-    });
+    for (const table of ['metrics', 'metrics_email', 'metrics_links', 'mta_sts', 'tls_reports', 'send_counts']) await each((u) => sweepExpired(u, table, now));
+    await each((u) => sweepExpired(u, 'idempotency', now));
     // Nodes not seen for a day are gone for good.
     await this.env.query(`DELETE FROM nodes WHERE seen_at < now() - interval '1 day'`);
     return removed;

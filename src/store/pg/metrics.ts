@@ -78,14 +78,4 @@ export class PgMetrics implements MetricsTx {
     if (!upwards) data.reverse();
     return { has_more, data };
   }
-
-  /** Delete expired buckets (the sweep). */
-  async sweep(exec: Exec, now: number, batch: number): Promise<number> {
-    let n = 0;
-    for (const t of ['metrics', 'metrics_email', 'metrics_links']) {
-      const [row] = await exec.query(`WITH d AS (DELETE FROM ${t} WHERE ctid IN (SELECT ctid FROM ${t} WHERE expires <= $1 LIMIT ${batch}) RETURNING 1) SELECT count(*)::int AS n FROM d`, [now]);
-      n += Number(row!.n);
-    }
-    return n;
-  }
 }

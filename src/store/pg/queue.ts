@@ -3,11 +3,11 @@
 // returns are locked (`FOR UPDATE SKIP LOCKED`), so two nodes claiming at once take different
 // entries, and the claim moves each to its next attempt time — its lease — before the attempt
 // (delivery/engine.ts). A node killed mid-attempt leaves its entries at that time: then they are
-// due again, for whichever node claims them.
+// due again, for whichever node claims them. A held entry is kept at HELD_DUE, past every due time.
 import { claimed, unitOf, type Exec } from './env';
 import { parse } from './collection';
 import type { QueueEntry } from '../email-records';
-import type { QueueTx } from '../interface';
+import { HELD_DUE, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
 /** Keys looked at per `due` call at most, entries passed over included (as the LMDB queue). */
@@ -25,16 +25,22 @@ export class PgQueue implements QueueTx {
     unit.write(
       `INSERT INTO queue (id, team, email_id, domain, due, entry) VALUES ($1, $2, $3, $4, $5, $6::text::json)
        ON CONFLICT (id) DO UPDATE SET domain = excluded.domain, due = excluded.due, entry = excluded.entry`,
-      [entry.id, entry.team_id, entry.email_id, entry.domain, due, JSON.stringify(entry)],
+      [entry.id, entry.team_id, entry.email_id, entry.domain, entry.held ? HELD_DUE : due, JSON.stringify(entry)],
     );
     unit.signals.add('queue');
+  }
+
+  defer(domain: string, entryId: string, from: number, to: number): void {
+    // Only from where the claim saw it, and never a held entry.
+    unitOf(this.exec).write(`UPDATE queue SET due = $4 WHERE id = $1 AND domain = $2 AND due = $3 AND due < ${HELD_DUE}`, [entryId, domain, from, to]);
   }
 
   remove(entry: QueueEntry): void {
     unitOf(this.exec).write('DELETE FROM queue WHERE id = $1', [entry.id]);
   }
 
-  async due(now: number, limit: number, pass?: (domain: string, entryId: string) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+  async due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+    now = Math.min(now, HELD_DUE - 1);
     // Keys first (the index alone), so that entries passed over are neither read nor locked.
     const picked: string[] = [];
     let looked = 0;
@@ -50,7 +56,7 @@ export class PgQueue implements QueueTx {
       );
       for (const r of rows) {
         looked++;
-        if (picked.length < limit && !pass?.(r.domain, r.id)) picked.push(r.id);
+        if (picked.length < limit && !pass?.(r.domain, r.id, Number(r.due))) picked.push(r.id);
       }
       if (rows.length < size) break;
       const last = rows[rows.length - 1]!;
@@ -66,8 +72,19 @@ export class PgQueue implements QueueTx {
   }
 
   async nextDue(): Promise<number | null> {
-    const [row] = await this.exec.query('SELECT due FROM queue ORDER BY due LIMIT 1');
+    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < ${HELD_DUE} ORDER BY due LIMIT 1`);
     return row ? Number(row.due) : null;
+  }
+
+  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]> {
+    const rows: { due: string; entry: string }[] =
+      destination === undefined
+        ? await this.exec.query('SELECT due, entry::text AS entry FROM queue WHERE team = $1 ORDER BY domain, id LIMIT $2', [team, limit])
+        : await this.exec.query(
+            `SELECT due, entry::text AS entry FROM queue WHERE team = $1 AND domain = $2${after === undefined ? '' : ' AND id > $4'} ORDER BY id LIMIT $3`,
+            after === undefined ? [team, destination, limit] : [team, destination, limit, after],
+          );
+    return rows.map((r) => ({ due: Number(r.due) >= HELD_DUE ? null : Number(r.due), entry: parse<QueueEntry>(r.entry) }));
   }
 
   async entriesOf(team: string, emailId: string): Promise<QueueEntry[]> {

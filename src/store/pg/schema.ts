@@ -126,6 +126,58 @@ CREATE INDEX metrics_links_expires ON metrics_links (expires);`,
       `CREATE TABLE nodes (node text PRIMARY KEY, started_at timestamptz NOT NULL, seen_at timestamptz NOT NULL, version text NOT NULL);`,
     ].join('\n'),
   },
+  {
+    version: 2,
+    name: 'operating delivery: held destinations, site shaping, MTA-STS policies, TLS-RPT days, sending counts',
+    sql: [
+      // A team's entries by destination (queue controls, GET /queue).
+      `CREATE INDEX queue_destination ON queue (team, domain, id);`,
+      `CREATE TABLE queue_holds (team ${KEY} NOT NULL, destination ${KEY} NOT NULL, value json NOT NULL, PRIMARY KEY (team, destination));`,
+      `CREATE TABLE sites (site ${KEY} PRIMARY KEY, value json NOT NULL);`,
+      `CREATE TABLE mta_sts (domain ${KEY} PRIMARY KEY, value json NOT NULL, expires bigint NOT NULL);
+CREATE INDEX mta_sts_expires ON mta_sts (expires);`,
+      // A team's TLS sessions per day (days since the epoch) and policy domain, newest day first.
+      `CREATE TABLE tls_reports (team ${KEY} NOT NULL, day_n int NOT NULL, domain ${KEY} NOT NULL, value jsonb NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, day_n, domain));
+CREATE INDEX tls_reports_expires ON tls_reports (expires);`,
+      // One day's sessions added to its row under the row's lock: successes and failures summed,
+      // failure kinds merged (at most p_max kinds; the rest count in \`failure\` only).
+      `CREATE FUNCTION posthorn_tls_add(p_team text, p_day_n int, p_day text, p_domain text, p_policy jsonb, p_success bigint, p_failures jsonb, p_expires bigint, p_max int)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  cur jsonb;
+  kinds jsonb;
+  f jsonb;
+  i int;
+  matched boolean;
+  failed bigint;
+BEGIN
+  INSERT INTO tls_reports (team, day_n, domain, value, expires)
+    VALUES (p_team, p_day_n, p_domain, jsonb_build_object('team_id', p_team, 'day', p_day, 'domain', p_domain, 'policy', p_policy, 'success', 0, 'failure', 0, 'failures', '[]'::jsonb), p_expires)
+    ON CONFLICT DO NOTHING;
+  SELECT value INTO cur FROM tls_reports WHERE team = p_team AND day_n = p_day_n AND domain = p_domain FOR UPDATE;
+  kinds := cur->'failures';
+  failed := (cur->>'failure')::bigint;
+  FOR f IN SELECT value FROM jsonb_array_elements(p_failures) LOOP
+    failed := failed + (f->>'count')::bigint;
+    matched := false;
+    FOR i IN 0 .. jsonb_array_length(kinds) - 1 LOOP
+      IF kinds->i->'result_type' = f->'result_type' AND kinds->i->'receiving_mx_hostname' = f->'receiving_mx_hostname'
+         AND kinds->i->'receiving_ip' = f->'receiving_ip' AND kinds->i->'failure_reason_code' = f->'failure_reason_code' THEN
+        kinds := jsonb_set(kinds, ARRAY[i::text, 'count'], to_jsonb((kinds->i->>'count')::bigint + (f->>'count')::bigint));
+        matched := true;
+        EXIT;
+      END IF;
+    END LOOP;
+    IF NOT matched AND jsonb_array_length(kinds) < p_max THEN kinds := kinds || jsonb_build_array(f); END IF;
+  END LOOP;
+  UPDATE tls_reports SET value = cur || jsonb_build_object('policy', p_policy, 'success', (cur->>'success')::bigint + p_success, 'failure', failed, 'failures', kinds)
+    WHERE team = p_team AND day_n = p_day_n AND domain = p_domain;
+END $$;`,
+      // Emails accepted per team and clock hour ('h') or UTC day ('d').
+      `CREATE TABLE send_counts (team ${KEY} NOT NULL, period ${KEY} NOT NULL, start bigint NOT NULL, n bigint NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, period, start));
+CREATE INDEX send_counts_expires ON send_counts (expires);`,
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

@@ -1,8 +1,10 @@
 // Automations, read only (docs/api.md §23–§24): the team's automations and event definitions; an
 // automation's steps and connections, its runs (filtered by status), and a run's step history with
 // each step's times, outcome or error. Automations are made and changed through the API.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { Badge, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Section, Table, Tabs, Time, useGet, usePaged } from '../ui';
-import { qs } from '../api';
+import { get, qs } from '../api';
 import { setQuery, useLocation } from '../router';
 
 interface Automation {
@@ -107,6 +109,52 @@ function EventList() {
   );
 }
 
+/** A template's name by id; null once it is gone (deleted after the automation was made). */
+type TemplateNames = Record<string, string | null>;
+
+/**
+ * The names of the templates the send_email steps use: one GET /templates/{id} per distinct
+ * template (an automation names a few), so a step reads "Welcome email", linked, not a UUID.
+ */
+function useTemplateNames(steps: Step[] | undefined): TemplateNames {
+  const ids = [...new Set((steps ?? []).filter((s) => s.type === 'send_email').map((s) => templateOf(s)))].sort();
+  const [names, setNames] = useState<TemplateNames>({});
+  const key = ids.join(',');
+  useEffect(() => {
+    let live = true;
+    Promise.all(ids.map((id) => get<{ name: string }>(`/templates/${encodeURIComponent(id)}`).then((t) => [id, t.name] as const, () => [id, null] as const))).then(
+      (pairs) => live && setNames(Object.fromEntries(pairs)),
+    );
+    return () => void (live = false);
+  }, [key]);
+  return names;
+}
+
+const templateOf = (s: Step) => (s.config.template as { id: string }).id;
+
+/** A send_email step: its template by name, linked to the template's page (by id until the name arrives). */
+function sendSummary(s: Step, names: TemplateNames): ComponentChildren {
+  const id = templateOf(s);
+  const name = names[id];
+  const subject = s.config.subject ? <span class="mono"> — "{String(s.config.subject)}"</span> : null;
+  if (name === null)
+    return (
+      <>
+        <span class="mono">template {id}</span> <span class="muted">(deleted)</span>
+        {subject}
+      </>
+    );
+  return (
+    <>
+      template{' '}
+      <a class="inline-link" href={`/dashboard/templates/${id}`}>
+        {name ?? <span class="mono">{id}</span>}
+      </a>
+      {subject}
+    </>
+  );
+}
+
 /** A step's config in one line: what it does. */
 function summary(s: Step): string {
   const c = s.config;
@@ -116,8 +164,6 @@ function summary(s: Step): string {
       return `${c.event_name}${c.timeout ? `, timeout ${c.timeout}` : ''}`;
     case 'delay':
       return String(c.duration);
-    case 'send_email':
-      return `template ${(c.template as { id: string }).id}${c.subject ? ` — "${c.subject}"` : ''}`;
     case 'add_to_segment':
     case 'remove_from_segment':
       return `segment ${c.segment_id}`;
@@ -150,6 +196,7 @@ export function AutomationPage({ id }: { id: string }) {
   const status = query.get('status');
   const selected = query.get('run');
   const runs = usePaged<Run>(`/automations/${id}/runs`, { status });
+  const templateNames = useTemplateNames(a.data?.steps);
   if (a.error) return <ErrorBox error={a.error} />;
   if (!a.data) return <Loading />;
   const x = a.data;
@@ -173,7 +220,7 @@ export function AutomationPage({ id }: { id: string }) {
           columns={[
             { label: 'Key', render: (s) => <span class="mono">{s.key}</span> },
             { label: 'Type', render: (s) => <span class="mono small">{s.type}</span> },
-            { label: 'Does', render: (s) => <span class="mono small break">{summary(s)}</span> },
+            { label: 'Does', render: (s) => (s.type === 'send_email' ? <span class="small break">{sendSummary(s, templateNames)}</span> : <span class="mono small break">{summary(s)}</span>) },
             { label: 'Then', render: (s) => <span class="small">{next(s.key).map((c) => (c.type === 'default' ? c.to : `${c.type.replace(/_/g, ' ')} → ${c.to}`)).join('; ') || <span class="muted">end</span>}</span> },
           ]}
         />

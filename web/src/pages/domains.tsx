@@ -26,6 +26,14 @@ interface Domain {
   capabilities: { sending: string; receiving: string };
   records?: DnsRecord[];
   recommended_records?: DnsRecord[];
+  /** Posthorn: the DKIM keys, a rotation under way, the retired selectors (docs/api.md §9.10). */
+  dkim?: {
+    selector: string;
+    ed25519_selector: string | null;
+    algorithms: string[];
+    rotation: { selector: string; ed25519_selector: string | null; started_at: string } | null;
+    previous: { selectors: string[]; remove_after: string; safe_to_remove: boolean } | null;
+  };
 }
 
 export function DomainsPage() {
@@ -104,6 +112,11 @@ export function DomainPage({ id }: { id: string }) {
     await del(`/domains/${id}`);
     navigate('/dashboard/domains');
   });
+  const rotate = useAction(async (ed25519: boolean) => {
+    await post(`/domains/${id}/dkim/rotate`, { ed25519 });
+    notify('New DKIM keys made: publish their records, then verify.');
+    d.reload();
+  });
   if (d.error) return <ErrorBox error={d.error} />;
   if (!d.data) return <Loading />;
   const x = d.data;
@@ -124,7 +137,7 @@ export function DomainPage({ id }: { id: string }) {
           </>
         }
       />
-      <ErrorBox error={verify.error ?? update.error ?? remove.error} />
+      <ErrorBox error={verify.error ?? update.error ?? remove.error ?? rotate.error} />
       {x.status !== 'verified' && (
         <p class="callout">
           Publish these records at your DNS provider, then press <strong>Verify DNS records</strong>. Changes can take from minutes to a few hours to
@@ -138,6 +151,55 @@ export function DomainPage({ id }: { id: string }) {
         <Section title="Recommended records">
           <p class="muted small">Not needed for verification, but mailbox providers expect a DMARC policy from bulk senders.</p>
           <Records caption="Recommended DNS records" records={x.recommended_records} />
+        </Section>
+      )}
+      {x.dkim && x.capabilities.sending === 'enabled' && (
+        <Section title="DKIM key">
+          <Card>
+            <p>
+              Signing with selector <span class="mono">{x.dkim.selector}</span>
+              {x.dkim.ed25519_selector && (
+                <>
+                  {' '}
+                  and <span class="mono">{x.dkim.ed25519_selector}</span>
+                </>
+              )}{' '}
+              <span class="muted small">({x.dkim.algorithms.join(', ')})</span>
+            </p>
+            {x.dkim.rotation ? (
+              <p class="callout">
+                Rotation pending since <Time iso={x.dkim.rotation.started_at} exact />: publish the records of <span class="mono">{x.dkim.rotation.selector}</span>
+                {x.dkim.rotation.ed25519_selector && (
+                  <>
+                    {' '}
+                    and <span class="mono">{x.dkim.rotation.ed25519_selector}</span>
+                  </>
+                )}{' '}
+                above. Signing switches to them once they verify.
+              </p>
+            ) : (
+              <div class="row-actions">
+                <button class="btn" disabled={rotate.busy} onClick={() => rotate.run(false)}>
+                  Rotate key
+                </button>
+                <button class="btn" disabled={rotate.busy} onClick={() => rotate.run(true)}>
+                  Rotate, with Ed25519
+                </button>
+              </div>
+            )}
+            {x.dkim.previous && (
+              <p class="small">
+                Retired selector{x.dkim.previous.selectors.length > 1 ? 's' : ''} <span class="mono">{x.dkim.previous.selectors.join(', ')}</span>:{' '}
+                {x.dkim.previous.safe_to_remove ? (
+                  <strong>safe to remove from your DNS now.</strong>
+                ) : (
+                  <>
+                    keep published until <Time iso={x.dkim.previous.remove_after} exact />.
+                  </>
+                )}
+              </p>
+            )}
+          </Card>
         </Section>
       )}
       <Section title="Settings">

@@ -1,5 +1,6 @@
 // Sent emails: the list with filters (status, text, dates) and cursor paging; one email with its
-// events, delivery attempts, preview, text, source and attachments; cancel and reschedule.
+// events, delivery attempts (MX host and address, TLS, replies), preview, text, source and
+// attachments; cancel and reschedule a scheduled email; hold, release, retry and cancel a queued one.
 import { useState } from 'preact/hooks';
 import { post, patch, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
@@ -154,7 +155,22 @@ interface EmailDetail extends EmailRow {
   reply_to: string[];
   message_id: string;
   tags: { name: string; value: string }[];
-  attempts: { at: string; domain: string; host: string | null; tls: boolean | null; duration_ms: number; results: { recipient: string; code: number; reply: string }[] }[];
+  attempts: Attempt[];
+  /** Posthorn: what of the email waits in the delivery queue, null when nothing does. */
+  queue: { recipients: string[]; held: 'email' | 'destination' | null } | null;
+}
+
+interface Attempt {
+  at: string;
+  domain: string;
+  host: string | null;
+  ip?: string | null;
+  tls: boolean | null;
+  tls_version?: string | null;
+  tls_cipher?: string | null;
+  mta_sts?: 'enforce' | 'testing' | null;
+  duration_ms: number;
+  results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
 }
 
 export function EmailPage({ id }: { id: string }) {
@@ -162,12 +178,17 @@ export function EmailPage({ id }: { id: string }) {
   const events = useGet<{ data: { id: string; type: string; created_at: string; data: any; automated: string | null }[] }>(`/emails/${id}/events${qs({ limit: 100 })}`);
   const [tab, setTab] = useState('preview');
   const [rescheduling, setRescheduling] = useState(false);
-  const cancel = useAction(async () => {
-    await post(`/emails/${id}/cancel`);
-    notify('The email was canceled.');
-    email.reload();
-    events.reload();
-  });
+  const act = (action: string, done: string) =>
+    useAction(async () => {
+      await post(`/emails/${id}/${action}`);
+      notify(done);
+      email.reload();
+      events.reload();
+    });
+  const cancel = act('cancel', 'The email was canceled.');
+  const hold = act('hold', 'The email is held: it is not tried until you release it.');
+  const release = act('release', 'The email was released.');
+  const retry = act('retry', 'The email will be tried again now.');
   if (email.error) return <ErrorBox error={email.error} />;
   if (!email.data) return <Loading />;
   const e = email.data;
@@ -182,7 +203,7 @@ export function EmailPage({ id }: { id: string }) {
           </>
         }
         actions={
-          e.last_event === 'scheduled' && (
+          e.last_event === 'scheduled' ? (
             <>
               <button class="btn" onClick={() => setRescheduling(true)}>
                 Reschedule
@@ -191,10 +212,38 @@ export function EmailPage({ id }: { id: string }) {
                 Cancel send
               </button>
             </>
+          ) : (
+            e.queue && (
+              <>
+                {e.queue.held === 'email' ? (
+                  <button class="btn" disabled={release.busy} onClick={() => release.run()}>
+                    Release
+                  </button>
+                ) : e.queue.held === 'destination' ? null : (
+                  <>
+                    <button class="btn" disabled={retry.busy} onClick={() => retry.run()}>
+                      Retry now
+                    </button>
+                    <button class="btn" disabled={hold.busy} onClick={() => hold.run()}>
+                      Hold
+                    </button>
+                  </>
+                )}
+                <button class="btn danger" disabled={cancel.busy} onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}>
+                  Cancel delivery
+                </button>
+              </>
+            )
           )
         }
       />
-      <ErrorBox error={cancel.error} />
+      <ErrorBox error={cancel.error ?? hold.error ?? release.error ?? retry.error} />
+      {e.queue && (
+        <p class="muted small">
+          {e.queue.held === 'email' ? 'Held: ' : e.queue.held === 'destination' ? 'Held with its destination (release it on the overview): ' : 'Waiting in the delivery queue: '}
+          {e.queue.recipients.join(', ')}
+        </p>
+      )}
       <div class="detail-grid">
         <div class="detail-main">
           <Card>
@@ -225,15 +274,42 @@ export function EmailPage({ id }: { id: string }) {
                 rows={e.attempts.map((a, i) => ({ ...a, id: String(i) })).reverse()}
                 columns={[
                   { label: 'When', render: (a) => <Time iso={a.at} exact /> },
-                  { label: 'Server', render: (a) => <span class="mono">{a.host ?? `${a.domain} (no connection)`}</span> },
-                  { label: 'TLS', render: (a) => (a.tls === null ? '—' : a.tls ? <Badge value="verified" label="TLS" /> : <Badge value="delivery_delayed" label="plain" />) },
+                  {
+                    label: 'Server',
+                    render: (a) => (
+                      <span class="mono">
+                        {a.host ?? `${a.domain} (no connection)`}
+                        {a.ip && <span class="muted small"> [{a.ip}]</span>}
+                      </span>
+                    ),
+                  },
+                  {
+                    label: 'TLS',
+                    render: (a) => (
+                      <>
+                        {a.tls === null ? (
+                          '—'
+                        ) : a.tls ? (
+                          <>
+                            <Badge value="verified" label={a.tls_version ?? 'TLS'} />
+                            {a.tls_cipher && <div class="mono small muted">{a.tls_cipher}</div>}
+                          </>
+                        ) : (
+                          <Badge value="delivery_delayed" label="plain" />
+                        )}
+                        {/* The destination's MTA-STS policy, also when it refused the attempt (docs/mail.md §3.2). */}
+                        {a.mta_sts && <div class="small muted">MTA-STS {a.mta_sts}</div>}
+                      </>
+                    ),
+                  },
                   {
                     label: 'Reply',
                     render: (a) => (
                       <ul class="plain">
                         {a.results.map((r) => (
                           <li>
-                            <span class={`code-pill c${String(r.code)[0]}`}>{r.code}</span> <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '')}</span> <span class="muted small">({r.recipient})</span>
+                            <span class={`code-pill c${String(r.code)[0]}`}>{r.enhanced_code ? `${r.code} ${r.enhanced_code}` : r.code}</span>{' '}
+                            <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '').replace(/^\d\.\d{1,3}\.\d{1,3}\s+/, '')}</span> <span class="muted small">({r.recipient})</span>
                           </li>
                         ))}
                       </ul>

@@ -1,9 +1,10 @@
 // Overview: what was sent and what happened to it over time (GET /emails/metrics), the rates the
-// big mailbox providers hold senders to, and the delivery queue (GET /queue).
+// big mailbox providers hold senders to, and the delivery queue (GET /queue) by destination, with
+// its controls: hold, release, retry now, cancel (docs/api.md §19.7).
 import { useMemo, useState } from 'preact/hooks';
-import { qs } from '../api';
+import { post, qs } from '../api';
 import { TimeChart } from '../chart';
-import { Badge, Card, Empty, ErrorBox, Loading, num, PageHeader, pct, Section, Table, Time, useGet } from '../ui';
+import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
 
 const RANGES = [
   { id: '24h', label: 'Last 24 hours', days: 1, granularity: 'hourly' },
@@ -21,6 +22,20 @@ const SERIES = [
   { key: 'clicked', label: 'Clicked', color: '#a855f7' },
 ];
 
+interface Destination {
+  destination: string;
+  site: string;
+  queued: number;
+  recipients: number;
+  retrying: number;
+  held: boolean;
+  held_emails: number;
+  oldest_queued_at: string | null;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  suspended_until: string | null;
+}
+
 interface Metrics {
   totals: Record<string, number>;
   data: ({ period: string } & Record<string, number>)[];
@@ -36,7 +51,13 @@ export function OverviewPage() {
     return `/emails/metrics${qs({ start_date: start.toISOString(), end_date: end.toISOString(), granularity: r.granularity, dimensions: 'period', timezone: tz })}`;
   }, [range]);
   const metrics = useGet<Metrics>(path);
-  const queue = useGet<{ data: { destination: string; queued: number; recipients: number; retrying: number; oldest_queued_at: string; next_attempt_at: string; last_error: string | null }[] }>('/queue');
+  const queue = useGet<{ data: Destination[] }>('/queue');
+  const control = useAction(async (d: Destination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
+    const r = await post<{ affected: number }>(`/queue/${encodeURIComponent(d.destination)}/${action}`);
+    const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;
+    notify({ hold: `${d.destination} is held (${n}).`, release: `${d.destination} was released (${n}).`, retry: `${n} to ${d.destination} will be tried now.`, cancel: `${n} to ${d.destination} canceled.` }[action]);
+    queue.reload();
+  });
 
   const chart = useMemo(() => {
     const rows = metrics.data?.data ?? [];
@@ -96,18 +117,73 @@ export function OverviewPage() {
         {queue.error && <ErrorBox error={queue.error} />}
         {queue.data && !queue.data.data.length && <Empty title="The queue is empty.">Every accepted email has been handed to its recipients' mail servers.</Empty>}
         {queue.data && queue.data.data.length > 0 && (
-          <Table
-            caption="Queued email by destination"
-            rows={queue.data.data.map((d) => ({ ...d, id: d.destination }))}
-            columns={[
-              { label: 'Destination', render: (d) => <strong>{d.destination}</strong> },
-              { label: 'Queued', render: (d) => num(d.queued), class: 'num' },
-              { label: 'Retrying', render: (d) => (d.retrying ? <Badge value="delivery_delayed" label={`${d.retrying} retrying`} /> : '—') },
-              { label: 'Oldest', render: (d) => <Time iso={d.oldest_queued_at} /> },
-              { label: 'Next attempt', render: (d) => <Time iso={d.next_attempt_at} /> },
-              { label: 'Last error', render: (d) => <span class="mono small">{d.last_error ?? '—'}</span> },
-            ]}
-          />
+          <>
+            <ErrorBox error={control.error} />
+            <Table
+              caption="Queued email by destination"
+              rows={queue.data.data.map((d) => ({ ...d, id: d.destination }))}
+              columns={[
+                {
+                  label: 'Destination',
+                  render: (d) => (
+                    <>
+                      <strong>{d.destination}</strong>
+                      {d.site !== d.destination && <div class="muted small">site {d.site}</div>}
+                    </>
+                  ),
+                },
+                { label: 'Queued', render: (d) => num(d.queued), class: 'num' },
+                {
+                  label: 'State',
+                  render: (d) => (
+                    <>
+                      {d.held && <Badge value="scheduled" label="held" />}
+                      {!d.held && d.held_emails > 0 && <Badge value="scheduled" label={`${d.held_emails} held`} />}{' '}
+                      {d.suspended_until && (
+                        <span title={`The site ${d.site} answered with a throttling reply`}>
+                          <Badge value="delivery_delayed" label="suspended" /> <span class="small">until <Time iso={d.suspended_until} exact /></span>
+                        </span>
+                      )}
+                      {d.retrying > 0 && <Badge value="delivery_delayed" label={`${d.retrying} retrying`} />}
+                      {!d.held && !d.held_emails && !d.suspended_until && !d.retrying && '—'}
+                    </>
+                  ),
+                },
+                { label: 'Oldest', render: (d) => <Time iso={d.oldest_queued_at} /> },
+                { label: 'Next attempt', render: (d) => (d.next_attempt_at ? <Time iso={d.next_attempt_at} /> : '—') },
+                { label: 'Last error', render: (d) => <span class="mono small">{d.last_error ?? '—'}</span> },
+                {
+                  label: 'Actions',
+                  render: (d) => (
+                    <span class="actions">
+                      {d.held ? (
+                        <button class="btn small" disabled={control.busy} onClick={() => control.run(d, 'release')} aria-label={`Release ${d.destination}`}>
+                          Release
+                        </button>
+                      ) : (
+                        <>
+                          <button class="btn small" disabled={control.busy || !d.queued} onClick={() => control.run(d, 'retry')} aria-label={`Retry ${d.destination} now`}>
+                            Retry now
+                          </button>
+                          <button class="btn small" disabled={control.busy} onClick={() => control.run(d, 'hold')} aria-label={`Hold ${d.destination}`}>
+                            Hold
+                          </button>
+                        </>
+                      )}
+                      <button
+                        class="btn small danger"
+                        disabled={control.busy || !d.queued}
+                        onClick={() => confirm(`Cancel the ${d.queued} queued email(s) to ${d.destination}?`) && control.run(d, 'cancel')}
+                        aria-label={`Cancel queued mail to ${d.destination}`}
+                      >
+                        Cancel
+                      </button>
+                    </span>
+                  ),
+                },
+              ]}
+            />
+          </>
         )}
       </Section>
     </>

@@ -1,0 +1,68 @@
+// GET /tls-reports (docs/api.md §19.8), a Posthorn-specific API: the team's TLS-RPT data (RFC 8460)
+// — per UTC day and MTA-STS policy domain, how many TLS sessions met the domain's policy and
+// which failed and why. Each item's `policy`, `summary` and `failure-details` use RFC 8460 §4.4's
+// field names, so an item is one entry of an aggregate report's `policies` array. Read-only: the
+// delivery engine writes the data with the attempts it comes from.
+import type { App, ApiContext } from '../app';
+import { caller } from '../platform/context';
+import { pageQuery } from '../platform/params';
+import { errors } from '../../errors';
+import type { TlsReportDay } from '../../store';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const CURSOR = /^(\d{4}-\d{2}-\d{2})\/([a-z0-9.-]{1,253})$/;
+
+/** A `YYYY-MM-DD` query value that is a real date, or undefined when absent. */
+function dayParam(name: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (!DAY.test(v) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v) throw errors.validation(`The \`${name}\` parameter must be a date as YYYY-MM-DD.`);
+  return v;
+}
+
+/** One day of one policy domain, shaped as RFC 8460 §4.4 shapes a policy's results. */
+export function tlsReportItem(r: TlsReportDay) {
+  return {
+    object: 'tls_report' as const,
+    id: `${r.day}/${r.domain}`,
+    date: r.day,
+    policy_domain: r.domain,
+    policy: { 'policy-type': r.policy.type, 'policy-string': r.policy.string, 'policy-domain': r.domain, 'mx-host': r.policy.mx_host },
+    summary: { 'total-successful-session-count': r.success, 'total-failure-session-count': r.failure },
+    'failure-details': r.failures.map((f) => ({
+      'result-type': f.result_type,
+      ...(f.receiving_mx_hostname ? { 'receiving-mx-hostname': f.receiving_mx_hostname } : {}),
+      ...(f.receiving_ip ? { 'receiving-ip': f.receiving_ip } : {}),
+      'failed-session-count': f.count,
+      ...(f.failure_reason_code ? { 'failure-reason-code': f.failure_reason_code } : {}),
+    })),
+  };
+}
+
+export function tlsReportsRoutes(app: App, { store }: ApiContext) {
+  app.get(
+    '/tls-reports',
+    async ({ request, query }) => {
+      const q = query as Record<string, string | undefined>;
+      const page = pageQuery(q, { cursor: (v) => CURSOR.test(v.toLowerCase()), before: false });
+      const since = dayParam('since', q.since);
+      const until = dayParam('until', q.until);
+      const cursor = page.after ? CURSOR.exec(page.after)! : null;
+      const limit = page.limit ?? 20;
+      const rows = await store.tlsReports.list(caller(request).team, {
+        limit: limit + 1,
+        since,
+        until,
+        after: cursor ? { day: cursor[1]!, domain: cursor[2]! } : undefined,
+      });
+      return { object: 'list', has_more: rows.length > limit, data: rows.slice(0, limit).map(tlsReportItem) };
+    },
+    {
+      detail: {
+        summary: 'TLS-RPT data of MTA-STS destinations (Posthorn)',
+        description:
+          'The team\'s TLS sessions per UTC day and MTA-STS policy domain (RFC 8460): newest day first, policy domains in order within a day. Items `{object:"tls_report", id, date, policy_domain, policy, summary, failure-details}` (RFC 8460 §4.4 names). Query: `since`, `until` (YYYY-MM-DD, inclusive), `limit` (1–100, default 20), `after` (an item\'s `id`). A bad value → 422 `validation_error`.',
+        tags: ['Queue'],
+      },
+    },
+  );
+}
