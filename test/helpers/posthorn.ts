@@ -24,6 +24,9 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** The database of each data_dir a test restarts Posthorn on (POSTHORN_TEST_STORE=pg). */
+const databaseOf = new Map<string, string>();
+
 export interface Running {
   url: string;
   apiKey: string;
@@ -44,9 +47,13 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
   // Tests never reach DNS outside 127.0.0.0/8: without a `dns.servers` override, every
   // lookup (MX lookups of queued mail included) goes to a loopback DNS server refusing all queries,
   // a fast temporary failure.
-  // Cluster mode under test: a fresh database unless the test names one.
+  // Cluster mode under test: a fresh database unless the test names one. A test that gives its own
+  // data_dir starts Posthorn again on it (a restart): it finds the same database again.
   const pg = testStore() === 'pg' && !('database.url' in overrides) ? await postgres() : null;
-  const databaseUrl = pg ? await pg.database() : null;
+  const keep = typeof overrides.data_dir === 'string';
+  let databaseUrl: string | null = null;
+  if (pg) databaseUrl = (keep && databaseOf.get(dataDir)) || (await pg.database());
+  if (pg && keep) databaseOf.set(dataDir, databaseUrl!);
   const refusingDns = 'dns.servers' in overrides ? null : await startDnsServer();
   refusingDns?.failWith('REFUSED');
   const config = loadConfig({
@@ -103,7 +110,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       await svc.domains.idle();
       await closeServices(svc);
       await refusingDns?.close();
-      if (pg && databaseUrl) await pg.drop(databaseUrl);
+      if (pg && databaseUrl && !keep) await pg.drop(databaseUrl);
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
