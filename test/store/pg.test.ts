@@ -154,6 +154,47 @@ describe('several instances (nodes) on one database', () => {
     expect(await b.singleton('sweep-test', async () => {})).toBe(true);
   });
 
+  test('a sending limit holds across instances: the team\'s counts are locked while a unit reads them', async () => {
+    const t = team();
+    const now = Date.now();
+    const take = (s: Store) =>
+      s.write(async (tx) => {
+        const used = await tx.sendCounts.used(t, now);
+        if (used.hour >= 10) return false;
+        tx.sendCounts.add(t, now, 1);
+        return true;
+      });
+    const granted = await Promise.all(Array.from({ length: 30 }, (_, i) => take(i % 2 ? a : b)));
+    expect(granted.filter(Boolean).length).toBe(10);
+    expect(await a.sendCounts.used(t, now)).toEqual({ hour: 10, day: 10 });
+  });
+
+  test('TLS-RPT days: attempts on both instances add up, failure kinds merge', async () => {
+    const t = team();
+    const policy = { type: 'sts' as const, string: ['version: STSv1', 'mode: enforce'], mx_host: ['mx.dest.test'] };
+    const failure = { result_type: 'certificate-expired' as never, receiving_mx_hostname: 'mx.dest.test', receiving_ip: '127.0.0.1', failure_reason_code: null, count: 1 };
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).write(async (tx) => tx.tlsReports.add(t, '2026-11-24', 'dest.test', policy, 2, i % 4 ? [] : [failure]))));
+    const day = await a.tlsReports.get(t, '2026-11-24', 'dest.test');
+    expect(day).toMatchObject({ team_id: t, day: '2026-11-24', domain: 'dest.test', success: 40, failure: 5 });
+    expect(day!.failures).toEqual([{ ...failure, count: 5 }]);
+    expect((await b.tlsReports.list(t, { limit: 10 })).map((d) => d.domain)).toEqual(['dest.test']);
+  });
+
+  test('held queue entries wait out of the due range; a team\'s entries list by destination', async () => {
+    const t = team();
+    const entry = (domain: string): QueueEntry => ({ id: newId(), team_id: t, email_id: newId(), domain, recipients: [`x@${domain}`], attempts: 0, first_attempt_at: null, last_error: null });
+    const [held, free] = [{ ...entry('held.test'), held: 'destination' } as QueueEntry, entry('free.test')];
+    await a.write(async (tx) => {
+      tx.queue.put(held, 1);
+      tx.queue.put(free, 1);
+    });
+    const due = await b.write(async (tx) => tx.queue.due(Date.now(), 10));
+    expect(due.map((d) => d.entry.id)).not.toContain(held.id);
+    expect((await a.queue.ofTeam(t, { limit: 10 })).map((q) => [q.entry.domain, q.due])).toEqual([['free.test', 1], ['held.test', null]]);
+    await a.write(async (tx) => tx.queue.defer('free.test', free.id, 1, 5));
+    expect((await a.queue.ofTeam(t, { limit: 10, destination: 'free.test' }))[0]!.due).toBe(5);
+  });
+
   test('status: reachable, and the nodes seen (both instances are this process: one node)', async () => {
     expect(await a.status()).toEqual({ backend: 'postgres', reachable: true, nodes: 1 });
   });
