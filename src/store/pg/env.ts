@@ -147,6 +147,15 @@ export class PgEnv implements Exec {
     throw new Error('store write outside a unit of work (use store.write)');
   }
 
+  /** A connection of the units' pool for a transaction the caller runs itself (a streamed upload). */
+  async reserve(): Promise<SQL & { release(): void }> {
+    try {
+      return (await this.sql.reserve()) as SQL & { release(): void };
+    } catch (e) {
+      throw translate(e);
+    }
+  }
+
   /**
    * Run `fn` in a transaction, again (up to MAX_RUNS) when it loses a race; resolves with its
    * result and its unit after COMMIT. `notify` names what to tell other nodes, from the unit.

@@ -1,8 +1,8 @@
 // The uploaded CSV files of contact imports, on PostgreSQL: slices of about 1 MB, (team, id,
-// start) → bytes, written in one transaction that commits before the import's record does (the
+// start) → bytes, streamed in one transaction that commits before the import's record does (the
 // file is durable first, as with LMDB's files), read from the import's cursor on, removed in the
 // unit of work that ends the import.
-import { unitOf, type Exec, type PgEnv } from './env';
+import { translate, unitOf, type Exec, type PgEnv } from './env';
 import type { ImportFilesTx } from '../interface';
 
 /** Bytes per stored slice. */
@@ -19,33 +19,43 @@ export class PgImportFiles implements ImportFilesTx {
   }
 
   async save(team: string, id: string, chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number | null> {
+    // One transaction on a connection of its own, a slice written as soon as it is full: memory
+    // holds one slice whatever the file's size. Past the limit the rest is read and dropped (the
+    // source, a request body, ends normally) and nothing is kept.
+    const conn = await this.env.reserve();
     let size = 0;
     let held: Uint8Array[] = [];
     let heldBytes = 0;
     let start = 0;
-    const slices: { start: number; bytes: Uint8Array }[] = [];
-    const cut = () => {
-      slices.push({ start, bytes: Buffer.concat(held, heldBytes) });
+    const cut = async () => {
+      await conn.unsafe('INSERT INTO import_files (team, id, start, bytes) VALUES ($1, $2, $3, $4)', [team, id, start, Buffer.concat(held, heldBytes)]);
       start += heldBytes;
       held = [];
       heldBytes = 0;
     };
-    // Past the limit the rest is read and dropped: the source (a request body) ends normally.
-    // The slices wait in memory only up to the limit the caller set (the upload's maximum).
-    for await (const chunk of chunks) {
-      size += chunk.byteLength;
-      if (size > maxBytes) continue;
-      held.push(chunk);
-      heldBytes += chunk.byteLength;
-      if (heldBytes >= SLICE) cut();
+    try {
+      await conn.unsafe('BEGIN');
+      await conn.unsafe('DELETE FROM import_files WHERE team = $1 AND id = $2', [team, id]);
+      for await (const chunk of chunks) {
+        size += chunk.byteLength;
+        if (size > maxBytes) continue;
+        held.push(chunk);
+        heldBytes += chunk.byteLength;
+        if (heldBytes >= SLICE) await cut();
+      }
+      if (size > maxBytes) {
+        await conn.unsafe('ROLLBACK');
+        return null;
+      }
+      if (heldBytes || start === 0) await cut();
+      await conn.unsafe('COMMIT');
+      return size;
+    } catch (e) {
+      await conn.unsafe('ROLLBACK').catch(() => {});
+      throw translate(e);
+    } finally {
+      conn.release();
     }
-    if (size > maxBytes) return null;
-    if (heldBytes || !slices.length) cut();
-    await this.env.transaction(async (u) => {
-      u.write('DELETE FROM import_files WHERE team = $1 AND id = $2', [team, id]);
-      for (const s of slices) u.write('INSERT INTO import_files (team, id, start, bytes) VALUES ($1, $2, $3, $4)', [team, id, s.start, s.bytes]);
-    }, () => null);
-    return size;
   }
 
   async *read(team: string, id: string, offset: number): AsyncIterable<Uint8Array> {
