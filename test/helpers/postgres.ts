@@ -78,6 +78,15 @@ export async function startPgServer(): Promise<PgServer> {
     rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', destroy);
+  // The test process may end without its exit handlers (bun test does not always run them, and a
+  // run can be killed): a watchdog in a session of its own stops the server and removes its files
+  // once this process is gone.
+  const stopCmd = command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).map((a) => `'${a}'`).join(' ');
+  Bun.spawn(['setsid', 'sh', '-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${stopCmd} >/dev/null 2>&1; rm -rf '${dir}'`], {
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'ignore',
+  }).unref();
   const start = async () => {
     run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
     up = true;
