@@ -2,9 +2,14 @@
 /**
  * `npm test` — run the test suite with the pinned Bun and finish with one plain summary line.
  *
- *   npm test                      every test under test/
+ *   npm test                      every test under test/, then the API suites again on PostgreSQL
  *   npm test -- test/api          only files whose path contains test/api (bun's own filters)
  *   npm test -- -t "domains" --bail
+ *   POSTHORN_TEST_STORE=pg npm test -- test/api    those files on PostgreSQL (cluster mode)
+ *
+ * A full run (no paths or filters of the caller's) has a second pass: the API suites (PG_PASS) run
+ * again with POSTHORN_TEST_STORE=pg, against a private PostgreSQL server the tests start
+ * (test/helpers/postgres.ts); the closing line adds both passes up.
  *
  * Runs `bun test` as a child process (process.execPath, so the same Bun that runs this script),
  * with POSTHORN_LOG=silent and --timeout=60000 (unless given). The child's stdout and stderr pass
@@ -24,6 +29,8 @@ import { constants } from 'node:os';
 
 const ROOT = resolve(import.meta.dir, '..');
 const DEFAULT_TIMEOUT_MS = 60_000;
+/** What a full run tests a second time against PostgreSQL: the HTTP API and the SDK's methods. */
+export const PG_PASS = ['./test/api', './test/automations/api.test.ts'];
 
 /** bun test flags that take a value as the next argument (when not written as --flag=value). */
 const VALUE_FLAGS = new Set([
@@ -145,16 +152,9 @@ function write(stream: NodeJS.WriteStream, chunk: string | Uint8Array): Promise<
   });
 }
 
-async function main(): Promise<number> {
-  const extra = process.argv.slice(2);
-  const args = [process.execPath, 'test'];
-  // Bun 1.4.5 ignores `[test] timeout` in bunfig.toml (checked): give the generous per-test
-  // timeout here — the tests drive real sockets and child processes — unless the caller set one.
-  if (!extra.some((a) => a === '--timeout' || a.startsWith('--timeout='))) args.push(`--timeout=${DEFAULT_TIMEOUT_MS}`);
-  args.push(...extra);
-  if (!hasPositional(extra)) args.push('./test');
-
-  const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent' };
+/** One `bun test` child: its output passes through; its summary and exit code come back. */
+async function runBun(args: string[], extraEnv: Record<string, string>): Promise<{ summary: Summary | null; code: number }> {
+  const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent', ...extraEnv };
   // stderr goes through a pipe: keep bun's colours when our own stderr is a terminal.
   if (process.stderr.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined) env.FORCE_COLOR = '1';
 
@@ -188,7 +188,33 @@ async function main(): Promise<number> {
 
   let code = child.exitCode ?? 1;
   if (child.signalCode) code = 128 + ((constants.signals as Record<string, number>)[child.signalCode] ?? 1);
-  const result = closingLine(parseSummary(tail, markers.counts), code);
+  return { summary: parseSummary(tail, markers.counts), code };
+}
+
+/** Two passes' summaries as one (null when either has none: that pass crashed). */
+export function addSummaries(a: Summary | null, b: Summary | null): Summary | null {
+  if (!a || !b) return null;
+  return { pass: a.pass + b.pass, fail: a.fail + b.fail, skip: a.skip + b.skip, todo: a.todo + b.todo, error: a.error + b.error, ran: a.ran + b.ran, files: a.files + b.files };
+}
+
+async function main(): Promise<number> {
+  const extra = process.argv.slice(2);
+  const base = [process.execPath, 'test'];
+  // Bun 1.4.5 ignores `[test] timeout` in bunfig.toml (checked): give the generous per-test
+  // timeout here — the tests drive real sockets and child processes — unless the caller set one.
+  if (!extra.some((a) => a === '--timeout' || a.startsWith('--timeout='))) base.push(`--timeout=${DEFAULT_TIMEOUT_MS}`);
+  const full = !hasPositional(extra);
+  const first = await runBun([...base, ...extra, ...(full ? ['./test'] : [])], {});
+  let summary = first.summary;
+  let code = first.code;
+  if (full) {
+    await write(process.stderr, `\n==> the API suites again, on PostgreSQL (POSTHORN_TEST_STORE=pg): ${PG_PASS.join(' ')}\n`);
+    const second = await runBun([...base, ...extra, ...PG_PASS], { POSTHORN_TEST_STORE: 'pg' });
+    // Either pass failing fails the run (closingLine's guards then hold for the sum).
+    summary = addSummaries(summary, second.summary);
+    code = first.code || second.code;
+  }
+  const result = closingLine(summary, code);
   await write(process.stdout, `\n${result.line}\n`);
   return result.code;
 }

@@ -6,6 +6,8 @@ import { isIP } from 'node:net';
 
 export interface Config {
   data_dir: string;
+  /** Unset: the embedded LMDB store in data_dir. `postgres://…`: the PostgreSQL store (cluster mode). */
+  database: { url: string | null };
   public_url: string;
   http: { host: string; port: number; tls_cert: string | null; tls_key: string | null };
   smtp: {
@@ -149,6 +151,7 @@ interface KeyDef {
 /** The operational contract (config.example.toml) — names are fixed, other tools depend on them. */
 export const KEYS: KeyDef[] = [
   { key: 'data_dir', env: 'POSTHORN_DATA_DIR', kind: 'string', default: './data' },
+  { key: 'database.url', env: 'POSTHORN_DATABASE_URL', kind: 'nullable', default: null },
   { key: 'public_url', env: 'POSTHORN_PUBLIC_URL', kind: 'url', default: 'http://localhost:3000' },
   { key: 'http.host', env: 'POSTHORN_HTTP_HOST', kind: 'string', default: '0.0.0.0' },
   { key: 'http.port', env: 'POSTHORN_HTTP_PORT', kind: 'port', default: 3000 },
@@ -387,6 +390,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     assign(out, def.key, coerce(def, raw, fromEnv));
   }
   const cfg = out as Config;
+  if (cfg.database.url !== null && !/^postgres(ql)?:\/\/./.test(cfg.database.url))
+    throw new ConfigError('database.url', 'must be a postgres:// (or postgresql://) URL, or unset for the embedded store');
   if (cfg.delivery.mode === 'relay' && !cfg.delivery.relay_url)
     throw new ConfigError('delivery.relay_url', 'is required when `delivery.mode` is relay');
   if (cfg.delivery.relay_url) {

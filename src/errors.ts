@@ -39,3 +39,14 @@ export const errors = {
   invalidAccess: () => new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access".'),
   internal: () => new ApiError(500, 'application_error', 'An unexpected error occurred.'),
 };
+
+/**
+ * The store cannot be reached (cluster mode: the PostgreSQL server is down or unreachable). Nothing
+ * was accepted: the API answers 503 `service_unavailable` (docs/api.md §3), SMTP `451 4.3.0`, and
+ * both resume by themselves once the database answers again.
+ */
+export class StoreUnavailable extends ApiError {
+  constructor(readonly reason: string) {
+    super(503, 'service_unavailable', 'The database is unreachable: nothing was accepted. Try again later.', { 'retry-after': '5' });
+  }
+}

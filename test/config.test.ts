@@ -48,6 +48,7 @@ describe('defaults and config.example.toml', () => {
     const c = loadConfig({ env: {} });
     expect(c).toEqual({
       data_dir: './data',
+      database: { url: null },
       public_url: 'http://localhost:3000',
       http: { host: '0.0.0.0', port: 3000, tls_cert: null, tls_key: null },
       smtp: {
@@ -217,6 +218,12 @@ retry_schedule = "1s,2s"
     expect(loadConfig({ env: { POSTHORN_SMTP_TLS_CERT: '', POSTHORN_SMTP_TLS_KEY: '' } }).smtp.tls_cert).toBeNull();
   });
 
+  test('database.url selects PostgreSQL with a postgres:// or postgresql:// URL; empty means the embedded store', () => {
+    expect(loadConfig({ env: { POSTHORN_DATABASE_URL: 'postgres://posthorn@127.0.0.1:5432/posthorn' } }).database.url).toBe('postgres://posthorn@127.0.0.1:5432/posthorn');
+    expect(loadConfig({ env: { POSTHORN_DATABASE_URL: 'postgresql://127.0.0.1/p' } }).database.url).toBe('postgresql://127.0.0.1/p');
+    expect(loadConfig({ env: { POSTHORN_DATABASE_URL: '' } }).database.url).toBeNull();
+  });
+
   test('test overrides (dotted keys) win over the environment', () => {
     const c = loadConfig({ env: { POSTHORN_HTTP_PORT: '9090' }, overrides: { 'http.port': 0, 'smtp.tls_ports': [] } });
     expect(c.http.port).toBe(0);
@@ -254,6 +261,11 @@ describe('bad values fail with a ConfigError naming the key', () => {
       () => loadConfig({ env: { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'http://relay.example.test' } }),
       'delivery.relay_url',
     );
+  });
+
+  test('a database.url that is not a PostgreSQL URL', () => {
+    expectKeyError(() => loadConfig({ env: { POSTHORN_DATABASE_URL: 'mysql://127.0.0.1/p' } }), 'database.url');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_DATABASE_URL: '/var/lib/posthorn' } }), 'database.url');
   });
 
   test('bad enum', () => {

@@ -46,9 +46,10 @@ export interface Target {
 
 /**
  * `posthorn serve` as a child process (`bun [bunFlags] src/main.ts serve`) on a fresh data dir,
- * configured by POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`.
+ * configured by POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`
+ * — or, given `apiKey` (another node of a cluster, on a database provisioned already), none.
  */
-export async function startChild(dataDir: string, env: Record<string, string> = {}, bunFlags: string[] = []): Promise<Target> {
+export async function startChild(dataDir: string, env: Record<string, string> = {}, bunFlags: string[] = [], opts: { apiKey?: string } = {}): Promise<Target> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -66,9 +67,12 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     ...env,
   };
   const main = join(ROOT, 'src', 'main.ts');
-  const init = Bun.spawnSync([process.execPath, main, 'init', '--json'], { cwd: dataDir, env: fullEnv, stderr: 'pipe' });
-  if (init.exitCode !== 0) fail(`posthorn init failed (${init.exitCode}): ${init.stderr.toString()}`);
-  const creds = JSON.parse(init.stdout.toString()) as { api_key: string };
+  let creds = { api_key: opts.apiKey ?? '' };
+  if (opts.apiKey === undefined) {
+    const init = Bun.spawnSync([process.execPath, main, 'init', '--json'], { cwd: dataDir, env: fullEnv, stderr: 'pipe' });
+    if (init.exitCode !== 0) fail(`posthorn init failed (${init.exitCode}): ${init.stderr.toString()}`);
+    creds = JSON.parse(init.stdout.toString()) as { api_key: string };
+  }
   const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
   const child = Bun.spawn([process.execPath, ...bunFlags, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
   process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));

@@ -4,6 +4,7 @@
 import type { ApiKeyRec, Store, StoreReader } from '../store';
 import { errors } from '../errors';
 import { sha256hex, randomAlnum, nowIso } from '../ids';
+import { inBackground } from '../store/guarded';
 
 export const TOKEN_RE = /^re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}$/;
 
@@ -41,8 +42,11 @@ export function touchKey(store: Store, key: ApiKeyRec): void {
   const now = Date.now();
   if (now - (lastTouch.get(key.id) ?? 0) < TOUCH_EVERY_MS) return;
   lastTouch.set(key.id, now);
-  void store.write(async (tx) => {
-    const cur = await tx.apiKeys.get(key.team_id, key.id);
-    if (cur) tx.apiKeys.put({ ...cur, last_used_at: nowIso() });
-  });
+  inBackground(
+    'api key last_used_at',
+    store.write(async (tx) => {
+      const cur = await tx.apiKeys.get(key.team_id, key.id);
+      if (cur) tx.apiKeys.put({ ...cur, last_used_at: nowIso() });
+    }),
+  );
 }

@@ -6,6 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SessionRec, Store, UserRec } from '../store';
 import { newId, nowIso, sha256hex } from '../ids';
+import { inBackground } from '../store/guarded';
 
 export const SESSION_COOKIE = 'posthorn_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -123,9 +124,12 @@ export class Sessions {
 
   /** Note activity for the idle timeout, at most once a minute, without holding up the request. */
   private touch(session: SessionRec): void {
-    void this.store.write(async (tx) => {
-      const cur = await tx.sessions.get(session.team_id, session.id);
-      if (cur) tx.sessions.put({ ...cur, last_seen_at: nowIso() });
-    });
+    inBackground(
+      'session last_seen_at',
+      this.store.write(async (tx) => {
+        const cur = await tx.sessions.get(session.team_id, session.id);
+        if (cur) tx.sessions.put({ ...cur, last_seen_at: nowIso() });
+      }),
+    );
   }
 }

@@ -178,7 +178,7 @@ export function buildApp(svc: ApiContext) {
     app.all(path, () => {
       throw errors.routeNotFound();
     }, { detail: { hide: true } });
-  healthRoutes(app);
+  healthRoutes(app, svc);
   dashboardRoutes(app, svc);
   authRoutes(app, svc);
   teamRoutes(app, svc);

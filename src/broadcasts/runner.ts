@@ -4,6 +4,7 @@
 // `sent`, so the scheduler job (`releaseDue`, every second, and so on start-up) starts scheduled
 // ones when due and resumes queued ones a crash or shutdown interrupted.
 import { log } from '../log';
+import { StoreUnavailable } from '../errors';
 import { dueKey } from '.';
 import { sendBroadcast, returnToDraft, type BroadcastDeps } from './send';
 import { QuotaExceeded } from '../limits/quota';
@@ -24,12 +25,20 @@ export class BroadcastSender {
     const key = `${team}/${broadcastId}`;
     if (this.abort.signal.aborted || this.running.has(key)) return;
     if ((this.failures.get(key)?.notBefore ?? 0) > Date.now()) return;
-    const run = sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal })
-      .then((outcome) => {
+    // One node of a cluster sends a broadcast's batches at a time (store.singleton); another node
+    // finding it taken leaves it, and takes it over if that node dies (its lock goes with it).
+    let outcome: Awaited<ReturnType<typeof sendBroadcast>> = 'skipped';
+    const run = this.svc.store
+      .singleton(`broadcast:${key}`, async () => {
+        outcome = await sendBroadcast(this.svc, team, broadcastId, { signal: this.abort.signal });
+      })
+      .then(() => {
         this.failures.delete(key);
         if (outcome === 'sent') log.info('broadcast.sent', { team_id: team, broadcast_id: broadcastId });
       })
       .catch(async (e) => {
+        // The database out of reach (cluster mode) is no failure of this one: the next tick tries again.
+        if (e instanceof StoreUnavailable) return void log.warn('store.unavailable', { job: key, error: e.reason });
         // The team's sending limit is reached (docs/api.md §6.1): the broadcast stays queued, its
         // batches so far sent, and goes on when the period ends — waiting is not failing.
         if (e instanceof QuotaExceeded) {

@@ -1,4 +1,4 @@
-// Command line: serve, init, keys create, version (README, "CLI").
+// Command line: serve, init, keys create, backup, migrate, db copy, version (README, "CLI").
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { VERSION } from '../version';
@@ -11,6 +11,8 @@ Commands:
   keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID] [--json]
                                 create an API key
   backup DEST [--compact]       write a consistent copy of the database to the file DEST (safe while serving)
+  migrate                       apply the PostgreSQL schema migrations of database.url (cluster mode)
+  db copy [--from DIR]          copy an LMDB install (data_dir, or DIR) into the empty database.url
   domains rotate-dkim DOMAIN [--ed25519] [--status] [--team ID] [--json]
                                 rotate a domain's DKIM key: start, or check and switch once published
   version                       print the version
@@ -55,6 +57,18 @@ export async function main(argv: string[]): Promise<number> {
         if (positionals.length !== 1) throw new UsageError('backup: give the file to write, e.g. `posthorn backup /var/backups/posthorn.mdb`');
         const { backup } = await import('./backup');
         return await backup(config(values.config), positionals[0], { compact: !!values.compact });
+      }
+      case 'migrate': {
+        const { values } = parseArgs({ args: rest, options: { config: { type: 'string' } }, strict: true });
+        const { migrateCommand } = await import('./db');
+        return await migrateCommand(config(values.config));
+      }
+      case 'db': {
+        const [sub, ...args] = rest;
+        if (sub !== 'copy') throw new UsageError('db: the only subcommand is `db copy`');
+        const { values } = parseArgs({ args, options: { config: { type: 'string' }, from: { type: 'string' } }, strict: true });
+        const { dbCopy } = await import('./db');
+        return await dbCopy(config(values.config), { from: values.from });
       }
       case 'domains': {
         const [sub, ...args] = rest;

@@ -2,8 +2,12 @@
 import type { Config } from '../config';
 import { openStore, storeOptions } from '../store';
 import { createTeam, type Credentials } from '../accounts/bootstrap';
+import { setQuiet } from '../log';
 
 export async function init(config: Config, opts: { json: boolean; adminEmail?: string }): Promise<number> {
+  // Logs share stdout: with --json the only line written is the JSON (a first start in cluster
+  // mode would otherwise log its migration before it).
+  if (opts.json) setQuiet(true);
   const store = await openStore(storeOptions(config));
   try {
     const creds = await createTeam(store, { adminEmail: opts.adminEmail });

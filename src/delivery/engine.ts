@@ -120,7 +120,8 @@ export class DeliveryEngine {
   }
 
   async start(): Promise<void> {
-    await this.resumeInterrupted();
+    // In cluster mode an entry in flight may be another node's: it waits for its lease instead.
+    if (this.svc.store.exclusive) await this.resumeInterrupted();
     await this.signers.ready();
     this.worker.start();
     log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size(), signers: this.signers.size });
@@ -139,7 +140,8 @@ export class DeliveryEngine {
   /**
    * Entries whose attempt was in flight in a process that is gone have no outcome: they are due
    * now rather than at the retry time their claim set (Postfix likewise puts its active queue back
-   * to work when it starts). One process owns the LMDB queue, so at start every such entry is ours.
+   * to work when it starts). One process owns the LMDB queue, so at start every such entry is ours
+   * (store.exclusive); in cluster mode each waits for its lease, the next attempt time its claim persisted.
    */
   private async resumeInterrupted(): Promise<void> {
     const resumed = await this.svc.store.write(async (tx) => {

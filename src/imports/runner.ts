@@ -11,6 +11,7 @@ import { parse, type CsvError } from 'csv-parse';
 import type { ContactImportRec, Store, Tx } from '../store';
 import { nowIso } from '../ids';
 import { log } from '../log';
+import { StoreUnavailable } from '../errors';
 import { propertyDefs } from '../contacts/properties';
 import { applyItems, headerIndex, headerProblem, type HeaderIndex, type Item } from './rows';
 
@@ -150,12 +151,19 @@ export class ImportRunner {
   start(team: string, id: string): void {
     const key = `${team}/${id}`;
     if (this.abort.signal.aborted || this.running.has(key)) return;
-    const run = runImport(this.svc.store, team, id, { signal: this.abort.signal })
-      .then((outcome) => {
+    // One node of a cluster runs an import at a time (store.singleton), as with broadcasts.
+    let outcome: ImportOutcome = 'skipped';
+    const run = this.svc.store
+      .singleton(`import:${key}`, async () => {
+        outcome = await runImport(this.svc.store, team, id, { signal: this.abort.signal });
+      })
+      .then(() => {
         this.failures.delete(key);
         if (outcome === 'completed' || outcome === 'failed') log.info(`import.${outcome}`, { team_id: team, import_id: id });
       })
       .catch(async (e) => {
+        // The database out of reach (cluster mode) is no failure of this one: the next tick tries again.
+        if (e instanceof StoreUnavailable) return void log.warn('store.unavailable', { job: key, error: e.reason });
         // Left queued and tried again by the next releaseDue; one that keeps failing is marked failed.
         const count = (this.failures.get(key) ?? 0) + 1;
         this.failures.set(key, count);

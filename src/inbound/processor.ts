@@ -73,7 +73,8 @@ export class InboundProcessor {
   }
 
   async start(): Promise<void> {
-    await this.resumeInterrupted();
+    // In cluster mode a message in flight may be another node's: it waits for its lease instead.
+    if (this.svc.store.exclusive) await this.resumeInterrupted();
     this.worker.start();
     const { waiting, failed } = await this.svc.store.inboundSpool.counts();
     log.info('inbound.started', { waiting, failed });

@@ -1,7 +1,10 @@
 // The team request limit (`limits.requests_per_second`, docs/api.md §6): a fixed 1-second window,
 // no burst, shared by every key of a team and by both ways in — HTTP requests and SMTP
 // submissions take from one instance, made by the composition root (src/services.ts). In memory:
-// a window is one second, so nothing is worth persisting.
+// a window is one second, so nothing is worth persisting. In cluster mode each node admits its
+// share — the limit divided by the nodes alive (`shareAmong`, kept up to date by the scheduler) —
+// so that a load balancer spreading requests evenly keeps the team to the limit overall, without a
+// database round trip per request (README.md, "Cluster mode").
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;
@@ -9,8 +12,16 @@ export interface RateDecision {
 
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
+  private limit: number;
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly configured: number) {
+    this.limit = configured;
+  }
+
+  /** `nodes` processes share the limit: this one admits its part of it (at least 1 a second). */
+  shareAmong(nodes: number): void {
+    this.limit = Math.max(1, Math.ceil(this.configured / Math.max(1, nodes)));
+  }
 
   /** Count one request of `team` and decide on it. */
   take(team: string, now = Date.now()): RateDecision {

@@ -1,4 +1,5 @@
-// Background jobs on croner: due scheduled sends and broadcasts, retention/idempotency sweeps, DNS re-checks.
+// Background jobs on croner: due scheduled sends and broadcasts, retention/idempotency sweeps, DNS
+// re-checks, the rate limit's share of the cluster.
 import { Cron } from 'croner';
 import type { Events } from '../events';
 import type { Store } from '../store';
@@ -8,6 +9,7 @@ import type { DomainVerifier } from '../domains/verify';
 import type { DomainClaims } from '../domains/claims';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
+import type { RateLimiter } from '../limits/ratelimit';
 
 export interface Scheduler {
   stop(): void;
@@ -20,6 +22,7 @@ export interface SchedulerDeps {
   imports: ImportRunner;
   domains: DomainVerifier;
   claims: DomainClaims;
+  limiter: RateLimiter;
 }
 
 export function startScheduler(svc: SchedulerDeps): Scheduler {
@@ -39,14 +42,28 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
   // Contact imports with rows left: those a restart interrupted resume on the first tick.
   job('imports', '* * * * * *', () => svc.imports.releaseDue());
+  // Jobs one node of a cluster at a time must do (store.singleton: an advisory lock in PostgreSQL);
+  // on the other nodes the tick is skipped.
+  const singleton = (name: string, pattern: string, fn: () => Promise<unknown>) =>
+    job(name, pattern, () =>
+      svc.store.singleton(name, async () => {
+        await fn();
+      }),
+    );
   // TTL sweep: reads only the expired head of the TTL index.
-  job('ttl-sweep', '*/1 * * * *', async () => {
+  singleton('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.sweep();
     if (n) log.info('ttl.swept', { removed: n });
   });
   // Domains awaiting verification or degraded: every 5 minutes; verified ones hourly (inside).
-  job('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());
+  singleton('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());
   // Domain claims whose verification was asked for and whose record was not found yet.
-  job('claim-recheck', '*/5 * * * *', () => svc.claims.recheckDue());
+  singleton('claim-recheck', '*/5 * * * *', () => svc.claims.recheckDue());
+  // The team request limit is shared by the nodes of a cluster (docs/api.md §6): each takes its
+  // share of `limits.requests_per_second`, by the nodes alive now (1 with the embedded store).
+  job('rate-share', '*/5 * * * * *', async () => {
+    const { nodes } = await svc.store.status();
+    svc.limiter.shareAmong(nodes);
+  });
   return { stop: () => jobs.forEach((j) => j.stop()) };
 }

@@ -3,8 +3,10 @@
 // team and endpoint, 24 h, replaying the original status and body; 409 on a different body or
 // while the first request is still running. The outcome is written in the same unit of work as
 // the emails it created; 4xx outcomes are stored on their own; 5xx and earlier rejections are not.
+// Across the nodes of a cluster the key holds through the database's unique key (store/pg/idempotency.ts):
+// of two requests with one key on two nodes at once, one commits and the other replays its answer.
 import { createHash } from 'node:crypto';
-import type { Store, Tx } from '../store';
+import { IdempotencyKeyTaken, type IdempotencyRecord, type Store, type Tx } from '../store';
 import { ApiError } from '../errors';
 
 /** A key as given in `header` (1–256 characters), or null; throws 400 invalid_idempotency_key. */
@@ -49,6 +51,16 @@ export type Remember = (tx: Tx, o: Outcome) => void;
 
 const inFlight = new Set<string>();
 
+/** The stored outcome of the first request with a key, for a request with the same body (409 otherwise). */
+function replay(stored: IdempotencyRecord | undefined, print: string): Outcome {
+  // Stored a moment ago and gone already: only its expiry can do that; the first request is over.
+  if (!stored)
+    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+  if (stored.fingerprint !== print)
+    throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or try again with the same payload.');
+  return { status: stored.status, body: stored.body };
+}
+
 /**
  * Run `work` at most once per (team, endpoint, key). `work` receives `remember` (undefined without
  * a key), to be called inside the unit of work that commits its effects with the outcome to store.
@@ -61,11 +73,7 @@ export async function withIdempotency(store: Store, scope: IdempotencyScope, wor
   if (inFlight.has(slot))
     throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
   const stored = await store.idempotency.get(team, endpoint, key);
-  if (stored) {
-    if (stored.fingerprint !== print)
-      throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or try again with the same payload.');
-    return { status: stored.status, body: stored.body };
-  }
+  if (stored) return replay(stored, print);
   if (inFlight.has(slot))
     throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
   inFlight.add(slot);
@@ -73,9 +81,14 @@ export async function withIdempotency(store: Store, scope: IdempotencyScope, wor
   try {
     return await work((tx, o) => tx.idempotency.put(team, endpoint, key, record(o)));
   } catch (e) {
+    // Another node stored the key first (cluster mode: the same key sent to two nodes at once).
+    // Nothing of this request was kept: answer as a request arriving after that one would.
+    if (e instanceof IdempotencyKeyTaken) return replay(await store.idempotency.get(team, endpoint, key), print);
     if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500) {
       const o = { status: e.statusCode, body: e.toJSON() };
-      await store.write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o)));
+      await store.write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o))).catch((err) => {
+        if (!(err instanceof IdempotencyKeyTaken)) throw err;
+      });
     }
     throw e;
   } finally {

@@ -10,9 +10,12 @@ import type { SendingDeps } from './submit';
 /** Move every due scheduled email to the delivery queue. Returns how many were released. */
 export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'>, now = Date.now()): Promise<number> {
   const { store, events } = deps;
-  const due = await store.schedule.due(now);
-  if (due.length === 0) return 0;
-  await store.write(async (tx) => {
+  // A look first, so that an empty schedule costs no unit of work each second.
+  if ((await store.schedule.due(now, 1)).length === 0) return 0;
+  // Read again inside the unit: in cluster mode that claims the entries (FOR UPDATE SKIP LOCKED),
+  // so the nodes releasing at the same second each take their own.
+  return store.write(async (tx) => {
+    const due = await tx.schedule.due(now);
     for (const { due: at, team, id: emailId } of due) {
       tx.schedule.remove(at, team, emailId);
       const email = await tx.emails.get(team, emailId);
@@ -22,8 +25,8 @@ export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'>, no
       if (!domain || !canSendFrom(domain)) await events.email(tx, email, 'failed');
       else await enqueue(tx, events, email, now);
     }
+    return due.length;
   });
-  return due.length;
 }
 
 async function scheduledEmail(store: StoreReader, team: string, id: string, verb: 'updated' | 'canceled'): Promise<EmailRec> {

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { ApiKeyRec, Store } from '../store';
 import { keyForToken, touchKey } from '../accounts/keys';
 import { replies } from './replies';
+import { StoreUnavailable } from '../errors';
 
 /** The key behind a username/password pair; throws the 535 reply otherwise. */
 export async function smtpLogin(svc: { store: Store; config: Pick<Config, 'smtp'> }, username: string | null | undefined, password: string | null | undefined): Promise<ApiKeyRec> {
@@ -13,7 +14,9 @@ export async function smtpLogin(svc: { store: Store; config: Pick<Config, 'smtp'
   let key: ApiKeyRec;
   try {
     key = await keyForToken(svc.store, password);
-  } catch {
+  } catch (e) {
+    // The database out of reach says nothing about the password: try again later.
+    if (e instanceof StoreUnavailable) throw replies.authUnavailable();
     throw replies.authFailed();
   }
   touchKey(svc.store, key);

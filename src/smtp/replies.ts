@@ -30,6 +30,8 @@ export const replies = {
   startTlsFirst: () => new SmtpReply(530, '5.7.0', 'Must issue a STARTTLS command first'),
   // RFC 4954 §6: 535 5.7.8 authentication credentials invalid.
   authFailed: () => new SmtpReply(535, '5.7.8', 'Authentication credentials invalid'),
+  // RFC 4954 §6: 454 4.7.0 temporary authentication failure (cluster mode: the database is unreachable).
+  authUnavailable: () => new SmtpReply(454, '4.7.0', 'Temporary authentication failure. Try again later.'),
   // RFC 3463 §3.8 X.7.1: delivery not authorized — Posthorn is never an open relay.
   relayDenied: () => new SmtpReply(550, '5.7.1', 'Relaying denied'),
   // RFC 5321 §4.3.2: 535 is not a DATA reply; a key revoked since AUTH refuses the message itself.
@@ -55,6 +57,8 @@ export const replies = {
  * 554 5.7.0, a key still in flight or the rate limit → 451 4.7.1; the API's message either way.
  */
 export function replyForApiError(e: ApiError): SmtpReply {
+  // RFC 3463 §3.4 X.3.0: the database is out of reach (cluster mode); nothing was accepted.
+  if (e.statusCode === 503) return new SmtpReply(451, '4.3.0', e.message);
   if (e.statusCode === 403) return new SmtpReply(550, '5.7.1', e.message);
   if (e.errorName === 'invalid_idempotent_request') return new SmtpReply(554, '5.7.0', e.message);
   if (e.errorName === 'concurrent_idempotent_requests' || e.statusCode === 429) return new SmtpReply(451, '4.7.1', `${e.message}`);

@@ -3,7 +3,8 @@
 // DKIM private key) cost more than the rest of the lookup. Only reads outside a unit of work go
 // through the cache — a unit of work reads its own writes from the backend — and the backend
 // clears it after every commit of its own that wrote the collection. Writes by another process (the
-// CLI beside a running server, another node of a cluster) are seen once an entry is `TTL_MS` old.
+// CLI beside a running server) are seen once an entry is `TTL_MS` old; another node of a cluster
+// clears this cache with its commit's notification (store/pg/signals.ts), the TTL as the fallback.
 // Misses are not cached: a record created elsewhere is found at once.
 import type { Page, PageQuery, Rec, Records } from './interface';
 

@@ -350,6 +350,17 @@ export interface IdempotencyRecord {
   created_at: number;
 }
 
+/**
+ * A unit of work stored an idempotency key that another process stored first, after this one
+ * looked (cluster mode; a unique key in the database). Running it again would only collide again:
+ * the caller reads the stored answer instead (sending/idempotency.ts).
+ */
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('the idempotency key was stored by a concurrent request');
+  }
+}
+
 /** How long an idempotency key is remembered after the first request (docs/api.md §5). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
@@ -537,12 +548,36 @@ export type Signal = 'queue' | 'outbox' | 'inbound' | 'automations';
 export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
+/** What GET /health and the rate limiter's share ask of the store. */
+export interface StoreStatus {
+  backend: 'lmdb' | 'postgres';
+  /** The store answers now (always true for the embedded one). */
+  reachable: boolean;
+  /** Processes sharing the store, seen in the last 30 s (1 for the embedded store). */
+  nodes: number;
+}
+
 export interface Store extends StoreReader {
   /** One unit of work; resolves with `fn`'s result once its writes are committed and flushed. */
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Call `listener` after every commit that made work of this kind due (or due sooner). */
   on(signal: Signal, listener: () => void): void;
   secret(name: SecretName): Buffer;
+  /**
+   * True when this process is the only one working the store (LMDB): an attempt found in flight
+   * at start was this process's own, cut short. False in cluster mode (PostgreSQL), where it may be
+   * another node's: it is retried when its lease — the next attempt time its claim persisted —
+   * runs out, by whichever node claims it then.
+   */
+  readonly exclusive: boolean;
+  /**
+   * Run `fn` unless another process sharing the store runs the job `name` now (PostgreSQL: an
+   * advisory lock held for the run; LMDB: one process, `fn` always runs). Resolves false when it
+   * was skipped. For jobs one node at a time must do: retention sweeps, DNS re-checks, one
+   * broadcast's or import's batches.
+   */
+  singleton(name: string, fn: () => Promise<void>): Promise<boolean>;
+  status(): Promise<StoreStatus>;
   /** Delete what has expired (retention, idempotency keys). Resolves to the number removed. */
   sweep(now?: number): Promise<number>;
   /** True when the store holds no team yet (first start). */
@@ -564,6 +599,8 @@ export interface Store extends StoreReader {
 
 export interface StoreOptions {
   dataDir: string;
+  /** `postgres://…`: the PostgreSQL backend (cluster mode); unset: LMDB in `dataDir`. */
+  databaseUrl?: string | null;
   /** Days sent mail, events, logs and received mail are kept (retention.days). */
   retentionDays: number;
   /**

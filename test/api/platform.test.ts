@@ -2,6 +2,7 @@
 // health and the OpenAPI document (docs/api.md §1-§3, §6, §15).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { Resend } from 'resend';
+import { testStore } from '../helpers/postgres';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 
 let p: Running;
@@ -176,9 +177,10 @@ describe('request log', () => {
 });
 
 describe('public routes', () => {
-  test('GET /health answers without a key', async () => {
+  test('GET /health answers without a key (in cluster mode: the database reached, and the nodes sharing it)', async () => {
     const r = await p.api('GET', '/health', { key: null });
-    expect([r.status, r.body]).toEqual([200, { status: 'ok' }]);
+    const cluster = testStore() === 'pg' ? { database: 'reachable', nodes: 1 } : {};
+    expect([r.status, r.body]).toEqual([200, { status: 'ok', ...cluster }]);
   });
 
   test('the OpenAPI document lists the resources', async () => {

@@ -35,8 +35,11 @@ export interface ServeChild {
   api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
-/** Provision a team with `init --json` in `dataDir`, ready to `start()`. */
-export async function serveChild(dataDir: string, env: Record<string, string> = {}): Promise<ServeChild> {
+/**
+ * Provision a team with `init --json` in `dataDir`, ready to `start()`. With `apiKey` (another
+ * node of a cluster, on the database a first node was provisioned in) nothing is provisioned.
+ */
+export async function serveChild(dataDir: string, env: Record<string, string> = {}, opts: { apiKey?: string } = {}): Promise<ServeChild> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const fullEnv = {
@@ -51,8 +54,7 @@ export async function serveChild(dataDir: string, env: Record<string, string> = 
     POSTHORN_LIMITS_REQUESTS_PER_SECOND: '100000',
     ...env,
   };
-  const init = Bun.spawnSync([process.execPath, MAIN, 'init', '--json'], { env: fullEnv });
-  const { api_key } = JSON.parse(init.stdout.toString());
+  const api_key = opts.apiKey ?? JSON.parse(Bun.spawnSync([process.execPath, MAIN, 'init', '--json'], { env: fullEnv }).stdout.toString()).api_key;
   const headers = { authorization: `Bearer ${api_key}`, 'content-type': 'application/json' };
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   return {

@@ -1,4 +1,6 @@
 // Start a real Posthorn (HTTP on a loopback port, LMDB in a temp dir) inside the test process.
+// With POSTHORN_TEST_STORE=pg the store is PostgreSQL instead: a database of its own on the test
+// process's private server (helpers/postgres.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +12,7 @@ import { createTeam, type Credentials } from '../../src/accounts/bootstrap';
 import { setQuiet } from '../../src/log';
 import { startScheduler } from '../../src/scheduler';
 import { startDnsServer } from './dns';
+import { postgres, testStore } from './postgres';
 
 setQuiet(true);
 
@@ -20,6 +23,9 @@ export async function freePort(): Promise<number> {
   s.stop(true);
   return port;
 }
+
+/** The database of each data_dir a test restarts Posthorn on (POSTHORN_TEST_STORE=pg). */
+const databaseOf = new Map<string, string>();
 
 export interface Running {
   url: string;
@@ -41,6 +47,13 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
   // Tests never reach DNS outside 127.0.0.0/8: without a `dns.servers` override, every
   // lookup (MX lookups of queued mail included) goes to a loopback DNS server refusing all queries,
   // a fast temporary failure.
+  // Cluster mode under test: a fresh database unless the test names one. A test that gives its own
+  // data_dir starts Posthorn again on it (a restart): it finds the same database again.
+  const pg = testStore() === 'pg' && !('database.url' in overrides) ? await postgres() : null;
+  const keep = typeof overrides.data_dir === 'string';
+  let databaseUrl: string | null = null;
+  if (pg) databaseUrl = (keep && databaseOf.get(dataDir)) || (await pg.database());
+  if (pg && keep) databaseOf.set(dataDir, databaseUrl!);
   const refusingDns = 'dns.servers' in overrides ? null : await startDnsServer();
   refusingDns?.failWith('REFUSED');
   const config = loadConfig({
@@ -54,6 +67,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       'smtp.starttls_ports': [],
       'smtp.tls_ports': [],
       'limits.requests_per_second': 1000,
+      ...(databaseUrl ? { 'database.url': databaseUrl } : {}),
       ...(refusingDns ? { 'dns.servers': [refusingDns.address] } : {}),
       ...overrides,
     },
@@ -96,6 +110,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       await svc.domains.idle();
       await closeServices(svc);
       await refusingDns?.close();
+      if (pg && databaseUrl && !keep) await pg.drop(databaseUrl);
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

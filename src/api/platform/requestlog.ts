@@ -4,6 +4,7 @@
 // own requests.
 import type { Store, LogRec, ApiKeyRec } from '../../store';
 import { newId, nowIso } from '../../ids';
+import { inBackground } from '../../store/guarded';
 
 const TOKEN_ANYWHERE = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/g;
 /** Webhook signing secrets (POST /webhooks, GET /webhooks/{id}, rotate) are masked the same way. */
@@ -92,7 +93,7 @@ export class RequestLog {
   }
 
   record(e: LogInput): void {
-    if (this.pending.length === 0) setImmediate(() => void this.write());
+    if (this.pending.length === 0) setImmediate(() => inBackground('request log', this.write()));
     this.pending.push(entry(e));
   }
 }

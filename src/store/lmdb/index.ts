@@ -25,8 +25,9 @@ import { LmdbInboundSpool } from './inbound-spool';
 import { LmdbAutomationTriggers } from './automation-triggers';
 import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
+import { guarded } from '../guarded';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, Tx, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
@@ -36,14 +37,6 @@ import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } f
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from '../automation-records';
 
 const DAY = 86_400_000;
-
-function guarded(fn: () => void): void {
-  try {
-    fn();
-  } catch (e) {
-    log.error('store.after_commit_failed', { error: String((e as Error)?.stack ?? e) });
-  }
-}
 
 /** The repositories, shared by every unit of work (LMDB reads inside one see its writes). */
 class Repos {
@@ -280,7 +273,7 @@ export class LmdbStore extends Repos implements Store {
   private readonly cached: Cached;
 
   private constructor(
-    private readonly env: LmdbEnv,
+    readonly env: LmdbEnv,
     private readonly ttl: TtlIndex,
     private readonly secrets: Map<SecretName, Buffer>,
     opts: StoreOptions,
@@ -333,6 +326,26 @@ export class LmdbStore extends Repos implements Store {
 
   secret(name: SecretName): Buffer {
     return this.secrets.get(name)!;
+  }
+
+  /** One process owns an LMDB environment. */
+  readonly exclusive = true;
+  private readonly jobs = new Set<string>();
+
+  async singleton(name: string, fn: () => Promise<void>): Promise<boolean> {
+    // One process: only a run of the same job still going here can be in the way.
+    if (this.jobs.has(name)) return false;
+    this.jobs.add(name);
+    try {
+      await fn();
+      return true;
+    } finally {
+      this.jobs.delete(name);
+    }
+  }
+
+  async status(): Promise<StoreStatus> {
+    return { backend: 'lmdb', reachable: true, nodes: 1 };
   }
 
   private purgedAt = 0;

@@ -1,0 +1,200 @@
+// The PostgreSQL connection and units of work (docs/ARCHITECTURE.md §3, "Cluster mode").
+//
+// One unit of work is one SQL transaction (READ COMMITTED) on a connection of its own. Writes are
+// queued and sent, pipelined, just before the unit's next read and before its COMMIT, so a unit
+// that writes twenty rows pays one round trip for them. The promise resolves after COMMIT
+// (synchronous_commit on: flushed to the WAL on disk).
+//
+// Several nodes write at once, where LMDB ran one unit after another. What keeps a unit's
+// read-then-write as safe as it was there:
+//   - rows of a collection read in a unit remember their version (`xmin`); writing such a row
+//     back checks the version is still the one read, and a row read as absent is inserted only if
+//     it still is — else the unit runs again (optimistic concurrency; the interface allows reruns);
+//   - work tables (queue, outbox, due indexes, spool, triggers) are claimed with
+//     `FOR UPDATE SKIP LOCKED`: two nodes never take the same row;
+//   - unique indexes are unique constraints (checked at COMMIT); a unit that lost the race runs
+//     again and finds the winner's row, as it would have after it on LMDB;
+//   - counters are added in SQL (`INSERT … ON CONFLICT DO UPDATE`), never read and written back.
+// Serialization failures, deadlocks and unique violations are retried with a short random wait.
+import { SQL } from 'bun';
+import { StoreUnavailable } from '../../errors';
+import { IdempotencyKeyTaken, type Signal } from '../interface';
+
+export type Row = Record<string, unknown>;
+
+/** Where a repository sends its SQL: the pool (reads outside a unit of work) or one unit. */
+export interface Exec {
+  /** Rows of a query; inside a unit of work, its queued writes go first. */
+  query<R = Row>(text: string, params?: unknown[]): Promise<R[]>;
+  /** Queue a write (units of work only): sent before the unit's next read and its commit. */
+  write(text: string, params?: unknown[]): void;
+  /** The unit of work, or null outside one. */
+  readonly unit: PgUnit | null;
+}
+
+/** Rows read in a unit, by `table/team/id`: their `xmin` then (null: there was none). */
+type Versions = Map<string, string | null>;
+
+/** SQLSTATEs worth running a unit of work again for: it lost a race, not its reason. */
+const RETRY = new Set(['40001', '40P01', '23505']);
+/** Raised by `posthorn_expect` (schema.ts) when an idempotency key was stored meanwhile. */
+const KEY_TAKEN = 'PH001';
+/** Attempts of one unit of work before its last error is the answer. */
+const MAX_RUNS = 12;
+
+/** Is `e` the database being out of reach (rather than a query's own failure)? */
+export function unreachable(e: unknown): boolean {
+  const err = e as { code?: string; errno?: string } | null;
+  if (!err || typeof err !== 'object') return false;
+  // Connection exceptions, too many connections, shutdown or recovery on the server (SQLSTATE).
+  if (typeof err.errno === 'string' && /^(08|53300|57P0[1-3])/.test(err.errno)) return true;
+  const code = err.code ?? '';
+  return /^ERR_POSTGRES_(CONNECTION|.*TIMEOUT|.*CLOSED)/.test(code) || /^(ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)/.test(code);
+}
+
+/** An error out of the database as the store's callers should see it. */
+export function translate(e: unknown): unknown {
+  if (unreachable(e)) return new StoreUnavailable(String((e as Error)?.message ?? e));
+  if ((e as { errno?: string })?.errno === KEY_TAKEN) return new IdempotencyKeyTaken();
+  return e;
+}
+
+function retryable(e: unknown): boolean {
+  return RETRY.has((e as { errno?: string })?.errno ?? '');
+}
+
+/** One unit of work: a transaction on a reserved connection, its queued writes and what follows its commit. */
+export class PgUnit implements Exec {
+  private pending: [string, unknown[]][] = [];
+  readonly versions: Versions = new Map();
+  /** Rows this unit has written (no version check needed any more: it holds their lock). */
+  readonly written = new Set<string>();
+  readonly after: (() => void)[] = [];
+  readonly signals = new Set<Signal>();
+  /** Names of the caches (domains, API keys) to clear on every node once this unit commits. */
+  readonly stale = new Set<string>();
+
+  constructor(private readonly conn: SQL) {}
+
+  get unit(): PgUnit {
+    return this;
+  }
+
+  write(text: string, params: unknown[] = []): void {
+    this.pending.push([text, params]);
+  }
+
+  async query<R = Row>(text: string, params: unknown[] = []): Promise<R[]> {
+    const results = await this.send([...this.pending.splice(0), [text, params]]);
+    return results[results.length - 1] as R[];
+  }
+
+  /** Send the queued writes and `tail` in one pipeline; the first failure, in order, is the error. */
+  async send(batch: [string, unknown[]][]): Promise<unknown[]> {
+    const settled = await Promise.allSettled(batch.map(([t, p]) => this.conn.unsafe(t, p)));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
+  }
+
+  /** Remember the version of a row read here (the first read counts). */
+  saw(key: string, version: string | null): void {
+    if (!this.written.has(key) && !this.versions.has(key)) this.versions.set(key, version);
+  }
+
+  /** The queued writes, the notification of other nodes, COMMIT: one pipeline. */
+  async commit(notify: string | null): Promise<void> {
+    const tail: [string, unknown[]][] = notify === null ? [] : [['SELECT pg_notify($1, $2)', [CHANNEL, notify]]];
+    const results = await this.send([...this.pending.splice(0), ...tail, ['COMMIT', []]]);
+    // COMMIT of a transaction that failed answers ROLLBACK without an error.
+    const done = results[results.length - 1] as { command?: string };
+    if (done?.command && done.command !== 'COMMIT') throw Object.assign(new Error('the transaction was rolled back'), { errno: '40001' });
+  }
+}
+
+/** The LISTEN/NOTIFY channel carrying store signals between nodes (signals.ts). */
+export const CHANNEL = 'posthorn_store';
+
+export interface PgEnvOptions {
+  url: string;
+  /** Connections for units of work, and for reads outside them (two pools: a read never waits on units). */
+  writers?: number;
+  readers?: number;
+}
+
+export class PgEnv implements Exec {
+  /** Units of work. */
+  readonly sql: SQL;
+  /** Reads outside units of work (a unit may call code that reads through the store itself). */
+  readonly reads: SQL;
+  readonly unit = null;
+
+  constructor(readonly opts: PgEnvOptions) {
+    const common = { url: opts.url, connectionTimeout: 5, idleTimeout: 60, connection: { application_name: 'posthorn' } };
+    this.sql = new SQL({ ...common, max: opts.writers ?? 10 });
+    this.reads = new SQL({ ...common, max: opts.readers ?? 6 });
+  }
+
+  async query<R = Row>(text: string, params: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.reads.unsafe(text, params)) as R[];
+    } catch (e) {
+      throw translate(e);
+    }
+  }
+
+  write(): void {
+    throw new Error('store write outside a unit of work (use store.write)');
+  }
+
+  /** A connection of the units' pool for a transaction the caller runs itself (a streamed upload). */
+  async reserve(): Promise<SQL & { release(): void }> {
+    try {
+      return (await this.sql.reserve()) as SQL & { release(): void };
+    } catch (e) {
+      throw translate(e);
+    }
+  }
+
+  /**
+   * Run `fn` in a transaction, again (up to MAX_RUNS) when it loses a race; resolves with its
+   * result and its unit after COMMIT. `notify` names what to tell other nodes, from the unit.
+   */
+  async transaction<T>(fn: (u: PgUnit) => Promise<T>, notify: (u: PgUnit) => string | null): Promise<{ result: T; unit: PgUnit }> {
+    for (let run = 1; ; run++) {
+      let conn: (SQL & { release(): void }) | null = null;
+      let unit: PgUnit | null = null;
+      try {
+        conn = (await this.sql.reserve()) as SQL & { release(): void };
+        unit = new PgUnit(conn);
+        unit.write('BEGIN');
+        const result = await fn(unit);
+        await unit.commit(notify(unit));
+        return { result, unit };
+      } catch (e) {
+        if (conn && unit) await conn.unsafe('ROLLBACK').catch(() => {});
+        if (run < MAX_RUNS && retryable(e)) {
+          // Two units that collided would collide again at once: wait a little, each its own time.
+          await Bun.sleep(Math.random() * Math.min(200, 2 ** run));
+          continue;
+        }
+        throw translate(e);
+      } finally {
+        conn?.release();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.sql.close({ timeout: 5 }), this.reads.close({ timeout: 5 })]);
+  }
+}
+
+/** The unit of work of `exec`; writes outside one are refused loudly (they would escape its atomicity). */
+export function unitOf(exec: Exec): PgUnit {
+  if (!exec.unit) throw new Error('store write outside a unit of work (use store.write)');
+  return exec.unit;
+}
+
+/** In a unit of work, rows claimed for it: locked until it ends, and passed over by other nodes meanwhile. */
+export const claimed = (exec: Exec) => (exec.unit ? ' FOR UPDATE SKIP LOCKED' : '');

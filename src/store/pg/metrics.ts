@@ -1,0 +1,81 @@
+// Metric counters on PostgreSQL (../interface.ts `Metrics`): team buckets (team, hour, domain,
+// broadcast), per-email buckets (team, hour, email) and a broadcast's links (team, broadcast,
+// sha256(url)). Counts are added by the database (`posthorn_add_counts`), never read and written
+// back: every node's sends count into the same hour at once without a conflict.
+import { createHash } from 'node:crypto';
+import { unitOf, type Exec } from './env';
+import {
+  METRICS_TTL_MS,
+  type Counters, type EmailMetricBucket, type LinkClicks, type MetricBucket, type MetricDims, type MetricsTx, type Page, type PageQuery,
+} from '../interface';
+
+const HOUR = 3_600_000;
+
+export class PgMetrics implements MetricsTx {
+  constructor(
+    private readonly exec: Exec,
+    private readonly emailTtlMs: number,
+  ) {}
+
+  bind(exec: Exec): PgMetrics {
+    return new PgMetrics(exec, this.emailTtlMs);
+  }
+
+  add(team: string, at: number, dims: MetricDims, counts: Counters): void {
+    const unit = unitOf(this.exec);
+    const hour = Math.floor(at / HOUR) * HOUR;
+    const json = JSON.stringify(counts);
+    unit.write(
+      `INSERT INTO metrics (team, hour, domain_id, broadcast_id, counts, expires) VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)
+       ON CONFLICT (team, hour, domain_id, broadcast_id) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
+      [team, hour, dims.domain_id, dims.broadcast_id ?? '', json, hour + METRICS_TTL_MS],
+    );
+    unit.write(
+      `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, counts, expires) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)
+       ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id,
+         counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
+      [team, hour, dims.email_id, dims.domain_id, dims.broadcast_id, json, hour + this.emailTtlMs],
+    );
+  }
+
+  addLink(team: string, broadcastId: string, url: string, clicks: number, uniqueClicks: number): void {
+    unitOf(this.exec).write(
+      `INSERT INTO metrics_links (team, broadcast_id, url_hash, url, clicks, unique_clicks, expires) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (team, broadcast_id, url_hash) DO UPDATE SET clicks = metrics_links.clicks + excluded.clicks, unique_clicks = metrics_links.unique_clicks + excluded.unique_clicks`,
+      [team, broadcastId, createHash('sha256').update(url).digest('hex'), url, clicks, uniqueClicks, Date.now() + METRICS_TTL_MS],
+    );
+  }
+
+  async scan(team: string, from: number, to: number, each: (b: MetricBucket) => void): Promise<void> {
+    const rows: { hour: string; domain_id: string; broadcast_id: string; counts: string }[] = await this.exec.query(
+      'SELECT hour, domain_id, broadcast_id, counts::text AS counts FROM metrics WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, domain_id, broadcast_id',
+      [team, from, to],
+    );
+    for (const r of rows) each({ hour: Number(r.hour), domain_id: r.domain_id, broadcast_id: r.broadcast_id || null, counts: JSON.parse(r.counts) });
+  }
+
+  async scanEmails(team: string, from: number, to: number, each: (b: EmailMetricBucket) => void): Promise<void> {
+    const rows: { hour: string; email_id: string; domain_id: string; broadcast_id: string | null; counts: string }[] = await this.exec.query(
+      'SELECT hour, email_id, domain_id, broadcast_id, counts::text AS counts FROM metrics_email WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, email_id',
+      [team, from, to],
+    );
+    for (const r of rows) each({ hour: Number(r.hour), email_id: r.email_id, domain_id: r.domain_id, broadcast_id: r.broadcast_id, counts: JSON.parse(r.counts) });
+  }
+
+  async links(team: string, broadcastId: string, q: PageQuery): Promise<Page<LinkClicks & { cursor: string }>> {
+    const limit = q.limit ?? 20;
+    const upwards = q.before === undefined;
+    const cursor = q.before ?? q.after;
+    // In URL-hash order; `before` reads backwards from its cursor, so the page ends right before it.
+    const rows: { url: string; clicks: string; unique_clicks: string; url_hash: string }[] = await this.exec.query(
+      `SELECT url, clicks, unique_clicks, url_hash FROM metrics_links WHERE team = $1 AND broadcast_id = $2${cursor === undefined ? '' : ` AND url_hash ${upwards ? '>' : '<'} $4`}
+       ORDER BY url_hash ${upwards ? 'ASC' : 'DESC'} LIMIT $3`,
+      cursor === undefined ? [team, broadcastId, limit + 1] : [team, broadcastId, limit + 1, cursor],
+    );
+    const all = rows.map((r) => ({ url: r.url, clicks: Number(r.clicks), unique_clicks: Number(r.unique_clicks), cursor: r.url_hash }));
+    const has_more = all.length > limit;
+    const data = all.slice(0, limit);
+    if (!upwards) data.reverse();
+    return { has_more, data };
+  }
+}

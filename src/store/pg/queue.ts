@@ -1,0 +1,110 @@
+// The delivery queue on PostgreSQL: one row per entry with its due time, indexed (due, domain, id)
+// so "what is due" reads the head of one index. In a unit of work, `due` claims: the entries it
+// returns are locked (`FOR UPDATE SKIP LOCKED`), so two nodes claiming at once take different
+// entries, and the claim moves each to its next attempt time — its lease — before the attempt
+// (delivery/engine.ts). A node killed mid-attempt leaves its entries at that time: then they are
+// due again, for whichever node claims them. A held entry is kept at HELD_DUE, past every due time.
+import { claimed, unitOf, type Exec } from './env';
+import { parse } from './collection';
+import type { QueueEntry } from '../email-records';
+import { HELD_DUE, type QueueTx, type QueuedEntry } from '../interface';
+import { uuidTime } from '../../ids';
+
+/** Keys looked at per `due` call at most, entries passed over included (as the LMDB queue). */
+const SCAN_LIMIT = 5000;
+
+export class PgQueue implements QueueTx {
+  constructor(private readonly exec: Exec) {}
+
+  bind(exec: Exec): PgQueue {
+    return new PgQueue(exec);
+  }
+
+  put(entry: QueueEntry, due: number): void {
+    const unit = unitOf(this.exec);
+    unit.write(
+      `INSERT INTO queue (id, team, email_id, domain, due, entry) VALUES ($1, $2, $3, $4, $5, $6::text::json)
+       ON CONFLICT (id) DO UPDATE SET domain = excluded.domain, due = excluded.due, entry = excluded.entry`,
+      [entry.id, entry.team_id, entry.email_id, entry.domain, entry.held ? HELD_DUE : due, JSON.stringify(entry)],
+    );
+    unit.signals.add('queue');
+  }
+
+  defer(domain: string, entryId: string, from: number, to: number): void {
+    // Only from where the claim saw it, and never a held entry.
+    unitOf(this.exec).write(`UPDATE queue SET due = $4 WHERE id = $1 AND domain = $2 AND due = $3 AND due < ${HELD_DUE}`, [entryId, domain, from, to]);
+  }
+
+  remove(entry: QueueEntry): void {
+    unitOf(this.exec).write('DELETE FROM queue WHERE id = $1', [entry.id]);
+  }
+
+  async due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+    now = Math.min(now, HELD_DUE - 1);
+    // Keys first (the index alone), so that entries passed over are neither read nor locked.
+    const picked: string[] = [];
+    let looked = 0;
+    let from: [number, string, string] | null = null;
+    const max = Math.max(SCAN_LIMIT, limit);
+    while (picked.length < limit && looked < max) {
+      const size = Math.min(max - looked, Math.max(100, 4 * (limit - picked.length)));
+      const rows: { id: string; domain: string; due: string }[] = await this.exec.query(
+        from
+          ? 'SELECT id, domain, due FROM queue WHERE due <= $1 AND (due, domain, id) > ($2, $3, $4) ORDER BY due, domain, id LIMIT $5'
+          : 'SELECT id, domain, due FROM queue WHERE due <= $1 ORDER BY due, domain, id LIMIT $2',
+        from ? [now, ...from, size] : [now, size],
+      );
+      for (const r of rows) {
+        looked++;
+        if (picked.length < limit && !pass?.(r.domain, r.id, Number(r.due))) picked.push(r.id);
+      }
+      if (rows.length < size) break;
+      const last = rows[rows.length - 1]!;
+      from = [Number(last.due), last.domain, last.id];
+    }
+    if (!picked.length) return [];
+    // Still due, and not claimed by another node meanwhile.
+    const rows: { due: string; entry: string }[] = await this.exec.query(
+      `SELECT due, entry::text AS entry FROM queue WHERE id = ANY($1) AND due <= $2 ORDER BY due, domain, id${claimed(this.exec)}`,
+      [picked, now],
+    );
+    return rows.map((r) => ({ due: Number(r.due), entry: parse<QueueEntry>(r.entry) }));
+  }
+
+  async nextDue(): Promise<number | null> {
+    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < ${HELD_DUE} ORDER BY due LIMIT 1`);
+    return row ? Number(row.due) : null;
+  }
+
+  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]> {
+    const rows: { due: string; entry: string }[] =
+      destination === undefined
+        ? await this.exec.query('SELECT due, entry::text AS entry FROM queue WHERE team = $1 ORDER BY domain, id LIMIT $2', [team, limit])
+        : await this.exec.query(
+            `SELECT due, entry::text AS entry FROM queue WHERE team = $1 AND domain = $2${after === undefined ? '' : ' AND id > $4'} ORDER BY id LIMIT $3`,
+            after === undefined ? [team, destination, limit] : [team, destination, limit, after],
+          );
+    return rows.map((r) => ({ due: Number(r.due) >= HELD_DUE ? null : Number(r.due), entry: parse<QueueEntry>(r.entry) }));
+  }
+
+  async entriesOf(team: string, emailId: string): Promise<QueueEntry[]> {
+    // In a unit of work, locked until it ends: an outcome and a claim of the same entry take turns.
+    const rows: { entry: string }[] = await this.exec.query(
+      `SELECT entry::text AS entry FROM queue WHERE team = $1 AND email_id = $2 ORDER BY id${this.exec.unit ? ' FOR UPDATE' : ''}`,
+      [team, emailId],
+    );
+    return rows.map((r) => parse<QueueEntry>(r.entry));
+  }
+
+  async size(): Promise<number> {
+    const [row] = await this.exec.query('SELECT count(*)::int AS n FROM queue');
+    return Number(row!.n);
+  }
+
+  async stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }> {
+    const [row] = await this.exec.query('SELECT count(*) FILTER (WHERE due <= $1)::int AS ready, count(*)::int AS total, min(id) AS first FROM queue', [now]);
+    const ready = Number(row!.ready);
+    // Entry ids are UUIDv7: the smallest is the entry queued first; its first 48 bits are that time.
+    return { ready, waiting: Number(row!.total) - ready, oldest: row!.first ? uuidTime(String(row!.first)) : null };
+  }
+}

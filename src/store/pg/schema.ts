@@ -1,0 +1,220 @@
+// The PostgreSQL schema, as versioned, forward-only migrations. Every start (and `posthorn
+// migrate`) applies those the database lacks, in one transaction under an advisory lock: two
+// nodes starting together never migrate at once, and the second finds the work done. A database
+// migrated by a newer Posthorn is refused rather than misread. A migration, once released, is
+// never edited: a change is a new migration at the end of MIGRATIONS.
+//
+// Layout (src/store/pg/): each collection of records is a table (team, id) → `value` (the record as
+// JSON text, key order kept) with a column per index (`i_<name>`) and `expires` (ms, retention).
+import type { SQL } from 'bun';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Keys compare byte by byte whatever the database's locale: ids sort as the LMDB backend sorts them. */
+const KEY = 'text COLLATE "C"';
+
+/** An index of a collection: unique ones are constraints (per team, or install-wide when global). */
+interface IndexSpec {
+  name: string;
+  unique?: boolean;
+  global?: boolean;
+}
+
+/** A collection's table: its indexes as columns, unique ones checked at COMMIT (deferred). */
+function recordsTable(table: string, indexes: IndexSpec[] = []): string {
+  const cols = indexes.map((i) => `, i_${i.name} ${KEY}`).join('');
+  const out = [
+    `CREATE TABLE ${table} (team ${KEY} NOT NULL, id ${KEY} NOT NULL, value json NOT NULL, expires bigint${cols}, PRIMARY KEY (team, id));`,
+    `CREATE INDEX ${table}_expires ON ${table} (expires) WHERE expires IS NOT NULL;`,
+  ];
+  for (const i of indexes) {
+    if (i.unique)
+      out.push(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_${i.name}_unique UNIQUE (${i.global ? '' : 'team, '}i_${i.name}) DEFERRABLE INITIALLY DEFERRED;`);
+    else out.push(`CREATE INDEX ${table}_${i.name} ON ${table} (team, i_${i.name}, id) WHERE i_${i.name} IS NOT NULL;`);
+  }
+  return out.join('\n');
+}
+
+/** Bodies kept apart from their records: text fields as JSON, the bytes apart (read in slices). */
+function contentsTable(table: string): string {
+  return [
+    `CREATE TABLE ${table} (team ${KEY} NOT NULL, id ${KEY} NOT NULL, value json NOT NULL, raw bytea, files bytea, PRIMARY KEY (team, id));`,
+    // Stored uncompressed out of line: one attachment is read with substring() without the rest.
+    `ALTER TABLE ${table} ALTER COLUMN raw SET STORAGE EXTERNAL, ALTER COLUMN files SET STORAGE EXTERNAL;`,
+  ].join('\n');
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'the store of Posthorn 0.2: collections, bodies, work tables, counters',
+    sql: [
+      // Fails a statement (and so its transaction) when a write did not touch the rows expected:
+      // the row changed since it was read (40001, the unit of work runs again), or an idempotency
+      // key was stored meanwhile (PH001, env.ts).
+      `CREATE FUNCTION posthorn_expect(got bigint, want bigint, state text DEFAULT '40001') RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF got <> want THEN RAISE EXCEPTION 'posthorn: a row changed since it was read' USING ERRCODE = state; END IF;
+END $$;`,
+      // Counters of a metrics bucket, added key by key.
+      `CREATE FUNCTION posthorn_add_counts(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+SELECT coalesce(jsonb_object_agg(k, coalesce((a->>k)::bigint, 0) + coalesce((b->>k)::bigint, 0)), '{}'::jsonb)
+FROM (SELECT jsonb_object_keys(a) AS k UNION SELECT jsonb_object_keys(b)) keys
+$$;`,
+      recordsTable('teams'),
+      recordsTable('users', [{ name: 'email', unique: true, global: true }]),
+      recordsTable('sessions', [{ name: 'token', unique: true, global: true }, { name: 'user' }]),
+      recordsTable('invites', [{ name: 'token', unique: true, global: true }]),
+      recordsTable('api_keys', [{ name: 'hash', unique: true, global: true }]),
+      recordsTable('domains', [{ name: 'name', unique: true, global: true }]),
+      recordsTable('segments'),
+      recordsTable('contacts', [{ name: 'email', unique: true }]),
+      recordsTable('broadcasts'),
+      recordsTable('suppressions', [{ name: 'email', unique: true }]),
+      recordsTable('logs'),
+      recordsTable('emails', [{ name: 'broadcast' }]),
+      recordsTable('events', [{ name: 'subject' }]),
+      recordsTable('webhooks'),
+      recordsTable('webhook_events', [{ name: 'webhook' }, { name: 'outstanding' }]),
+      recordsTable('webhook_attempts', [{ name: 'event' }]),
+      recordsTable('received_emails'),
+      recordsTable('templates', [{ name: 'alias', unique: true }]),
+      recordsTable('topics'),
+      recordsTable('contact_properties', [{ name: 'key', unique: true }]),
+      recordsTable('contact_imports'),
+      recordsTable('domain_claims', [{ name: 'domain', unique: true }, { name: 'name' }]),
+      recordsTable('custom_events', [{ name: 'name', unique: true }]),
+      recordsTable('automations', [{ name: 'trigger' }]),
+      recordsTable('automation_runs', [{ name: 'automation' }, { name: 'active' }, { name: 'paused' }, { name: 'waiting' }]),
+      contentsTable('email_content'),
+      contentsTable('received_content'),
+      // The delivery queue: due first, so "what is due" reads the head of one index.
+      `CREATE TABLE queue (id ${KEY} PRIMARY KEY, team ${KEY} NOT NULL, email_id ${KEY} NOT NULL, domain ${KEY} NOT NULL, due bigint NOT NULL, entry json NOT NULL);
+CREATE INDEX queue_due ON queue (due, domain, id);
+CREATE INDEX queue_email ON queue (team, email_id);`,
+      `CREATE TABLE webhook_outbox (team ${KEY} NOT NULL, webhook ${KEY} NOT NULL, due bigint NOT NULL, event_id ${KEY} NOT NULL, PRIMARY KEY (team, webhook, due, event_id));
+CREATE INDEX webhook_outbox_due ON webhook_outbox (due);`,
+      // Every due index (schedule, broadcast_schedule, import_queue, automation_due, automation_cleanup).
+      `CREATE TABLE due_index (name ${KEY} NOT NULL, due bigint NOT NULL, team ${KEY} NOT NULL, id ${KEY} NOT NULL, PRIMARY KEY (name, due, team, id));`,
+      `CREATE TABLE inbound_spool (id ${KEY} PRIMARY KEY, due bigint, expires bigint, value json NOT NULL, raw bytea NOT NULL);
+ALTER TABLE inbound_spool ALTER COLUMN raw SET STORAGE EXTERNAL;
+CREATE INDEX inbound_spool_due ON inbound_spool (due, id) WHERE due IS NOT NULL;
+CREATE INDEX inbound_spool_expires ON inbound_spool (expires) WHERE expires IS NOT NULL;`,
+      `CREATE TABLE automation_triggers (id ${KEY} PRIMARY KEY, value json NOT NULL);`,
+      `CREATE TABLE broadcast_progress (team ${KEY} NOT NULL, broadcast ${KEY} NOT NULL, contact ${KEY} NOT NULL, email_id text, PRIMARY KEY (team, broadcast, contact));`,
+      `CREATE TABLE memberships (team ${KEY} NOT NULL, segment ${KEY} NOT NULL, contact ${KEY} NOT NULL, at text NOT NULL, PRIMARY KEY (team, segment, contact));
+CREATE INDEX memberships_contact ON memberships (team, contact, segment);`,
+      `CREATE TABLE topic_choices (team ${KEY} NOT NULL, contact ${KEY} NOT NULL, topic ${KEY} NOT NULL, subscription text NOT NULL, PRIMARY KEY (team, contact, topic));
+CREATE INDEX topic_choices_topic ON topic_choices (team, topic, contact);`,
+      // One row per (team, endpoint, key): the primary key is what makes a key hold across nodes.
+      `CREATE TABLE idempotency (team ${KEY} NOT NULL, endpoint ${KEY} NOT NULL, key ${KEY} NOT NULL, rec json NOT NULL, created_at bigint NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, endpoint, key));
+CREATE INDEX idempotency_expires ON idempotency (expires);`,
+      `CREATE TABLE metrics (team ${KEY} NOT NULL, hour bigint NOT NULL, domain_id ${KEY} NOT NULL, broadcast_id ${KEY} NOT NULL, counts jsonb NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, hour, domain_id, broadcast_id));
+CREATE INDEX metrics_expires ON metrics (expires);
+CREATE TABLE metrics_email (team ${KEY} NOT NULL, hour bigint NOT NULL, email_id ${KEY} NOT NULL, domain_id ${KEY} NOT NULL, broadcast_id text, counts jsonb NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, hour, email_id));
+CREATE INDEX metrics_email_expires ON metrics_email (expires);
+CREATE TABLE metrics_links (team ${KEY} NOT NULL, broadcast_id ${KEY} NOT NULL, url_hash ${KEY} NOT NULL, url text NOT NULL, clicks bigint NOT NULL, unique_clicks bigint NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, broadcast_id, url_hash));
+CREATE INDEX metrics_links_expires ON metrics_links (expires);`,
+      // Uploaded CSV files of contact imports, in slices of about 1 MB from byte `start`.
+      `CREATE TABLE import_files (team ${KEY} NOT NULL, id ${KEY} NOT NULL, start bigint NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (team, id, start));`,
+      `CREATE TABLE meta (name text PRIMARY KEY, value bytea NOT NULL);`,
+      // The nodes of the cluster, each seen every few seconds (GET /health, the rate limit's share).
+      `CREATE TABLE nodes (node text PRIMARY KEY, started_at timestamptz NOT NULL, seen_at timestamptz NOT NULL, version text NOT NULL);`,
+    ].join('\n'),
+  },
+  {
+    version: 2,
+    name: 'operating delivery: held destinations, site shaping, MTA-STS policies, TLS-RPT days, sending counts',
+    sql: [
+      // A team's entries by destination (queue controls, GET /queue).
+      `CREATE INDEX queue_destination ON queue (team, domain, id);`,
+      `CREATE TABLE queue_holds (team ${KEY} NOT NULL, destination ${KEY} NOT NULL, value json NOT NULL, PRIMARY KEY (team, destination));`,
+      `CREATE TABLE sites (site ${KEY} PRIMARY KEY, value json NOT NULL);`,
+      `CREATE TABLE mta_sts (domain ${KEY} PRIMARY KEY, value json NOT NULL, expires bigint NOT NULL);
+CREATE INDEX mta_sts_expires ON mta_sts (expires);`,
+      // A team's TLS sessions per day (days since the epoch) and policy domain, newest day first.
+      `CREATE TABLE tls_reports (team ${KEY} NOT NULL, day_n int NOT NULL, domain ${KEY} NOT NULL, value jsonb NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, day_n, domain));
+CREATE INDEX tls_reports_expires ON tls_reports (expires);`,
+      // One day's sessions added to its row under the row's lock: successes and failures summed,
+      // failure kinds merged (at most p_max kinds; the rest count in \`failure\` only).
+      `CREATE FUNCTION posthorn_tls_add(p_team text, p_day_n int, p_day text, p_domain text, p_policy jsonb, p_success bigint, p_failures jsonb, p_expires bigint, p_max int)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  cur jsonb;
+  kinds jsonb;
+  f jsonb;
+  i int;
+  matched boolean;
+  failed bigint;
+BEGIN
+  INSERT INTO tls_reports (team, day_n, domain, value, expires)
+    VALUES (p_team, p_day_n, p_domain, jsonb_build_object('team_id', p_team, 'day', p_day, 'domain', p_domain, 'policy', p_policy, 'success', 0, 'failure', 0, 'failures', '[]'::jsonb), p_expires)
+    ON CONFLICT DO NOTHING;
+  SELECT value INTO cur FROM tls_reports WHERE team = p_team AND day_n = p_day_n AND domain = p_domain FOR UPDATE;
+  kinds := cur->'failures';
+  failed := (cur->>'failure')::bigint;
+  FOR f IN SELECT value FROM jsonb_array_elements(p_failures) LOOP
+    failed := failed + (f->>'count')::bigint;
+    matched := false;
+    FOR i IN 0 .. jsonb_array_length(kinds) - 1 LOOP
+      IF kinds->i->'result_type' = f->'result_type' AND kinds->i->'receiving_mx_hostname' = f->'receiving_mx_hostname'
+         AND kinds->i->'receiving_ip' = f->'receiving_ip' AND kinds->i->'failure_reason_code' = f->'failure_reason_code' THEN
+        kinds := jsonb_set(kinds, ARRAY[i::text, 'count'], to_jsonb((kinds->i->>'count')::bigint + (f->>'count')::bigint));
+        matched := true;
+        EXIT;
+      END IF;
+    END LOOP;
+    IF NOT matched AND jsonb_array_length(kinds) < p_max THEN kinds := kinds || jsonb_build_array(f); END IF;
+  END LOOP;
+  UPDATE tls_reports SET value = cur || jsonb_build_object('policy', p_policy, 'success', (cur->>'success')::bigint + p_success, 'failure', failed, 'failures', kinds)
+    WHERE team = p_team AND day_n = p_day_n AND domain = p_domain;
+END $$;`,
+      // Emails accepted per team and clock hour ('h') or UTC day ('d').
+      `CREATE TABLE send_counts (team ${KEY} NOT NULL, period ${KEY} NOT NULL, start bigint NOT NULL, n bigint NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, period, start));
+CREATE INDEX send_counts_expires ON send_counts (expires);`,
+    ].join('\n'),
+  },
+];
+
+/** The advisory lock migrations run under ('posthorn' in ASCII). */
+const MIGRATE_LOCK = '8101238451258896494';
+
+/** The schema version this Posthorn knows. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+export class SchemaTooNew extends Error {}
+
+/**
+ * Apply the migrations the database lacks, in one transaction under an advisory lock. Resolves
+ * with the version found and the version now.
+ */
+export async function migrate(sql: SQL): Promise<{ from: number; to: number }> {
+  const conn = await sql.reserve();
+  try {
+    await conn.unsafe('BEGIN');
+    try {
+      await conn.unsafe('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATE_LOCK]);
+      await conn.unsafe('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      const [row] = (await conn.unsafe('SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations')) as { v: number }[];
+      const from = Number(row!.v);
+      if (from > SCHEMA_VERSION)
+        throw new SchemaTooNew(`the database schema is at version ${from}, newer than this Posthorn knows (${SCHEMA_VERSION}): run the newer Posthorn`);
+      for (const m of MIGRATIONS) {
+        if (m.version <= from) continue;
+        await conn.unsafe(m.sql).simple();
+        await conn.unsafe('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      }
+      await conn.unsafe('COMMIT');
+      return { from, to: Math.max(from, SCHEMA_VERSION) };
+    } catch (e) {
+      await conn.unsafe('ROLLBACK').catch(() => {});
+      throw e;
+    }
+  } finally {
+    conn.release();
+  }
+}

@@ -1,0 +1,69 @@
+// Store signals across nodes. A unit of work that made work due (or wrote domains or API keys)
+// sends one NOTIFY inside its transaction, so it is delivered when — and only if — it commits;
+// every store instance LISTENs and fires its own listeners (or clears its caches) for what other
+// instances committed. Its own commits it fires at once, without the round trip.
+//
+// Notifications can be missed (the listening connection dropped and came back): a worker then
+// sleeps until the time it knew, at most a minute (work/due-worker.ts). So every POLL_MS, and
+// whenever the LISTEN is (re)established, every signal fires anyway: the safety net.
+import type { SQL } from 'bun';
+import { CHANNEL, type PgUnit } from './env';
+import { guarded } from '../guarded';
+import { log } from '../../log';
+import type { Signal } from '../interface';
+
+const SIGNALS: Signal[] = ['queue', 'outbox', 'inbound', 'automations'];
+export const POLL_MS = 10_000;
+
+export class Signals {
+  private readonly listeners = new Map<Signal, (() => void)[]>();
+  private subscription: { unlisten(): Promise<void> } | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    /** This store instance, so that it can tell its own notifications from others'. */
+    private readonly instance: string,
+    /** Clear the named cache (domains, API keys). */
+    private readonly clearCache: (name: string) => void,
+  ) {}
+
+  async start(sql: SQL): Promise<void> {
+    this.subscription = await sql.listen(
+      CHANNEL,
+      (payload) => this.heard(payload),
+      () => this.fireAll(),
+    );
+    this.timer = setInterval(() => this.fireAll(), POLL_MS);
+    this.timer.unref?.();
+  }
+
+  on(signal: Signal, listener: () => void): void {
+    this.listeners.set(signal, [...(this.listeners.get(signal) ?? []), listener]);
+  }
+
+  fire(signal: Signal): void {
+    for (const l of this.listeners.get(signal) ?? []) guarded(l);
+  }
+
+  /** What other nodes must hear of `unit`'s commit, or null when nothing. */
+  payload(unit: PgUnit): string | null {
+    if (!unit.signals.size && !unit.stale.size) return null;
+    return `${this.instance}|${[...unit.signals].join(',')}|${[...unit.stale].join(',')}`;
+  }
+
+  private heard(payload: string): void {
+    const [from, signals, stale] = payload.split('|');
+    if (from === this.instance) return;
+    for (const name of (stale ?? '').split(',')) if (name) this.clearCache(name);
+    for (const s of (signals ?? '').split(',')) if (SIGNALS.includes(s as Signal)) this.fire(s as Signal);
+  }
+
+  private fireAll(): void {
+    for (const s of SIGNALS) this.fire(s);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.subscription?.unlisten().catch((e) => log.warn('store.unlisten_failed', { error: String(e) }));
+  }
+}

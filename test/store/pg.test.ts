@@ -1,0 +1,222 @@
+// The PostgreSQL store (cluster mode) against a real server: migrations under an advisory lock,
+// several store instances — as several nodes — writing the same rows at once, claims that never
+// overlap, idempotency keys and unique indexes that hold across instances, signals that reach
+// the other instances, and a database that goes away and comes back.
+import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
+import { SQL } from 'bun';
+import { openStore, IdempotencyKeyTaken, type Store, type QueueEntry, type ContactRec } from '../../src/store';
+import { SCHEMA_VERSION } from '../../src/store/pg/schema';
+import { StoreUnavailable } from '../../src/errors';
+import { newId, nowIso } from '../../src/ids';
+import { postgres, startPgServer, type PgServer } from '../helpers/postgres';
+import { until } from '../helpers/child';
+
+let pg: PgServer;
+const opened: Store[] = [];
+
+async function open(url: string): Promise<Store> {
+  const s = await openStore({ dataDir: '/nonexistent', databaseUrl: url, retentionDays: 30, holdMs: 0 });
+  opened.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  pg = await postgres();
+});
+afterAll(async () => {
+  await Promise.all(opened.map((s) => s.close().catch(() => {})));
+});
+
+const team = () => newId();
+const contact = (t: string, email: string, extra: Partial<ContactRec> = {}): ContactRec =>
+  ({ id: newId(), team_id: t, created_at: nowIso(), email, first_name: null, last_name: null, unsubscribed: false, properties: {}, ...extra }) as ContactRec;
+
+describe('migrations', () => {
+  test('nodes starting together migrate once, under the advisory lock; a second start finds the work done', async () => {
+    const url = await pg.database();
+    const stores = await Promise.all([open(url), open(url), open(url)]);
+    const sql = new SQL(url);
+    const rows = await sql.unsafe('SELECT version FROM schema_migrations ORDER BY version');
+    expect(rows.map((r: { version: number }) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    // Every node sees the same per-install secrets (made once, by whichever came first).
+    expect(new Set(stores.map((s) => s.secret('links').toString('hex'))).size).toBe(1);
+    await sql.close();
+  });
+
+  test('a database migrated by a newer Posthorn is refused, and left alone', async () => {
+    const url = await pg.database();
+    await open(url);
+    const sql = new SQL(url);
+    await sql.unsafe("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
+    await expect(open(url)).rejects.toThrow(/version 999, newer than this Posthorn knows/);
+    expect((await sql.unsafe('SELECT count(*)::int AS n FROM schema_migrations'))[0].n).toBe(SCHEMA_VERSION + 1);
+    await sql.close();
+  });
+});
+
+describe('several instances (nodes) on one database', () => {
+  let a: Store;
+  let b: Store;
+  beforeAll(async () => {
+    const url = await pg.database();
+    [a, b] = [await open(url), await open(url)];
+  });
+
+  test('read-modify-write from both at once loses no update (a unit that lost the race runs again)', async () => {
+    const t = team();
+    const c = contact(t, 'count@example.test', { properties: { n: { value: 0, type: 'number' } } });
+    await a.write(async (tx) => tx.contacts.put(c));
+    const bump = (s: Store) =>
+      s.write(async (tx) => {
+        const cur = (await tx.contacts.get(t, c.id))!;
+        tx.contacts.put({ ...cur, properties: { n: { value: Number(cur.properties.n!.value) + 1, type: 'number' } } });
+      });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => bump(i % 2 ? a : b)));
+    expect((await a.contacts.get(t, c.id))!.properties.n!.value).toBe(40);
+  });
+
+  test('a unique index holds across instances: one contact per address, whoever creates it', async () => {
+    const t = team();
+    const create = (s: Store) =>
+      s.write(async (tx) => {
+        const found = await tx.contacts.find('email', 'same@example.test', t);
+        if (found) return found.id;
+        const c = contact(t, 'same@example.test');
+        tx.contacts.put(c);
+        return c.id;
+      });
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => create(i % 2 ? a : b)));
+    expect(new Set(ids).size).toBe(1);
+    expect(await a.contacts.count(t)).toBe(1);
+  });
+
+  test('claims never overlap: each due entry is taken by exactly one instance', async () => {
+    const t = team();
+    const now = Date.now();
+    const entries: QueueEntry[] = Array.from({ length: 60 }, (_, i) => ({
+      id: newId(), team_id: t, email_id: newId(), domain: `d${i % 3}.test`, recipients: [`r${i}@d${i % 3}.test`], attempts: 0, first_attempt_at: null, last_error: null,
+    }));
+    await a.write(async (tx) => entries.forEach((e) => tx.queue.put(e, now - 1000)));
+    const taken = new Map<string, number>();
+    const claimer = async (s: Store) => {
+      for (;;) {
+        const got = await s.write(async (tx) => {
+          const due = await tx.queue.due(Date.now(), 7);
+          // The lease: moved to its next attempt time before the attempt.
+          for (const { entry } of due) tx.queue.put({ ...entry, attempts: entry.attempts + 1 }, Date.now() + 600_000);
+          return due.map((d) => d.entry.id);
+        });
+        if (!got.length) return;
+        for (const id of got) taken.set(id, (taken.get(id) ?? 0) + 1);
+      }
+    };
+    await Promise.all([claimer(a), claimer(b), claimer(a), claimer(b)]);
+    expect(taken.size).toBe(60);
+    expect([...taken.values()].every((n) => n === 1)).toBe(true);
+    expect((await a.queue.stats(Date.now())).ready).toBe(0);
+  });
+
+  test('an idempotency key stored by two instances at once: one commits, the other is told', async () => {
+    const t = team();
+    const rec = { fingerprint: 'f', status: 200, body: { id: 'x' }, created_at: Date.now() };
+    const results = await Promise.allSettled([a, b, a, b].map((s) => s.write(async (tx) => tx.idempotency.put(t, '/emails', 'k1', rec))));
+    expect(results.filter((r) => r.status === 'fulfilled').length).toBe(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(IdempotencyKeyTaken);
+    expect(await b.idempotency.get(t, '/emails', 'k1')).toEqual(rec);
+    // An expired record is replaced, not a collision.
+    const later = { ...rec, fingerprint: 'g', created_at: Date.now() + 25 * 3_600_000 };
+    await b.write(async (tx) => tx.idempotency.put(t, '/emails', 'k1', later));
+    expect((await a.idempotency.get(t, '/emails', 'k1', later.created_at))?.fingerprint).toBe('g');
+  });
+
+  test('work committed by one instance signals the others (LISTEN/NOTIFY); domain writes clear their caches', async () => {
+    let heard = 0;
+    b.on('outbox', () => heard++);
+    const t = team();
+    await a.write(async (tx) => tx.outbox.put(t, newId(), Date.now(), newId()));
+    await until(() => heard > 0, 'the outbox signal on the other instance');
+    // b caches the domain it read; a renames it; b reads the new name at once, not after the cache's 5 s.
+    const d = { id: newId(), team_id: t, created_at: nowIso(), name: `n${Date.now()}.test` } as never as import('../../src/store').DomainRec;
+    await a.write(async (tx) => tx.domains.put(d));
+    expect((await b.domains.get(t, d.id))?.name).toBe(d.name);
+    await a.write(async (tx) => tx.domains.put({ ...d, name: `renamed-${d.name}` }));
+    await until(async () => (await b.domains.get(t, d.id))?.name === `renamed-${d.name}`, 'the cache of the other instance to be cleared', 40);
+  });
+
+  test('singleton jobs: one instance at a time; the other is told it was skipped', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = a.singleton('sweep-test', () => held);
+    await Bun.sleep(50);
+    expect(await b.singleton('sweep-test', async () => {})).toBe(false);
+    release();
+    expect(await first).toBe(true);
+    expect(await b.singleton('sweep-test', async () => {})).toBe(true);
+  });
+
+  test('a sending limit holds across instances: the team\'s counts are locked while a unit reads them', async () => {
+    const t = team();
+    const now = Date.now();
+    const take = (s: Store) =>
+      s.write(async (tx) => {
+        const used = await tx.sendCounts.used(t, now);
+        if (used.hour >= 10) return false;
+        tx.sendCounts.add(t, now, 1);
+        return true;
+      });
+    const granted = await Promise.all(Array.from({ length: 30 }, (_, i) => take(i % 2 ? a : b)));
+    expect(granted.filter(Boolean).length).toBe(10);
+    expect(await a.sendCounts.used(t, now)).toEqual({ hour: 10, day: 10 });
+  });
+
+  test('TLS-RPT days: attempts on both instances add up, failure kinds merge', async () => {
+    const t = team();
+    const policy = { type: 'sts' as const, string: ['version: STSv1', 'mode: enforce'], mx_host: ['mx.dest.test'] };
+    const failure = { result_type: 'certificate-expired' as never, receiving_mx_hostname: 'mx.dest.test', receiving_ip: '127.0.0.1', failure_reason_code: null, count: 1 };
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).write(async (tx) => tx.tlsReports.add(t, '2026-11-24', 'dest.test', policy, 2, i % 4 ? [] : [failure]))));
+    const day = await a.tlsReports.get(t, '2026-11-24', 'dest.test');
+    expect(day).toMatchObject({ team_id: t, day: '2026-11-24', domain: 'dest.test', success: 40, failure: 5 });
+    expect(day!.failures).toEqual([{ ...failure, count: 5 }]);
+    expect((await b.tlsReports.list(t, { limit: 10 })).map((d) => d.domain)).toEqual(['dest.test']);
+  });
+
+  test('held queue entries wait out of the due range; a team\'s entries list by destination', async () => {
+    const t = team();
+    const entry = (domain: string): QueueEntry => ({ id: newId(), team_id: t, email_id: newId(), domain, recipients: [`x@${domain}`], attempts: 0, first_attempt_at: null, last_error: null });
+    const [held, free] = [{ ...entry('held.test'), held: 'destination' } as QueueEntry, entry('free.test')];
+    await a.write(async (tx) => {
+      tx.queue.put(held, 1);
+      tx.queue.put(free, 1);
+    });
+    const due = await b.write(async (tx) => tx.queue.due(Date.now(), 10));
+    expect(due.map((d) => d.entry.id)).not.toContain(held.id);
+    expect((await a.queue.ofTeam(t, { limit: 10 })).map((q) => [q.entry.domain, q.due])).toEqual([['free.test', 1], ['held.test', null]]);
+    await a.write(async (tx) => tx.queue.defer('free.test', free.id, 1, 5));
+    expect((await a.queue.ofTeam(t, { limit: 10, destination: 'free.test' }))[0]!.due).toBe(5);
+  });
+
+  test('status: reachable, and the nodes seen (both instances are this process: one node)', async () => {
+    expect(await a.status()).toEqual({ backend: 'postgres', reachable: true, nodes: 1 });
+  });
+});
+
+describe('the database goes away and comes back', () => {
+  test('writes and reads fail with StoreUnavailable while it is down, and work again by themselves after', async () => {
+    const own = await startPgServer();
+    try {
+      const s = await open(await own.database());
+      const t = team();
+      await s.write(async (tx) => tx.contacts.put(contact(t, 'before@example.test')));
+      own.stop();
+      await expect(s.write(async (tx) => tx.contacts.put(contact(t, 'during@example.test')))).rejects.toBeInstanceOf(StoreUnavailable);
+      await expect(s.contacts.count(t)).rejects.toBeInstanceOf(StoreUnavailable);
+      expect((await s.status()).reachable).toBe(false);
+      await own.start();
+      await until(async () => (await s.status()).reachable, 'the store to reach the database again');
+      await s.write(async (tx) => tx.contacts.put(contact(t, 'after@example.test')));
+      expect(await s.contacts.count(t)).toBe(2);
+    } finally {
+      own.destroy();
+    }
+  });
+});
