@@ -83,7 +83,7 @@ describe('templates pages', () => {
     // The preview renders the fallback.
     await page.frameLocator('iframe[title="Email preview"]').getByText('Your order n/a').waitFor();
     await page.getByText('Order n/a').waitFor();
-  }, 30_000);
+  }, 90_000);
 
   test('a template created from the dashboard is a draft the SDK sees', async () => {
     await page.goto(`${base}/dashboard/templates`);
@@ -153,7 +153,7 @@ describe('templates pages', () => {
     expect(t.name).toBe('Receipt email');
     expect(t.variables!.map((v) => v.key)).toEqual(['ORDER']);
     expect(t.text).toBe('Receipt {{{ORDER}}} for {{{NAME}}}');
-  }, 30_000);
+  }, 90_000);
 
   test('publish: the SDK sees it published and sends use it; a later save is an unpublished change', async () => {
     await page.getByRole('button', { name: 'Publish' }).click();
@@ -176,7 +176,7 @@ describe('templates pages', () => {
     await page.getByRole('button', { name: 'Published' }).waitFor();
     expect(await page.locator('.page-header').getByText('Unpublished changes').count()).toBe(0);
     expect((await world.p.resend.templates.get(receiptId)).data!.has_unpublished_versions).toBe(false);
-  }, 30_000);
+  }, 90_000);
 
   test('an edit the API refuses shows its message and changes nothing', async () => {
     const before = (await world.p.resend.templates.get(receiptId)).data!;
@@ -206,7 +206,7 @@ describe('templates pages', () => {
     await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);
     expect((await world.p.resend.templates.get(receiptId)).data).toMatchObject({ subject: 'Changed subject', html: before.html, variables: [{ key: 'ORDER' }] });
-  }, 30_000);
+  }, 90_000);
 
   test('duplicate opens the copy, a draft without alias; delete asks, then removes it', async () => {
     await page.getByRole('button', { name: 'Duplicate' }).click();
@@ -232,7 +232,7 @@ describe('templates pages', () => {
     expect((await world.p.resend.templates.get(copyId)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
     expect(await page.getByRole('link', { name: 'Receipt email (copy)' }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Receipt email', exact: true }).count()).toBe(1);
-  }, 30_000);
+  }, 90_000);
 
   test('a long name wraps in the header; phone width stays readable', async () => {
     const long = (await world.p.resend.templates.list()).data!.data.find((t) => t.name === LONG_NAME)!;
@@ -262,5 +262,5 @@ describe('templates pages', () => {
     await p.screenshot({ path: join(SCREENSHOTS, 'phone-template-preview.png') });
     expect(await axeViolations(p)).toEqual([]);
     await phone.close();
-  }, 30_000);
+  }, 90_000);
 });
