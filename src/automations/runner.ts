@@ -36,8 +36,11 @@ export interface RunnerDeps {
   config: Pick<Config, 'security' | 'public_url' | 'limits'>;
 }
 
+/** How long a claimed run is a node's own in cluster mode before another node may take it up. */
+export const RUN_LEASE_MS = 60_000;
+
 /** A due run, as the due index named it. */
-interface Claimed {
+export interface Claimed {
   team: string;
   id: string;
   due: number;
@@ -104,8 +107,11 @@ export class AutomationRunner {
     const { store } = this.deps;
     await takeTriggers(this.deps);
     await cleanUp(store);
-    const due = await store.automationDue.due(Date.now(), max + busy.size);
-    return due.filter((d) => !busy.has(d.id)).slice(0, max);
+    if (store.exclusive) {
+      const due = await store.automationDue.due(Date.now(), max + busy.size);
+      return due.filter((d) => !busy.has(d.id)).slice(0, max);
+    }
+    return leaseRuns(store, max, busy);
   }
 
   /** What advancing the run takes: for a `send_email` step, the email prepared (no writes). */
@@ -250,4 +256,30 @@ export class AutomationRunner {
     });
     if (failed !== null) log.error(failed ? 'automations.run_failed' : 'automations.attempt_failed', { team_id: c.team, run_id: c.id, error });
   }
+}
+
+/**
+ * Cluster mode: up to `max` due runs (none of `busy`) leased in a unit of work of their own —
+ * claimed, so another node's claim passes over them, and made due again at the lease's end, so a
+ * run whose node dies is taken up by another then. A lease that runs out while its node is still
+ * at work costs only repeated preparation: a step is saved against the run's revision, once.
+ */
+export async function leaseRuns(store: Store, max: number, busy: ReadonlySet<string> = new Set()): Promise<Claimed[]> {
+  return store.write(async (tx) => {
+    const now = Date.now();
+    const out: Claimed[] = [];
+    for (const d of await tx.automationDue.due(now, max + busy.size)) {
+      if (busy.has(d.id) || out.length >= max) continue;
+      const run = await tx.automationRuns.get(d.team, d.id);
+      // An index entry no running run stands behind: the attempt finds it stale and drops it.
+      if (!run || run.due !== d.due || run.status !== 'running') {
+        out.push(d);
+        continue;
+      }
+      const lease = now + RUN_LEASE_MS;
+      saveRun(tx, run, { ...run, due: lease });
+      out.push({ ...d, due: lease });
+    }
+    return out;
+  });
 }

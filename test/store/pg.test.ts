@@ -4,12 +4,14 @@
 // the other instances, and a database that goes away and comes back.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { SQL } from 'bun';
-import { openStore, IdempotencyKeyTaken, type Store, type QueueEntry, type ContactRec } from '../../src/store';
+import { openStore, IdempotencyKeyTaken, type Store, type QueueEntry, type ContactRec, type AutomationRunRec } from '../../src/store';
 import { SCHEMA_VERSION } from '../../src/store/pg/schema';
 import { StoreUnavailable } from '../../src/errors';
 import { newId, nowIso } from '../../src/ids';
 import { postgres, startPgServer, type PgServer } from '../helpers/postgres';
 import { until } from '../helpers/child';
+import { leaseRuns, RUN_LEASE_MS } from '../../src/automations/runner';
+import { saveRun } from '../../src/automations/steps';
 
 let pg: PgServer;
 const opened: Store[] = [];
@@ -114,6 +116,35 @@ describe('several instances (nodes) on one database', () => {
     expect(taken.size).toBe(60);
     expect([...taken.values()].every((n) => n === 1)).toBe(true);
     expect((await a.queue.stats(Date.now())).ready).toBe(0);
+  });
+
+  test('automation runs are leased: each due run is taken by one instance, due again at the lease\'s end', async () => {
+    const t = team();
+    const now = Date.now();
+    const runs: AutomationRunRec[] = Array.from({ length: 40 }, () => ({
+      id: newId(), team_id: t, created_at: nowIso(), automation_id: newId(), contact_id: newId(), status: 'running', started_at: nowIso(), completed_at: null,
+      trigger: { event: 'go', payload: {} }, received: {}, at: 'start', state: 'ready', resume: null, due: now - 1000, waiting_for: null, attempts: 0, rev: 0, steps: [],
+    }) as AutomationRunRec);
+    await a.write(async (tx) => runs.forEach((r) => saveRun(tx, null, r)));
+    const taken = new Map<string, number>();
+    const claimer = async (s: Store) => {
+      for (;;) {
+        const got = await leaseRuns(s, 6);
+        if (!got.length) return;
+        for (const c of got) {
+          taken.set(c.id, (taken.get(c.id) ?? 0) + 1);
+          expect(c.due).toBeGreaterThanOrEqual(now + RUN_LEASE_MS);
+        }
+      }
+    };
+    await Promise.all([claimer(a), claimer(b), claimer(a), claimer(b)]);
+    expect(taken.size).toBe(40);
+    expect([...taken.values()].every((n) => n === 1)).toBe(true);
+    // Each run is due again when its lease ends (another node takes it up if this one died), its revision moved on.
+    const run = (await b.automationRuns.get(t, runs[0]!.id))!;
+    expect(run.due).toBeGreaterThanOrEqual(now + RUN_LEASE_MS);
+    expect(run.rev).toBe(1);
+    expect(await a.automationDue.due(now + RUN_LEASE_MS + 60_000, 100)).toContainEqual({ due: run.due!, team: t, id: run.id });
   });
 
   test('an idempotency key stored by two instances at once: one commits, the other is told', async () => {
