@@ -9,25 +9,8 @@ import { AuthGuard, AUTH_POLICY } from '../../src/smtp/limits';
 import { SmtpReply } from '../../src/smtp/replies';
 import { bufferedBytes } from '../../src/smtp/server';
 import { clientKey } from '../../src/limits/failures';
-import { setQuiet } from '../../src/log';
+import { captureLog } from '../helpers/log';
 
-/** The structured log lines written while `f` runs. */
-async function logged(f: () => Promise<void>): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  setQuiet(false);
-  try {
-    await f();
-  } finally {
-    setQuiet(true);
-    process.stdout.write = write;
-  }
-  return lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
-}
 
 describe('AUTH failure limits per client address', () => {
   let s: RunningSmtp;
@@ -42,7 +25,7 @@ describe('AUTH failure limits per client address', () => {
   };
 
   test('a connection is closed after three failures; five from one address lock AUTH for it, not for others', async () => {
-    const lines = await logged(async () => {
+    const lines = await captureLog(async () => {
       // Three wrong keys on one connection: two 535s, then 421 and the connection is closed.
       const a = await SmtpDialog.open(s.tls, { implicitTls: true });
       expect((await tryAuth(a, 're_wrong_1')).text).toBe('535 5.7.8 Authentication credentials invalid');

@@ -12,7 +12,7 @@ import { sinkCertificate } from '../helpers/sink';
 import { SmtpDialog } from '../helpers/smtp';
 import { startSmtp, bindAdvice, type SmtpListeners } from '../../src/smtp';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../../src/smtp/certificate';
-import { setQuiet } from '../../src/log';
+import { captureLog } from '../helpers/log';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -45,25 +45,15 @@ describe('binding', () => {
     const busyPort = await new Promise<number>((resolve) => busy.listen(0, '127.0.0.1', () => resolve((busy.address() as { port: number }).port)));
     cleanup.push(() => new Promise<void>((r) => busy.close(() => r())));
 
-    // Capture the structured log for the duration of the start.
-    const lines: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    setQuiet(false);
-    let result: { p: Running; smtp: SmtpListeners };
-    try {
+    // The structured log for the duration of the start.
+    let result!: { p: Running; smtp: SmtpListeners };
+    const lines = await captureLog(async () => {
       result = await running({ 'smtp.starttls_ports': [busyPort, 0], 'smtp.tls_ports': [0] });
-    } finally {
-      setQuiet(true);
-      process.stdout.write = write;
-    }
+    });
     const { smtp } = result;
     expect(smtp.failures).toEqual([{ mode: 'starttls', port: busyPort, reason: 'EADDRINUSE', fix: expect.stringContaining('another MTA') }]);
     expect(smtp.listeners.map((l) => l.mode).sort()).toEqual(['starttls', 'tls']);
-    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.event === 'smtp.bind_failed');
+    const logged = lines.find((l) => l.event === 'smtp.bind_failed')!;
     expect(logged).toMatchObject({ level: 'error', port: busyPort, reason: 'EADDRINUSE', mode: 'starttls', host: '127.0.0.1' });
     expect(logged.fix).toContain('postfix');
 

@@ -11,7 +11,7 @@ import { startPosthornSmtp, mta, inboundProcessed, type RunningSmtp } from '../h
 import { until } from '../helpers/child';
 import { MAX_ATTEMPTS } from '../../src/inbound/processor';
 import { newId } from '../../src/ids';
-import { setQuiet } from '../../src/log';
+import { captureLog } from '../helpers/log';
 import type { SpooledMessage } from '../../src/store';
 
 let s: RunningSmtp;
@@ -41,24 +41,6 @@ function spooled(fields: Partial<SpooledMessage> = {}): SpooledMessage {
     error: null,
     ...fields,
   };
-}
-
-/** Run `fn` with the structured log captured. */
-async function logged(fn: () => Promise<void>): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => {
-    lines.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  setQuiet(false);
-  try {
-    await fn();
-  } finally {
-    setQuiet(true);
-    process.stdout.write = write;
-  }
-  return lines.map((l) => JSON.parse(l));
 }
 
 describe('inbound spool', () => {
@@ -102,7 +84,7 @@ describe('inbound spool', () => {
 
     // The last attempt fails: given up.
     const last = spooled({ attempts: MAX_ATTEMPTS - 1 });
-    const log = await logged(async () => {
+    const log = await captureLog(async () => {
       await s.p.svc.store.write(async (tx) => tx.inboundSpool.update(last, Date.now()));
       await inboundProcessed(s.p);
     });
@@ -119,7 +101,7 @@ describe('inbound spool', () => {
 
   test('a message whose every attempt died with the process is given up on without another attempt', async () => {
     const poison = spooled({ attempts: MAX_ATTEMPTS, attempting: true, size: 10 });
-    const log = await logged(async () => {
+    const log = await captureLog(async () => {
       await s.p.svc.store.write(async (tx) => tx.inboundSpool.add(poison, Buffer.from('Subject: poison\r\n\r\nx\r\n'), Date.now()));
       await inboundProcessed(s.p);
     });
