@@ -13,7 +13,7 @@
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import { MAX_ATTEMPTS, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type TlsReportPolicy, type Tx } from '../store';
+import { MAX_ATTEMPTS, QUEUE_SCAN_LIMIT, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type TlsReportPolicy, type Tx } from '../store';
 import { canSendFrom } from '../domains/records';
 import { signingKeys } from '../domains/dkim';
 import { suppress } from '../suppressions';
@@ -68,6 +68,15 @@ interface Attempted {
 /** Identity of an attempt in flight: its destination domain, then the entry. */
 const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
 
+/**
+ * A claim scans the due entries from the start at least this often; between such scans it looks
+ * only at the sites it passed over and at what became due since (claim). With one busy destination
+ * thousands of entries deep, a scan from the start per freed slot cost more than the attempt itself.
+ * A scan from the start also finds what no other scan could: an entry committed by another thread
+ * with a due time before the last scan's, or a destination whose site changed when its MX was learned.
+ */
+const FULL_SCAN_MS = 500;
+
 /** Bytes of messages held by delivery attempts at once. */
 export const MESSAGE_BUDGET = 64 * 1024 * 1024;
 
@@ -83,6 +92,11 @@ export class DeliveryEngine {
   private readonly flying = new Map<string, string>();
   /** When entries the last claim passed over for a short rate wait may go. */
   private nextRoom: number | null = null;
+  /**
+   * What the last claim's scan of the due entries saw, when it saw all of them: up to when, the
+   * sites of the entries it passed over for room, and when a claim last scanned from the start.
+   */
+  private scanned: { upTo: number; fullAt: number; sites: Set<string> } | null = null;
   /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
   private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
@@ -214,16 +228,49 @@ export class DeliveryEngine {
         return false;
       };
       const passedAs = new Map<string, string>();
+      // The sites with entries passed over for room: the next claim's scan stops early on them.
+      const last = store.exclusive && this.scanned && now - this.scanned.fullAt < FULL_SCAN_MS ? this.scanned : null;
+      const passedSites = new Set<string>(last?.sites);
+      let looked = 0;
       // In flight, or no room for its site: passed over by key alone. A domain someone holds is
       // read: the entry may be its team's, to be held.
       const pass = (domain: string, id: string, due: number) => {
+        looked++;
         if (busy.has(`${domain}\u0000${id}`)) return true;
         if (heldDomains.has(domain)) return false;
         const site = shaper.siteOf(domain);
         passedAs.set(domain, site);
-        return !admit(site, domain, id, due);
+        if (admit(site, domain, id, due)) return false;
+        passedSites.add(site);
+        return true;
       };
-      for (const { due: was, entry } of await tx.queue.due(now, max, pass)) {
+      let found: { due: number; entry: QueueEntry }[];
+      let whole: boolean;
+      if (!last) {
+        found = await tx.queue.due(now, max, pass);
+        whole = found.length < max && looked < QUEUE_SCAN_LIMIT;
+      } else {
+        // Up to the last scan, what waits is the entries that scan passed over for room (the rest
+        // were taken then and moved to their next attempt time): once none of their sites has room
+        // left, the scan stops there and goes on from the last one's end, with what became due since.
+        const noRoom = () => {
+          for (const site of last.sites) {
+            let r = room.get(site);
+            if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+            if (r.n > 0) return false;
+          }
+          return true;
+        };
+        const head = noRoom() ? [] : await tx.queue.due(Math.min(now, last.upTo), max, (d, i, t) => (pass(d, i, t) ? (noRoom() ? 'stop' : true) : false));
+        const headWhole = head.length < max && looked < QUEUE_SCAN_LIMIT;
+        looked = 0;
+        const tail = headWhole ? await tx.queue.due(now, max - head.length, pass, last.upTo) : [];
+        found = [...head, ...tail];
+        whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;
+      }
+      // A scan cut short (slots filled, or the scan limit) saw only part of what is due: the next claim looks at all of it.
+      this.scanned = whole ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites } : null;
+      for (const { due: was, entry } of found) {
         if (out.length >= max) break;
         if (failed.has(entry.email_id)) continue;
         if (heldBy.has(`${entry.team_id}\u0000${entry.domain}`)) {

@@ -172,6 +172,12 @@ export interface ImportFilesTx extends ImportFiles {
  */
 export const HELD_DUE = Number.MAX_SAFE_INTEGER;
 
+/** Keys a queue scan (`Queue.due`) looks at, at most, entries passed over included. */
+export const QUEUE_SCAN_LIMIT = 5000;
+
+/** A queue scan's verdict on a key: true passes the entry over, false takes it, 'stop' ends the scan. */
+export type QueuePass = (domain: string, entryId: string, due: number) => boolean | 'stop';
+
 /** A queue entry with its due time; null while it is held. */
 export interface QueuedEntry {
   due: number | null;
@@ -184,11 +190,12 @@ export interface QueuedEntry {
  */
 export interface Queue {
   /**
-   * Up to `limit` entries due at `now` (ms), earliest first; held entries never. `pass` leaves out
-   * entries by their destination domain, id and due time without reading them (destinations with
-   * no room, attempts in flight, sites suspended or over their rate).
+   * Up to `limit` entries due at `now` (ms), earliest first; held entries never; with `after`, only
+   * those due later than it. At most QUEUE_SCAN_LIMIT keys are looked at. `pass` leaves out entries
+   * by their destination domain, id and due time without reading them (destinations with no room,
+   * attempts in flight, sites suspended or over their rate); its 'stop' ends the scan there.
    */
-  due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]>;
+  due(now: number, limit: number, pass?: QueuePass, after?: number): Promise<{ due: number; entry: QueueEntry }[]>;
   /** Due time of the earliest entry that is not held, or null when there is none. */
   nextDue(): Promise<number | null>;
   /** The live entries of one email. */

@@ -33,3 +33,29 @@ test('a hanging MX holds at most its per-destination share of the delivery slots
     await world.stop();
   }
 });
+
+// A claim after the first looks only at what became due since the last and at the sites it passed
+// over (engine.ts, FULL_SCAN_MS): an entry committed with an earlier due time is found by the next
+// scan from the start instead, within a second or so.
+test('an entry due before the last claim looked, for another destination, is delivered while a full one is passed over', async () => {
+  const world = await startMailWorld();
+  const { p, dns, sink, domain } = world;
+  const held: Socket[] = [];
+  const tarpit = createServer((s) => held.push(s));
+  await new Promise<void>((r) => tarpit.listen(sink.port, '127.0.0.2', r));
+  dns.zone.set('slow.test', 'MX', [{ exchange: 'mx.slow.test', priority: 10 }]);
+  dns.zone.set('mx.slow.test', 'A', ['127.0.0.2']);
+  try {
+    for (let i = 0; i < 60; i++) await queueEmail(p.svc, domain, { to: [`u${i}@slow.test`] });
+    // The slow destination has its share in flight, and the rest of its backlog is passed over.
+    for (let i = 0; held.length < DEFAULT_POOL.perDestination && i < 200; i++) await Bun.sleep(25);
+    expect(held.length).toBe(DEFAULT_POOL.perDestination);
+    const early = await queueEmail(p.svc, domain, { to: ['ann@dest.test'], dueAt: Date.now() - 60_000 });
+    const done = await waitForEmail(p.svc, early, (e) => e.recipients['ann@dest.test'] === 'delivered', 10_000);
+    expect(done.last_event).toBe('delivered');
+  } finally {
+    for (const s of held) s.destroy();
+    tarpit.close();
+    await world.stop();
+  }
+});

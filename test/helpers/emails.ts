@@ -54,6 +54,8 @@ export interface TestEmail {
   text?: string;
   html?: string;
   headers?: Record<string, string>;
+  /** Due at this time (ms) rather than now: a commit that raced a claim with a due time before it. */
+  dueAt?: number;
 }
 
 /** Compose, store and queue one email from `domain` (the commit wakes the delivery engine). */
@@ -107,7 +109,7 @@ export async function queueEmail(svc: Services, domain: DomainRec, input: TestEm
   return svc.store.write(async (tx) => {
     tx.emails.put(email);
     tx.emailContent.put(email.team_id, email.id, { html: input.html ?? null, text, raw, files: {} });
-    return enqueue(tx, svc.events, email);
+    return enqueue(tx, svc.events, email, input.dueAt);
   });
 }
 

@@ -8,11 +8,8 @@
 // reach it, whatever the size of a held backlog.
 import type { Database, Key, LmdbEnv } from './env';
 import type { QueueEntry } from '../email-records';
-import { HELD_DUE, type QueueTx, type QueuedEntry } from '../interface';
+import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
-
-/** Keys looked at per `due` call at most, entries passed over included. */
-const SCAN_LIMIT = 5000;
 
 export class LmdbQueue implements QueueTx {
   private readonly db: Database;
@@ -84,13 +81,16 @@ export class LmdbQueue implements QueueTx {
     this.place(entry, to);
   }
 
-  async due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+  async due(now: number, limit: number, pass?: QueuePass, after = -1): Promise<{ due: number; entry: QueueEntry }[]> {
     const out: { due: number; entry: QueueEntry }[] = [];
     let looked = 0;
-    for (const key of this.db.getKeys({ start: [0], end: [Math.min(now, HELD_DUE - 1) + 1] })) {
-      if (out.length >= limit || ++looked > Math.max(SCAN_LIMIT, limit)) break;
+    for (const key of this.db.getKeys({ start: [Math.max(0, after)], end: [Math.min(now, HELD_DUE - 1) + 1] })) {
+      if (out.length >= limit || ++looked > Math.max(QUEUE_SCAN_LIMIT, limit)) break;
       const [due, domain, id] = key as [number, string, string];
-      if (pass?.(domain, id, due)) continue;
+      if (due <= after) continue;
+      const verdict = pass?.(domain, id, due);
+      if (verdict === 'stop') break;
+      if (verdict) continue;
       const entry = this.db.get(key) as QueueEntry | undefined;
       if (entry) out.push({ due, entry });
     }

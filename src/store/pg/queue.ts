@@ -7,11 +7,10 @@
 import { claimed, unitOf, type Exec } from './env';
 import { parse } from './collection';
 import type { QueueEntry } from '../email-records';
-import { HELD_DUE, type QueueTx, type QueuedEntry } from '../interface';
+import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
 /** Keys looked at per `due` call at most, entries passed over included (as the LMDB queue). */
-const SCAN_LIMIT = 5000;
 
 export class PgQueue implements QueueTx {
   constructor(private readonly exec: Exec) {}
@@ -39,24 +38,31 @@ export class PgQueue implements QueueTx {
     unitOf(this.exec).write('DELETE FROM queue WHERE id = $1', [entry.id]);
   }
 
-  async due(now: number, limit: number, pass?: (domain: string, entryId: string, due: number) => boolean): Promise<{ due: number; entry: QueueEntry }[]> {
+  async due(now: number, limit: number, pass?: QueuePass, after = -1): Promise<{ due: number; entry: QueueEntry }[]> {
     now = Math.min(now, HELD_DUE - 1);
     // Keys first (the index alone), so that entries passed over are neither read nor locked.
     const picked: string[] = [];
     let looked = 0;
     let from: [number, string, string] | null = null;
-    const max = Math.max(SCAN_LIMIT, limit);
-    while (picked.length < limit && looked < max) {
+    const max = Math.max(QUEUE_SCAN_LIMIT, limit);
+    let stopped = false;
+    while (!stopped && picked.length < limit && looked < max) {
       const size = Math.min(max - looked, Math.max(100, 4 * (limit - picked.length)));
       const rows: { id: string; domain: string; due: string }[] = await this.exec.query(
         from
           ? 'SELECT id, domain, due FROM queue WHERE due <= $1 AND (due, domain, id) > ($2, $3, $4) ORDER BY due, domain, id LIMIT $5'
-          : 'SELECT id, domain, due FROM queue WHERE due <= $1 ORDER BY due, domain, id LIMIT $2',
-        from ? [now, ...from, size] : [now, size],
+          : 'SELECT id, domain, due FROM queue WHERE due <= $1 AND due > $2 ORDER BY due, domain, id LIMIT $3',
+        from ? [now, ...from, size] : [now, after, size],
       );
       for (const r of rows) {
         looked++;
-        if (picked.length < limit && !pass?.(r.domain, r.id, Number(r.due))) picked.push(r.id);
+        if (picked.length >= limit) break;
+        const verdict = pass?.(r.domain, r.id, Number(r.due));
+        if (verdict === 'stop') {
+          stopped = true;
+          break;
+        }
+        if (!verdict) picked.push(r.id);
       }
       if (rows.length < size) break;
       const last = rows[rows.length - 1]!;
