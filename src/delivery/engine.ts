@@ -280,7 +280,10 @@ export class DeliveryEngine {
         // The site an earlier attempt found (by MX) counts from now on, for this entry too.
         if (entry.site) shaper.learn(entry.domain, entry.site);
         const site = shaper.siteOf(entry.domain);
-        if (passedAs.get(entry.domain) !== site && !admit(site, entry.domain, entry.id, was)) continue;
+        if (passedAs.get(entry.domain) !== site && !admit(site, entry.domain, entry.id, was)) {
+          passedSites.add(site);
+          continue;
+        }
         // The body is not read here: an attempt reads it when it runs and lets it go after, so what
         // waits in the queue is never held in memory.
         const email = await tx.emails.get(entry.team_id, entry.email_id);
@@ -310,6 +313,10 @@ export class DeliveryEngine {
       for (const m of moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
       this.nextRoom = soonest;
       return out;
+    }).catch((e: unknown) => {
+      // Nothing of it was written: what it took is still due where the last scan saw it.
+      this.scanned = null;
+      throw e;
     });
   }
 
