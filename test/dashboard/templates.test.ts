@@ -106,7 +106,10 @@ describe('templates pages', () => {
     await page.getByLabel('Subject').fill('Your receipt {{{ORDER}}}');
     await page.getByLabel('Reply-to').fill('help@example.test, billing@example.test');
     await page.getByRole('button', { name: 'Add variable' }).click();
-    // The new row's key has the focus.
+    // The new row's key has the focus (moved there once the row has rendered: waited for, since
+    // keys typed before it would go nowhere).
+    const key1 = await page.getByLabel('Variable 1: key').elementHandle();
+    await page.waitForFunction((el) => el === document.activeElement, key1);
     await page.keyboard.type('ORDER');
     await page.getByLabel('Variable 1: type').selectOption('number');
     await page.getByLabel('Variable 1: fallback').fill('42');
