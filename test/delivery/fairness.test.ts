@@ -8,15 +8,33 @@ import { startMailWorld } from '../helpers/world';
 import { queueEmail, waitForEmail } from '../helpers/emails';
 import type { EmailRec } from '../../src/store';
 
-test('a hanging MX holds at most its per-destination share of the delivery slots', async () => {
-  const world = await startMailWorld();
-  const { p, dns, sink, domain } = world;
-  // The slow MX: same port as the sink, on another loopback address; greets nobody.
+type World = Awaited<ReturnType<typeof startMailWorld>>;
+
+/**
+ * slow.test, whose MX (the sink's port, on another loopback address) accepts connections and
+ * greets nobody. `held` are the connections it holds; `close` ends them, so the attempts fail and
+ * shutdown is quick.
+ */
+async function hangingDestination({ dns, sink }: World): Promise<{ held: Socket[]; close(): void }> {
   const held: Socket[] = [];
   const tarpit = createServer((s) => held.push(s));
   await new Promise<void>((r) => tarpit.listen(sink.port, '127.0.0.2', r));
   dns.zone.set('slow.test', 'MX', [{ exchange: 'mx.slow.test', priority: 10 }]);
   dns.zone.set('mx.slow.test', 'A', ['127.0.0.2']);
+  return {
+    held,
+    close() {
+      for (const s of held) s.destroy();
+      tarpit.close();
+    },
+  };
+}
+
+test('a hanging MX holds at most its per-destination share of the delivery slots', async () => {
+  const world = await startMailWorld();
+  const { p, domain } = world;
+  const slow = await hangingDestination(world);
+  const { held } = slow;
   try {
     const backlog: EmailRec[] = [];
     for (let i = 0; i < 60; i++) backlog.push(await queueEmail(p.svc, domain, { to: [`u${i}@slow.test`] }));
@@ -28,8 +46,7 @@ test('a hanging MX holds at most its per-destination share of the delivery slots
     const stored = await Promise.all(backlog.map((e) => p.svc.store.emails.get(e.team_id, e.id)));
     expect(stored.every((e, i) => e!.recipients[backlog[i]!.to[0]!] === 'pending')).toBe(true);
   } finally {
-    for (const s of held) s.destroy(); // the hanging attempts fail now, so shutdown is quick
-    tarpit.close();
+    slow.close();
     await world.stop();
   }
 });
@@ -39,12 +56,9 @@ test('a hanging MX holds at most its per-destination share of the delivery slots
 // scan from the start instead, within a second or so.
 test('an entry due before the last claim looked, for another destination, is delivered while a full one is passed over', async () => {
   const world = await startMailWorld();
-  const { p, dns, sink, domain } = world;
-  const held: Socket[] = [];
-  const tarpit = createServer((s) => held.push(s));
-  await new Promise<void>((r) => tarpit.listen(sink.port, '127.0.0.2', r));
-  dns.zone.set('slow.test', 'MX', [{ exchange: 'mx.slow.test', priority: 10 }]);
-  dns.zone.set('mx.slow.test', 'A', ['127.0.0.2']);
+  const { p, domain } = world;
+  const slow = await hangingDestination(world);
+  const { held } = slow;
   try {
     for (let i = 0; i < 60; i++) await queueEmail(p.svc, domain, { to: [`u${i}@slow.test`] });
     // The slow destination has its share in flight, and the rest of its backlog is passed over.
@@ -54,8 +68,7 @@ test('an entry due before the last claim looked, for another destination, is del
     const done = await waitForEmail(p.svc, early, (e) => e.recipients['ann@dest.test'] === 'delivered', 10_000);
     expect(done.last_event).toBe('delivered');
   } finally {
-    for (const s of held) s.destroy();
-    tarpit.close();
+    slow.close();
     await world.stop();
   }
 });

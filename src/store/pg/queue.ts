@@ -10,8 +10,6 @@ import type { QueueEntry } from '../email-records';
 import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
-/** Keys looked at per `due` call at most, entries passed over included (as the LMDB queue). */
-
 export class PgQueue implements QueueTx {
   constructor(private readonly exec: Exec) {}
 
