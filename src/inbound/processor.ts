@@ -156,7 +156,7 @@ export class InboundProcessor {
       let report: Report;
       try {
         // keepDeliveryStatus: the message/delivery-status part as an attachment, not body text.
-        report = readReport(await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true }));
+        report = readReport(await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true }));
       } catch {
         report = { kind: 'none', reason: 'malformed-report' };
       }

@@ -47,7 +47,7 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, m:
   const { mail_from, remote_address, helo } = m.envelope;
   const [mail, authentication] = await Promise.all([
     // cid: references stay as sent (html_format=cid is the default view); no text made up from html.
-    simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true }),
+    simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true }),
     checkAuthentication(bytes, { ip: remote_address, helo, sender: mail_from, mta: hostname }, svc.dns),
   ]);
   const headers = headerObject(headerFields(mail.headerLines as HeaderLine[]));

@@ -41,7 +41,7 @@ export async function submitMessage(svc: SubmissionDeps, key: ApiKeyRec, envelop
   let parsed: ParsedMail;
   try {
     // cid: links stay as written (they name the inline parts); no text invented from the html here.
-    parsed = await simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true });
+    parsed = await simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true });
   } catch {
     throw replies.badContent('The message could not be parsed as RFC 5322 / MIME.');
   }
