@@ -7,6 +7,7 @@ import { openStore, storeOptions, type Signal, type Store } from '../store';
 import { log, setQuiet, setSink } from '../log';
 import { createBackOffice, type BackOffice } from './parts';
 import { keepMemoryTidy } from '../limits/memory';
+import { yieldToListeners } from './priority';
 import type { ToThread, FromThread } from './messages';
 
 declare const self: Worker;
@@ -51,6 +52,8 @@ function kick(signal: Signal): void {
 
 async function init(config: Config, quiet: boolean): Promise<void> {
   setQuiet(quiet);
+  // Before anything starts: the signing threads this thread starts inherit its priority.
+  yieldToListeners();
   try {
     store = await openStore(storeOptions(config));
     office = createBackOffice(config, store);
