@@ -8,8 +8,10 @@
 #   3. GET /health answers {"status":"ok"} within 30 s
 #   4. GET /domains with the API key printed at first start answers 200
 #   5. the embedded dashboard: / redirects to /dashboard, whose page and script are served
-#   6. the embedded back office thread (delivery and webhooks) started: its `delivery.started` log line
-#   7. stop the server, clean up
+#   6. inbound mail: a message sent with curl over SMTP to a receiving domain is parsed and stored
+#      (mailparser and mailauth, loaded by the back office when the first message arrives)
+#   7. the embedded back office thread (delivery and webhooks) started: its `delivery.started` log line
+#   8. stop the server, clean up
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,15 +77,29 @@ for _ in $(seq 50); do
   if port_is_free "$candidate"; then port="$candidate"; break; fi
 done
 [[ -n "$port" ]] || die "could not find a free TCP port"
+free_port() {
+  local p
+  for _ in $(seq 50); do
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    if [[ "$p" != "$port" ]] && port_is_free "$p"; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+smtp_port="$(free_port)" || die "could not find a free TCP port for SMTP"
+# DNS goes to a closed loopback port: lookups fail at once, nothing leaves 127.0.0.1.
+dns_port="$(free_port)" || die "could not find a free port for DNS"
 
-say "posthorn serve (cwd $tmp, data $tmp/data, http port $port)"
+say "posthorn serve (cwd $tmp, data $tmp/data, http port $port, smtp port $smtp_port)"
 (
   cd "$tmp"
   exec env \
     POSTHORN_DATA_DIR="$tmp/data" \
     POSTHORN_HTTP_PORT="$port" \
-    POSTHORN_SMTP_STARTTLS_PORTS= \
+    POSTHORN_SMTP_HOST=127.0.0.1 \
+    POSTHORN_SMTP_HOSTNAME=mx.smoke.test \
+    POSTHORN_SMTP_STARTTLS_PORTS="$smtp_port" \
     POSTHORN_SMTP_TLS_PORTS= \
+    POSTHORN_DNS_SERVERS="127.0.0.1:$dns_port" \
     "$bin" serve >"$tmp/serve.out" 2>"$tmp/serve.err"
 ) &
 server_pid=$!
@@ -133,9 +149,26 @@ status="$(curl -sS --max-time 10 -o "$tmp/app.js" -w '%{http_code}' "$base$scrip
 [[ "$status" == "200" && -s "$tmp/app.js" ]] || die "GET $script answered HTTP ${status:-no response}"
 say "GET /dashboard → page and $script ($(wc -c <"$tmp/app.js") bytes)"
 
-# --- 6. stop ------------------------------------------------------------------------------------
+# --- 6. inbound mail over SMTP ---------------------------------------------------------------------
+status="$(curl -sS --max-time 10 -o "$tmp/recv-domain.json" -w '%{http_code}' -X POST \
+  -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+  -d '{"name":"recv.test","capabilities":{"sending":"disabled","receiving":"enabled"}}' "$base/domains" || true)"
+[[ "$status" == "201" ]] || die "POST /domains (receiving) answered HTTP ${status:-no response}: $(head -c 300 "$tmp/recv-domain.json" 2>/dev/null)"
+printf 'From: Smoke <smoke@source.test>\r\nTo: inbox@recv.test\r\nSubject: Smoke inbound\r\nMessage-ID: <smoke@source.test>\r\n\r\nHello from the smoke test.\r\n' >"$tmp/inbound.eml"
+curl -sS --max-time 20 "smtp://127.0.0.1:$smtp_port" --mail-from smoke@source.test --mail-rcpt inbox@recv.test \
+  --upload-file "$tmp/inbound.eml" >"$tmp/smtp.log" 2>&1 || die "curl could not send over SMTP: $(cat "$tmp/smtp.log")"
+received=""
+while :; do
+  received="$(curl -sS --max-time 5 -H "Authorization: Bearer $key" "$base/emails/receiving" 2>/dev/null || true)"
+  [[ "$received" == *'"subject":"Smoke inbound"'* ]] && break
+  (( SECONDS < deadline + 30 )) || die "the message sent over SMTP was not stored (GET /emails/receiving: ${received:0:300})"
+  sleep 0.2
+done
+say "SMTP → 250, stored: GET /emails/receiving lists \"Smoke inbound\""
+
+# --- 7. stop ------------------------------------------------------------------------------------
 stop_server
-# --- 6. the back office's thread, an entrypoint of its own in the binary ------------------------
+# --- 7. the back office's thread, an entrypoint of its own in the binary ------------------------
 grep -q '"event":"delivery.started"' "$tmp/serve.out" || die "the delivery thread did not start (no delivery.started log line)"
 say "delivery thread started"
 

@@ -12,7 +12,6 @@
 //
 // Its dependencies are the store, events, feedback, DNS and two settings, and it talks to the
 // listener only through the store, so it can run wherever the store is open.
-import { simpleParser } from 'mailparser';
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
@@ -24,6 +23,7 @@ import { retryWait } from '../work/retry';
 import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { prepareReceived, type PreparedReceived } from './received';
+import { parseMessage } from '../mail/parse';
 
 export interface InboundDeps {
   store: Store;
@@ -156,7 +156,7 @@ export class InboundProcessor {
       let report: Report;
       try {
         // keepDeliveryStatus: the message/delivery-status part as an attachment, not body text.
-        report = readReport(await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true }));
+        report = readReport(await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true }));
       } catch {
         report = { kind: 'none', reason: 'malformed-report' };
       }

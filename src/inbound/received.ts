@@ -2,7 +2,8 @@
 // Return-Path and Received lines the delivering server adds (RFC 5321 §4.4) — and parsed once
 // with mailparser; each team it was addressed to gets its own record (its own id, retention and
 // `received_for`), and one `email.received` event (docs/api.md §14.3) in the same commit.
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
+import { parseMessage } from '../mail/parse';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
 import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, SpooledMessage, Tx } from '../store';
@@ -47,10 +48,10 @@ export async function prepareReceived(svc: { dns: Resolver; events: Events }, m:
   const { mail_from, remote_address, helo } = m.envelope;
   const [mail, authentication] = await Promise.all([
     // cid: references stay as sent (html_format=cid is the default view); no text made up from html.
-    simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true }),
+    parseMessage(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true }),
     checkAuthentication(bytes, { ip: remote_address, helo, sender: mail_from, mta: hostname }, svc.dns),
   ]);
-  const headers = headerObject(headerFields(mail.headerLines as HeaderLine[]));
+  const headers = headerObject(await headerFields(mail.headerLines as HeaderLine[]));
   const common = {
     from: bare(mail.from)[0] ?? '',
     to: bare(mail.to),

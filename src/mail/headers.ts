@@ -1,7 +1,7 @@
 // Header fields of a parsed message as text: mailparser's `headerLines` (raw, one entry per field)
 // unfolded (RFC 5322 §2.2.3) and with RFC 2047 encoded-words decoded by mailparser's own libmime,
 // the decoder it applies to the fields it interprets itself.
-import { MailParser } from 'mailparser';
+import { mailparser } from './parse';
 
 export interface HeaderLine {
   /** Lowercased field name. */
@@ -24,12 +24,13 @@ interface Libmime {
 let decoder: Libmime | null = null;
 
 /** mailparser's libmime instance (charset conversion included); created once. */
-function libmime(): Libmime {
-  decoder ??= (new MailParser() as unknown as { libmime: Libmime }).libmime;
+async function libmime(): Promise<Libmime> {
+  decoder ??= (new (await mailparser()).MailParser() as unknown as { libmime: Libmime }).libmime;
   return decoder;
 }
 
-export function headerFields(lines: HeaderLine[]): HeaderField[] {
+export async function headerFields(lines: HeaderLine[]): Promise<HeaderField[]> {
+  const words = await libmime();
   return lines.map(({ line }) => {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim();
@@ -37,7 +38,7 @@ export function headerFields(lines: HeaderLine[]): HeaderField[] {
     const raw = Buffer.from(line.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim(), 'binary').toString('utf8');
     let value = raw;
     try {
-      value = libmime().decodeWords(raw);
+      value = words.decodeWords(raw);
     } catch {
       // a malformed encoded-word stays as written
     }

@@ -4,7 +4,8 @@
 // API's Idempotency-Key (docs/api.md §5, own scope `smtp`). The core composes the outgoing message afresh from the
 // parsed parts (as for API mail), so Posthorn sets Message-ID, Date and the MIME structure, and
 // a `Bcc:` header never leaves (RFC 5322 §3.6.3: blind recipients are the envelope's business).
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import { parseMessage } from '../mail/parse';
 import type { Config } from '../config';
 import type { ApiKeyRec } from '../store';
 import type { RateLimiter } from '../limits/ratelimit';
@@ -41,11 +42,11 @@ export async function submitMessage(svc: SubmissionDeps, key: ApiKeyRec, envelop
   let parsed: ParsedMail;
   try {
     // cid: links stay as written (they name the inline parts); no text invented from the html here.
-    parsed = await simpleParser(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true });
+    parsed = await parseMessage(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true });
   } catch {
     throw replies.badContent('The message could not be parsed as RFC 5322 / MIME.');
   }
-  const fields = headerFields(parsed.headerLines as HeaderLine[]);
+  const fields = await headerFields(parsed.headerLines as HeaderLine[]);
   const idemKey = idempotencyKeyOf(fields);
   const input = emailInput(parsed, fields, envelopeRecipients);
   const outcome = await sendOnce(svc, { team, key }, input, { endpoint: SMTP_ENDPOINT, key: idemKey });
