@@ -6,7 +6,6 @@
 import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import { generate } from 'selfsigned';
 import type { Config } from '../config';
 import { log } from '../log';
 
@@ -33,6 +32,9 @@ export async function smtpCertificate(config: Pick<Config, 'smtp' | 'data_dir'>)
   }
   const hostname = config.smtp.hostname;
   const now = new Date();
+  // Loaded only to make a certificate: selfsigned and its ASN.1 and X.509 libraries hold about
+  // 15 MB of heap, which every later start (the pair above is reused for ten years) never needs.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: hostname }], {
     keySize: 2048,
     algorithm: 'sha256',
