@@ -5,6 +5,7 @@
  *   npm run bench:compare                         every part, 5 s per wrk run
  *   npm run bench:compare -- --only http,smtp     some parts: http batch large smtp submission deliver start queued
  *   npm run bench:compare -- --queued 100000      also the RSS with 100,000 emails waiting (part `queued`)
+ *   npm run bench:compare -- --rounds 5           five alternating rounds of the Postfix parts (default 3)
  *
  * Each Posthorn figure is printed beside a reference measured in the same run, on the same
  * machine, with the same client, so the ratio means something on a shared, noisy machine:
@@ -27,6 +28,10 @@
  *   start       `dist/posthorn serve` (when built) from exec to its first `/health` answer.
  *   queued      RSS with `--queued` emails waiting in the queue (the destination refuses
  *               connections, so all of them wait for their retry).
+ * The parts with Postfix as the reference (smtp, deliver) run `--rounds` rounds, Posthorn then
+ * Postfix, each on a fresh instance, and print the median of each side and the ratio of the
+ * medians, with every round's figure below: Postfix's own rate moves by up to half from one
+ * run to the next on a shared machine, so one pair of runs says little.
  * Postfix parts need Debian's `postfix` package and root, and are skipped otherwise. Posthorn
  * runs as a child process (`bun src/main.ts serve`) on a fresh data dir with logs off. Nothing
  * leaves 127.0.0.1.
@@ -51,15 +56,18 @@ const { values: opts } = parseArgs({
     only: { type: 'string', default: 'http,batch,large,smtp,submission,deliver,start' },
     count: { type: 'string', default: '4000' },
     queued: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '3' },
   },
   strict: true,
 });
 const SECONDS = Number(opts.seconds);
 const COUNT = Number(opts.count);
 const QUEUED = Number(opts.queued);
+const ROUNDS = Number(opts.rounds);
 const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
 for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
-if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0)) fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000]');
+if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0) || !(Number.isInteger(ROUNDS) && ROUNDS > 0))
+  fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3]');
 if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail("wrk is not installed (apt-get install wrk)");
 setQuiet(true);
 const noPostfix = postfixAvailable();
@@ -189,31 +197,54 @@ async function smtpSource(port: number, to: string, count: number, t0 = performa
 }
 
 if (ONLY.has('smtp')) {
-  const port = await freePort();
-  const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9' });
-  await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
-  await waitForGreeting(port);
   // Accepted = answered 250 (spooled, for Posthorn; queued, for Postfix); stored = each message
   // processed into a received email (Posthorn) or delivered into the Maildir (Postfix).
-  const t0 = performance.now();
-  const ours = await smtpSource(port, 'inbox@recv.test', COUNT, t0);
-  const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
-  const oursStored = await rateUntil(async () => (await received()) >= COUNT, COUNT, t0);
-  await target.stop();
-  if (noPostfix) {
-    report('SMTP ingest, smtp-source -s 16 (msg/s)', fmt(ours), 'n/a', null);
-    report('  … until stored (msg/s)', fmt(oursStored), 'n/a', null);
-  } else {
+  const ours = async () => {
+    const port = await freePort();
+    const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9' });
+    await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
+    await waitForGreeting(port);
+    const t0 = performance.now();
+    const accepted = await smtpSource(port, 'inbox@recv.test', COUNT, t0);
+    const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
+    const stored = await rateUntil(async () => (await received()) >= COUNT, COUNT, t0);
+    await target.stop();
+    return [accepted, stored];
+  };
+  const reference = async () => {
     const pfPort = await freePort();
     const pf = startPostfix(tempDir('posthorn-bench-postfix-'), pfPort, { kind: 'mx', domain: 'recv.test' });
     await waitForGreeting(pfPort);
     const p0 = performance.now();
-    const ref = await smtpSource(pfPort, 'inbox@recv.test', COUNT, p0);
-    const refStored = await rateUntil(() => pf.delivered() >= COUNT, COUNT, p0);
+    const accepted = await smtpSource(pfPort, 'inbox@recv.test', COUNT, p0);
+    const stored = await rateUntil(() => pf.delivered() >= COUNT, COUNT, p0);
     pf.stop();
-    report('SMTP ingest, smtp-source -s 16 (msg/s)', fmt(ours), fmt(ref), ours / ref);
-    report('  … until stored (msg/s)', fmt(oursStored), fmt(refStored), oursStored / refStored);
+    return [accepted, stored];
+  };
+  const { ours: o, ref: r } = await rounds(ours, noPostfix ? null : reference);
+  reportRounds('SMTP ingest, smtp-source -s 16 (msg/s)', o.map((x) => x[0]!), r?.map((x) => x[0]!) ?? null);
+  reportRounds('  … until stored (msg/s)', o.map((x) => x[1]!), r?.map((x) => x[1]!) ?? null);
+}
+
+/** `ROUNDS` rounds of Posthorn then the reference (null: none), each figure set kept. */
+async function rounds<T>(ours: () => Promise<T>, ref: (() => Promise<T>) | null): Promise<{ ours: T[]; ref: T[] | null }> {
+  const out: { ours: T[]; ref: T[] | null } = { ours: [], ref: ref ? [] : null };
+  for (let i = 0; i < ROUNDS; i++) {
+    out.ours.push(await ours());
+    if (ref) out.ref!.push(await ref());
   }
+  return out;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** The medians and their ratio, and every round's figures on a line of their own. */
+function reportRounds(name: string, ours: number[], ref: number[] | null) {
+  report(name, fmt(median(ours)), ref ? fmt(median(ref)) : 'n/a', ref ? median(ours) / median(ref) : null);
+  if (ours.length > 1) console.log(`    (rounds: Posthorn ${ours.map((x) => fmt(x)).join(' / ')}${ref ? `; Postfix ${ref.map((x) => fmt(x)).join(' / ')}` : ''})`);
 }
 
 async function waitForGreeting(port: number) {
@@ -280,40 +311,44 @@ async function untilCount(count: () => number, n: number, t0: number): Promise<n
 }
 
 if (ONLY.has('deliver')) {
-  const rates: Record<string, number> = {};
-  for (const mode of ['relay', 'direct'] as const) {
-    const sink = startSmtpSink(await freePort());
-    const env: Record<string, string> =
-      mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
-    const target = await posthorn(env);
-    const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < COUNT) {
-          next++;
-          await call(target, 'POST', '/emails', email());
-        }
-      }),
-    );
-    rates[mode] = await untilCount(sink.count, COUNT, t0);
-    await target.stop();
-    sink.stop();
-  }
-  let ref: number | null = null;
-  if (!noPostfix) {
+  const ours = async () => {
+    const rates: Record<string, number> = {};
+    for (const mode of ['relay', 'direct'] as const) {
+      const sink = startSmtpSink(await freePort());
+      const env: Record<string, string> =
+        mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
+      const target = await posthorn(env);
+      const t0 = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < COUNT) {
+            next++;
+            await call(target, 'POST', '/emails', email());
+          }
+        }),
+      );
+      rates[mode] = await untilCount(sink.count, COUNT, t0);
+      await target.stop();
+      sink.stop();
+    }
+    return rates;
+  };
+  const reference = async () => {
     const sink = startSmtpSink(await freePort());
     const pfPort = await freePort();
     const pf = startPostfix(tempDir('posthorn-bench-postfix-'), pfPort, { kind: 'relay', relayhost: `[127.0.0.1]:${sink.port}` });
     await waitForGreeting(pfPort);
     const t0 = performance.now();
     await smtpSource(pfPort, 'user@dest.test', COUNT);
-    ref = await untilCount(sink.count, COUNT, t0);
+    const rate = await untilCount(sink.count, COUNT, t0);
     pf.stop();
     sink.stop();
-  }
+    return { relay: rate, direct: rate };
+  };
+  const { ours: o, ref: r } = await rounds(ours, noPostfix ? null : reference);
   for (const mode of ['relay', 'direct'] as const)
-    report(`accept + deliver, ${mode}, DKIM (msg/s)`, fmt(rates[mode]!), ref === null ? 'n/a' : fmt(ref), ref === null ? null : rates[mode]! / ref);
+    reportRounds(`accept + deliver, ${mode}, DKIM (msg/s)`, o.map((x) => x[mode]!), r?.map((x) => x[mode]!) ?? null);
 }
 
 // ---------------------------------------------------------------------------------------------
