@@ -250,8 +250,11 @@ describe('email events', () => {
     const bounced = ofEmail().find((h) => h.payload.type === 'email.bounced')!;
     expect(bounced.payload.data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
 
-    // The events list and a single event show the same, newest first, all `success`.
-    const list = (await p.resend.webhooks.events.list({ webhookId })).data!;
+    // The events list and a single event show the same, newest first, all `success` — once the
+    // dispatcher has recorded the last answer, which the receiver above saw a moment before.
+    const events = async () => (await p.resend.webhooks.events.list({ webhookId })).data!;
+    await until(async () => (await events()).data.every((e) => e.status === 'success'), 'every attempt recorded as success');
+    const list = await events();
     expect(list.data.length).toBe(5);
     expect(list.data.every((e) => e.status === 'success')).toBe(true);
     expect(list.data.map((e) => e.id)).toEqual(list.data.map((e) => e.id).sort().reverse());
