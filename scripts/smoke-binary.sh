@@ -4,12 +4,12 @@
 # node_modules, against a throwaway data dir.
 #
 #   1. `posthorn version` from /
-#   2. `posthorn serve` from a temp dir (fresh data dir, free HTTP port, SMTP TLS listeners off)
+#   2. `posthorn serve` from a temp dir (fresh data dir, free HTTP and STARTTLS ports, implicit TLS off)
 #   3. GET /health answers {"status":"ok"} within 30 s
 #   4. GET /domains with the API key printed at first start answers 200
 #   5. the embedded dashboard: / redirects to /dashboard, whose page and script are served
 #   6. inbound mail: a message sent with curl over SMTP to a receiving domain is parsed and stored
-#      (mailparser and mailauth, loaded by the back office when the first message arrives)
+#      (mailparser, which the back office loads when the first message arrives, and mailauth)
 #   7. the embedded back office thread (delivery and webhooks) started: its `delivery.started` log line
 #   8. stop the server, clean up
 set -euo pipefail
@@ -71,23 +71,20 @@ say "  $version_out"
 
 # --- 2. serve, from a temp dir --------------------------------------------------------------------
 port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=""
-for _ in $(seq 50); do
-  candidate=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-  if port_is_free "$candidate"; then port="$candidate"; break; fi
-done
-[[ -n "$port" ]] || die "could not find a free TCP port"
+# A free loopback port, none of the ones given.
 free_port() {
   local p
   for _ in $(seq 50); do
     p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    if [[ "$p" != "$port" ]] && port_is_free "$p"; then echo "$p"; return 0; fi
+    [[ " $* " == *" $p "* ]] && continue
+    if port_is_free "$p"; then echo "$p"; return 0; fi
   done
   return 1
 }
-smtp_port="$(free_port)" || die "could not find a free TCP port for SMTP"
+port="$(free_port)" || die "could not find a free TCP port"
+smtp_port="$(free_port "$port")" || die "could not find a free TCP port for SMTP"
 # DNS goes to a closed loopback port: lookups fail at once, nothing leaves 127.0.0.1.
-dns_port="$(free_port)" || die "could not find a free port for DNS"
+dns_port="$(free_port "$port" "$smtp_port")" || die "could not find a free port for DNS"
 
 say "posthorn serve (cwd $tmp, data $tmp/data, http port $port, smtp port $smtp_port)"
 (
@@ -166,7 +163,7 @@ while :; do
 done
 say "SMTP → 250, stored: GET /emails/receiving lists \"Smoke inbound\""
 
-# --- 7. stop ------------------------------------------------------------------------------------
+# --- 8. stop (first, so that the log read below is complete) ---------------------------------------------------------------------------
 stop_server
 # --- 7. the back office's thread, an entrypoint of its own in the binary ------------------------
 grep -q '"event":"delivery.started"' "$tmp/serve.out" || die "the delivery thread did not start (no delivery.started log line)"
