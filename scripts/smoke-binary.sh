@@ -163,7 +163,7 @@ while :; do
 done
 say "SMTP → 250, stored: GET /emails/receiving lists \"Smoke inbound\""
 
-# --- 8. stop (first, so that the log read below is complete) ---------------------------------------------------------------------------
+# --- 8. stop (first, so that the log read below is complete) -------------------------------
 stop_server
 # --- 7. the back office's thread, an entrypoint of its own in the binary ------------------------
 grep -q '"event":"delivery.started"' "$tmp/serve.out" || die "the delivery thread did not start (no delivery.started log line)"
