@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: a Posthorn child process on loopback, a closed-loop load
 // generator with latency percentiles, and number formatting. Nothing leaves 127.0.0.1.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
@@ -41,6 +41,8 @@ export interface Target {
   cpuSeconds(): { user: number; system: number; total: number };
   /** The resident set split: anonymous memory (heap, buffers) and file pages (LMDB's map, code). */
   rssParts(): { anon: number; file: number };
+  /** CPU seconds used so far by each thread, by thread id (name: /proc's `comm`, e.g. `bun`, `Worker`, `JITWorker`). */
+  threadCpu(): Map<number, { name: string; seconds: number }>;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,19 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
       const user = Number(fields[11]) / 100;
       const system = Number(fields[12]) / 100;
       return { user, system, total: user + system };
+    },
+    threadCpu: () => {
+      const out = new Map<number, { name: string; seconds: number }>();
+      for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+        try {
+          const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
+          const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+          out.set(Number(tid), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(') ')), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+        } catch {
+          // The thread ended meanwhile.
+        }
+      }
+      return out;
     },
     rssParts: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
