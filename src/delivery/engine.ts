@@ -304,8 +304,8 @@ export class DeliveryEngine {
         const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
         const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
         tx.queue.put(next, due);
-        const cur = (await tx.emails.get(email.team_id, email.id)) ?? email;
-        out.push({ entry: next, before: entry, due, domain, email: cur.sent_at ? cur : await events.email(tx, cur, 'sent', { current: true }) });
+        // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it.
+        out.push({ entry: next, before: entry, due, domain, email: email.sent_at ? email : await events.email(tx, email, 'sent', { current: true }) });
         shaper.take(site, now);
         this.flying.set(inFlightKey(next), site);
         perSite.set(site, (perSite.get(site) ?? 0) + 1);

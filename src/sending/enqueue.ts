@@ -43,7 +43,7 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Dat
       first_attempt_at: null,
       last_error: null,
     };
-    tx.queue.put(entry, now);
+    tx.queue.add(entry, now);
   }
   return events.email(tx, email, 'queued', { current: true });
 }

@@ -212,6 +212,8 @@ export interface Queue {
 export interface QueueTx extends Queue {
   /** Add or move an entry to `due` (ms); an entry with `held` set goes out of the due range instead. */
   put(entry: QueueEntry, due: number): void;
+  /** `put` for an entry just made (its id never queued): there is no earlier place to look up and leave. */
+  add(entry: QueueEntry, due: number): void;
   /** Move the entry keyed [from, domain, entryId] to `to` (ms) — nothing when it is not there, or held. */
   defer(domain: string, entryId: string, from: number, to: number): void;
   /** The entry is finished. */

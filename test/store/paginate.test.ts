@@ -146,4 +146,42 @@ describe('retention sweep', () => {
     // 31 days after the scheduled send, that one goes too.
     expect(await store.sweep(Date.now() + 21 * DAY)).toBe(3);
   });
+
+  test('an email keeps its broadcast index through updates that read nothing first', async () => {
+    const team = newId();
+    const broadcast = newId();
+    const e = { id: newId(), team_id: team, created_at: nowIso(), scheduled_at: null, broadcast_id: broadcast, last_event: 'queued' } as unknown as EmailRec;
+    await store.write(async (tx) => {
+      tx.emails.put(e);
+      tx.emails.put({ ...e, last_event: 'sent' });
+    });
+    await store.write(async (tx) => tx.emails.put({ ...e, last_event: 'delivered' }));
+    const found = await store.emails.findAll('broadcast', broadcast, team);
+    expect(found.map((x) => [x.id, x.last_event])).toEqual([[e.id, 'delivered']]);
+    await store.write(async (tx) => tx.emails.remove(team, e.id));
+    expect(await store.emails.findAll('broadcast', broadcast, team)).toEqual([]);
+  });
+
+  test("a TTL row of an email written before emails were swept by id deletes it only once the email's own expiry has come", async () => {
+    const DAY = 86_400_000;
+    // An email created 31 days ago, since rescheduled to send in 10 days: kept for 30 days after that.
+    const created = Date.now() - 31 * DAY;
+    const e = {
+      id: Bun.randomUUIDv7('hex', created),
+      team_id: newId(),
+      created_at: new Date(created).toISOString(),
+      scheduled_at: new Date(Date.now() + 10 * DAY).toISOString(),
+    } as unknown as EmailRec;
+    // What an earlier version left: a TTL row at the expiry the email had then (30 days after creation).
+    const ttl = (store as unknown as { ttl: import('../../src/store/lmdb/ttl').TtlIndex }).ttl;
+    await store.write(async (tx) => {
+      tx.emails.put(e);
+      ttl.add('emails', [e.team_id, e.id], created + 30 * DAY);
+    });
+    await store.sweep();
+    expect((await store.emails.get(e.team_id, e.id))?.id).toBe(e.id);
+    // Its own time: 30 days after the scheduled send.
+    await store.sweep(Date.now() + 41 * DAY);
+    expect(await store.emails.get(e.team_id, e.id)).toBeUndefined();
+  });
 });

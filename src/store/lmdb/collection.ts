@@ -15,6 +15,11 @@ export interface IndexDef<T, I extends string> {
   /** unique: one record per value; global: across teams (domain names, API key hashes). */
   unique?: boolean;
   global?: boolean;
+  /**
+   * The value is set when the record is made and never changes (an email's broadcast): a put
+   * writes its row again rather than reading the stored record to remove the old one.
+   */
+  fixed?: boolean;
 }
 
 interface Stored {
@@ -38,6 +43,11 @@ const SWEEP_BATCH = 1000;
 export class LmdbCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
   private readonly db: Database;
   private readonly idx: Database;
+  /**
+   * A put needs nothing of the stored record: ranged retention (no TTL row to move) and no index
+   * row that a new value could leave behind — each put of an email or event is one write.
+   */
+  private readonly blind: boolean;
 
   constructor(
     private readonly env: LmdbEnv,
@@ -53,8 +63,16 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
   ) {
     this.db = env.db(name);
     this.idx = env.db(`${name}.idx`);
-    // Registered in either case: rows of records written before a collection became ranged.
-    if (expiresAt) ttl.register(name, ([team, id]) => this.delete(String(team), String(id)));
+    this.blind = !!ranged && (!!ranged.appendOnly || indexes.every((d) => d.fixed));
+    // Registered in either case: rows of records written before a collection became ranged. Such a
+    // row outlives the record's puts (a blind put does not see it): it deletes the record only when
+    // the record's own expiry, as it is now, has come — else the ranged sweep does, in its time.
+    if (expiresAt)
+      ttl.register(name, ([team, id], now) => {
+        const rec = ranged ? this.read(String(team), String(id)) : undefined;
+        if (rec && (expiresAt(rec) ?? Infinity) > now) return;
+        this.delete(String(team), String(id));
+      });
   }
 
   /** Delete the expired records of a ranged collection (the store's sweep). Resolves to how many. */
@@ -116,7 +134,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
 
   put(rec: T): void {
     this.env.assertWriting();
-    const old = this.ranged?.appendOnly ? undefined : (this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined);
+    const old = this.blind ? undefined : (this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined);
     if (old) this.unindex(old);
     const stored: T & Stored = { ...rec };
     delete stored._expires;

@@ -123,7 +123,7 @@ class Repos {
     const byId = { minAgeMs: opts.retentionDays * DAY, appendOnly: true };
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
     this.emailContent = new LmdbContents(env, 'email_content', this.spill);
-    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id }], retainedWork, (team, id) => this.emailContent.drop(team, id), {
+    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id, fixed: true }], retainedWork, (team, id) => this.emailContent.drop(team, id), {
       minAgeMs: opts.retentionDays * DAY + opts.holdMs,
     });
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
@@ -231,7 +231,7 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
     },
   });
   Object.defineProperties(proto, {
-    queue: wrapper('queue', (tx) => noting(repos.queue, ['put'], () => tx.signals.add('queue'))),
+    queue: wrapper('queue', (tx) => noting(repos.queue, ['put', 'add'], () => tx.signals.add('queue'))),
     // Work for the automation runner: triggers to take, runs due, automations to clean up after.
     automationTriggers: wrapper('automationTriggers', (tx) => noting<AutomationTriggersTx>(repos.automationTriggers, ['add'], () => tx.signals.add('automations'))),
     automationDue: wrapper('automationDue', (tx) => noting<DueIndexTx>(repos.automationDue, ['add'], () => tx.signals.add('automations'))),

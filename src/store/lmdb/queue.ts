@@ -65,6 +65,11 @@ export class LmdbQueue implements QueueTx {
     this.place(entry, entry.held ? HELD_DUE : due);
   }
 
+  add(entry: QueueEntry, due: number): void {
+    this.env.assertWriting();
+    this.place(entry, entry.held ? HELD_DUE : due);
+  }
+
   remove(entry: QueueEntry): void {
     this.env.assertWriting();
     const at = this.placeOf(entry);

@@ -3,7 +3,8 @@
 // delete the record. Used for retention (30 days) and idempotency keys (24 h).
 import type { Database, Key, LmdbEnv } from './env';
 
-export type Expirer = (key: Key[]) => void;
+/** Deletes the record of `key`, expired at `now` (the sweep's time). */
+export type Expirer = (key: Key[], now: number) => void;
 
 export class TtlIndex {
   private readonly db: Database;
@@ -39,7 +40,7 @@ export class TtlIndex {
           // Re-dated since it was read (its TTL entry moved): not expired after all.
           if (!this.db.doesExist(k as unknown as Key)) continue;
           const [, namespace, ...key] = k as unknown as [number, string, ...Key[]];
-          this.expirers.get(namespace)?.(key);
+          this.expirers.get(namespace)?.(key, now);
           this.db.remove(k as unknown as Key);
         }
       });

@@ -27,6 +27,11 @@ export class PgQueue implements QueueTx {
     unit.signals.add('queue');
   }
 
+  add(entry: QueueEntry, due: number): void {
+    // One statement either way: the upsert costs a new row nothing more.
+    this.put(entry, due);
+  }
+
   defer(domain: string, entryId: string, from: number, to: number): void {
     // Only from where the claim saw it, and never a held entry.
     unitOf(this.exec).write(`UPDATE queue SET due = $4 WHERE id = $1 AND domain = $2 AND due = $3 AND due < ${HELD_DUE}`, [entryId, domain, from, to]);
