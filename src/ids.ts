@@ -20,6 +20,15 @@ export function uuidFloor(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
 }
 
+/**
+ * The smallest UUIDv7 of time `ms` (RFC 9562 §5.7: version 7, variant 10, every random bit zero):
+ * the id of something derived rather than stored, placed in time among ids that were made — it
+ * sorts before every id made in that millisecond and after every id made before it.
+ */
+export function uuidAt(ms: number): string {
+  return `${uuidFloor(ms)}-7000-8000-000000000000`;
+}
+
 export function isUuid(text: unknown): boolean {
   return typeof text === 'string' && UUID_RE.test(text.toLowerCase());
 }

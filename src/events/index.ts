@@ -2,10 +2,12 @@
 // event a webhook may carry — goes through `Events`. Inside the caller's unit of work it updates
 // the email's `last_event` and recipient states, appends to the event log, and hands
 // webhook-visible events to the registered sinks (the webhook outbox), so the change and its
-// notifications commit together.
+// notifications commit together. One event is derived rather than written: `email.queued`, which
+// every immediate send makes at once, is the email's `queued_at` (derivedEvents) — a row and its
+// index less per email accepted.
 import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
-import { newId, nowIso } from '../ids';
+import { newId, nowIso, uuidAt } from '../ids';
 import { countersFor, engagementAfter } from './counting';
 
 export type { Bounce };
@@ -49,6 +51,26 @@ export interface EmailEventDetails {
 /** A consumer of webhook-visible events, run inside the event's unit of work. */
 export type EventSink = (tx: Tx, event: EventRec) => Promise<unknown> | void;
 
+/**
+ * The events of an email's log that are derived from the email rather than stored: `email.queued`
+ * at its `queued_at`, with the id of that time (uuidAt: before every event made since) and the
+ * data its row had (`recipients` null: all of them).
+ */
+export function derivedEvents(email: EmailRec): EventRec[] {
+  if (!email.queued_at) return [];
+  return [
+    {
+      id: uuidAt(Date.parse(email.queued_at)),
+      team_id: email.team_id,
+      created_at: email.queued_at,
+      type: 'email.queued',
+      webhook: false,
+      subject_id: email.id,
+      data: { email_id: email.id, recipients: null },
+    },
+  ];
+}
+
 /** The key under which `address` is one of these recipients, compared case-insensitively. */
 export function recipientKey(recipients: Record<string, unknown>, address: string): string | null {
   if (Object.hasOwn(recipients, address)) return address;
@@ -81,11 +103,18 @@ export class Events {
     const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
     const state = RECIPIENT_STATE[status];
     if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
+    if (status === 'queued') next.queued_at = at;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
     if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
     this.count(tx, next, status, details, at);
     tx.emails.put(next);
+    if (status === 'queued') {
+      // Stored as `queued_at` (derivedEvents); observed like any other.
+      const [ev] = derivedEvents(next);
+      this.observeAfterCommit(tx, ev!);
+      return next;
+    }
 
     const kind = WEBHOOK_KINDS[status];
     const data: Record<string, unknown> = kind ? emailPayload(next, details) : { email_id: next.id, recipients: details.recipients ?? null };
@@ -164,16 +193,24 @@ export class Events {
     return !!contactId && (await tx.automationRuns.findAll('waiting', `${contactId}:${event}`, team)).length > 0;
   }
 
-  /** An email's or contact's event log, oldest first. */
-  log(store: StoreReader, team: string, subjectId: string): Promise<EventRec[]> {
-    return store.events.findAll('subject', subjectId, team);
+  /** An email's or contact's event log, oldest first (derived events included). */
+  async log(store: StoreReader, team: string, subjectId: string): Promise<EventRec[]> {
+    const stored = await store.events.findAll('subject', subjectId, team);
+    const email = await store.emails.get(team, subjectId);
+    const derived = email ? derivedEvents(email) : [];
+    return derived.length ? [...stored, ...derived].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : stored;
+  }
+
+  /** Hand `ev` to the observers once `tx` has committed. */
+  private observeAfterCommit(tx: Tx, ev: EventRec): void {
+    if (this.observers.length) tx.afterCommit(() => { for (const o of this.observers) o(ev); });
   }
 
   private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean, automated?: string | null): Promise<EventRec> {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
     if (automated) ev.automated = automated;
     tx.events.put(ev);
-    if (this.observers.length) tx.afterCommit(() => { for (const o of this.observers) o(ev); });
+    this.observeAfterCommit(tx, ev);
     if (webhook) for (const sink of this.sinks) await sink(tx, ev);
     return ev;
   }

@@ -11,7 +11,6 @@ import type { Events } from '../events';
 import { errors } from '../errors';
 import { newId } from '../ids';
 import { formatAddress } from '../mail/address';
-import { recipientKey } from '../events';
 import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
 import { sendingDomain } from './sender';
@@ -66,7 +65,14 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
   const recipients: EmailRec['recipients'] = {};
   // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
   // is already lowercase), one per address however it is capitalised.
-  for (const a of [...v.to, ...v.cc, ...v.bcc]) if (!recipientKey(recipients, a.address)) recipients[a.address] = 'pending';
+  const seen = new Set<string>();
+  for (const list of [v.to, v.cc, v.bcc])
+    for (const a of list) {
+      const folded = a.address.toLowerCase();
+      if (seen.has(folded)) continue;
+      seen.add(folded);
+      recipients[a.address] = 'pending';
+    }
   const files: Record<string, Uint8Array> = {};
   const metas = attachments.map((a) => {
     const attId = newId();

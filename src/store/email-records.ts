@@ -58,6 +58,11 @@ export interface EmailRec extends Rec {
   recipients: Record<string, RecipientState>;
   /** Set once `email.sent` has fired. */
   sent_at: string | null;
+  /**
+   * When the email was queued for delivery. Its `email.queued` event is derived from this, not
+   * written to the event log (events/index.ts derivedEvents); older records have a row instead.
+   */
+  queued_at?: string;
   api_key_id: string | null;
   /** When the first recipient accepted it (older records: absent). */
   delivered_at?: string | null;

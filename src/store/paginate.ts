@@ -78,3 +78,21 @@ export function paginate<T>(
   if (upwards) data.reverse();
   return { has_more, data };
 }
+
+/**
+ * `page` — stored items paged by the rules above — with `extra` items that are not stored (derived
+ * from their owner) placed among them by id, as if they were: the page holds the `limit` items
+ * nearest its cursor of both together. It does, because `page` holds the nearest stored ones.
+ */
+export function withDerived<T>(page: Page<T>, extra: T[], q: PageQuery, defaultLimit: number | null, idOf: (item: T) => string): Page<T> {
+  const limit = q.limit ?? defaultLimit ?? Infinity;
+  const upwards = q.before !== undefined;
+  const inRange = extra.filter((x) => (upwards ? idOf(x) > q.before! : q.after === undefined || idOf(x) < q.after));
+  if (inRange.length === 0) return page;
+  // From the cursor outwards: newest first walking down, oldest first walking up.
+  const walk = [...page.data, ...inRange].sort((a, b) => (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0));
+  if (upwards) walk.reverse();
+  const data = walk.slice(0, limit);
+  if (upwards) data.reverse();
+  return { has_more: page.has_more || walk.length > limit, data };
+}

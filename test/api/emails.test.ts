@@ -80,6 +80,35 @@ describe('send with the SDK', () => {
     expect((await p.svc.events.log(p.svc.store, p.creds.team_id, id)).map((e) => e.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
   });
 
+  test('the event log: email.queued comes from the email (no row of its own) and pages like every stored event', async () => {
+    const { data } = await p.resend.emails.send({ from: 'hello@example.test', to: 'log@dest.test', subject: 'log', text: 'x' });
+    const id = data!.id;
+    await until(async () => (await lastEvent(id)) === 'delivered', 'delivery');
+    const stored = await p.svc.store.events.findAll('subject', id, p.creds.team_id);
+    expect(stored.map((e) => e.type)).toEqual(['email.sent', 'email.delivered']);
+    const all = (await p.api('GET', `/emails/${id}/events`)).body;
+    expect(all.has_more).toBe(false);
+    expect(all.data.map((e: { type: string }) => e.type)).toEqual(['email.delivered', 'email.sent', 'email.queued']);
+    const queued = all.data[2];
+    expect(queued).toEqual({ object: 'event', id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-0{12}$/), type: 'email.queued', created_at: expect.any(String), data: { email_id: id, recipients: null }, automated: null });
+    expect(Date.parse(queued.created_at)).toBeLessThanOrEqual(Date.parse(all.data[1].created_at));
+    // One at a time, downwards then upwards: the same events, the same order.
+    const ids = all.data.map((e: { id: string }) => e.id);
+    const down: string[] = [];
+    for (let after: string | undefined, more = true; more; ) {
+      const page = (await p.api('GET', `/emails/${id}/events?limit=1${after ? `&after=${after}` : ''}`)).body;
+      down.push(...page.data.map((e: { id: string }) => e.id));
+      more = page.has_more;
+      after = page.data.at(-1)?.id;
+    }
+    expect(down).toEqual(ids);
+    const up = (await p.api('GET', `/emails/${id}/events?limit=1&before=${ids[2]}`)).body;
+    expect(up).toMatchObject({ has_more: true, data: [{ id: ids[1] }] });
+    expect((await p.api('GET', `/emails/${id}/events?limit=2&before=${ids[2]}`)).body).toMatchObject({ has_more: false, data: [{ id: ids[0] }, { id: ids[1] }] });
+    expect((await p.api('GET', `/emails/${id}/events?limit=2&after=${ids[0]}`)).body).toMatchObject({ has_more: false, data: [{ id: ids[1] }, { id: ids[2] }] });
+    expect((await p.api('GET', `/emails/${id}/events?after=${ids[2]}`)).body).toEqual({ object: 'list', has_more: false, data: [] });
+  });
+
   test('list: newest first, default page 20, no bodies', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await p.resend.emails.send({ from: 'hello@example.test', to: 'bob@dest.test', subject: `n${i}`, text: 'x' })).data!.id);

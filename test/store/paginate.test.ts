@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type EmailRec, type Store, type SegmentRec, type PageQuery } from '../../src/store';
 import { newId, nowIso } from '../../src/ids';
+import { paginate, sortedSource, withDerived } from '../../src/store/paginate';
 
 let dir: string;
 let store: Store;
@@ -102,6 +103,23 @@ describe('pagination engine', () => {
 
   test('an empty collection pages to an empty list', async () => {
     expect(await store.segments.page(newId(), { limit: 10 }, 20)).toEqual({ has_more: false, data: [] });
+  });
+});
+
+describe('derived items among stored ones', () => {
+  test('every page, either way, is the page of all of them stored together', () => {
+    const ids = Array.from({ length: 6 }, () => newId());
+    for (let d = 0; d < ids.length; d++) {
+      const derived = [{ id: ids[d]! }];
+      const stored = sortedSource(ids.filter((_, i) => i !== d).map((id) => ({ id })));
+      const together = sortedSource(ids.map((id) => ({ id })));
+      const load = (_k: unknown, v: unknown) => v as { id: string };
+      for (const limit of [1, 2, 3, 10])
+        for (const q of [{ limit }, ...ids.flatMap((c) => [{ limit, after: c }, { limit, before: c }])]) {
+          const got = withDerived(paginate(stored, [], q, null, load), derived, q, null, (x) => x.id);
+          expect(got).toEqual(paginate(together, [], q, null, load));
+        }
+    }
   });
 });
 

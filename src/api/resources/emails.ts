@@ -2,7 +2,9 @@
 // Sending goes through the one sending core (src/sending/submit.ts).
 import { t } from 'elysia';
 import type { App, ApiContext } from '../app';
-import type { EmailRec } from '../../store';
+import type { EmailRec, EventRec } from '../../store';
+import { withDerived } from '../../store/paginate';
+import { derivedEvents } from '../../events';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { idempotencyKey } from '../platform/idempotency';
@@ -119,16 +121,10 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     '/emails/:id/events',
     async ({ request, params, query }) => {
       const e = await load(request, params.id);
-      return listOf(
-        await store.events.pageBy('subject', e.id, e.team_id, pageQuery(query), 100, (ev) => ({
-          object: 'event',
-          id: ev.id,
-          type: ev.type,
-          created_at: ev.created_at,
-          data: ev.data,
-          automated: ev.automated ?? null,
-        })),
-      );
+      const q = pageQuery(query);
+      const shown = (ev: EventRec) => ({ object: 'event', id: ev.id, type: ev.type, created_at: ev.created_at, data: ev.data, automated: ev.automated ?? null });
+      const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
+      return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
     },
     { detail: { summary: 'The event log of an email, newest first (Posthorn)', tags } },
   );

@@ -22,6 +22,13 @@ function useRecords(o: object): boolean {
 /** How every database of the environment encodes values (and a backup's copy reads them). */
 export const ENCODING = { sharedStructuresKey: Symbol.for('structures'), useRecords, mapsAsObjects: true } as const;
 
+/**
+ * Databases whose values of 1,000 bytes and more are LZ4-compressed as they are written (lmdb-js
+ * `compression`; smaller values, and those written before, are read as they are): the request log,
+ * whose batch requests keep bodies of tens of kilobytes, a hundred near-repeats of one email each.
+ */
+const COMPRESSED = new Set(['logs']);
+
 /** Room for the named databases of every collection, present and to come. */
 export const MAX_DBS = 128;
 
@@ -47,7 +54,7 @@ export class LmdbEnv {
   db(name: string): Database {
     let db = this.dbs.get(name);
     if (!db) {
-      db = this.root.openDB({ name, ...ENCODING });
+      db = this.root.openDB({ name, ...ENCODING, ...(COMPRESSED.has(name) ? { compression: true } : {}) });
       this.dbs.set(name, db);
     }
     return db;
