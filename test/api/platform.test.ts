@@ -166,6 +166,15 @@ describe('request log', () => {
     expect((await p.api('GET', '/logs/0195606f-e220-752e-89a7-834df2a74de4')).status).toBe(404);
   });
 
+  test('a large body (stored compressed) reads back whole', async () => {
+    const names = Array.from({ length: 200 }, (_, i) => `segment number ${i} of a long request`);
+    const res = await p.api('POST', '/segments', { body: { name: 'big', names } });
+    const id = (await p.api('GET', '/logs?limit=2')).body.data.find((l: { endpoint: string }) => l.endpoint === '/segments').id;
+    const one = await p.api('GET', `/logs/${id}`);
+    expect(one.body.request_body).toEqual({ name: 'big', names });
+    expect(one.body.response_status).toBe(res.status);
+  });
+
   test('unauthenticated requests and /health are not logged; GET /logs logs itself', async () => {
     await p.api('GET', '/api-keys', { key: null });
     await p.api('GET', '/health', { key: null });
