@@ -165,6 +165,29 @@ describe('retention sweep', () => {
     expect(await store.sweep(Date.now() + 21 * DAY)).toBe(3);
   });
 
+  test("per-email metric counters go team by team once their hour is past the emails' retention, with no TTL row each", async () => {
+    const DAY = 86_400_000;
+    const teams = [newId(), newId()];
+    const dims = (email: string) => ({ domain_id: 'd', broadcast_id: null, email_id: email });
+    const old = newId();
+    const recent = newId();
+    await store.write(async (tx) => {
+      for (const team of teams) {
+        tx.metrics.add(team, Date.now() - 31 * DAY, dims(old), { sent: 1 });
+        tx.metrics.add(team, Date.now() - 29 * DAY, dims(recent), { sent: 1 });
+      }
+    });
+    const emailsOf = async (team: string) => {
+      const ids: string[] = [];
+      await store.metrics.scanEmails(team, 0, Date.now(), (b) => ids.push(b.email_id));
+      return ids;
+    };
+    await store.sweep();
+    for (const team of teams) expect(await emailsOf(team)).toEqual([recent]);
+    await store.sweep(Date.now() + 2 * DAY);
+    for (const team of teams) expect(await emailsOf(team)).toEqual([]);
+  });
+
   test('an email keeps its broadcast index through updates that read nothing first', async () => {
     const team = newId();
     const broadcast = newId();

@@ -358,6 +358,7 @@ export class LmdbStore extends Repos implements Store {
     }
     let removed = await this.ttl.sweep(now);
     for (const c of [this.emails, this.events, this.logs]) removed += await c.sweepRange(now);
+    removed += await this.metrics.sweepEmails(now);
     return removed;
   }
 

@@ -2,8 +2,11 @@
 //   metrics         [team, hour, domain_id, broadcast_id | ''] → Counters      (13 months)
 //   metrics_email   [team, hour, email_id] → {domain_id, broadcast_id, counts} (email retention)
 //   metrics_links   [team, broadcast_id, sha256(url)] → {url, clicks, unique_clicks} (13 months)
-// Each key's expiry enters the TTL index when the key is created. URLs are hashed in keys: LMDB
-// keys are limited to ~2 KB and a tracked URL may be longer.
+// A team or link key's expiry enters the TTL index when the key is created. Per-email keys, one per
+// email and hour (every email sent has one), start with their hour instead: the sweep deletes each
+// team's hours past retention by range (sweepEmails), with no TTL row to write — a row each would
+// be half the bytes of the counts it expires. URLs are hashed in keys: LMDB keys are limited to
+// ~2 KB and a tracked URL may be longer.
 import { createHash } from 'node:crypto';
 import type { Database, Key, LmdbEnv } from './env';
 import type { TtlIndex } from './ttl';
@@ -13,6 +16,8 @@ import {
 } from '../interface';
 
 const HOUR = 3_600_000;
+/** Keys deleted per sweep transaction. */
+const SWEEP_BATCH = 1000;
 
 interface EmailValue {
   domain_id: string;
@@ -36,6 +41,7 @@ export class LmdbMetrics implements MetricsTx {
     this.email = env.db('metrics_email');
     this.link = env.db('metrics_links');
     ttl.register('metrics', (key) => this.team.remove(key as never));
+    // Rows written before per-email keys were swept by range: still honoured.
     ttl.register('metrics_email', (key) => this.email.remove(key as never));
     ttl.register('metrics_links', (key) => this.link.remove(key as never));
   }
@@ -49,8 +55,29 @@ export class LmdbMetrics implements MetricsTx {
     this.team.put(tk as Key, plus(cur ?? {}, counts));
     const ek: Key[] = [team, hour, dims.email_id];
     const e = this.email.get(ek as Key) as EmailValue | undefined;
-    if (!e) this.ttl.add('metrics_email', ek, hour + this.emailTtlMs);
     this.email.put(ek as Key, { domain_id: dims.domain_id, broadcast_id: dims.broadcast_id, counts: plus(e?.counts ?? {}, counts) } satisfies EmailValue);
+  }
+
+  /** Delete every team's per-email counters of hours past retention (the store's sweep). Resolves to how many. */
+  async sweepEmails(now: number): Promise<number> {
+    const end = now - this.emailTtlMs + 1; // hours h with h + emailTtlMs <= now
+    let removed = 0;
+    let from: Key = [''];
+    for (;;) {
+      let team: string | null = null;
+      for (const key of this.email.getKeys({ start: from, limit: 1 })) team = String((key as Key[])[0]);
+      if (team === null) return removed;
+      for (;;) {
+        const old = Array.from(this.email.getKeys({ start: [team, 0], end: [team, end], limit: SWEEP_BATCH }));
+        if (old.length === 0) break;
+        await this.env.transaction(() => {
+          for (const k of old) this.email.remove(k);
+        });
+        removed += old.length;
+        if (old.length < SWEEP_BATCH) break;
+      }
+      from = [team, '\uffff'];
+    }
   }
 
   addLink(team: string, broadcastId: string, url: string, clicks: number, uniqueClicks: number): void {
