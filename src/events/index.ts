@@ -4,7 +4,8 @@
 // webhook-visible events to the registered sinks (the webhook outbox), so the change and its
 // notifications commit together. One event is derived rather than written: `email.queued`, which
 // every immediate send makes at once, is the email's `queued_at` (derivedEvents) — a row and its
-// index less per email accepted.
+// index less per email accepted. And the row of an email's webhook event keeps only its own part of
+// the payload: the rest (addresses, subject, tags…) is the email's and is read from it (eventData).
 import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso, uuidAt } from '../ids';
@@ -117,8 +118,12 @@ export class Events {
     }
 
     const kind = WEBHOOK_KINDS[status];
-    const data: Record<string, unknown> = kind ? emailPayload(next, details) : { email_id: next.id, recipients: details.recipients ?? null };
-    await this.append(tx, next.team_id, kind ?? (`email.${status}` as const), next.id, data, at, !!kind, details.automated);
+    if (!kind) {
+      await this.append(tx, next.team_id, `email.${status}`, next.id, { email_id: next.id, recipients: details.recipients ?? null }, at, false);
+      return next;
+    }
+    // Webhooks and observers get the whole payload; the row keeps only the event's own part.
+    await this.append(tx, next.team_id, kind, next.id, emailPayload(next, status, details), at, true, details.automated, ownPart(details));
     return next;
   }
 
@@ -193,10 +198,10 @@ export class Events {
     return !!contactId && (await tx.automationRuns.findAll('waiting', `${contactId}:${event}`, team)).length > 0;
   }
 
-  /** An email's or contact's event log, oldest first (derived events included). */
+  /** An email's or contact's event log, oldest first (derived events included, each with its whole `data`). */
   async log(store: StoreReader, team: string, subjectId: string): Promise<EventRec[]> {
-    const stored = await store.events.findAll('subject', subjectId, team);
     const email = await store.emails.get(team, subjectId);
+    const stored = (await store.events.findAll('subject', subjectId, team)).map((ev) => (ev.email_payload ? { ...ev, data: eventData(ev, email) } : ev));
     const derived = email ? derivedEvents(email) : [];
     return derived.length ? [...stored, ...derived].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : stored;
   }
@@ -206,25 +211,44 @@ export class Events {
     if (this.observers.length) tx.afterCommit(() => { for (const o of this.observers) o(ev); });
   }
 
-  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean, automated?: string | null): Promise<EventRec> {
+  /** `own`: what the row keeps of an email event's `data` (the rest is the email's: eventData). */
+  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean, automated?: string | null, own?: Record<string, unknown>): Promise<EventRec> {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
     if (automated) ev.automated = automated;
-    tx.events.put(ev);
+    tx.events.put(own ? { ...ev, data: own, email_payload: true } : ev);
     this.observeAfterCommit(tx, ev);
     if (webhook) for (const sink of this.sinks) await sink(tx, ev);
     return ev;
   }
 }
 
-/** `data` of an outbound email event (docs/api.md §14.3). */
-function emailPayload(e: EmailRec, d: EmailEventDetails): Record<string, unknown> {
+/** What an email event's row keeps of its `data`: what is its own, not the email's. */
+function ownPart(d: EmailEventDetails): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  if (d.recipients) own.recipients = d.recipients;
+  if (d.bounce) own.bounce = d.bounce;
+  if (d.click) own.click = d.click;
+  return own;
+}
+
+/**
+ * An event's `data` as webhooks carry it (docs/api.md §14.3): a row that keeps only its own part
+ * (`email_payload`) gets the rest from its email; other rows have it all.
+ */
+export function eventData(ev: EventRec, email: EmailRec | undefined): Record<string, unknown> {
+  if (!ev.email_payload || !email) return ev.data;
+  return emailPayload(email, ev.type.slice('email.'.length) as EmailStatus, ev.data as EmailEventDetails);
+}
+
+/** `data` of an outbound email event (docs/api.md §14.3); `status` is the event's. */
+function emailPayload(e: EmailRec, status: EmailStatus, d: EmailEventDetails): Record<string, unknown> {
   const data: Record<string, unknown> = {
     email_id: e.id,
     created_at: e.created_at,
     message_id: e.message_id,
     from: e.from,
     // Opens and clicks name their recipient only when the message had one (docs/mail.md §6).
-    to: d.recipients && e.last_event !== 'sent' ? d.recipients : e.to,
+    to: d.recipients && status !== 'sent' ? d.recipients : e.to,
     subject: e.subject,
     tags: Object.fromEntries(e.tags.map((t) => [t.name, t.value])),
   };

@@ -166,6 +166,12 @@ export interface EventRec extends Rec {
   data: Record<string, unknown>;
   /** An open or click that looked automated: why (docs/mail.md §6). */
   automated?: string;
+  /**
+   * `data` holds only this event's own part (recipients, bounce, click): the rest of its webhook
+   * payload is the email's, which never changes, and is derived from it when read
+   * (events/index.ts eventData). Older rows: absent, `data` is the whole payload.
+   */
+  email_payload?: true;
 }
 
 /** One delivery task: the recipients of an email at one destination domain. */

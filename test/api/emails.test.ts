@@ -86,7 +86,12 @@ describe('send with the SDK', () => {
     await until(async () => (await lastEvent(id)) === 'delivered', 'delivery');
     const stored = await p.svc.store.events.findAll('subject', id, p.creds.team_id);
     expect(stored.map((e) => e.type)).toEqual(['email.sent', 'email.delivered']);
+    // Rows keep only what is each event's own; the rest of the payload is the email's.
+    expect(stored.map((e) => [e.email_payload, e.data])).toEqual([[true, {}], [true, { recipients: ['log@dest.test'] }]]);
     const all = (await p.api('GET', `/emails/${id}/events`)).body;
+    const payload = { email_id: id, created_at: expect.any(String), message_id: `<${id}@example.test>`, from: 'hello@example.test', to: ['log@dest.test'], subject: 'log', tags: {} };
+    expect(all.data[0].data).toEqual(payload);
+    expect(all.data[1].data).toEqual(payload);
     expect(all.has_more).toBe(false);
     expect(all.data.map((e: { type: string }) => e.type)).toEqual(['email.delivered', 'email.sent', 'email.queued']);
     const queued = all.data[2];

@@ -4,7 +4,7 @@ import { t } from 'elysia';
 import type { App, ApiContext } from '../app';
 import type { EmailRec, EventRec } from '../../store';
 import { withDerived } from '../../store/paginate';
-import { derivedEvents } from '../../events';
+import { derivedEvents, eventData } from '../../events';
 import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { idempotencyKey } from '../platform/idempotency';
@@ -122,7 +122,7 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     async ({ request, params, query }) => {
       const e = await load(request, params.id);
       const q = pageQuery(query);
-      const shown = (ev: EventRec) => ({ object: 'event', id: ev.id, type: ev.type, created_at: ev.created_at, data: ev.data, automated: ev.automated ?? null });
+      const shown = (ev: EventRec) => ({ object: 'event', id: ev.id, type: ev.type, created_at: ev.created_at, data: eventData(ev, e), automated: ev.automated ?? null });
       const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
       return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
     },
