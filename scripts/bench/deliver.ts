@@ -43,6 +43,7 @@ const { values: opts } = parseArgs({
     tls: { type: 'string', default: 'on' },
     sink: { type: 'string', default: 'child' },
     shaping: { type: 'string', default: 'on' },
+    thread: { type: 'string', default: 'own' },
     role: { type: 'string', default: 'bench' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -55,13 +56,16 @@ function fail(message: string): never {
 }
 
 if (opts.help) {
-  console.log('usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off]');
+  console.log('usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off] [--thread own|main]');
   process.exit(0);
 }
 
 const TLS = opts.tls === 'on';
 if (opts.tls !== 'on' && opts.tls !== 'off') fail('--tls must be on or off');
 if (opts.shaping !== 'on' && opts.shaping !== 'off') fail('--shaping must be on or off');
+// `main`: the back office runs on this thread instead of its own, so that `bun --cpu-prof-md`
+// (which sees only the main thread) profiles the delivery engine; signing stays on its threads.
+if (opts.thread !== 'own' && opts.thread !== 'main') fail('--thread must be own or main');
 
 // ---------------------------------------------------------------------------------------------
 // Child role: the sink MTA alone. Prints its port, then counts until stdin closes.
@@ -130,6 +134,7 @@ async function startSinkProcess(): Promise<{ port: number; stop(): Promise<void>
 // ---------------------------------------------------------------------------------------------
 const { loadConfig } = await import('../../src/config');
 const { createServices, closeServices } = await import('../../src/services');
+const { createBackOffice } = await import('../../src/backoffice/parts');
 const { createTeam } = await import('../../src/accounts/bootstrap');
 const { generateDkimKey } = await import('../../src/domains/dkim');
 const { setQuiet } = await import('../../src/log');
@@ -194,7 +199,8 @@ const rssBefore = process.memoryUsage().rss;
 let rssPeak = rssBefore;
 const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
 const t0 = performance.now();
-await svc.backOffice.start();
+const office = opts.thread === 'main' ? createBackOffice(config, svc.store) : svc.backOffice;
+await office.start();
 const deadline = Date.now() + 30 * 60_000;
 while ((await svc.store.queue.size()) > 0) {
   if (Date.now() > deadline) fail(`queue not empty after 30 minutes (${await svc.store.queue.size()} entries left)`);
@@ -205,6 +211,7 @@ clearInterval(sampler);
 rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
 
 const stored = await Promise.all(emails.map((e) => svc.store.emails.get(e.team_id, e.id)));
+if (office !== svc.backOffice) await office.stop();
 const delivered = stored.filter((e, i) => e!.recipients[emails[i]!.to[0]!] === 'delivered').length;
 await closeServices(svc);
 await dns?.close();
