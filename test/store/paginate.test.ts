@@ -3,7 +3,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type EmailRec, type Store, type SegmentRec, type PageQuery } from '../../src/store';
+import { openStore, type EmailRec, type ReceivedEmailRec, type Store, type SegmentRec, type PageQuery } from '../../src/store';
 import { newId, nowIso } from '../../src/ids';
 import { paginate, sortedSource, withDerived } from '../../src/store/paginate';
 
@@ -186,6 +186,28 @@ describe('retention sweep', () => {
     for (const team of teams) expect(await emailsOf(team)).toEqual([recent]);
     await store.sweep(Date.now() + 2 * DAY);
     for (const team of teams) expect(await emailsOf(team)).toEqual([]);
+  });
+
+  test('received emails are swept by id with their content, no TTL row each', async () => {
+    const DAY = 86_400_000;
+    const team = newId();
+    const at = (ago: number) => {
+      const t = Date.now() - ago * DAY;
+      return { id: Bun.randomUUIDv7('hex', t), team_id: team, created_at: new Date(t).toISOString() } as unknown as ReceivedEmailRec;
+    };
+    const old = at(31);
+    const fresh = at(1);
+    await store.write(async (tx) => {
+      for (const r of [old, fresh]) {
+        tx.receivedEmails.put(r);
+        tx.receivedContent.put(team, r.id, { raw: new Uint8Array([1]), html: null, text: 'x', headers: {}, files: {} });
+      }
+    });
+    await store.sweep();
+    expect(await store.receivedEmails.get(team, old.id)).toBeUndefined();
+    expect(await store.receivedContent.get(team, old.id)).toBeUndefined();
+    expect((await store.receivedEmails.get(team, fresh.id))?.id).toBe(fresh.id);
+    expect((await store.receivedContent.get(team, fresh.id))?.text).toBe('x');
   });
 
   test('an email keeps its broadcast index through updates that read nothing first', async () => {

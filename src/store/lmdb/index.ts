@@ -119,7 +119,7 @@ class Repos {
     this.broadcastSchedule = new LmdbDueIndex(env, 'broadcast_schedule');
     this.broadcastProgress = new LmdbBroadcastProgress(env);
     this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
-    // Ids are UUIDv7 made at creation: retention walks them (no TTL row per email, event or log).
+    // Ids are UUIDv7 made at creation: retention walks them (no TTL row per email, event, log or received email).
     const byId = { minAgeMs: opts.retentionDays * DAY, appendOnly: true };
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
     this.emailContent = new LmdbContents(env, 'email_content', this.spill);
@@ -150,7 +150,7 @@ class Repos {
     this.outbox = new LmdbOutbox(env);
     this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
     this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
-    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id));
+    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id), byId);
     this.templates = new LmdbCollection<TemplateRec, 'alias'>(env, ttl, 'templates', [{ name: 'alias', value: (t) => t.alias, unique: true }]);
     this.topics = new LmdbCollection(env, ttl, 'topics');
     this.topicChoices = new LmdbTopicChoices(env);
@@ -357,7 +357,7 @@ export class LmdbStore extends Repos implements Store {
       this.spill.purge(now);
     }
     let removed = await this.ttl.sweep(now);
-    for (const c of [this.emails, this.events, this.logs]) removed += await c.sweepRange(now);
+    for (const c of [this.emails, this.events, this.logs, this.receivedEmails]) removed += await c.sweepRange(now);
     removed += await this.metrics.sweepEmails(now);
     return removed;
   }
