@@ -65,6 +65,13 @@ interface Attempted {
   started: number;
 }
 
+/** A key of the queue's due order. */
+interface QueueKey {
+  due: number;
+  domain: string;
+  id: string;
+}
+
 /** Identity of an attempt in flight: its destination domain, then the entry. */
 const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
 
@@ -74,6 +81,8 @@ const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
  * thousands of entries deep, a scan from the start per freed slot cost more than the attempt itself.
  * A scan from the start also finds what no other scan could: an entry committed by another thread
  * with a due time before the last scan's, or a destination whose site changed when its MX was learned.
+ * A backlog deeper than QUEUE_SCAN_LIMIT is gone through in steps of that many keys, one claim each
+ * (`resume`), before the next scan from the start.
  */
 const FULL_SCAN_MS = 500;
 
@@ -93,10 +102,11 @@ export class DeliveryEngine {
   /** When entries the last claim passed over for a short rate wait may go. */
   private nextRoom: number | null = null;
   /**
-   * What the last claim's scan of the due entries saw, when it saw all of them: up to when, the
-   * sites of the entries it passed over for room, and when a claim last scanned from the start.
+   * What the last claim's scan of the due entries saw, when it saw all of them, or all up to the
+   * scan limit: up to when, the sites of the entries it passed over for room, when a claim last
+   * scanned from the start — and, for a scan the limit cut short, the last key it looked at.
    */
-  private scanned: { upTo: number; fullAt: number; sites: Set<string> } | null = null;
+  private scanned: { upTo: number; fullAt: number; sites: Set<string>; resume?: QueueKey } | null = null;
   /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
   private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
@@ -229,13 +239,17 @@ export class DeliveryEngine {
       };
       const passedAs = new Map<string, string>();
       // The sites with entries passed over for room: the next claim's scan stops early on them.
-      const last = store.exclusive && this.scanned && now - this.scanned.fullAt < FULL_SCAN_MS ? this.scanned : null;
+      // A scan going through a backlog deeper than the scan limit goes on to its end before the
+      // next scan from the start.
+      const last = store.exclusive && this.scanned && (now - this.scanned.fullAt < FULL_SCAN_MS || this.scanned.resume) ? this.scanned : null;
       const passedSites = new Set<string>(last?.sites);
       let looked = 0;
+      let lastLooked: QueueKey | null = null;
       // In flight, or no room for its site: passed over by key alone. A domain someone holds is
       // read: the entry may be its team's, to be held.
       const pass = (domain: string, id: string, due: number) => {
         looked++;
+        lastLooked = { due, domain, id };
         if (busy.has(`${domain}\u0000${id}`)) return true;
         if (heldDomains.has(domain)) return false;
         const site = shaper.siteOf(domain);
@@ -246,9 +260,12 @@ export class DeliveryEngine {
       };
       let found: { due: number; entry: QueueEntry }[];
       let whole: boolean;
+      /** The scan looked at QUEUE_SCAN_LIMIT keys without filling the slots: where the next goes on. */
+      let resume: QueueKey | null = null;
       if (!last) {
         found = await tx.queue.due(now, max, pass);
         whole = found.length < max && looked < QUEUE_SCAN_LIMIT;
+        if (found.length < max && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
       } else {
         // Up to the last scan, what waits is the entries that scan passed over for room (the rest
         // were taken then and moved to their next attempt time): once none of their sites has room
@@ -264,12 +281,25 @@ export class DeliveryEngine {
         const head = noRoom() ? [] : await tx.queue.due(Math.min(now, last.upTo), max, (d, i, t) => (pass(d, i, t) ? (noRoom() ? 'stop' : true) : false));
         const headWhole = head.length < max && looked < QUEUE_SCAN_LIMIT;
         looked = 0;
-        const tail = headWhole ? await tx.queue.due(now, max - head.length, pass, last.upTo) : [];
+        lastLooked = null;
+        // After a scan the limit cut short, the tail goes on from its last key: the keys of that
+        // due time up to it were looked at (passed over for room) and wait for the next full scan.
+        const r = last.resume;
+        const tailPass: typeof pass = r ? (d, i, t) => (t === r.due && (d < r.domain || (d === r.domain && i <= r.id)) ? true : pass(d, i, t)) : pass;
+        const tail = headWhole ? await tx.queue.due(now, max - head.length, tailPass, r ? r.due - 1 : last.upTo) : [];
         found = [...head, ...tail];
         whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;
+        if (headWhole && tail.length < max - head.length && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
       }
-      // A scan cut short (slots filled, or the scan limit) saw only part of what is due: the next claim looks at all of it.
-      this.scanned = whole ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites } : null;
+      // A scan the slots cut short saw only part of what is due: the next claim looks at all of it.
+      // One the scan limit cut short leaves where it stopped: the next goes on from there, so a
+      // backlog deeper than the limit for a site with no room never hides what is due after it.
+      // (Keys before the resume point with a due time of their own were all looked at: upTo.)
+      this.scanned = whole
+        ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites }
+        : resume
+          ? { upTo: (resume as QueueKey).due - 1, fullAt: last?.fullAt ?? now, sites: passedSites, resume }
+          : null;
       for (const { due: was, entry } of found) {
         if (out.length >= max) break;
         if (failed.has(entry.email_id)) continue;

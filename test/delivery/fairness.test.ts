@@ -6,7 +6,7 @@ import { createServer, type Socket } from 'node:net';
 import { DEFAULT_POOL } from '../../src/delivery/pool';
 import { startMailWorld } from '../helpers/world';
 import { queueEmail, waitForEmail } from '../helpers/emails';
-import type { EmailRec } from '../../src/store';
+import { QUEUE_SCAN_LIMIT, type EmailRec } from '../../src/store';
 
 type World = Awaited<ReturnType<typeof startMailWorld>>;
 
@@ -72,3 +72,23 @@ test('an entry due before the last claim looked, for another destination, is del
     await world.stop();
   }
 });
+
+// A claim looks at QUEUE_SCAN_LIMIT keys at most; one that stops there inside a backlog whose site
+// has no room leaves where it stopped, and the next goes on from there (engine.ts `resume`).
+test('mail for a healthy destination queued behind a backlog deeper than the scan limit is delivered', async () => {
+  const world = await startMailWorld();
+  const { p, domain } = world;
+  const slow = await hangingDestination(world);
+  try {
+    const deep = QUEUE_SCAN_LIMIT + 200;
+    for (let i = 0; i < deep; i += 400) await Promise.all(Array.from({ length: Math.min(400, deep - i) }, (_, j) => queueEmail(p.svc, domain, { to: [`u${i + j}@slow.test`] })));
+    // Long enough for a claim to have scanned from the start, over the whole backlog (FULL_SCAN_MS).
+    await Bun.sleep(1500);
+    const healthy = await queueEmail(p.svc, domain, { to: ['ann@dest.test'] });
+    const done = await waitForEmail(p.svc, healthy, (e) => e.recipients['ann@dest.test'] === 'delivered', 15_000);
+    expect(done.last_event).toBe('delivered');
+  } finally {
+    slow.close();
+    await world.stop();
+  }
+}, 60_000);
