@@ -285,7 +285,9 @@ export class DeliveryEngine {
         // After a scan the limit cut short, the tail goes on from its last key: the keys of that
         // due time up to it were looked at (passed over for room) and wait for the next full scan.
         const r = last.resume;
-        const tailPass: typeof pass = r ? (d, i, t) => (t === r.due && (d < r.domain || (d === r.domain && i <= r.id)) ? true : pass(d, i, t)) : pass;
+        const seenBefore = (d: string, i: string, t: number) => !!r && t === r.due && (d < r.domain || (d === r.domain && i <= r.id));
+        // Counted as looked at, as the queue counts them toward its limit.
+        const tailPass: typeof pass = (d, i, t) => (seenBefore(d, i, t) ? (looked++, true) : pass(d, i, t));
         const tail = headWhole ? await tx.queue.due(now, max - head.length, tailPass, r ? r.due - 1 : last.upTo) : [];
         found = [...head, ...tail];
         whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;
