@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, ROOT, type Target } from './lib';
-import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, SMTP_SOURCE } from './postfix';
+import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 
@@ -201,9 +201,7 @@ async function rateUntil(done: () => Promise<boolean> | boolean, count: number, 
 }
 
 async function smtpSource(port: number, to: string, count: number, t0 = performance.now()): Promise<number> {
-  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', to, `127.0.0.1:${port}`], { stdout: 'ignore', stderr: 'pipe' });
-  const err = await new Response(p.stderr).text();
-  if ((await p.exited) !== 0) fail(`smtp-source failed: ${err}`);
+  await runSmtpSource(port, to, count).catch((e: Error) => fail(e.message));
   return count / ((performance.now() - t0) / 1000);
 }
 

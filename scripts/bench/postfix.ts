@@ -17,6 +17,16 @@ const MASTER = '/usr/lib/postfix/sbin/master';
 export const SMTP_SOURCE = '/usr/sbin/smtp-source';
 export const SMTP_SINK = '/usr/sbin/smtp-sink';
 
+/**
+ * Postfix's smtp-source as both SMTP benchmarks drive it: 16 sessions, `count` messages of 2,048
+ * bytes from sender@source.test to `to`, plain SMTP, a new connection per message. Throws on failure.
+ */
+export async function runSmtpSource(port: number, to: string, count: number): Promise<void> {
+  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', to, `127.0.0.1:${port}`], { stdout: 'ignore', stderr: 'pipe' });
+  const err = await new Response(p.stderr).text();
+  if ((await p.exited) !== 0) throw new Error(`smtp-source failed: ${err}`);
+}
+
 export function postfixAvailable(): string | null {
   if (!existsSync(POSTFIX) || !existsSync(SMTP_SOURCE) || !existsSync(SMTP_SINK)) return "Debian's postfix package is not installed (apt-get install postfix)";
   if (process.getuid?.() !== 0) return 'a private Postfix instance needs root';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { readdirSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain } from './lib';
-import { SMTP_SOURCE, startSmtpSink } from './postfix';
+import { runSmtpSource, startSmtpSink } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 
@@ -48,10 +48,7 @@ const target = await startChild(
 );
 const warmUp = Number(opts['warm-up']);
 const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
-const smtpSource = async (n: number) => {
-  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(n), '-l', '2048', '-f', 'sender@source.test', '-t', 'inbox@recv.test', `127.0.0.1:${port}`], { stderr: 'pipe' });
-  if ((await p.exited) !== 0) fail(`smtp-source failed: ${await new Response(p.stderr).text()}`);
-};
+const smtpSource = (n: number) => runSmtpSource(port, 'inbox@recv.test', n).catch((e: Error) => fail(e.message));
 if (opts.part === 'smtp') {
   await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
   // Unmeasured, as bench:compare does: the JIT's work on a fresh process is not what ingest costs.

@@ -244,7 +244,8 @@ export class DeliveryEngine {
       const last = store.exclusive && this.scanned && (now - this.scanned.fullAt < FULL_SCAN_MS || this.scanned.resume) ? this.scanned : null;
       const passedSites = new Set<string>(last?.sites);
       let looked = 0;
-      let lastLooked: QueueKey | null = null;
+      // Set by `pass`, a callback: declared so that the compiler does not take it for always null.
+      let lastLooked = null as QueueKey | null;
       // In flight, or no room for its site: passed over by key alone. A domain someone holds is
       // read: the entry may be its team's, to be held.
       const pass = (domain: string, id: string, due: number) => {
@@ -300,7 +301,7 @@ export class DeliveryEngine {
       this.scanned = whole
         ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites }
         : resume
-          ? { upTo: (resume as QueueKey).due - 1, fullAt: last?.fullAt ?? now, sites: passedSites, resume }
+          ? { upTo: resume.due - 1, fullAt: last?.fullAt ?? now, sites: passedSites, resume }
           : null;
       for (const { due: was, entry } of found) {
         if (out.length >= max) break;

@@ -7,6 +7,7 @@ import { paginate } from '../paginate';
 import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
 import { SPILL_BYTES, type SpillFiles } from './spill';
 import { uuidFloor } from '../../ids';
+import { SWEEP_BATCH, teamsIn } from './teams';
 
 export interface IndexDef<T, I extends string> {
   name: I;
@@ -37,8 +38,6 @@ export interface RangeRetention {
   appendOnly?: boolean;
 }
 
-/** Records deleted per sweep transaction. */
-const SWEEP_BATCH = 1000;
 
 export class LmdbCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
   private readonly db: Database;
@@ -80,12 +79,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     if (!this.ranged || !this.expiresAt) return 0;
     const end = uuidFloor(now - this.ranged.minAgeMs);
     let removed = 0;
-    // Team by team: the first key at or after `from` names the next team.
-    let from: Key = [''];
-    for (;;) {
-      let team: string | null = null;
-      for (const key of this.db.getKeys({ start: from, limit: 1 })) team = String((key as Key[])[0]);
-      if (team === null) return removed;
+    for (const team of teamsIn(this.db)) {
       let after = '';
       for (;;) {
         const expired: string[] = [];
@@ -96,14 +90,14 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
         }
         if (expired.length)
           await this.env.transaction(() => {
-            for (const id of expired) this.delete(team!, id);
+            for (const id of expired) this.delete(team, id);
           });
         removed += expired.length;
         if (last === null) break;
         after = `${last}\u0000`;
       }
-      from = [team, '\uffff'];
     }
+    return removed;
   }
 
   /** Synchronous read, for the other LMDB parts of the store. */

@@ -10,14 +10,13 @@
 import { createHash } from 'node:crypto';
 import type { Database, Key, LmdbEnv } from './env';
 import type { TtlIndex } from './ttl';
+import { SWEEP_BATCH, teamsIn } from './teams';
 import {
   METRICS_TTL_MS,
   type Counters, type EmailMetricBucket, type LinkClicks, type MetricBucket, type MetricDims, type MetricsTx, type Page, type PageQuery,
 } from '../interface';
 
 const HOUR = 3_600_000;
-/** Keys deleted per sweep transaction. */
-const SWEEP_BATCH = 1000;
 
 interface EmailValue {
   domain_id: string;
@@ -62,11 +61,7 @@ export class LmdbMetrics implements MetricsTx {
   async sweepEmails(now: number): Promise<number> {
     const end = now - this.emailTtlMs + 1; // hours h with h + emailTtlMs <= now
     let removed = 0;
-    let from: Key = [''];
-    for (;;) {
-      let team: string | null = null;
-      for (const key of this.email.getKeys({ start: from, limit: 1 })) team = String((key as Key[])[0]);
-      if (team === null) return removed;
+    for (const team of teamsIn(this.email)) {
       for (;;) {
         const old = Array.from(this.email.getKeys({ start: [team, 0], end: [team, end], limit: SWEEP_BATCH }));
         if (old.length === 0) break;
@@ -76,8 +71,8 @@ export class LmdbMetrics implements MetricsTx {
         removed += old.length;
         if (old.length < SWEEP_BATCH) break;
       }
-      from = [team, '\uffff'];
     }
+    return removed;
   }
 
   addLink(team: string, broadcastId: string, url: string, clicks: number, uniqueClicks: number): void {
