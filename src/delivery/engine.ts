@@ -9,7 +9,8 @@
 // Shaping (shaping.ts, docs/mail.md §3.1) decides per destination site how many attempts run at
 // once and how fast; a claim passes over what has no room by the queue key alone, and moves the
 // entries of a suspended site out of the way until it resumes. Held entries (docs/api.md §19.7)
-// are out of the due range; entries queued to a held destination since are held at their claim.
+// are out of the due range; entries queued to a held destination since are held when queued
+// (QueueTx.add), or at their claim when they escaped that (an attempt in flight at the hold).
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';

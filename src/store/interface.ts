@@ -212,7 +212,11 @@ export interface Queue {
 export interface QueueTx extends Queue {
   /** Add or move an entry to `due` (ms); an entry with `held` set goes out of the due range instead. */
   put(entry: QueueEntry, due: number): void;
-  /** `put` for an entry just made (its id never queued): there is no earlier place to look up and leave. */
+  /**
+   * `put` for an entry just made (its id never queued): there is no earlier place to look up and
+   * leave. It is held at once when its team holds its destination (docs/api.md §19.7), so that no
+   * claim of the delivery engine has to find it due and move it aside.
+   */
   add(entry: QueueEntry, due: number): void;
   /** Move the entry keyed [from, domain, entryId] to `to` (ms) — nothing when it is not there, or held. */
   defer(domain: string, entryId: string, from: number, to: number): void;

@@ -24,3 +24,19 @@ test('commit writes the kept emails and nothing of the others', async () => {
     await p.stop();
   }
 });
+
+test('mail to a destination the team holds is queued held, out of the due range, at once', async () => {
+  const p = await startPosthorn();
+  try {
+    await verifiedDomain(p, 'core.test');
+    expect((await p.api('POST', '/queue/held.test/hold')).status).toBe(200);
+    const ctx = { team: p.creds.team_id, key: null };
+    const e = await prepare(p.svc, ctx, { from: 'a@core.test', to: ['x@held.test', 'y@open.test'], subject: 'held', text: 't' });
+    await commit(p.svc, [e]);
+    // Read at once, before the delivery thread's next claim could have held it there.
+    const entries = await p.svc.store.queue.entriesOf(ctx.team, e.email.id);
+    expect(entries.map((q) => [q.domain, q.held ?? null]).sort()).toEqual([['held.test', 'destination'], ['open.test', null]]);
+  } finally {
+    await p.stop();
+  }
+});

@@ -226,6 +226,19 @@ describe('several instances (nodes) on one database', () => {
     expect((await a.queue.ofTeam(t, { limit: 10, destination: 'free.test' }))[0]!.due).toBe(5);
   });
 
+  test('a new entry to a destination its team holds (held on another instance) is queued held; another team\'s is not', async () => {
+    const [t, other] = [team(), team()];
+    const entry = (team_id: string): QueueEntry => ({ id: newId(), team_id, email_id: newId(), domain: 'hold.test', recipients: ['x@hold.test'], attempts: 0, first_attempt_at: null, last_error: null });
+    await a.write(async (tx) => tx.queueHolds.hold({ team_id: t, destination: 'hold.test', held_at: new Date().toISOString() }));
+    const [mine, theirs] = [entry(t), entry(other)];
+    await b.write(async (tx) => {
+      tx.queue.add(mine, 1);
+      tx.queue.add(theirs, 1);
+    });
+    expect((await a.queue.ofTeam(t, { limit: 10 })).map((q) => [q.entry.held, q.due])).toEqual([['destination', null]]);
+    expect((await a.queue.ofTeam(other, { limit: 10 })).map((q) => [q.entry.held ?? null, q.due])).toEqual([[null, 1]]);
+  });
+
   test('status: reachable, and the nodes seen (both instances are this process: one node)', async () => {
     expect(await a.status()).toEqual({ backend: 'postgres', reachable: true, nodes: 1 });
   });

@@ -15,11 +15,14 @@ export class LmdbQueue implements QueueTx {
   private readonly db: Database;
   private readonly byEmail: Database;
   private readonly byDest: Database;
+  /** The team's held destinations (queue-holds.ts): a new entry to one is held at once. */
+  private readonly holds: Database;
 
   constructor(private readonly env: LmdbEnv) {
     this.db = env.db('queue');
     this.byEmail = env.db('queue.by_email');
     this.byDest = env.db('queue.by_destination');
+    this.holds = env.db('queue_holds');
   }
 
   /**
@@ -67,6 +70,7 @@ export class LmdbQueue implements QueueTx {
 
   add(entry: QueueEntry, due: number): void {
     this.env.assertWriting();
+    if (!entry.held && this.holds.get([entry.team_id, entry.domain]) !== undefined) entry = { ...entry, held: 'destination' };
     this.place(entry, entry.held ? HELD_DUE : due);
   }
 

@@ -28,8 +28,18 @@ export class PgQueue implements QueueTx {
   }
 
   add(entry: QueueEntry, due: number): void {
-    // One statement either way: the upsert costs a new row nothing more.
-    this.put(entry, due);
+    if (entry.held) return this.put(entry, due);
+    // Held at once when the team holds the destination: decided by the insert itself, which costs
+    // no round trip of its own (a hold committed meanwhile on another node: the claim holds it).
+    const unit = unitOf(this.exec);
+    unit.write(
+      `INSERT INTO queue (id, team, email_id, domain, due, entry)
+       SELECT $1, $2, $3, $4, CASE WHEN h.held THEN ${HELD_DUE} ELSE $5 END,
+              CASE WHEN h.held THEN jsonb_set($6::text::jsonb, '{held}', '"destination"')::json ELSE $6::text::json END
+       FROM (SELECT EXISTS (SELECT 1 FROM queue_holds WHERE team = $2 AND destination = $4) AS held) h`,
+      [entry.id, entry.team_id, entry.email_id, entry.domain, due, JSON.stringify(entry)],
+    );
+    unit.signals.add('queue');
   }
 
   defer(domain: string, entryId: string, from: number, to: number): void {
