@@ -1,6 +1,6 @@
 // Identifiers. Resource ids are UUIDv7 (time-ordered, so they double as pagination cursors and
 // LMDB keys sort newest last); secrets come from the CSPRNG.
-import { randomBytes, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -47,7 +47,8 @@ export function randomAlnum(length: number): string {
 }
 
 export function sha256hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // Bun's one-shot hash: a quarter of the cost of a node:crypto Hash object (every API request hashes its key).
+  return Bun.SHA256.hash(text, 'hex') as string;
 }
 
 /** Timestamps: ISO 8601 UTC with milliseconds (docs/api.md §1.7). */
