@@ -200,8 +200,13 @@ export class DeliveryEngine {
    * are passed over by key; a suspended site's are moved to its end (spread out); entries queued to
    * a destination their team holds are held.
    */
-  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+  private async claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store, events, config } = this.svc;
+    // Nothing due now (the queue's head is later, or everything is held): no unit of work. Mail
+    // queued held, or committed while the queue waits for later retries, wakes this loop without
+    // taking the write lock from the accept path. Something committed after this read kicks again.
+    const next = await store.queue.nextDue();
+    if (next === null || next > Date.now()) return [];
     const shaper = this.shaper;
     // Attempts in flight per site: one slow destination may hold at most its share of connections,
     // never every worker slot (its other entries wait in the queue, not in the pool).
