@@ -48,7 +48,7 @@ export function randomAlnum(length: number): string {
 
 export function sha256hex(text: string): string {
   // Bun's one-shot hash: a quarter of the cost of a node:crypto Hash object (every API request hashes its key).
-  return Bun.SHA256.hash(text, 'hex') as string;
+  return Bun.SHA256.hash(text, 'hex');
 }
 
 /** Timestamps: ISO 8601 UTC with milliseconds (docs/api.md §1.7). */

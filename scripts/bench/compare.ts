@@ -144,6 +144,19 @@ let seq = 0;
 let sender = 'bench.test';
 const email = () => ({ from: `Bench <bench@${sender}>`, to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
 
+/** `op` run `n` times in all, by `workers` loops at once, each starting the next when its last is done. */
+async function inParallel(workers: number, n: number, op: () => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < n) {
+        next++;
+        await op();
+      }
+    }),
+  );
+}
+
 /** Posthorn on a fresh data dir with a verified sending domain; delivery to `env`'s destination. */
 let instances = 0;
 async function posthorn(env: Record<string, string>): Promise<Target> {
@@ -304,16 +317,10 @@ if (ONLY.has('submission')) {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, auth: { user: 'resend', pass: target.apiKey }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 16, maxMessages: Infinity } as never);
   const n = Math.min(COUNT, 2000);
   const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < n) {
-        next++;
-        const e = email();
-        await transport.sendMail({ from: e.from, to: e.to, subject: e.subject, text: e.text, html: e.html });
-      }
-    }),
-  );
+  await inParallel(16, n, async () => {
+    const e = email();
+    await transport.sendMail({ from: e.from, to: e.to, subject: e.subject, text: e.text, html: e.html });
+  });
   const rate = n / ((performance.now() - t0) / 1000);
   transport.close();
   await target.stop();
@@ -342,15 +349,7 @@ if (ONLY.has('deliver')) {
         mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
       const target = await posthorn(env);
       const t0 = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (next < COUNT) {
-            next++;
-            await call(target, 'POST', '/emails', email());
-          }
-        }),
-      );
+      await inParallel(16, COUNT, () => call(target, 'POST', '/emails', email()));
       rates[mode] = await untilCount(sink.count, COUNT, t0);
       await target.stop();
       sink.stop();

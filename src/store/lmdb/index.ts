@@ -127,8 +127,8 @@ class Repos {
       minAgeMs: opts.retentionDays * DAY + opts.holdMs,
     });
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
-    this.queue = new LmdbQueue(env);
     this.queueHolds = new LmdbQueueHolds(env);
+    this.queue = new LmdbQueue(env, this.queueHolds);
     this.sites = new LmdbSites(env);
     this.mtaSts = new LmdbMtaSts(env, ttl);
     this.tlsReports = new LmdbTlsReports(env, ttl, opts.retentionDays * DAY);

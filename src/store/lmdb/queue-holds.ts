@@ -13,6 +13,11 @@ export class LmdbQueueHolds implements QueueHoldsTx {
   }
 
   async has(team: string, destination: string): Promise<boolean> {
+    return this.held(team, destination);
+  }
+
+  /** `has`, at once: for the queue, which holds a new entry to a held destination as it adds it. */
+  held(team: string, destination: string): boolean {
     return this.db.get([team, destination]) !== undefined;
   }
 

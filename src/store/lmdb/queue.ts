@@ -8,6 +8,7 @@
 // reach it, whatever the size of a held backlog.
 import type { Database, Key, LmdbEnv } from './env';
 import type { QueueEntry } from '../email-records';
+import type { LmdbQueueHolds } from './queue-holds';
 import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
@@ -15,14 +16,14 @@ export class LmdbQueue implements QueueTx {
   private readonly db: Database;
   private readonly byEmail: Database;
   private readonly byDest: Database;
-  /** The team's held destinations (queue-holds.ts): a new entry to one is held at once. */
-  private readonly holds: Database;
-
-  constructor(private readonly env: LmdbEnv) {
+  constructor(
+    private readonly env: LmdbEnv,
+    /** The teams' held destinations: a new entry to one is held at once. */
+    private readonly holds: LmdbQueueHolds,
+  ) {
     this.db = env.db('queue');
     this.byEmail = env.db('queue.by_email');
     this.byDest = env.db('queue.by_destination');
-    this.holds = env.db('queue_holds');
   }
 
   /**
@@ -70,7 +71,7 @@ export class LmdbQueue implements QueueTx {
 
   add(entry: QueueEntry, due: number): void {
     this.env.assertWriting();
-    if (!entry.held && this.holds.get([entry.team_id, entry.domain]) !== undefined) entry = { ...entry, held: 'destination' };
+    if (!entry.held && this.holds.held(entry.team_id, entry.domain)) entry = { ...entry, held: 'destination' };
     this.place(entry, entry.held ? HELD_DUE : due);
   }
 
