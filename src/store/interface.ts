@@ -196,7 +196,7 @@ export interface Queue {
    * attempts in flight, sites suspended or over their rate); its 'stop' ends the scan there.
    */
   due(now: number, limit: number, pass?: QueuePass, after?: number): Promise<{ due: number; entry: QueueEntry }[]>;
-  /** Due time of the earliest entry that is not held, or null when there is none. */
+  /** Due time of the earliest entry that is not held, or null when there is none (as of the latest commit). */
   nextDue(): Promise<number | null>;
   /** The live entries of one email. */
   entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
@@ -297,6 +297,7 @@ export interface SendCountsTx extends SendCounts {
 /** A due index of (team, id) pairs by time: scheduled emails, broadcasts with work to do. */
 export interface DueIndex {
   due(now: number, limit?: number): Promise<{ due: number; team: string; id: string }[]>;
+  /** Due time of the earliest item, or null when there is none (as of the latest commit). */
   nextDue(): Promise<number | null>;
   size(): Promise<number>;
 }
@@ -313,7 +314,7 @@ export interface DueIndexTx extends DueIndex {
 export interface InboundSpool {
   /** Ids of the messages due at `now` (ms), earliest first (the index only: nothing decoded). */
   due(now: number, limit: number): Promise<{ due: number; id: string }[]>;
-  /** Due time of the earliest message, or null when none is due ever. */
+  /** Due time of the earliest message, or null when none is due ever (as of the latest commit). */
   nextDue(): Promise<number | null>;
   get(id: string): Promise<SpooledMessage | undefined>;
   /** The bytes as received. */
@@ -401,6 +402,7 @@ export interface Outbox {
    * and wrapping around to it (round robin).
    */
   heads(after?: { team: string; webhook: string }): Promise<OutboxHead[]>;
+  /** Due time of the earliest entry, or null when there is none (as of the latest commit). */
   nextDue(): Promise<number | null>;
   size(): Promise<number>;
 }

@@ -81,10 +81,11 @@ describe('posthorn CLI', () => {
       let out = '';
       const reader = child.stdout.getReader();
       const dec = new TextDecoder();
-      // Wait (bounded) for /health; collect what the process printed meanwhile.
-      for (let i = 0; i < 100; i++) {
-        const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
-        if (ok) break;
+      // Wait (bounded: the first start hashes a password, slow on a loaded machine) for /health;
+      // collect what the process printed meanwhile.
+      const deadline = Date.now() + 40_000;
+      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
+        if (Date.now() > deadline) throw new Error('serve did not answer /health within 40 s');
         await Bun.sleep(100);
       }
       const read = async () => {

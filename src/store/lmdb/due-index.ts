@@ -32,6 +32,7 @@ export class LmdbDueIndex implements DueIndexTx {
   }
 
   async nextDue(): Promise<number | null> {
+    this.env.latest();
     for (const key of this.db.getKeys({ limit: 1 })) return (key as Key[])[0] as number;
     return null;
   }

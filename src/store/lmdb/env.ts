@@ -80,6 +80,16 @@ export class LmdbEnv {
     ) as Promise<T>;
   }
 
+  /**
+   * The next read sees the latest commit, also one made by another thread or process. lmdb-js keeps
+   * a thread's read snapshot until its next timer tick; a worker woken by a message after another
+   * thread's commit may run before that tick (test/store/fresh-reads.test.ts). Inside a unit of
+   * work reads already see the latest state.
+   */
+  latest(): void {
+    if (this.writing === 0) this.root.resetReadTxn();
+  }
+
   /** Writes outside a unit of work would escape its atomicity: refuse them loudly. */
   assertWriting(): void {
     if (this.writing === 0) throw new Error('store write outside a unit of work (use store.write)');

@@ -64,6 +64,7 @@ export class LmdbInboundSpool implements InboundSpoolTx {
   }
 
   async nextDue(): Promise<number | null> {
+    this.env.latest();
     for (const key of this.dueIdx.getKeys({ limit: 1 })) return (key as Key[])[0] as number;
     return null;
   }

@@ -39,6 +39,7 @@ export class LmdbOutbox implements OutboxTx {
   }
 
   async nextDue(): Promise<number | null> {
+    this.env.latest();
     let min: number | null = null;
     for (const h of this.walk(undefined, undefined)) if (min === null || h.due < min) min = h.due;
     return min;

@@ -108,6 +108,7 @@ export class LmdbQueue implements QueueTx {
   }
 
   async nextDue(): Promise<number | null> {
+    this.env.latest();
     for (const key of this.db.getKeys({ end: [HELD_DUE], limit: 1 })) return (key as Key[])[0] as number;
     return null;
   }
