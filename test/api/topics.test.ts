@@ -207,7 +207,8 @@ describe('contact topics (SDK)', () => {
 
 /** Wait for an email's state after its send (queued mail is delivered to the sink). */
 async function settled(id: string, done: (e: EmailRec) => boolean): Promise<EmailRec> {
-  for (let i = 0; i < 300; i++) {
+  // Bounded by time, not by polls: delivery on a loaded machine can take a few seconds.
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
     const e = await w.p.svc.store.emails.get(team(), id);
     if (e && done(e)) return e;
     await Bun.sleep(20);
