@@ -5,6 +5,7 @@
 // behind the unsubscribe link.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
+import { waitForEmail } from '../helpers/emails';
 import type { BroadcastRec, EmailRec } from '../../src/store';
 import { SignedLinks } from '../../src/links/signed';
 
@@ -206,14 +207,8 @@ describe('contact topics (SDK)', () => {
 });
 
 /** Wait for an email's state after its send (queued mail is delivered to the sink). */
-async function settled(id: string, done: (e: EmailRec) => boolean): Promise<EmailRec> {
-  // Bounded by time, not by polls: delivery on a loaded machine can take a few seconds.
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
-    const e = await w.p.svc.store.emails.get(team(), id);
-    if (e && done(e)) return e;
-    await Bun.sleep(20);
-  }
-  throw new Error(`email ${id} did not settle`);
+function settled(id: string, done: (e: EmailRec) => boolean): Promise<EmailRec> {
+  return waitForEmail(w.p.svc, { team_id: team(), id }, done, 20_000);
 }
 
 describe('topic_id on sends', () => {
