@@ -60,6 +60,8 @@ const { values: opts } = parseArgs({
     count: { type: 'string', default: '4000' },
     queued: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
+    'warm-up': { type: 'string', default: '1000' },
+    'warm-up-seconds': { type: 'string', default: '3' },
   },
   strict: true,
 });
@@ -72,7 +74,7 @@ const ROUNDS = Number(opts.rounds);
  * starts): a server's steady state is what is compared, not its first seconds — for Posthorn, the
  * JIT compiling its hot code on a fresh process; for Postfix, its smtpd processes being forked.
  */
-const WARM_UP = 1000;
+const WARM_UP = Number(opts['warm-up']);
 const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
 for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
 if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0) || !(Number.isInteger(ROUNDS) && ROUNDS > 0))
@@ -108,7 +110,7 @@ function luaString(s: string): string {
  * compared (as WARM_UP below for SMTP), not a fresh process whose JIT is still compiling its hot
  * code — which took a sixth of the two cores during the first 5 s of POST /emails.
  */
-const WRK_WARM_UP_SECONDS = 3;
+const WRK_WARM_UP_SECONDS = Number(opts['warm-up-seconds']);
 
 /** `wrk` against `url` for WRK_WARM_UP_SECONDS, unmeasured, then for `--seconds`, measured. */
 async function wrk(url: string, body: string, headers: Record<string, string>, connections: number): Promise<{ rps: number; non2xx: number }> {

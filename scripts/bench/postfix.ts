@@ -8,7 +8,7 @@
 //          delivered by virtual(8) into one Maildir — what Posthorn does with inbound mail.
 //   relay  a relay for 127.0.0.0/8 that sends everything to `relayhost` — what Posthorn does in
 //          relay mode (Postfix signs nothing; Posthorn signs DKIM as well).
-import { mkdirSync, writeFileSync, readFileSync, chmodSync, chownSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, readdirSync, chmodSync, chownSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 
@@ -115,10 +115,12 @@ export function startPostfix(dir: string, port: number, role: { kind: 'mx'; doma
     port,
     dir,
     delivered() {
+      // Counted by reading the directories: a `find` listing of tens of thousands of paths
+      // outgrows execFileSync's output buffer.
       let n = 0;
       for (const sub of ['new', 'cur']) {
         try {
-          n += execFileSync('find', [join(inbox, sub), '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+          n += readdirSync(join(inbox, sub)).length;
         } catch {
           // not created yet
         }
