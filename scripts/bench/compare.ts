@@ -6,6 +6,7 @@
  *   npm run bench:compare -- --only http,smtp     some parts: http batch large smtp submission deliver start queued
  *   npm run bench:compare -- --queued 100000      also the RSS with 100,000 emails waiting (part `queued`)
  *   npm run bench:compare -- --rounds 5           five alternating rounds of the Postfix parts (default 3)
+ *   npm run bench:compare -- --warm-up 1000       a shorter warm-up of the smtp and deliver parts (default 15,000)
  *
  * Each Posthorn figure is printed beside a reference measured in the same run, on the same
  * machine, with the same client, so the ratio means something on a shared, noisy machine:
@@ -20,13 +21,14 @@
  *               MX of the same domain (virtual(8) into a Maildir): msg/s answered 250 (both
  *               answer once the message is durably queued), and msg/s until all are stored
  *               (Posthorn: processed into received emails; Postfix: delivered into the Maildir),
- *               each after 1,000 unmeasured messages of the same kind (WARM_UP).
+ *               each after --warm-up unmeasured messages of the same kind (WARM_UP).
  *   submission  authenticated STARTTLS submission (AUTH PLAIN with an API key), nodemailer pool
  *               of 16 reused connections: msg/s (Posthorn only; Postfix submission needs SASL).
  *   deliver     N emails accepted through POST /emails (16 at a time) while the delivery engine
  *               delivers them, DKIM-signed, to Postfix's `smtp-sink` — relay mode and direct MX
  *               (through a DNS server in this process) — vs Postfix relaying N messages injected
- *               by smtp-source to the same sink: msg/s from the first accept to the last delivery.
+ *               by smtp-source to the same sink: msg/s from the first accept to the last delivery,
+ *               each after --warm-up messages accepted and delivered the same way, unmeasured.
  *   start       `dist/posthorn serve` (when built) from exec to its first `/health` answer.
  *   queued      RSS with `--queued` emails waiting in the queue, once it has settled: first with
  *               their destination held (queued, not tried), then released — the destination
@@ -60,7 +62,7 @@ const { values: opts } = parseArgs({
     count: { type: 'string', default: '4000' },
     queued: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
-    'warm-up': { type: 'string', default: '1000' },
+    'warm-up': { type: 'string', default: '15000' },
     'warm-up-seconds': { type: 'string', default: '3' },
   },
   strict: true,
@@ -70,15 +72,25 @@ const COUNT = Number(opts.count);
 const QUEUED = Number(opts.queued);
 const ROUNDS = Number(opts.rounds);
 /**
- * Messages each SMTP server gets, unmeasured, before its measured run (and stores, before that
- * starts): a server's steady state is what is compared, not its first seconds — for Posthorn, the
- * JIT compiling its hot code on a fresh process; for Postfix, its smtpd processes being forked.
+ * Messages each server gets, unmeasured, before its measured run of the smtp and deliver parts (and
+ * stores or delivers, before that starts): a server's steady state is what is compared, not its
+ * first seconds — for Posthorn, the JIT compiling its hot code on a fresh process; for Postfix, its
+ * processes being forked. JSC keeps moving functions of these paths to its top tier (FTL) for about
+ * 15,000 SMTP messages and 9,000 delivered ones (`BUN_JSC_reportFTLCompileTimes=1`): 200–400 ms of
+ * compiling a second until then, a fifth of a core. After 1,000, the JIT's thread still took
+ * 257 µs per SMTP message (scripts/bench/profile-smtp.ts), after 20,000, 50 µs.
  */
 const WARM_UP = Number(opts['warm-up']);
+/**
+ * Seconds of unmeasured load each server gets first, with the same request: its steady state is
+ * compared (as WARM_UP above for SMTP and delivery), not a fresh process whose JIT is still compiling its hot
+ * code — which took a sixth of the two cores during the first 5 s of POST /emails.
+ */
+const WRK_WARM_UP_SECONDS = Number(opts['warm-up-seconds']);
 const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
 for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
-if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0) || !(Number.isInteger(ROUNDS) && ROUNDS > 0))
-  fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3]');
+if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0) || !(Number.isInteger(ROUNDS) && ROUNDS > 0) || !(Number.isInteger(WARM_UP) && WARM_UP > 0) || !(WRK_WARM_UP_SECONDS > 0))
+  fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3] [--warm-up 15000] [--warm-up-seconds 3]');
 if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail("wrk is not installed (apt-get install wrk)");
 setQuiet(true);
 const noPostfix = postfixAvailable();
@@ -105,12 +117,6 @@ dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]).se
 function luaString(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 }
-/**
- * Seconds of unmeasured load each server gets first, with the same request: its steady state is
- * compared (as WARM_UP below for SMTP), not a fresh process whose JIT is still compiling its hot
- * code — which took a sixth of the two cores during the first 5 s of POST /emails.
- */
-const WRK_WARM_UP_SECONDS = Number(opts['warm-up-seconds']);
 
 /** `wrk` against `url` for WRK_WARM_UP_SECONDS, unmeasured, then for `--seconds`, measured. */
 async function wrk(url: string, body: string, headers: Record<string, string>, connections: number): Promise<{ rps: number; non2xx: number }> {
@@ -333,10 +339,11 @@ if (ONLY.has('submission')) {
 // ---------------------------------------------------------------------------------------------
 // deliver: accept and deliver at once, vs Postfix relaying
 // ---------------------------------------------------------------------------------------------
-async function untilCount(count: () => number, n: number, t0: number): Promise<number> {
+/** msg/s of `n` messages from `t0` until `count()` reaches `target`. */
+async function untilCount(count: () => number, target: number, n: number, t0: number): Promise<number> {
   const deadline = performance.now() + 600_000;
-  while (count() < n) {
-    if (performance.now() > deadline) fail(`only ${count()} of ${n} messages arrived within 10 minutes`);
+  while (count() < target) {
+    if (performance.now() > deadline) fail(`only ${count()} of ${target} messages arrived within 10 minutes`);
     await Bun.sleep(20);
   }
   return n / ((performance.now() - t0) / 1000);
@@ -350,9 +357,11 @@ if (ONLY.has('deliver')) {
       const env: Record<string, string> =
         mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
       const target = await posthorn(env);
+      await inParallel(16, WARM_UP, () => call(target, 'POST', '/emails', email()));
+      await untilCount(sink.count, WARM_UP, WARM_UP, performance.now());
       const t0 = performance.now();
       await inParallel(16, COUNT, () => call(target, 'POST', '/emails', email()));
-      rates[mode] = await untilCount(sink.count, COUNT, t0);
+      rates[mode] = await untilCount(sink.count, WARM_UP + COUNT, COUNT, t0);
       await target.stop();
       sink.stop();
     }
@@ -363,9 +372,11 @@ if (ONLY.has('deliver')) {
     const pfPort = await freePort();
     const pf = startPostfix(tempDir('posthorn-bench-postfix-'), pfPort, { kind: 'relay', relayhost: `[127.0.0.1]:${sink.port}` });
     await waitForGreeting(pfPort);
+    await smtpSource(pfPort, 'user@dest.test', WARM_UP);
+    await untilCount(sink.count, WARM_UP, WARM_UP, performance.now());
     const t0 = performance.now();
     await smtpSource(pfPort, 'user@dest.test', COUNT);
-    const rate = await untilCount(sink.count, COUNT, t0);
+    const rate = await untilCount(sink.count, WARM_UP + COUNT, COUNT, t0);
     pf.stop();
     sink.stop();
     return { relay: rate, direct: rate };
