@@ -7,11 +7,12 @@
  * domain) are committed to the spool of a fresh LMDB by the listener's own spoolInbound, then the
  * back office runs in this process until the spool is empty. The sender's domain has no records,
  * as in bench:compare: SPF and DMARC get negative answers from a DNS server on loopback, cached
- * for `--negative-ttl` seconds (default 0, never cached). Reported: messages per second of wall
- * time and µs of this process's CPU per message (every thread, LMDB's writer and the DNS server
- * included). Run with `bun --cpu-prof-md scripts/bench/inbound-cpu.ts` for a profile of exactly
- * this path, which `--cpu-prof` cannot see on the back office's own thread: the spool is filled by
- * a child process (this script with `--spool-into DIR`), so the profile holds only the processing.
+ * for `--negative-ttl` seconds (default 0, never cached; bench:compare's zone: 300). Reported:
+ * messages per second of wall time and µs of this process's CPU per message (every thread, LMDB's
+ * writer and the DNS server included). Run with `bun --cpu-prof-md scripts/bench/inbound-cpu.ts`
+ * for a profile of exactly this path, which `--cpu-prof` cannot see on the back office's own
+ * thread: the spool is filled by a child process (this script with `--spool-into DIR`), so the
+ * profile holds only the processing.
  */
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
