@@ -83,9 +83,12 @@ describe('chaos: repeated kill -9 during sends, deliveries and webhooks', () => 
       console.log(`chaos: ${ROUNDS} kills, ${accepted.length} acknowledged emails delivered, ${duplicates} of them twice`);
       // At-least-once. A duplicate needs the kill to land between the destination taking a message
       // and Posthorn's commit of the 250 — for the sink here that includes its 150 ms delay, as an
-      // MTA that commits before answering (RFC 1047). At most the attempts in flight to one
-      // destination (5 connections × 4) per kill.
-      expect(duplicates).toBeLessThanOrEqual(ROUNDS * 20);
+      // MTA that commits before answering (RFC 1047). Per kill that is at most one message awaiting
+      // its reply on each of the site's 20 connections, plus the outcomes whose reply came back but
+      // whose commit was not yet flushed: the connection takes its next message meanwhile
+      // (delivery/attempt.ts), so on a slow, loaded disk up to about as many again (a CI run saw
+      // 64 in 3 kills). Re-sending what was already recorded would give hundreds.
+      expect(duplicates).toBeLessThanOrEqual(ROUNDS * 40);
 
       // Every acknowledged email: stored, delivered, and both of its events delivered to the endpoint.
       const eventsOf = (type: string) => new Set(receiver.delivered().filter((h) => h.payload.type === type).map((h) => h.payload.data.email_id as string));
