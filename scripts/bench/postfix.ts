@@ -121,8 +121,9 @@ export function startPostfix(dir: string, port: number, role: { kind: 'mx'; doma
       for (const sub of ['new', 'cur']) {
         try {
           n += readdirSync(join(inbox, sub)).length;
-        } catch {
-          // not created yet
+        } catch (e) {
+          // Not created yet; anything else is a real failure, not a count of 0.
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
         }
       }
       return n;

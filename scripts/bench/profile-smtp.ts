@@ -9,10 +9,9 @@
  * a temp dir; --no-profile: the CPU time without the profiler's own cost). The sender's domain has
  * no records: its SPF and DMARC lookups get negative answers, cached for --negative-ttl seconds
  * (the SOA's TTL and MINIMUM; default 0, never cached; bench:compare's zone keeps them 300 s, as
- * real zones do). Part smtp first sends
- * --warm-up messages, unmeasured, as bench:compare does. Also printed: the CPU per message of each
- * thread (main: the listeners; Worker: the back office and the signers; JITWorker: the JIT
- * compiler; Bun Pool: LMDB's writes and flushes).
+ * real zones do). Part smtp first sends --warm-up messages, unmeasured, as bench:compare does.
+ * Also printed: the CPU per message of each thread (main: the listeners; Worker: the back office
+ * and the signers; JITWorker: the JIT compiler; Bun Pool: LMDB's writes and flushes).
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
