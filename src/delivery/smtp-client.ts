@@ -11,7 +11,7 @@
 // `verify` (an MX host under an MTA-STS policy, RFC 8461 §4.2) has its certificate checked — valid
 // for the MX host name, chaining to a trusted authority: in enforce mode a session without that
 // (or without TLS 1.2+) is not set up at all; in testing mode it goes ahead and says how it fared.
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { rootCertificates, checkServerIdentity, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
@@ -180,8 +180,7 @@ export class SmtpSession {
   get tls(): TlsInfo {
     const verify = this.target.verify;
     if (!this.conn.secure) return { version: null, cipher: null, verified: verify ? { ok: false, reason: this.tlsFallback ?? 'STARTTLS_MISSING' } : null };
-    // nodemailer keeps the socket it speaks on (the TLS one after STARTTLS) as `_socket`.
-    const socket = (this.conn as unknown as { _socket?: Partial<TLSSocket> })._socket;
+    const socket = this.socket as Partial<TLSSocket> | undefined;
     const version = socket?.getProtocol?.() ?? null;
     let verified: TlsInfo['verified'] = null;
     if (verify) {
@@ -192,6 +191,11 @@ export class SmtpSession {
       verified = ok && version !== 'TLSv1' && version !== 'TLSv1.1' ? { ok: true, reason: null } : { ok: false, reason: ok ? 'TLS_VERSION_TOO_OLD' : (error ?? 'ERR_TLS_CERT_ALTNAME_INVALID') };
     }
     return { version, cipher: socket?.getCipher?.()?.name ?? null, verified };
+  }
+
+  /** The socket nodemailer speaks on (the TLS one after STARTTLS), kept as `_socket`. */
+  private get socket(): Writable | undefined {
+    return (this.conn as unknown as { _socket?: Writable })._socket;
   }
 
   get alive(): boolean {
@@ -205,8 +209,9 @@ export class SmtpSession {
   send(from: string, recipients: string[], parts: Uint8Array[]): Promise<SendOutcome> {
     this.messages++;
     const size = parts.reduce((n, p) => n + p.byteLength, 0);
-    // Streamed in slices of the parts (no copy), so a large message is never duplicated in memory.
-    const message = Readable.from(slices(parts), { objectMode: false });
+    // Streamed in slices of the parts (no copy), so a large message is never duplicated in memory;
+    // one of a slice or less goes out in one write with the end of data (see OneWrite).
+    const message = size <= SLICE ? new OneWrite(Buffer.concat(parts, size), () => this.socket) : Readable.from(slices(parts), { objectMode: false });
     // nodemailer keeps its per-recipient bookkeeping (accepted, rejectedErrors) on the envelope
     // object it is given, which tells RCPT rejections apart from a failed DATA.
     const envelope = { from, to: recipients, size } as SMTPConnectionEnvelope;
@@ -326,4 +331,35 @@ const SLICE = 64 * 1024;
 
 function* slices(parts: Uint8Array[]): Generator<Buffer> {
   for (const p of parts) for (let off = 0; off < p.byteLength; off += SLICE) yield Buffer.from(p.buffer, p.byteOffset + off, Math.min(SLICE, p.byteLength - off));
+}
+
+/**
+ * A message small enough to send at once. nodemailer pipes the message through its dot-stuffing
+ * stream (RFC 5321 §4.5.2) into the socket, which writes the message and the end-of-data line
+ * `.<CRLF>` as two segments — on loopback and LANs each a syscall and a wake-up of the peer. Held
+ * corked while the message and that line are written, the socket sends both in one segment, as
+ * Postfix's client does. The socket is uncorked on the next turn of the event loop whatever
+ * happened, so a write that waits for room can never wait for the cork.
+ */
+class OneWrite extends Readable {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly socket: () => Writable | undefined,
+  ) {
+    super();
+  }
+
+  override _read(): void {
+    this.push(this.bytes);
+    this.push(null);
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(dest: T): T {
+    const socket = this.socket();
+    socket?.cork();
+    dest.write(this.bytes);
+    dest.end();
+    if (socket) setImmediate(() => socket.uncork());
+    return dest;
+  }
 }

@@ -43,6 +43,19 @@ describe('smtp:// relay with STARTTLS and AUTH', () => {
     expect(dns.queries.filter((q) => q.name.endsWith('far.test') || q.name.endsWith('away.test'))).toEqual([]);
   });
 
+  test('lines that begin with a dot arrive as written (RFC 5321 §4.5.2), sent in one write or streamed in slices', async () => {
+    const sender = await verifiedDomain(p, 'dots.test');
+    const dots = '.hidden\n.\n..two dots\nend\n';
+    // 64 KB and more is streamed in slices (delivery/smtp-client.ts); less goes in one write with the end of data.
+    for (const [rcpt, text] of [['small@far.test', dots], ['large@far.test', `${'a line of padding\n'.repeat(5000)}${dots}`]] as const) {
+      const email = await queueEmail(p.svc, sender, { to: [rcpt], text });
+      expect((await waitForEmail(p.svc, email, settled)).recipients).toEqual({ [rcpt]: 'delivered' });
+      const raw = relay.to(rcpt)[0]!.raw.toString('latin1');
+      expect(raw).toEndWith('\r\n.hidden\r\n.\r\n..two dots\r\nend\r\n');
+      expect(raw.length > 64 * 1024).toBe(rcpt === 'large@far.test');
+    }
+  });
+
   test('the relay refusing a recipient: bounced Permanent and suppressed, like direct delivery', async () => {
     const sender = await verifiedDomain(p, 'other.test');
     relay.respond('nobody@far.test', { code: 550, message: '5.1.1 no such user here' });

@@ -9,7 +9,9 @@ import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { dkimSignature, DkimError, type DkimDomain } from '../../src/mail/dkim';
 import { openSsl } from '../../src/mail/openssl';
-import { generateDkimKey, generateEd25519Key, keyRecord, type DkimKey } from '../../src/domains/dkim';
+import { generateDkimKey, generateEd25519Key, keyRecord } from '../../src/domains/dkim';
+
+type DkimKey = Awaited<ReturnType<typeof generateDkimKey>>;
 import { rng, pick, int, chance, mutateText, fuzzRuns, FUZZ_TIMEOUT } from '../helpers/fuzz';
 
 let rsa: DkimKey;
