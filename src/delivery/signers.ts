@@ -56,6 +56,9 @@ export class SigningPool {
   private ask(signer: Signer, request: (id: number) => SignRequest, transfer: Transferable[]): Promise<string> {
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
+      // Held while it has work: a thread waiting on an unreferenced Worker, with nothing else to
+      // keep its event loop alive, polls instead of sleeping (Bun 1.4: a core at 100% for the wait).
+      if (signer.pending.size === 0) signer.worker.ref();
       signer.pending.set(id, { resolve, reject });
       signer.worker.postMessage(request(id), transfer);
     });
@@ -73,7 +76,7 @@ export class SigningPool {
   }
 
   private start(slot: number): Signer {
-    // The pool never keeps the process alive by itself.
+    // The pool never keeps the process alive by itself: referenced only while it has work (ask).
     const worker = new Worker(ENTRY, { ref: false } as WorkerOptions);
     const signer: Signer = { worker, pending: new Map() };
     worker.onmessage = (e: MessageEvent<SignReply>) => {
@@ -81,6 +84,7 @@ export class SigningPool {
       const p = signer.pending.get(m.id);
       if (!p) return;
       signer.pending.delete(m.id);
+      if (signer.pending.size === 0) worker.unref();
       if ('header' in m) p.resolve(m.header);
       else p.reject(new Error(m.error));
     };
