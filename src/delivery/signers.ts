@@ -14,6 +14,9 @@ const ENTRY = workerEntry(import.meta.url, './signer-thread.ts', 'src/delivery/s
 /** Threads by default: one per core beside the HTTP and delivery threads, at least one, at most four. */
 export const DEFAULT_SIGNERS = Math.max(1, Math.min(4, availableParallelism() - 1));
 
+/** Bun's Worker can be referenced and unreferenced; the DOM's Worker type, which tsc sees, cannot. */
+const refs = (w: Worker) => w as unknown as { ref(): void; unref(): void };
+
 interface Signer {
   worker: Worker;
   pending: Map<number, { resolve: (header: string) => void; reject: (e: Error) => void }>;
@@ -58,7 +61,7 @@ export class SigningPool {
     return new Promise((resolve, reject) => {
       // Held while it has work: a thread waiting on an unreferenced Worker, with nothing else to
       // keep its event loop alive, polls instead of sleeping (Bun 1.4: a core at 100% for the wait).
-      if (signer.pending.size === 0) signer.worker.ref();
+      if (signer.pending.size === 0) refs(signer.worker).ref();
       signer.pending.set(id, { resolve, reject });
       signer.worker.postMessage(request(id), transfer);
     });
@@ -84,7 +87,7 @@ export class SigningPool {
       const p = signer.pending.get(m.id);
       if (!p) return;
       signer.pending.delete(m.id);
-      if (signer.pending.size === 0) worker.unref();
+      if (signer.pending.size === 0) refs(worker).unref();
       if ('header' in m) p.resolve(m.header);
       else p.reject(new Error(m.error));
     };
