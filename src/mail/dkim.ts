@@ -18,6 +18,7 @@ import { parseHeaders, getSigningHeaderLines, formatSignatureHeaderLine, toALabe
 import { dkimBody } from 'mailauth/lib/dkim/body';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header';
 import { openSsl, type OpenSslRsaKey } from './openssl';
+import { hasBareLf } from './line-breaks';
 
 /** What signing needs of a domain: its name and DKIM key. */
 export interface DkimDomain {
@@ -59,7 +60,7 @@ export async function dkimSignature(raw: Uint8Array, d: DkimDomain, opts: { sign
 function crlfParts(m: Buffer): { header: Buffer; body: Buffer } | null {
   // A bare LF is made a CRLF by mailauth's parser before hashing (and by the SMTP client when
   // sending); its rules for such input are its own, so that input stays with it.
-  for (let i = m.indexOf(10); i >= 0; i = m.indexOf(10, i + 1)) if (i === 0 || m[i - 1] !== 13) return null;
+  if (hasBareLf(m)) return null;
   const end = m.indexOf('\r\n\r\n');
   // An empty first line (an empty header section) or none at all: mailauth's parser again.
   if (end <= 0) return null;

@@ -5,6 +5,7 @@ import { compile } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
+import { hasBareCr, hasBareLf } from '../mail/line-breaks';
 
 export interface ComposeOptions {
   /** The Message-ID header, exactly: `<id@domain>`. */
@@ -28,8 +29,9 @@ const htmlToText = compile({
   ],
 });
 
-// A lone CR is no line break to nodemailer's CRLF conversion, yet RFC 5322 §2.3 forbids it bare.
-const lines = (s: string) => s.replace(/\r\n?/g, '\n');
+// RFC 5322 §2.3: lines end in CRLF, and a lone CR or LF is none; text parts are CRLF-terminated in
+// their canonical form (RFC 2045 §6.8: before base64) as well.
+const lines = (s: string) => s.replace(/\r\n|\r|\n/g, '\r\n');
 
 /**
  * The text part derived from html. Pathological markup (thousands of nested tags) can exhaust
@@ -50,6 +52,14 @@ const mailbox = (a: Address) => (a.name ? { name: a.name, address: a.address } :
 export type Composable = Pick<ValidatedEmail, 'from' | 'to' | 'cc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers'>;
 
 export async function composeMime(email: Composable, opts: ComposeOptions): Promise<Buffer> {
+  // The bodies are CRLF already and nodemailer writes CRLF itself, so its newline conversion — a
+  // stream through every part, a quarter of the time to compose a small message — is needed only
+  // for what it copies as given: a message/* attachment with LF line ends, say.
+  const message = await compose(email, opts, false);
+  return hasBareLf(message) || hasBareCr(message) ? compose(email, opts, true) : message;
+}
+
+async function compose(email: Composable, opts: ComposeOptions, convertNewlines: boolean): Promise<Buffer> {
   // `text` null = derive it; "" = the caller wants no text part (docs/api.md §7.1).
   const text = email.text ?? (email.html && opts.textFromHtml !== false ? derivedText(email.html) : null);
   const composer = new MailComposer({
@@ -64,8 +74,7 @@ export async function composeMime(email: Composable, opts: ComposeOptions): Prom
     text: text ? lines(text) : undefined,
     html: email.html ? lines(opts.html ?? email.html) : undefined,
     attachments: opts.attachments.map(attachment),
-    // RFC 5322 §2.1: CRLF line endings, whatever the caller's html used.
-    newline: 'win',
+    ...(convertNewlines ? { newline: 'win' as const } : {}),
     // Boundaries derived from the Message-ID: the same inputs give the same bytes, and a sender
     // cannot predict them (the id is generated after the request arrives) to break out of a part.
     baseBoundary: createHash('sha256').update(opts.messageId).digest('hex').slice(0, 24),
@@ -77,8 +86,11 @@ export async function composeMime(email: Composable, opts: ComposeOptions): Prom
 }
 
 function attachment(a: ResolvedAttachment): MailComposerAttachment {
+  const content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
   return {
-    content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength),
+    // nodemailer copies a message/* part as it is (7bit or 8bit, never encoded): a message it holds
+    // is made of CRLF lines like any other (RFC 2046 §5.2.1).
+    content: /^message\//i.test(a.content_type) ? Buffer.from(lines(content.toString('latin1')), 'latin1') : content,
     // No name given → none invented (nodemailer would make up `attachment-1.bin`).
     filename: a.filename ?? false,
     contentType: a.content_type,

@@ -179,4 +179,22 @@ describe('composeMime', () => {
     expect(raw.toString('latin1').split('\r\n').every((l) => l.length <= 998)).toBe(true);
     expect((parsed as ParsedMail).html).toBe(html);
   });
+
+  test('text in base64 carries CRLF line breaks (RFC 2045 §6.8 canonical form)', async () => {
+    // Mostly not ASCII: nodemailer picks base64 over quoted-printable.
+    const { raw, parsed } = await compose({ text: '日本語\n日本語\r日本語', html: '<p>日本語</p>' });
+    const text = raw.toString('latin1').split('Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n')[1]!.split('\r\n--')[0]!;
+    expect(Buffer.from(text.replace(/\r\n/g, ''), 'base64').toString('utf8')).toBe('日本語\r\n日本語\r\n日本語');
+    expect(parsed.text?.replace(/\r\n/g, '\n')).toBe('日本語\n日本語\n日本語');
+  });
+
+  test('a message/* attachment, copied as given, has its line ends made CRLF (RFC 2046 §5.2.1)', async () => {
+    const forwarded = new TextEncoder().encode('From: a@b.test\nSubject: fwd\n\nfirst\nsecond\rthird\r\n');
+    for (const content_type of ['message/rfc822', 'message/delivery-status']) {
+      const { raw, parsed } = await compose({ text: 'see attached' }, { attachments: [{ filename: 'fwd.eml', content: forwarded, content_type, content_id: null }] });
+      expect(raw.toString('latin1')).not.toMatch(/[^\r]\n|\r[^\n]/);
+      expect(parsed.text?.trim()).toBe('see attached');
+      expect(raw.toString('latin1')).toContain('\r\n\r\nFrom: a@b.test\r\nSubject: fwd\r\n\r\nfirst\r\nsecond\r\nthird\r\n');
+    }
+  });
 });
