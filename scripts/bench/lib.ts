@@ -43,6 +43,8 @@ export interface Target {
   rssParts(): { anon: number; file: number };
   /** CPU seconds used so far by each thread, by thread id (name: /proc's `comm`, e.g. `bun`, `Worker`, `JITWorker`). */
   threadCpu(): Map<number, { name: string; seconds: number }>;
+  /** What the server process has written so far (proc(5) io): bytes that reached the disk, and write syscalls. */
+  io(): { writeBytes: number; writeCalls: number };
   stop(): Promise<void>;
 }
 
@@ -100,6 +102,11 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
       const user = Number(fields[11]) / 100;
       const system = Number(fields[12]) / 100;
       return { user, system, total: user + system };
+    },
+    io: () => {
+      const text = readFileSync(`/proc/${child.pid}/io`, 'utf8');
+      const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+      return { writeBytes: field('write_bytes'), writeCalls: field('syscw') };
     },
     threadCpu: () => {
       const out = new Map<number, { name: string; seconds: number }>();

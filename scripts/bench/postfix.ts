@@ -147,7 +147,7 @@ function gid(user: string): number {
  * Postfix's smtp-sink (a C SMTP server that accepts and discards) on `port`, with a running count
  * of completed DATA commands read from its `-c` counter output.
  */
-export function startSmtpSink(port: number): { port: number; count(): number; stop(): void } {
+export function startSmtpSink(port: number): { port: number; pid: number; count(): number; stop(): void } {
   const proc = Bun.spawn([SMTP_SINK, '-c', '-u', 'nobody', `127.0.0.1:${port}`, '1024'], { stdout: 'pipe', stderr: 'ignore' });
   let count = 0;
   (async () => {
@@ -170,6 +170,7 @@ export function startSmtpSink(port: number): { port: number; count(): number; st
   process.on('exit', () => proc.kill('SIGKILL'));
   return {
     port,
+    pid: proc.pid,
     count: () => count,
     stop: () => proc.kill('SIGTERM'),
   };
