@@ -623,4 +623,11 @@ export interface StoreOptions {
    * window, a webhook's retries); retention never deletes an email or webhook event before that.
    */
   holdMs: number;
+  /**
+   * Embedded store: at most this many of this thread's commits under way at once, the units of
+   * work issued meanwhile waiting to go together in the next (group commit). Unset: each turn of
+   * the event loop commits what it issued at once. For a thread whose work can wait a moment for
+   * fewer, larger commits (the back office); the listeners answer sooner without it.
+   */
+  commitsInFlight?: number;
 }

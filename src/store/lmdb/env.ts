@@ -29,6 +29,13 @@ export const ENCODING = { sharedStructuresKey: Symbol.for('structures'), useReco
  */
 const COMPRESSED = new Set(['logs']);
 
+/** A unit of work waiting for its thread's next batch (LmdbEnv.transaction, group commit). */
+interface Queued {
+  fn: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /** Room for the named databases of every collection, present and to come. */
 export const MAX_DBS = 128;
 
@@ -38,7 +45,14 @@ export class LmdbEnv {
   /** True while a unit of work's callback runs: the only time writes are allowed. */
   private writing = 0;
 
-  constructor(readonly dataDir: string) {
+  /** Group commit (`commitsInFlight`): units waiting for the next batch, and the batches under way. */
+  private readonly inFlightMax: number | null;
+  private queued: Queued[] = [];
+  private inFlight = 0;
+  private drained: (() => void)[] = [];
+
+  constructor(readonly dataDir: string, opts: { commitsInFlight?: number } = {}) {
+    this.inFlightMax = opts.commitsInFlight ?? null;
     mkdirSync(dataDir, { recursive: true });
     this.root = open({
       path: join(dataDir, 'posthorn.mdb'),
@@ -66,8 +80,38 @@ export class LmdbEnv {
    * a single write transaction, awaiting each (so an async `fn` that awaits only resolved reads runs
    * to its end before the next starts), and keeps the writes of a callback that throws: each `fn`
    * therefore runs in a child transaction, which a throw aborts.
+   *
+   * lmdb-js makes a write transaction of what each turn of the event loop issued, and a commit
+   * writes every page it touched — each database's path from its root to the leaves written, and
+   * the free list — whatever it holds. With `commitsInFlight`, units issued while that many of this
+   * thread's batches are under way wait and go together in the next (group commit): on the back
+   * office, about 300 KB written per delivered email became about 230 KB, with less CPU on every
+   * thread (scripts/bench/profile-deliver.ts). A unit waits for the commits ahead of it, as it would
+   * have waited for LMDB's write lock.
    */
   transaction<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.inFlightMax === null) return this.run(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve, reject } as Queued);
+      // The units issued by the same task join the first: a microtask runs after all of them.
+      if (this.queued.length === 1 && this.inFlight < this.inFlightMax!) queueMicrotask(() => this.startBatch());
+    });
+  }
+
+  /** Everything queued, issued in one tick: lmdb-js puts it in one write transaction. */
+  private startBatch(): void {
+    if (this.queued.length === 0 || this.inFlight >= this.inFlightMax!) return;
+    const batch = this.queued;
+    this.queued = [];
+    this.inFlight++;
+    void Promise.all(batch.map((q) => this.run(q.fn).then(q.resolve, q.reject))).then(() => {
+      this.inFlight--;
+      this.startBatch();
+      if (this.inFlight === 0 && this.queued.length === 0) for (const d of this.drained.splice(0)) d();
+    });
+  }
+
+  private run<T>(fn: () => T | Promise<T>): Promise<T> {
     return this.root.transaction(() =>
       this.root.childTransaction(async () => {
         this.writing++;
@@ -97,11 +141,12 @@ export class LmdbEnv {
 
   /** Resolves once every write issued so far is committed. */
   async committed(): Promise<void> {
+    if (this.inFlight || this.queued.length) await new Promise<void>((resolve) => this.drained.push(resolve));
     await this.root.committed;
   }
 
   async close(): Promise<void> {
-    await this.root.committed;
+    await this.committed();
     await this.root.close();
   }
 }

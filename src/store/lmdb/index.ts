@@ -289,7 +289,7 @@ export class LmdbStore extends Repos implements Store {
   }
 
   static async open(opts: StoreOptions): Promise<LmdbStore> {
-    const env = new LmdbEnv(opts.dataDir);
+    const env = new LmdbEnv(opts.dataDir, { commitsInFlight: opts.commitsInFlight });
     const ttl = new TtlIndex(env);
     const store = new LmdbStore(env, ttl, await loadSecrets(env), opts);
     const upgraded = await store.queue.upgrade();
