@@ -55,9 +55,7 @@ async function init(config: Config, quiet: boolean): Promise<void> {
   // Before anything starts: the signing threads this thread starts inherit its priority.
   yieldToListeners();
   try {
-    // Its work waits in the store and can wait a moment more: one commit under way at a time, the
-    // claims and outcomes meanwhile going together in the next (fewer pages written per email).
-    store = await openStore({ ...storeOptions(config), commitsInFlight: 1 });
+    store = await openStore(storeOptions(config));
     office = createBackOffice(config, store);
     await office.start();
     // This thread's heap is its own: its garbage (messages composed, signed, sent) is collected here.

@@ -87,6 +87,12 @@ const inFlightKey = (e: QueueEntry) => `${e.domain}\u0000${e.id}`;
  */
 const FULL_SCAN_MS = 500;
 
+/**
+ * The engine's claims and outcomes wait for its commit under way and go together in the next (group
+ * commit, store/lmdb/env.ts): fewer, larger commits, a few milliseconds later; nobody waits for them.
+ */
+const PATIENT = { patient: true } as const;
+
 /** Bytes of messages held by delivery attempts at once. */
 export const MESSAGE_BUDGET = 64 * 1024 * 1024;
 
@@ -352,7 +358,7 @@ export class DeliveryEngine {
       for (const m of moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
       this.nextRoom = soonest;
       return out;
-    }).catch((e: unknown) => {
+    }, PATIENT).catch((e: unknown) => {
       // Nothing of it was written: what it took is still due where the last scan saw it.
       this.scanned = null;
       throw e;
@@ -460,7 +466,7 @@ export class DeliveryEngine {
       const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
       if (!live) return;
       tx.queue.put({ ...live, attempts: before.attempts, first_attempt_at: before.first_attempt_at, attempting: null, site: this.shaper.siteOf(entry.domain) }, due);
-    });
+    }, PATIENT);
   }
 
   /** Record an attempt's outcome, every recipient in one commit. */
@@ -552,7 +558,7 @@ export class DeliveryEngine {
       if (remaining.length) tx.queue.put({ ...live, recipients: remaining, last_error: lastTemporary!.text, attempting: null, site }, due);
       else tx.queue.remove(live);
       return counts;
-    });
+    }, PATIENT);
   }
 }
 

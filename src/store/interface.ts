@@ -574,7 +574,7 @@ export interface StoreStatus {
 
 export interface Store extends StoreReader {
   /** One unit of work; resolves with `fn`'s result once its writes are committed and flushed. */
-  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /** Call `listener` after every commit that made work of this kind due (or due sooner). */
   on(signal: Signal, listener: () => void): void;
   secret(name: SecretName): Buffer;
@@ -623,11 +623,15 @@ export interface StoreOptions {
    * window, a webhook's retries); retention never deletes an email or webhook event before that.
    */
   holdMs: number;
+}
+
+/** How a unit of work may be committed (Store.write). */
+export interface WriteOptions {
   /**
-   * Embedded store: at most this many of this thread's commits under way at once, the units of
-   * work issued meanwhile waiting to go together in the next (group commit). Unset: each turn of
-   * the event loop commits what it issued at once. For a thread whose work can wait a moment for
-   * fewer, larger commits (the back office); the listeners answer sooner without it.
+   * It may wait for the patient units of this thread under way to be committed and go with the
+   * next of them (group commit): fewer, larger commits for background work that waits for nobody —
+   * the delivery engine's claims and outcomes. The embedded store honours it; PostgreSQL commits
+   * each unit as it comes.
    */
-  commitsInFlight?: number;
+  patient?: boolean;
 }

@@ -29,7 +29,7 @@ export const ENCODING = { sharedStructuresKey: Symbol.for('structures'), useReco
  */
 const COMPRESSED = new Set(['logs']);
 
-/** A unit of work waiting for its thread's next batch (LmdbEnv.transaction, group commit). */
+/** A patient unit of work waiting for its thread's next batch (LmdbEnv.transaction, group commit). */
 interface Queued {
   fn: () => unknown;
   resolve: (v: unknown) => void;
@@ -45,14 +45,12 @@ export class LmdbEnv {
   /** True while a unit of work's callback runs: the only time writes are allowed. */
   private writing = 0;
 
-  /** Group commit (`commitsInFlight`): units waiting for the next batch, and the batches under way. */
-  private readonly inFlightMax: number | null;
+  /** Group commit of patient units: those waiting for the next batch, and whether one is under way. */
   private queued: Queued[] = [];
-  private inFlight = 0;
+  private inFlight = false;
   private drained: (() => void)[] = [];
 
-  constructor(readonly dataDir: string, opts: { commitsInFlight?: number } = {}) {
-    this.inFlightMax = opts.commitsInFlight ?? null;
+  constructor(readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.root = open({
       path: join(dataDir, 'posthorn.mdb'),
@@ -83,31 +81,32 @@ export class LmdbEnv {
    *
    * lmdb-js makes a write transaction of what each turn of the event loop issued, and a commit
    * writes every page it touched — each database's path from its root to the leaves written, and
-   * the free list — whatever it holds. With `commitsInFlight`, units issued while that many of this
-   * thread's batches are under way wait and go together in the next (group commit): on the back
-   * office, about 300 KB written per delivered email became about 230 KB, with less CPU on every
-   * thread (scripts/bench/profile-deliver.ts). A unit waits for the commits ahead of it, as it would
-   * have waited for LMDB's write lock.
+   * the free list — whatever it holds. A `patient` unit (Store.write's WriteOptions) issued while
+   * this thread's last batch of patient units is under way waits and goes with the others in the
+   * next (group commit): the delivery engine's claims and outcomes wrote about a quarter fewer bytes
+   * per delivered email so, with less CPU on every thread (scripts/bench/profile-deliver.ts). Other
+   * units are issued at once: inbound mail, waiting behind a commit under way, was stored a
+   * fifth slower.
    */
-  transaction<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (this.inFlightMax === null) return this.run(fn);
+  transaction<T>(fn: () => T | Promise<T>, patient = false): Promise<T> {
+    if (!patient) return this.run(fn);
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, resolve, reject } as Queued);
       // The units issued by the same task join the first: a microtask runs after all of them.
-      if (this.queued.length === 1 && this.inFlight < this.inFlightMax!) queueMicrotask(() => this.startBatch());
+      if (this.queued.length === 1 && !this.inFlight) queueMicrotask(() => this.startBatch());
     });
   }
 
-  /** Everything queued, issued in one tick: lmdb-js puts it in one write transaction. */
+  /** Every patient unit waiting, issued in one tick: lmdb-js puts them in one write transaction. */
   private startBatch(): void {
-    if (this.queued.length === 0 || this.inFlight >= this.inFlightMax!) return;
+    if (this.queued.length === 0 || this.inFlight) return;
     const batch = this.queued;
     this.queued = [];
-    this.inFlight++;
+    this.inFlight = true;
     void Promise.all(batch.map((q) => this.run(q.fn).then(q.resolve, q.reject))).then(() => {
-      this.inFlight--;
+      this.inFlight = false;
       this.startBatch();
-      if (this.inFlight === 0 && this.queued.length === 0) for (const d of this.drained.splice(0)) d();
+      if (!this.inFlight) for (const d of this.drained.splice(0)) d();
     });
   }
 

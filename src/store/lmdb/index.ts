@@ -27,7 +27,7 @@ import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
+import type { Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, WriteOptions, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
@@ -289,7 +289,7 @@ export class LmdbStore extends Repos implements Store {
   }
 
   static async open(opts: StoreOptions): Promise<LmdbStore> {
-    const env = new LmdbEnv(opts.dataDir, { commitsInFlight: opts.commitsInFlight });
+    const env = new LmdbEnv(opts.dataDir);
     const ttl = new TtlIndex(env);
     const store = new LmdbStore(env, ttl, await loadSecrets(env), opts);
     const upgraded = await store.queue.upgrade();
@@ -301,18 +301,18 @@ export class LmdbStore extends Repos implements Store {
   private pending = 0;
   private waiting: (() => void)[] = [];
 
-  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async write<T>(fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     this.pending++;
     try {
-      return await this.commit(fn);
+      return await this.commit(fn, opts.patient ?? false);
     } finally {
       if (--this.pending === 0 && this.waiting.length) for (const w of this.waiting.splice(0)) w();
     }
   }
 
-  private async commit<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  private async commit<T>(fn: (tx: Tx) => Promise<T>, patient: boolean): Promise<T> {
     const tx = newTx((this.txProto ??= txPrototype(this, this.cached)));
-    const result = await this.env.transaction(() => fn(tx));
+    const result = await this.env.transaction(() => fn(tx), patient);
     // Committed: whatever follows must not make the caller believe it failed.
     for (const c of tx.stale) c.clear();
     for (const s of tx.signals) for (const l of this.listeners.get(s) ?? []) guarded(l);

@@ -29,7 +29,7 @@ import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
 import { VERSION } from '../../version';
 import { log } from '../../log';
-import { SECRET_NAMES, type Rec, type SecretName, type Signal, type Store, type StoreOptions, type StoreStatus, type Tx } from '../interface';
+import { SECRET_NAMES, type Rec, type SecretName, type Signal, type Store, type StoreOptions, type StoreStatus, type Tx, type WriteOptions } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
@@ -261,7 +261,8 @@ export class PgStore implements Store {
   private pending = 0;
   private waiting: (() => void)[] = [];
 
-  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  /** Each unit commits as it comes (`WriteOptions.patient` is the embedded store's). */
+  async write<T>(fn: (tx: Tx) => Promise<T>, _opts?: WriteOptions): Promise<T> {
     this.pending++;
     try {
       const { result, unit } = await this.env.transaction(
