@@ -67,3 +67,12 @@ test('committed() waits for units still waiting for their batch', async () => {
   expect(db.get('z')).toBe(3);
   await e.close();
 });
+
+test('after the environment is closed, patient units fail instead of waiting forever', async () => {
+  const e = env();
+  const db = e.db('t');
+  await e.close();
+  await expect(e.transaction(() => db.put('late', 1), PATIENT)).rejects.toThrow();
+  // The failed batch ended: the next one is tried, and fails the same way.
+  await expect(e.transaction(() => db.put('later', 1), PATIENT)).rejects.toThrow();
+});

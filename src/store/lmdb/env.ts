@@ -103,11 +103,22 @@ export class LmdbEnv {
     const batch = this.queued;
     this.queued = [];
     this.inFlight = true;
-    void Promise.all(batch.map((q) => this.run(q.fn).then(q.resolve, q.reject))).then(() => {
+    void Promise.all(batch.map((q) => this.settled(q))).then(() => {
       this.inFlight = false;
       this.startBatch();
       if (!this.inFlight) for (const d of this.drained.splice(0)) d();
     });
+  }
+
+  /** One queued unit run to its end; a throw before its promise (a closed environment) is its failure too. */
+  private settled(q: Queued): Promise<void> {
+    let p: Promise<unknown>;
+    try {
+      p = this.run(q.fn);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(q.resolve, q.reject);
   }
 
   private run<T>(fn: () => T | Promise<T>): Promise<T> {
