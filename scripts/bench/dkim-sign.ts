@@ -15,13 +15,13 @@
  * Compare `openssl speed rsa2048` on the same machine for OpenSSL's own figure.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync, readdirSync } from 'node:fs';
 import { createPrivateKey, sign } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { dkimSignature } from '../../src/mail/dkim';
 import { openSsl } from '../../src/mail/openssl';
 import { generateDkimKey } from '../../src/domains/dkim';
 import { SigningPool } from '../../src/delivery/signers';
+import { threadCpu } from './lib';
 
 const { values: opts } = parseArgs({ args: process.argv.slice(2), options: { count: { type: 'string', default: '3000' } }, strict: true });
 const N = Number(opts.count);
@@ -73,15 +73,6 @@ await time('node:crypto sign', () => sign('sha256', header, object));
 if (native) await time('OpenSSL sign', () => native.sign(header));
 else console.log('OpenSSL sign        libcrypto.so.3 did not load');
 
-/** CPU seconds of each thread of this process, by thread id (proc(5): utime + stime, in ticks of 10 ms). */
-function threadCpu(): Map<string, { name: string; seconds: number }> {
-  const out = new Map<string, { name: string; seconds: number }>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    out.set(tid, { name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
-  }
-  return out;
-}
 
 const pool = new SigningPool(1);
 await pool.ready();
@@ -90,13 +81,13 @@ const through = async (n: number) => {
   await Promise.all(Array.from({ length: 16 }, async () => { while (next++ < n) await pool.sign(message, domain); }));
 };
 await through(Math.min(500, N));
-const before = threadCpu();
+const before = threadCpu('self');
 const t0 = performance.now();
 await through(N);
 const seconds = (performance.now() - t0) / 1000;
-const after = threadCpu();
+const after = threadCpu('self');
 pool.close();
-const used = (tid: string) => (after.get(tid)!.seconds - (before.get(tid)?.seconds ?? 0)) / N;
-const caller = used(String(process.pid));
+const used = (tid: number) => (after.get(tid)!.seconds - (before.get(tid)?.seconds ?? 0)) / N;
+const caller = used(process.pid);
 const signer = Math.max(...[...after.keys()].filter((t) => after.get(t)!.name === 'Worker').map(used));
 console.log(`signing pool, 1 thread, 16 in flight: ${Math.round(N / seconds)} signatures/s; CPU per signature: this thread ${(caller * 1e6).toFixed(0)} µs, the signing thread ${(signer * 1e6).toFixed(0)} µs`);

@@ -96,31 +96,13 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) * 1024 : NaN;
     },
-    cpuSeconds: () => {
-      // /proc/<pid>/stat fields 14 and 15 (utime, stime), in clock ticks (100 per second on Linux).
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      const user = Number(fields[11]) / 100;
-      const system = Number(fields[12]) / 100;
-      return { user, system, total: user + system };
-    },
+    cpuSeconds: () => processCpu(child.pid),
     io: () => {
       const text = readFileSync(`/proc/${child.pid}/io`, 'utf8');
       const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
       return { writeBytes: field('write_bytes'), writeCalls: field('syscw') };
     },
-    threadCpu: () => {
-      const out = new Map<number, { name: string; seconds: number }>();
-      for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-        try {
-          const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-          const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-          out.set(Number(tid), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(') ')), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
-        } catch {
-          // The thread ended meanwhile.
-        }
-      }
-      return out;
-    },
+    threadCpu: () => threadCpu(child.pid),
     rssParts: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
@@ -133,6 +115,33 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
       clearTimeout(timer);
     },
   };
+}
+
+/** A process's or thread's name and CPU seconds from its proc(5) stat file: utime and stime, in ticks of 10 ms. */
+function procStat(path: string): { name: string; user: number; system: number } {
+  const stat = readFileSync(path, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(') ')), user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
+
+/** CPU seconds a process has used so far. */
+export function processCpu(pid: number): { user: number; system: number; total: number } {
+  const { user, system } = procStat(`/proc/${pid}/stat`);
+  return { user, system, total: user + system };
+}
+
+/** CPU seconds used so far by each thread of a process (`self`: this one), by thread id. */
+export function threadCpu(pid: number | 'self'): Map<number, { name: string; seconds: number }> {
+  const out = new Map<number, { name: string; seconds: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const t = procStat(`/proc/${pid}/task/${tid}/stat`);
+      out.set(Number(tid), { name: t.name, seconds: t.user + t.system });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
 }
 
 export class Non2xx extends Error {}

@@ -14,8 +14,7 @@
  * the sink, from /proc. On two cores the sum is what bounds the rate.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain, DEST_TTL_S } from './lib';
+import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain, processCpu, DEST_TTL_S } from './lib';
 import { startSmtpSink } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -54,11 +53,6 @@ async function delivered(n: number): Promise<void> {
     await Bun.sleep(20);
   }
 }
-/** CPU seconds a process has used (proc(5) stat: utime + stime, in ticks of 10 ms). */
-function processCpu(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 const ownCpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -67,12 +61,12 @@ const ownCpu = () => {
 await accept(WARM_UP);
 await delivered(WARM_UP);
 const t0 = performance.now();
-const before = { io: target.io(), threads: target.threadCpu(), own: ownCpu(), sink: processCpu(sink.pid) };
+const before = { io: target.io(), threads: target.threadCpu(), own: ownCpu(), sink: processCpu(sink.pid).total };
 await accept(COUNT);
 const acceptedIn = (performance.now() - t0) / 1000;
 await delivered(WARM_UP + COUNT);
 const seconds = (performance.now() - t0) / 1000;
-const after = { io: target.io(), threads: target.threadCpu(), own: ownCpu(), sink: processCpu(sink.pid) };
+const after = { io: target.io(), threads: target.threadCpu(), own: ownCpu(), sink: processCpu(sink.pid).total };
 await target.stop();
 sink.stop();
 await dns.close();
