@@ -46,7 +46,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
+import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, processCpu, threadCpu, DEST_TTL_S, ROOT, type Target } from './lib';
+import { cpus } from 'node:os';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -124,23 +125,50 @@ function luaString(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 }
 
-/** `wrk` against `url` for WRK_WARM_UP_SECONDS, unmeasured, then for `--seconds`, measured. */
-async function wrk(url: string, body: string, headers: Record<string, string>, connections: number): Promise<{ rps: number; non2xx: number }> {
+/** CPU seconds a server has used so far: all its threads, and its main (HTTP) thread. */
+type CpuProbe = () => { total: number; main: number };
+
+/** CPU per request, in µs, of the server (all threads, and its HTTP thread alone) and of wrk. */
+interface RequestCpu {
+  server: number;
+  main: number;
+  wrk: number;
+}
+
+/**
+ * `wrk` against `url` for WRK_WARM_UP_SECONDS, unmeasured, then for `--seconds`, measured. Given
+ * `cpu`, the server's CPU and wrk's are also read from /proc during the measured run (from its
+ * first half second to its last half second), per request.
+ */
+async function wrk(url: string, body: string, headers: Record<string, string>, connections: number, cpu?: CpuProbe): Promise<{ rps: number; non2xx: number; cpu: RequestCpu | null }> {
   const script = join(tempDir('posthorn-bench-wrk-'), 'post.lua');
   const lines = ['wrk.method = "POST"', `wrk.body = ${luaString(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)];
   writeFileSync(script, `${lines.join('\n')}\n`);
   await Bun.spawn(['wrk', '-t2', `-c${connections}`, `-d${WRK_WARM_UP_SECONDS}s`, '-s', script, url], { stdout: 'ignore', stderr: 'ignore' }).exited;
   const p = Bun.spawn(['wrk', '-t2', `-c${connections}`, `-d${SECONDS}s`, '-s', script, url], { stdout: 'pipe', stderr: 'pipe' });
+  let used: { seconds: number; server: number; main: number; wrk: number } | null = null;
+  if (cpu && SECONDS >= 2) {
+    await Bun.sleep(500);
+    const [s0, w0, t0] = [cpu(), processCpu(p.pid).total, performance.now()];
+    await Bun.sleep((SECONDS - 1) * 1000);
+    const [s1, w1] = [cpu(), processCpu(p.pid).total];
+    used = { seconds: (performance.now() - t0) / 1000, server: s1.total - s0.total, main: s1.main - s0.main, wrk: w1 - w0 };
+  }
   const out = await new Response(p.stdout).text();
   await p.exited;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   if (!Number.isFinite(rps)) fail(`wrk printed no rate:\n${out}`);
-  return { rps, non2xx };
+  // Requests in the sampled window, at the run's rate (steady after the warm-up).
+  const perRequest = (seconds: number) => (used ? (seconds / (rps * used.seconds)) * 1e6 : NaN);
+  return { rps, non2xx, cpu: used && { server: perRequest(used.server), main: perRequest(used.main), wrk: perRequest(used.wrk) } };
 }
 
+/** A process's CPU, and its main thread's (the thread whose id is the process's). */
+const cpuOf = (pid: number): CpuProbe => () => ({ total: processCpu(pid).total, main: threadCpu(pid).get(pid)?.seconds ?? NaN });
+
 /** A bare Bun.serve in a child process: parses the JSON body and answers an id, nothing else. */
-async function startBare(): Promise<{ url: string; stop(): void }> {
+async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
   const port = await freePort();
   const src = `Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) { await req.json(); return Response.json({ id: crypto.randomUUID() }); } });`;
   const proc = Bun.spawn([process.execPath, '-e', src], { stdout: 'ignore', stderr: 'inherit' });
@@ -150,7 +178,7 @@ async function startBare(): Promise<{ url: string; stop(): void }> {
     if (i > 200) fail('the bare server did not start');
     await Bun.sleep(25);
   }
-  return { url, stop: () => proc.kill('SIGTERM') };
+  return { url, pid: proc.pid, stop: () => proc.kill('SIGTERM') };
 }
 
 let seq = 0;
@@ -195,11 +223,18 @@ if (ONLY.has('http') || ONLY.has('batch') || ONLY.has('large')) {
   if (ONLY.has('http')) {
     const body = JSON.stringify(email());
     const bare = await startBare();
-    const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, 64);
+    const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, 64, cpuOf(bare.pid));
     bare.stop();
-    const ours = await wrk(`${target.url}/emails`, body, auth, 64);
+    const ours = await wrk(`${target.url}/emails`, body, auth, 64, cpuOf(target.pid));
     if (ours.non2xx) fail(`POST /emails: ${ours.non2xx} answers were not 2xx`);
     report('POST /emails, 64 conn (req/s)', fmt(ours.rps), fmt(ref.rps), ours.rps / ref.rps);
+    if (ours.cpu && ref.cpu) {
+      // The most the machine could do at this CPU per request, every core busy with Posthorn and wrk.
+      const cores = cpus().length;
+      const ceiling = (cores * 1e6) / (ours.cpu.server + ours.cpu.wrk);
+      console.log(`    (CPU per request: Posthorn ${fmt(ours.cpu.server, 1)} µs on all its threads, ${fmt(ours.cpu.main, 1)} on the HTTP thread; bare server ${fmt(ref.cpu.server, 1)} µs; wrk ${fmt(ours.cpu.wrk, 1)} µs with Posthorn, ${fmt(ref.cpu.wrk, 1)} with the bare server.`);
+      console.log(`     ${cores} cores all busy at that cost would answer at most ${fmt(ceiling)} req/s: ${fmt(ceiling / ref.rps, 2)} of the bare server.)`);
+    }
   }
   if (ONLY.has('batch')) {
     const body = JSON.stringify(Array.from({ length: 100 }, email));

@@ -33,6 +33,8 @@ export function tempDir(prefix: string): string {
 
 export interface Target {
   url: string;
+  /** The server's process id. */
+  pid: number;
   apiKey: string;
   version: string;
   /** Resident set size of the server process, in bytes. */
@@ -90,6 +92,7 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
   }
   return {
     url,
+    pid: child.pid,
     apiKey: creds.api_key,
     version,
     rss: () => {
