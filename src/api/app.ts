@@ -112,9 +112,10 @@ function createBase() {
       // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none,
       // and routes that stream their body (uploads) read it themselves.
       if (BODILESS.has(`${request.method} ${route}`) || BODILESS.has(`ALL ${route}`) || STREAMED.has(`${request.method} ${route}`)) return {};
-      // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body.
-      if (new URL(request.url).pathname.startsWith(UNSUBSCRIBE_PATH)) return {};
       const s = stateOf(request);
+      // RFC 8058 one-click unsubscribe posts a form, not JSON; that route reads no body. (A request
+      // with state came through authentication: the server has its path.)
+      if ((s?.path ?? new URL(request.url).pathname).startsWith(UNSUBSCRIBE_PATH)) return {};
       // The key's format is checked before the body is read (docs/api.md §3.3).
       if (s && IDEMPOTENT_ROUTES.has(`${request.method} ${s.path}`)) idempotencyKey(request.headers);
       const read = await readJsonText(request);

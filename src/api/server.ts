@@ -3,7 +3,7 @@
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
 import { buildApp, isPublic, type ApiDeps } from './app';
 import { allowedFor } from './platform/auth';
-import { setPeer, setState, stateOf } from './platform/context';
+import { setPeer, setState, type RequestState } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
 import { authenticate, touchKey } from '../accounts/keys';
@@ -64,26 +64,26 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       if (e instanceof ApiError) return errorResponse(null, e);
       throw e;
     }
-    setState(req, { team: key.team_id, key, path });
+    const s: RequestState = { team: key.team_id, key, path };
+    setState(req, s);
     touchKey(svc.store, key);
 
     let res: Response;
-    let headers: Record<string, string> = {};
     if (!allowedFor(key, req.method, path)) {
       // Not counted against the team (an authorisation failure), but it shows the window all the same.
-      headers = limiter.peek(key.team_id).headers;
+      s.responseHeaders = limiter.peek(key.team_id).headers;
       res = errorResponse(req, errors.restrictedApiKey());
     } else {
       const rl = limiter.take(key.team_id);
-      headers = rl.headers;
+      s.responseHeaders = rl.headers;
       if (!rl.allowed) {
         res = errorResponse(req, new ApiError(429, 'rate_limit_exceeded', `Too many requests. You can only make ${rps} requests per second.`));
       } else {
         res = await app.handle(req);
       }
     }
-    for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
-    const s = stateOf(req)!;
+    // Responses not made by jsonResponse (files, redirects) get them here.
+    if (s.headersIn !== res) for (const k in s.responseHeaders) res.headers.set(k, s.responseHeaders[k]!);
     requestLog.record({
       key,
       method: req.method,

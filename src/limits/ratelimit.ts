@@ -12,15 +12,23 @@ export interface RateDecision {
 
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
-  private limit: number;
+  private limit!: number;
+
+  /** The headers that only change with the limit, written once for every request. */
+  private text!: { limit: string; policy: string };
 
   constructor(private readonly configured: number) {
-    this.limit = configured;
+    this.setLimit(configured);
   }
 
   /** `nodes` processes share the limit: this one admits its part of it (at least 1 a second). */
   shareAmong(nodes: number): void {
-    this.limit = Math.max(1, Math.ceil(this.configured / Math.max(1, nodes)));
+    this.setLimit(Math.max(1, Math.ceil(this.configured / Math.max(1, nodes))));
+  }
+
+  private setLimit(limit: number): void {
+    this.limit = limit;
+    this.text = { limit: String(limit), policy: `${limit};w=1` };
   }
 
   /** Count one request of `team` and decide on it. */
@@ -45,10 +53,10 @@ export class RateLimiter {
     if (allowed && count) w.count++;
     const reset = Math.max(1, Math.ceil((windowStart + 1000 - now) / 1000));
     const headers: Record<string, string> = {
-      'ratelimit-limit': String(this.limit),
+      'ratelimit-limit': this.text.limit,
       'ratelimit-remaining': String(Math.max(0, this.limit - w.count)),
       'ratelimit-reset': String(reset),
-      'ratelimit-policy': `${this.limit};w=1`,
+      'ratelimit-policy': this.text.policy,
     };
     if (!allowed && count) headers['retry-after'] = String(reset);
     return { allowed, headers };

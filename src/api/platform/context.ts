@@ -17,6 +17,10 @@ export interface RequestState {
   bodyJson?: string;
   /** The response body as sent, JSON text (for the request log). */
   responseJson?: string;
+  /** Headers every answer to this request carries (the rate limit's, docs/api.md §6), set by the server before routing. */
+  responseHeaders?: Record<string, string>;
+  /** The response made with `responseHeaders` already in it (jsonResponse): the server need not add them. */
+  headersIn?: Response;
 }
 
 const states = new WeakMap<Request, RequestState>();
