@@ -600,6 +600,13 @@ export interface Store extends StoreReader {
   /** Resolves once every write issued so far is committed. */
   settled(): Promise<void>;
   /**
+   * Request-log entries (docs/api.md §15), written outside any unit of work: nothing reads them in
+   * one, and nothing has to commit with them. Resolves once they are committed. The embedded store
+   * encodes them on the calling thread and leaves their insertion to LMDB's writer thread, with
+   * its next commit: the HTTP thread spends about a third of a log entry's write on it.
+   */
+  appendLogs(recs: LogRec[]): Promise<void>;
+  /**
    * Files the store keeps beside its records (large bodies): a crash's orphans go to the trash,
    * old trash goes. Once at start, before anything writes.
    */

@@ -89,7 +89,7 @@ export class RequestLog {
   private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    if (batch.length) await this.store.write(async (tx) => batch.forEach((rec) => tx.logs.put(rec)));
+    if (batch.length) await this.store.appendLogs(batch);
   }
 
   record(e: LogInput): void {

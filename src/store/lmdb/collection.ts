@@ -146,6 +146,17 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     this.db.put([rec.team_id, rec.id], stored);
   }
 
+  /**
+   * A new record written outside any unit of work (Store.appendLogs): encoded here, inserted by
+   * LMDB's writer thread with its next commit, which the promise waits for. Only for a collection
+   * whose put is one write of the record (blind, no index, no TTL row).
+   */
+  append(rec: T): Promise<void> {
+    // Blind means ranged retention (no TTL row); without indexes the record is all there is to write.
+    if (!this.blind || this.indexes.length) throw new Error(`${this.name}: append needs a blind collection without indexes`);
+    return this.db.put([rec.team_id, rec.id], rec).then(() => undefined);
+  }
+
   remove(team: string, id: string): void {
     this.env.assertWriting();
     this.delete(team, id);

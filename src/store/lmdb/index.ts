@@ -378,6 +378,10 @@ export class LmdbStore extends Repos implements Store {
     await this.env.committed();
   }
 
+  async appendLogs(recs: LogRec[]): Promise<void> {
+    await Promise.all(recs.map((r) => this.logs.append(r)));
+  }
+
   async backup(dest: string, opts: { compact: boolean }): Promise<{ files: number }> {
     // The snapshot first; then every file a record of it names. Files are never changed and stay
     // in the trash for a day after their record goes, so each is still there to copy.

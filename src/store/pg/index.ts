@@ -345,6 +345,10 @@ export class PgStore implements Store {
     if (this.pending) await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
+  async appendLogs(recs: LogRec[]): Promise<void> {
+    await this.write(async (tx) => recs.forEach((r) => tx.logs.put(r)));
+  }
+
   async backup(): Promise<{ files: number }> {
     throw new Error('`posthorn backup` copies the embedded LMDB store; back a PostgreSQL database up with its own tools (pg_dump, or continuous archiving): README.md, "Cluster mode"');
   }
