@@ -60,8 +60,13 @@ import { UNSUBSCRIBE_PATH } from '../links/signed';
 /** Paths served without an API key: health, the OpenAPI document, signed links (downloads, tracking, unsubscribe, shared emails), the dashboard. */
 export const PUBLIC_PREFIXES = ['/health', '/metrics', '/openapi', '/d/', '/t/', '/u/', '/s/', '/dashboard', '/auth'];
 
+/** Each prefix as a path below it starts: `/health/…`, `/d/…`. */
+const PUBLIC_BELOW = PUBLIC_PREFIXES.map((p) => (p.endsWith('/') ? p : `${p}/`));
+
 export function isPublic(path: string): boolean {
-  return path === '/' || PUBLIC_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+  if (path === '/') return true;
+  for (let i = 0; i < PUBLIC_PREFIXES.length; i++) if (path === PUBLIC_PREFIXES[i] || path.startsWith(PUBLIC_BELOW[i]!)) return true;
+  return false;
 }
 
 export type App = ReturnType<typeof createBase>;

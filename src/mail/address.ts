@@ -60,8 +60,26 @@ export function formatAddress(a: Address): string {
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
+/**
+ * asciiDomain's answers for the names seen last: every send asks about its sender's domain and its
+ * recipients', the same few again and again. Bounded (cleared when full); longer names are not kept.
+ */
+const ASCII_SEEN = new Map<string, string | null>();
+const ASCII_SEEN_MAX = 10_000;
+
 /** A registrable-looking domain name as lowercase ASCII (IDNA), or null: ≥ 2 labels, non-numeric TLD. */
 export function asciiDomain(name: string): string | null {
+  const seen = ASCII_SEEN.get(name);
+  if (seen !== undefined) return seen;
+  const ascii = toAsciiDomain(name);
+  if (name.length <= 253) {
+    if (ASCII_SEEN.size >= ASCII_SEEN_MAX) ASCII_SEEN.clear();
+    ASCII_SEEN.set(name, ascii);
+  }
+  return ascii;
+}
+
+function toAsciiDomain(name: string): string | null {
   const ascii = domainToASCII(name.toLowerCase());
   const labels = ascii.split('.');
   if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels[labels.length - 1])) return null;

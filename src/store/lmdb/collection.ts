@@ -130,11 +130,11 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     this.env.assertWriting();
     const old = this.blind ? undefined : (this.db.get([rec.team_id, rec.id]) as (T & Stored) | undefined);
     if (old) this.unindex(old);
-    const stored: T & Stored = { ...rec };
-    delete stored._expires;
+    // Copied only when its expiry must be set or dropped (a ranged collection's records carry none).
+    let stored = strip(rec as T & Stored) as T & Stored;
     const exp = this.ranged ? null : (this.expiresAt?.(rec) ?? null);
     if (exp !== null) {
-      stored._expires = exp;
+      stored = { ...stored, _expires: exp };
       this.ttl.add(this.name, [rec.team_id, rec.id], exp);
     }
     for (const def of this.indexes) {
