@@ -51,7 +51,16 @@ export function sha256hex(text: string): string {
   return Bun.SHA256.hash(text, 'hex');
 }
 
+/** The last timestamp made, and its millisecond: an accepted email asks for the time several times in one. */
+let isoMs = NaN;
+let isoText = '';
+
 /** Timestamps: ISO 8601 UTC with milliseconds (docs/api.md §1.7). */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
 }

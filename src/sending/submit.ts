@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import type { ApiKeyRec, EmailRec, EmailContent, Store, Tx } from '../store';
 import type { Events } from '../events';
 import { errors } from '../errors';
-import { newId } from '../ids';
+import { newId, nowIso } from '../ids';
 import { formatAddress } from '../mail/address';
 import { validateEmail } from './validate';
 import { resolveAttachments } from './attachments';
@@ -60,7 +60,6 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
   const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks });
   const id = ctx.emailId ?? newId();
-  const created = new Date();
   const messageId = `<${id}@${domain.name}>`;
   const recipients: EmailRec['recipients'] = {};
   // Envelope recipients as written (RFC 5321 §2.4: a local part may be case-sensitive; the domain
@@ -89,7 +88,7 @@ export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: Emai
   const email: EmailRec = {
     id,
     team_id: ctx.team,
-    created_at: created.toISOString(),
+    created_at: nowIso(),
     from: v.fromText,
     from_address: v.from.address,
     domain_id: domain.id,
