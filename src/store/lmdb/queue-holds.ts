@@ -18,7 +18,8 @@ export class LmdbQueueHolds implements QueueHoldsTx {
 
   /** `has`, at once: for the queue, which holds a new entry to a held destination as it adds it. */
   held(team: string, destination: string): boolean {
-    return this.db.get([team, destination]) !== undefined;
+    // Its presence is the answer: the record is not decoded.
+    return this.db.doesExist([team, destination]);
   }
 
   async list(team: string): Promise<QueueHold[]> {
