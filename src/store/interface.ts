@@ -603,7 +603,7 @@ export interface Store extends StoreReader {
    * Request-log entries (docs/api.md §15), written outside any unit of work: nothing reads them in
    * one, and nothing has to commit with them. Resolves once they are committed. The embedded store
    * encodes them on the calling thread and leaves their insertion to LMDB's writer thread, with
-   * its next commit: the HTTP thread spends about a third of a log entry's write on it.
+   * its next commit: the HTTP thread spends on it only the encoding, about a quarter of the write.
    */
   appendLogs(recs: LogRec[]): Promise<void>;
   /**
