@@ -2,8 +2,9 @@
 // a run waits in a delay step, once while hundreds of runs are being advanced — and started again on
 // the same data. Every run completes, from the step it had committed, and no step's email reaches
 // the destination twice (the email commits in the unit of work that moves its run past the step).
-// While runs advance the destination refuses connections, so a kill never lands in the middle of
-// an SMTP delivery (whose retry could duplicate a message for a reason that is not the runs').
+// While runs advance the destination refuses connections, and a kill during a delay waits for the
+// delivery before it to be recorded, so a kill never lands in the middle of an SMTP delivery (whose
+// retry could duplicate a message for a reason that is not the runs').
 import { describe, test, expect, afterAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +72,9 @@ describe('kill -9 and restart', () => {
       const to = 'waiting@dest.test';
       expect((await server.api('POST', '/events/send', { event: 'go', email: to })).status).toBe(202);
       await until(() => sink.to(to).length === 1, 'the first email');
+      // Its delivery recorded too: a kill between the destination's 250 and that commit would have
+      // the message tried again after the restart — SMTP's own duplicate, not the run's.
+      await until(async () => (await server.api('GET', '/emails')).body.data.some((e: { to: string[]; last_event: string }) => e.to.includes(to) && e.last_event === 'delivered'), 'the first email recorded delivered');
       // The run is in its delay now: its history says so.
       const [run] = await runsOf(server, automation, 'running');
       const before = (await server.api('GET', `/automations/${automation}/runs/${run!.id}`)).body;
