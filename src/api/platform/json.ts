@@ -9,7 +9,8 @@ export function jsonResponse(req: Request | null, status: number, body: unknown,
   const text = JSON.stringify(body);
   if (!s) return new Response(text, { status, headers: { 'content-type': CONTENT_TYPE, ...headers } });
   s.responseJson = text;
-  // The server's headers go in now: setting them on the made response costs more than the rest of it.
+  // The server's headers go in now, with the others: set one by one on the made response they cost
+  // more (each set goes through the response's Headers object).
   const res = new Response(text, { status, headers: { 'content-type': CONTENT_TYPE, ...headers, ...s.responseHeaders } });
   if (s.responseHeaders) s.headersIn = res;
   return res;
