@@ -42,11 +42,12 @@
  * leaves 127.0.0.1.
  */
 import { parseArgs } from 'node:util';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, processCpu, threadCpu, DEST_TTL_S, ROOT, type Target } from './lib';
+import { wrk as runWrk, cpuOf, startBare, type CpuProbe } from './wrk';
+import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
 import { cpus } from 'node:os';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
@@ -118,68 +119,9 @@ const dns = await startDnsServer();
 // (dest.test's MX and address are published with the sending domain, by verifiedSendingDomain.)
 dns.zone.setNegativeTtl(DEST_TTL_S);
 
-// ---------------------------------------------------------------------------------------------
-// wrk
-// ---------------------------------------------------------------------------------------------
-function luaString(s: string): string {
-  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
-}
-
-/** CPU seconds a server has used so far: all its threads, and its main (HTTP) thread. */
-type CpuProbe = () => { total: number; main: number };
-
-/** CPU per request, in µs, of the server (all threads, and its HTTP thread alone) and of wrk. */
-interface RequestCpu {
-  server: number;
-  main: number;
-  wrk: number;
-}
-
-/**
- * `wrk` against `url` for WRK_WARM_UP_SECONDS, unmeasured, then for `--seconds`, measured. Given
- * `cpu`, the server's CPU and wrk's are also read from /proc during the measured run (from its
- * first half second to its last half second), per request.
- */
-async function wrk(url: string, body: string, headers: Record<string, string>, connections: number, cpu?: CpuProbe): Promise<{ rps: number; non2xx: number; cpu: RequestCpu | null }> {
-  const script = join(tempDir('posthorn-bench-wrk-'), 'post.lua');
-  const lines = ['wrk.method = "POST"', `wrk.body = ${luaString(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)];
-  writeFileSync(script, `${lines.join('\n')}\n`);
-  await Bun.spawn(['wrk', '-t2', `-c${connections}`, `-d${WRK_WARM_UP_SECONDS}s`, '-s', script, url], { stdout: 'ignore', stderr: 'ignore' }).exited;
-  const p = Bun.spawn(['wrk', '-t2', `-c${connections}`, `-d${SECONDS}s`, '-s', script, url], { stdout: 'pipe', stderr: 'pipe' });
-  let used: { seconds: number; server: number; main: number; wrk: number } | null = null;
-  if (cpu && SECONDS >= 2) {
-    await Bun.sleep(500);
-    const [s0, w0, t0] = [cpu(), processCpu(p.pid).total, performance.now()];
-    await Bun.sleep((SECONDS - 1) * 1000);
-    const [s1, w1] = [cpu(), processCpu(p.pid).total];
-    used = { seconds: (performance.now() - t0) / 1000, server: s1.total - s0.total, main: s1.main - s0.main, wrk: w1 - w0 };
-  }
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  if (!Number.isFinite(rps)) fail(`wrk printed no rate:\n${out}`);
-  // Requests in the sampled window, at the run's rate (steady after the warm-up).
-  const perRequest = (seconds: number) => (used ? (seconds / (rps * used.seconds)) * 1e6 : NaN);
-  return { rps, non2xx, cpu: used && { server: perRequest(used.server), main: perRequest(used.main), wrk: perRequest(used.wrk) } };
-}
-
-/** A process's CPU, and its main thread's (the thread whose id is the process's). */
-const cpuOf = (pid: number): CpuProbe => () => ({ total: processCpu(pid).total, main: threadCpu(pid).get(pid)?.seconds ?? NaN });
-
-/** A bare Bun.serve in a child process: parses the JSON body and answers an id, nothing else. */
-async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
-  const port = await freePort();
-  const src = `Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) { await req.json(); return Response.json({ id: crypto.randomUUID() }); } });`;
-  const proc = Bun.spawn([process.execPath, '-e', src], { stdout: 'ignore', stderr: 'inherit' });
-  process.on('exit', () => proc.kill('SIGKILL'));
-  const url = `http://127.0.0.1:${port}/emails`;
-  for (let i = 0; !(await fetch(url, { method: 'POST', body: '{}' }).then((r) => r.ok, () => false)); i++) {
-    if (i > 200) fail('the bare server did not start');
-    await Bun.sleep(25);
-  }
-  return { url, pid: proc.pid, stop: () => proc.kill('SIGTERM') };
-}
+/** wrk with this run's --seconds and warm-up. */
+const wrk = (url: string, body: string, headers: Record<string, string>, connections: number, cpu?: CpuProbe) =>
+  runWrk(url, body, headers, { warmUpSeconds: WRK_WARM_UP_SECONDS, seconds: SECONDS, connections, cpu });
 
 let seq = 0;
 /** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */

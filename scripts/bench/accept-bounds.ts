@@ -1,0 +1,136 @@
+#!/usr/bin/env bun
+/**
+ * What durable single sends could reach here — `bun scripts/bench/accept-bounds.ts [--seconds 8] [--warm-up-seconds 3]`
+ *
+ * bench:compare's http part (wrk, 64 connections, POST /emails with one recipient, against a bare
+ * `Bun.serve` parsing the same body) shows Posthorn at about a sixth of the bare server. This
+ * script measures, in one run, how much of the gap storing the email is, and so what any way of
+ * storing it could at best reach on this machine. Rows:
+ *   bare Bun.serve                the reference: parses the JSON body, answers an id
+ *   posthorn serve                the real server, as bench:compare runs it (destination held)
+ *   API in-process                Posthorn's HTTP handler and services in a process of their own,
+ *                                 without the back office (delivery, webhooks): as `serve`, less
+ *                                 the delivery thread noting each held entry
+ *   …LMDB writes dropped          the same, with every put and delete of the store dropped (and
+ *                                 no write transaction) except the request log's: the API's
+ *                                 whole path — auth, limits, validation, the unit of work's reads
+ *                                 and logic, the response — without storing the email
+ *   …request log dropped too      nothing written at all
+ * The last two are not Posthorn (they accept without storing): they bound what the accept path
+ * could do if storing cost nothing. Each row gives req/s, its ratio to the bare server, the CPU per
+ * request of all the server's threads and of its HTTP thread, and how busy that thread was.
+ */
+import { parseArgs } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChild, tempDir, call, verifiedSendingDomain, fmt, machine, table, fail, freePort } from './lib';
+import { wrk, cpuOf, startBare } from './wrk';
+import { startDnsServer } from '../../test/helpers/dns';
+import { setQuiet } from '../../src/log';
+
+const VARIANTS = ['store', 'no-writes-but-log', 'no-writes'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: { seconds: { type: 'string', default: '8' }, 'warm-up-seconds': { type: 'string', default: '3' }, child: { type: 'string' }, port: { type: 'string' } },
+  strict: true,
+});
+setQuiet(true);
+const body = JSON.stringify({ from: 'Bench <bench@bench.test>', to: ['user1@dest.test'], subject: 'Benchmark 1', html: '<p>Hello number 1</p>', text: 'Hello number 1' });
+
+if (opts.child) {
+  await serveVariant(opts.child as Variant, Number(opts.port));
+} else {
+  await main();
+}
+
+/** The child: Posthorn's API on `port`, its store's writes dropped as `variant` says. */
+async function serveVariant(variant: Variant, port: number): Promise<void> {
+  if (!VARIANTS.includes(variant)) fail(`unknown variant ${variant}`);
+  const { loadConfig } = await import('../../src/config');
+  const { createServices } = await import('../../src/services');
+  const { startHttp, createHandler } = await import('../../src/api/server');
+  const { createTeam } = await import('../../src/accounts/bootstrap');
+  const { LmdbStore } = await import('../../src/store/lmdb');
+  const dir = mkdtempSync(join(tmpdir(), 'posthorn-accept-bounds-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  process.on('SIGTERM', () => process.exit(0));
+  const config = loadConfig({ env: {}, overrides: { data_dir: dir, 'http.host': '127.0.0.1', 'http.port': port, 'limits.requests_per_second': 1_000_000, 'smtp.starttls_ports': [], 'smtp.tls_ports': [] } });
+  const svc = await createServices(config);
+  const creds = await createTeam(svc.store);
+  // A verified sending domain, marked so in the store (no DNS here), as scripts/bench/accept-cpu.ts does.
+  const res = await createHandler(svc)(new Request('http://127.0.0.1/domains', { method: 'POST', headers: { authorization: `Bearer ${creds.api_key}`, 'content-type': 'application/json' }, body: '{"name":"bench.test"}' }));
+  const d = (await res.json()) as { id: string };
+  const rec = (await svc.store.domains.get(creds.team_id, d.id))!;
+  await svc.store.write(async (tx) => tx.domains.put({ ...rec, status: 'verified', record_status: { ...rec.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' }, verification: { ...rec.verification, checked_at: new Date().toISOString() } }));
+  if (variant !== 'store') {
+    if (!(svc.store instanceof LmdbStore)) fail('the embedded store is needed');
+    // The environment's private parts, reached around TypeScript: this is a measurement, not Posthorn.
+    const env = svc.store.env as unknown as { dbs: Map<string, { put: unknown; remove: unknown }>; writing: number; transaction: unknown };
+    const kept = variant === 'no-writes-but-log' ? ['logs'] : [];
+    const done = Promise.resolve(true);
+    for (const [name, db] of env.dbs) if (!kept.includes(name)) db.put = db.remove = () => done;
+    env.transaction = async (fn: () => unknown) => {
+      env.writing++;
+      try {
+        return await fn();
+      } finally {
+        env.writing--;
+      }
+    };
+  }
+  startHttp(svc);
+  console.log(JSON.stringify({ apiKey: creds.api_key }));
+}
+
+async function main(): Promise<void> {
+  if (!Bun.which('wrk')) fail('wrk is not installed (apt-get install wrk)');
+  const run = { warmUpSeconds: Number(opts['warm-up-seconds']), seconds: Number(opts.seconds), connections: 64 };
+  if (!(run.seconds >= 2) || !(run.warmUpSeconds > 0)) fail('usage: bun scripts/bench/accept-bounds.ts [--seconds 8] [--warm-up-seconds 3]');
+  console.log('What durable single sends could reach: POST /emails, wrk 64 connections, one run');
+  console.log(`  command   bun scripts/bench/accept-bounds.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
+  console.log(`  machine   ${machine()}\n`);
+  const row = table([30, 10, 8, 14, 14, 10]);
+  console.log(row(['', 'req/s', 'ratio', 'CPU µs, all', 'HTTP thread', 'its busy']));
+  const bare = await startBare();
+  const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, { ...run, cpu: cpuOf(bare.pid) });
+  bare.stop();
+  const show = (name: string, r: Awaited<ReturnType<typeof wrk>>) => {
+    if (r.non2xx) fail(`${name}: ${r.non2xx} answers were not 2xx`);
+    const c = r.cpu!;
+    console.log(row([name, fmt(r.rps), fmt(r.rps / ref.rps, 2), fmt(c.server, 1), fmt(c.main, 1), `${fmt((c.main * r.rps) / 1e4)} %`]));
+  };
+  show('bare Bun.serve', ref);
+
+  const dns = await startDnsServer();
+  const target = await startChild(tempDir('posthorn-accept-bounds-serve-'), { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9', POSTHORN_DELIVERY_RETRY_SCHEDULE: '1h' });
+  await verifiedSendingDomain(target, dns.zone, 'bench.test');
+  await call(target, 'POST', '/queue/dest.test/hold');
+  show('posthorn serve', await wrk(`${target.url}/emails`, body, { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' }, { ...run, cpu: cpuOf(target.pid) }));
+  await target.stop();
+  await dns.close();
+
+  const names: Record<Variant, string> = { store: 'API in-process', 'no-writes-but-log': '…LMDB writes dropped', 'no-writes': '…request log dropped too' };
+  const rates: Partial<Record<Variant, number>> = {};
+  for (const variant of VARIANTS) {
+    const port = await freePort();
+    const child = Bun.spawn([process.execPath, import.meta.path, '--child', variant, '--port', String(port)], { stdout: 'pipe', stderr: 'inherit' });
+    process.on('exit', () => child.kill('SIGKILL'));
+    const reader = child.stdout.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const { apiKey } = JSON.parse(first) as { apiKey: string };
+    const r = await wrk(`http://127.0.0.1:${port}/emails`, body, { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, { ...run, cpu: cpuOf(child.pid) });
+    show(names[variant], r);
+    rates[variant] = r.rps;
+    child.kill('SIGTERM');
+    await child.exited;
+  }
+  // What 0.3 of the bare server asks of one HTTP thread, and what is left of it for storing.
+  const goal = 0.3 * ref.rps;
+  const budget = 1e6 / goal;
+  const without = 1e6 / rates['no-writes-but-log']!;
+  console.log(`\n0.3 of the bare server is ${fmt(goal)} req/s: ${fmt(budget, 1)} µs of wall time per request on the HTTP thread.`);
+  console.log(`Without storing the email the API takes ${fmt(without, 1)} µs per request (its rate above): storing it may add ${fmt(budget - without, 1)} µs.`);
+}
