@@ -26,46 +26,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChild, tempDir, call, verifiedSendingDomain, fmt, machine, table, fail, freePort } from './lib';
 import { wrk, cpuOf, startBare } from './wrk';
+import { inProcessServices, teamWithDomain } from './in-process';
+import type { Services } from '../../src/services';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 
-const VARIANTS = ['store', 'no-writes-but-log', 'no-writes'] as const;
+const VARIANTS = ['store', 'two-processes', 'sending-thread', 'no-writes-but-log', 'no-writes'] as const;
 type Variant = (typeof VARIANTS)[number];
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { seconds: { type: 'string', default: '8' }, 'warm-up-seconds': { type: 'string', default: '3' }, child: { type: 'string' }, port: { type: 'string' } },
+  options: { seconds: { type: 'string', default: '8' }, 'warm-up-seconds': { type: 'string', default: '3' }, child: { type: 'string' }, port: { type: 'string' }, dir: { type: 'string' } },
   strict: true,
 });
 setQuiet(true);
 const body = JSON.stringify({ from: 'Bench <bench@bench.test>', to: ['user1@dest.test'], subject: 'Benchmark 1', html: '<p>Hello number 1</p>', text: 'Hello number 1' });
 
 if (opts.child) {
-  await serveVariant(opts.child as Variant, Number(opts.port));
+  await serveVariant(opts.child as Variant, Number(opts.port), opts.dir);
 } else {
   await main();
 }
 
-/** The child: Posthorn's API on `port`, its store's writes dropped as `variant` says. */
-async function serveVariant(variant: Variant, port: number): Promise<void> {
+/**
+ * The child: Posthorn's API on `port`, arranged as `variant` says. Given `dir`, a second acceptor
+ * on the store of another child (two-processes); otherwise a fresh store, with its team and a
+ * verified sending domain, whose API key and directory are printed as the first line.
+ */
+async function serveVariant(variant: Variant, port: number, shared?: string): Promise<void> {
   if (!VARIANTS.includes(variant)) fail(`unknown variant ${variant}`);
-  const { loadConfig } = await import('../../src/config');
-  const { createServices } = await import('../../src/services');
-  const { startHttp, createHandler } = await import('../../src/api/server');
-  const { createTeam } = await import('../../src/accounts/bootstrap');
+  const { createHandler } = await import('../../src/api/server');
   const { LmdbStore } = await import('../../src/store/lmdb');
-  const dir = mkdtempSync(join(tmpdir(), 'posthorn-accept-bounds-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   process.on('SIGTERM', () => process.exit(0));
-  const config = loadConfig({ env: {}, overrides: { data_dir: dir, 'http.host': '127.0.0.1', 'http.port': port, 'limits.requests_per_second': 1_000_000, 'smtp.starttls_ports': [], 'smtp.tls_ports': [] } });
-  const svc = await createServices(config);
-  const creds = await createTeam(svc.store);
-  // A verified sending domain, marked so in the store (no DNS here), as scripts/bench/accept-cpu.ts does.
-  const res = await createHandler(svc)(new Request('http://127.0.0.1/domains', { method: 'POST', headers: { authorization: `Bearer ${creds.api_key}`, 'content-type': 'application/json' }, body: '{"name":"bench.test"}' }));
-  const d = (await res.json()) as { id: string };
-  const rec = (await svc.store.domains.get(creds.team_id, d.id))!;
-  await svc.store.write(async (tx) => tx.domains.put({ ...rec, status: 'verified', record_status: { ...rec.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' }, verification: { ...rec.verification, checked_at: new Date().toISOString() } }));
-  if (variant !== 'store') {
+  const dir = shared ?? mkdtempSync(join(tmpdir(), 'posthorn-accept-bounds-'));
+  if (!shared) process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const svc = await inProcessServices(dir, port);
+  const apiKey = shared ? '' : (await teamWithDomain(svc, 'bench.test')).apiKey;
+  if (variant === 'no-writes' || variant === 'no-writes-but-log') {
     if (!(svc.store instanceof LmdbStore)) fail('the embedded store is needed');
     // The environment's private parts, reached around TypeScript: this is a measurement, not Posthorn.
     const env = svc.store.env as unknown as { dbs: Map<string, { put: unknown; remove: unknown }>; writing: number; transaction: unknown };
@@ -81,8 +78,46 @@ async function serveVariant(variant: Variant, port: number): Promise<void> {
       }
     };
   }
-  startHttp(svc);
-  console.log(JSON.stringify({ apiKey: creds.api_key }));
+  const fetch = variant === 'sending-thread' ? await sendingThread(svc, dir, port) : createHandler(svc);
+  // reusePort: a second process may listen on the port too (two-processes); the kernel spreads connections.
+  Bun.serve({ hostname: '127.0.0.1', port, reusePort: true, fetch });
+  console.log(JSON.stringify({ apiKey, dir }));
+}
+
+/**
+ * The sending core (validation, prepare, commit) on a thread of its own, which opens the store
+ * too; this thread keeps HTTP, authentication, the rate limit, the request log and the answer,
+ * and hands the sending thread the body's bytes. Optimistic for the split: Elysia's routing and
+ * its body handling are left out of this thread's share.
+ */
+async function sendingThread(svc: Services, dir: string, port: number) {
+  const { authenticate } = await import('../../src/accounts/keys');
+  const { RequestLog } = await import('../../src/api/platform/requestlog');
+  const worker = new Worker(new URL('./accept-bounds-sender.ts', import.meta.url).href);
+  const pending = new Map<number, (id: string) => void>();
+  await new Promise<void>((resolve) => {
+    worker.onmessage = () => resolve();
+    worker.postMessage({ dir, port });
+  });
+  worker.onmessage = (e: MessageEvent<{ n: number; id: string }>) => {
+    pending.get(e.data.n)!(e.data.id);
+    pending.delete(e.data.n);
+  };
+  const requestLog = new RequestLog(svc.store);
+  let n = 0;
+  return async (req: Request): Promise<Response> => {
+    const startedAt = performance.now();
+    const key = await authenticate(svc.store, req.headers.get('authorization'));
+    const rl = svc.limiter.take(key.team_id);
+    const bytes = await req.arrayBuffer();
+    const id = await new Promise<string>((resolve) => {
+      pending.set(++n, resolve);
+      worker.postMessage({ n, team: key.team_id, key, bytes }, [bytes]);
+    });
+    const text = JSON.stringify({ id });
+    requestLog.record({ key, method: 'POST', path: '/emails', status: 200, userAgent: req.headers.get('user-agent'), startedAt, requestJson: undefined, responseJson: text });
+    return new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', ...rl.headers } });
+  };
 }
 
 async function main(): Promise<void> {
@@ -97,10 +132,10 @@ async function main(): Promise<void> {
   const bare = await startBare();
   const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, { ...run, cpu: cpuOf(bare.pid) });
   bare.stop();
-  const show = (name: string, r: Awaited<ReturnType<typeof wrk>>) => {
+  const show = (name: string, r: Awaited<ReturnType<typeof wrk>>, threads = 1) => {
     if (r.non2xx) fail(`${name}: ${r.non2xx} answers were not 2xx`);
     const c = r.cpu!;
-    console.log(row([name, fmt(r.rps), fmt(r.rps / ref.rps, 2), fmt(c.server, 1), fmt(c.main, 1), `${fmt((c.main * r.rps) / 1e4)} %`]));
+    console.log(row([name, fmt(r.rps), fmt(r.rps / ref.rps, 2), fmt(c.server, 1), fmt(c.main, 1), `${fmt((c.main * r.rps) / 1e4 / threads)} %`]));
   };
   show('bare Bun.serve', ref);
 
@@ -112,20 +147,35 @@ async function main(): Promise<void> {
   await target.stop();
   await dns.close();
 
-  const names: Record<Variant, string> = { store: 'API in-process', 'no-writes-but-log': '…LMDB writes dropped', 'no-writes': '…request log dropped too' };
+  const names: Record<Variant, string> = {
+    store: 'API in-process',
+    'two-processes': 'two acceptor processes',
+    'sending-thread': 'sending core on a thread',
+    'no-writes-but-log': '…LMDB writes dropped',
+    'no-writes': '…request log dropped too',
+  };
   const rates: Partial<Record<Variant, number>> = {};
   for (const variant of VARIANTS) {
     const port = await freePort();
-    const child = Bun.spawn([process.execPath, import.meta.path, '--child', variant, '--port', String(port)], { stdout: 'pipe', stderr: 'inherit' });
-    process.on('exit', () => child.kill('SIGKILL'));
-    const reader = child.stdout.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    const { apiKey } = JSON.parse(first) as { apiKey: string };
-    const r = await wrk(`http://127.0.0.1:${port}/emails`, body, { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, { ...run, cpu: cpuOf(child.pid) });
-    show(names[variant], r);
+    const spawn = async (dir?: string) => {
+      const child = Bun.spawn([process.execPath, import.meta.path, '--child', variant, '--port', String(port), ...(dir ? ['--dir', dir] : [])], { stdout: 'pipe', stderr: 'inherit' });
+      process.on('exit', () => child.kill('SIGKILL'));
+      const first = new TextDecoder().decode((await child.stdout.getReader().read()).value);
+      return { child, ...(JSON.parse(first) as { apiKey: string; dir: string }) };
+    };
+    const first = await spawn();
+    const children = [first.child];
+    if (variant === 'two-processes') children.push((await spawn(first.dir)).child);
+    // Every process's CPU, and every HTTP thread's.
+    const probes = children.map((c) => cpuOf(c.pid));
+    const cpu = () => probes.map((p) => p()).reduce((a, b) => ({ total: a.total + b.total, main: a.main + b.main }));
+    const r = await wrk(`http://127.0.0.1:${port}/emails`, body, { authorization: `Bearer ${first.apiKey}`, 'content-type': 'application/json' }, { ...run, cpu });
+    show(names[variant], r, children.length);
     rates[variant] = r.rps;
-    child.kill('SIGTERM');
-    await child.exited;
+    for (const c of children.reverse()) {
+      c.kill('SIGTERM');
+      await c.exited;
+    }
   }
   // What 0.3 of the bare server asks of one HTTP thread, and what is left of it for storing.
   const goal = 0.3 * ref.rps;

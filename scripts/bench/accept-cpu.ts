@@ -14,10 +14,9 @@ import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config';
-import { createServices, closeServices } from '../../src/services';
+import { closeServices } from '../../src/services';
 import { createHandler } from '../../src/api/server';
-import { createTeam } from '../../src/accounts/bootstrap';
+import { inProcessServices, teamWithDomain } from './in-process';
 import { setQuiet } from '../../src/log';
 import { fmt } from './lib';
 
@@ -33,20 +32,10 @@ setQuiet(true);
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-accept-cpu-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-const config = loadConfig({ env: {}, overrides: { data_dir: dir, 'limits.requests_per_second': 1_000_000, 'smtp.starttls_ports': [], 'smtp.tls_ports': [] } });
-const svc = await createServices(config);
-const creds = await createTeam(svc.store);
+const svc = await inProcessServices(dir);
+const creds = await teamWithDomain(svc, 'bench.test');
 const handle = createHandler(svc);
-const auth = { authorization: `Bearer ${creds.api_key}`, 'content-type': 'application/json' };
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await handle(new Request(`http://127.0.0.1${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) }));
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<any>;
-};
-// A verified sending domain, marked so in the store (no DNS here).
-const d = await call('POST', '/domains', { name: 'bench.test' });
-const rec = (await svc.store.domains.get(creds.team_id, d.id))!;
-await svc.store.write(async (tx) => tx.domains.put({ ...rec, status: 'verified', record_status: { ...rec.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' }, verification: { ...rec.verification, checked_at: new Date().toISOString() } }));
+const auth = { authorization: `Bearer ${creds.apiKey}`, 'content-type': 'application/json' };
 
 let seq = 0;
 const email = () => ({ from: 'Bench <bench@bench.test>', to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
