@@ -11,13 +11,19 @@
  *   API in-process                Posthorn's HTTP handler and services in a process of their own,
  *                                 without the back office (delivery, webhooks): as `serve`, less
  *                                 the delivery thread noting each held entry
+ *   two acceptor processes        two such processes on one store, both listening on the port
+ *                                 (SO_REUSEPORT): the HTTP work on two threads, two commit streams
+ *   sending core on a thread      the sending core (parse, validate, prepare, commit) on a Worker
+ *                                 with its own services on the store (accept-bounds-sender.ts),
+ *                                 fed each body's bytes; this thread keeps HTTP, authentication,
+ *                                 the rate limit, the request log and the answer
  *   …LMDB writes dropped          the same, with every put and delete of the store dropped (and
  *                                 no write transaction) except the request log's: the API's
  *                                 whole path — auth, limits, validation, the unit of work's reads
  *                                 and logic, the response — without storing the email
  *   …request log dropped too      nothing written at all
  * The last two are not Posthorn (they accept without storing): they bound what the accept path
- * could do if storing cost nothing. Each row gives req/s, its ratio to the bare server, the CPU per
+ * could do if storing cost nothing; the two before are ways of storing that use both cores. Each row gives req/s, its ratio to the bare server, the CPU per
  * request of all the server's threads and of its HTTP thread, and how busy that thread was.
  */
 import { parseArgs } from 'node:util';
