@@ -23,8 +23,9 @@
  *                                 and logic, the response — without storing the email
  *   …request log dropped too      nothing written at all
  * The last two are not Posthorn (they accept without storing): they bound what the accept path
- * could do if storing cost nothing; the two before are ways of storing that use both cores. Each row gives req/s, its ratio to the bare server, the CPU per
- * request of all the server's threads and of its HTTP thread, and how busy that thread was.
+ * could do if storing cost nothing; the two before are ways of storing that use both cores. Each
+ * row gives req/s, its ratio to the bare server, the CPU per request of all the server's threads
+ * and of its HTTP thread, and how busy that thread was.
  */
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +35,10 @@ import { startChild, tempDir, call, verifiedSendingDomain, fmt, machine, table, 
 import { wrk, cpuOf, startBare } from './wrk';
 import { inProcessServices, teamWithDomain } from './in-process';
 import type { Services } from '../../src/services';
+import { createHandler } from '../../src/api/server';
+import { LmdbStore } from '../../src/store/lmdb';
+import { authenticate } from '../../src/accounts/keys';
+import { RequestLog } from '../../src/api/platform/requestlog';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 
@@ -61,8 +66,6 @@ if (opts.child) {
  */
 async function serveVariant(variant: Variant, port: number, shared?: string): Promise<void> {
   if (!VARIANTS.includes(variant)) fail(`unknown variant ${variant}`);
-  const { createHandler } = await import('../../src/api/server');
-  const { LmdbStore } = await import('../../src/store/lmdb');
   process.on('SIGTERM', () => process.exit(0));
   const dir = shared ?? mkdtempSync(join(tmpdir(), 'posthorn-accept-bounds-'));
   if (!shared) process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -97,8 +100,6 @@ async function serveVariant(variant: Variant, port: number, shared?: string): Pr
  * its body handling are left out of this thread's share.
  */
 async function sendingThread(svc: Services, dir: string, port: number) {
-  const { authenticate } = await import('../../src/accounts/keys');
-  const { RequestLog } = await import('../../src/api/platform/requestlog');
   const worker = new Worker(new URL('./accept-bounds-sender.ts', import.meta.url).href);
   const pending = new Map<number, (id: string) => void>();
   await new Promise<void>((resolve) => {
