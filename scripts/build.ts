@@ -102,7 +102,10 @@ function fail(message: string): never {
 
 /** Replace exactly one occurrence of `pattern` in `source`, or fail the build naming the file. */
 function rewriteOnce(file: string, source: string, what: string, pattern: RegExp | string, replacement: string): string {
-  const matches = typeof pattern === 'string' ? source.split(pattern).length - 1 : [...source.matchAll(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g'))].length;
+  const matches =
+    typeof pattern === 'string'
+      ? source.split(pattern).length - 1
+      : [...source.matchAll(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g'))].length;
   if (matches !== 1) {
     fail(
       `native-addon rewrite "${what}" expected exactly 1 match in ${relative(ROOT, file)}, found ${matches}.\n` +
@@ -153,9 +156,7 @@ function lmdbRewrites(lmdbDir: string): { native: Rewrite; open: Rewrite; cjs: R
   // `(typeof document === 'undefined' ? … : …)` expression. Both end with the same .replace(…).
   const dictRead = (base: string) =>
     new RegExp(
-      String.raw`fs\.readFileSync\(\s*new URL\(\s*'\./dict/dict\.txt',\s*` +
-        base +
-        String.raw`\.replace\(/dist\[\\\\\\/\]index\.cjs\$/, ''\),?\s*\),?\s*\)`,
+      String.raw`fs\.readFileSync\(\s*new URL\(\s*'\./dict/dict\.txt',\s*` + base + String.raw`\.replace\(/dist\[\\\\\\/\]index\.cjs\$/, ''\),?\s*\),?\s*\)`,
     );
 
   return {

@@ -34,9 +34,23 @@ export const PG_PASS = ['./test/api', './test/automations/api.test.ts'];
 
 /** bun test flags that take a value as the next argument (when not written as --flag=value). */
 const VALUE_FLAGS = new Set([
-  '-t', '--test-name-pattern', '--timeout', '--rerun-each', '--retry', '--seed', '--coverage-reporter',
-  '--coverage-dir', '--reporter', '--reporter-outfile', '--max-concurrency', '--path-ignore-patterns',
-  '--parallel-delay', '--shard', '--timings', '--preload', '-r',
+  '-t',
+  '--test-name-pattern',
+  '--timeout',
+  '--rerun-each',
+  '--retry',
+  '--seed',
+  '--coverage-reporter',
+  '--coverage-dir',
+  '--reporter',
+  '--reporter-outfile',
+  '--max-concurrency',
+  '--path-ignore-patterns',
+  '--parallel-delay',
+  '--shard',
+  '--timings',
+  '--preload',
+  '-r',
 ]);
 /** Flags whose value is optional: a following bare number is taken as their value. */
 const OPTIONAL_NUMBER_FLAGS = new Set(['--bail', '--parallel']);
@@ -194,7 +208,15 @@ async function runBun(args: string[], extraEnv: Record<string, string>): Promise
 /** Two passes' summaries as one (null when either has none: that pass crashed). */
 export function addSummaries(a: Summary | null, b: Summary | null): Summary | null {
   if (!a || !b) return null;
-  return { pass: a.pass + b.pass, fail: a.fail + b.fail, skip: a.skip + b.skip, todo: a.todo + b.todo, error: a.error + b.error, ran: a.ran + b.ran, files: a.files + b.files };
+  return {
+    pass: a.pass + b.pass,
+    fail: a.fail + b.fail,
+    skip: a.skip + b.skip,
+    todo: a.todo + b.todo,
+    error: a.error + b.error,
+    ran: a.ran + b.ran,
+    files: a.files + b.files,
+  };
 }
 
 async function main(): Promise<number> {

@@ -62,7 +62,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(public key: string, message: string) {
+  constructor(
+    public key: string,
+    message: string,
+  ) {
     super(`config: \`${key}\` ${message}`);
   }
 }
@@ -118,7 +121,8 @@ export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteR
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     if (k in SITE_INTS) {
       const [min, max] = SITE_INTS[k];
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ConfigError(`${key}.${k}`, `must be an integer between ${min} and ${max} (got ${JSON.stringify(v)})`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+        throw new ConfigError(`${key}.${k}`, `must be an integer between ${min} and ${max} (got ${JSON.stringify(v)})`);
       (out as Record<string, number>)[k] = v;
     } else if (SITE_DURATIONS.includes(k)) {
       const ms = typeof v === 'string' ? parseDuration(v) : null;
@@ -128,7 +132,8 @@ export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteR
       out.throttle_replies = strings(k, v);
     } else if (match && (k === 'domains' || k === 'mx')) {
       const list = strings(k, v);
-      for (const d of list) if (!HOST_PATTERN.test(d)) throw new ConfigError(`${key}.${k}`, `must list names such as example.com or *.example.com (got ${JSON.stringify(d)})`);
+      for (const d of list)
+        if (!HOST_PATTERN.test(d)) throw new ConfigError(`${key}.${k}`, `must list names such as example.com or *.example.com (got ${JSON.stringify(d)})`);
       out[k] = list;
     } else throw new ConfigError(`${key}.${k}`, 'is not a known site setting (see config.example.toml)');
   }
@@ -233,7 +238,14 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
     throw new ConfigError(def.key, `${why} (got ${JSON.stringify(raw)}${fromEnv ? ` from ${def.env}` : ''})`);
   };
   const list = (v: unknown): unknown[] =>
-    Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : bad('must be a list');
+    Array.isArray(v)
+      ? v
+      : typeof v === 'string'
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : bad('must be a list');
   const port = (v: unknown): number => {
     const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
     const min = def.min ?? 0;
@@ -257,7 +269,8 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       if (!t || typeof t !== 'object' || Array.isArray(t)) bad('must be a table of sites');
       const out: Record<string, SiteRuleConfig> = {};
       for (const [name, site] of Object.entries(t as Record<string, unknown>)) {
-        if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(name)) throw new ConfigError(`${def.key}.${name}`, 'site names are 1-63 lowercase letters, digits, `_`, `.` or `-`');
+        if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(name))
+          throw new ConfigError(`${def.key}.${name}`, 'site names are 1-63 lowercase letters, digits, `_`, `.` or `-`');
         out[name] = parseSiteTable(`${def.key}.${name}`, site, true);
       }
       return out;
@@ -349,7 +362,14 @@ function assign(obj: Record<string, any>, dotted: string, value: unknown) {
 function checkUnknown(file: Record<string, unknown>, prefix = '') {
   const known = new Set(KEYS.map((k) => k.key));
   // Every dotted prefix of a key is a section (`auth`, `auth.oidc`).
-  const sections = new Set(KEYS.flatMap((k) => k.key.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+  const sections = new Set(
+    KEYS.flatMap((k) =>
+      k.key
+        .split('.')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('.')),
+    ),
+  );
   for (const [k, v] of Object.entries(file)) {
     const full = prefix ? `${prefix}.${k}` : k;
     if (sections.has(full) && v && typeof v === 'object' && !Array.isArray(v)) checkUnknown(v as Record<string, unknown>, full);
@@ -392,8 +412,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const cfg = out as Config;
   if (cfg.database.url !== null && !/^postgres(ql)?:\/\/./.test(cfg.database.url))
     throw new ConfigError('database.url', 'must be a postgres:// (or postgresql://) URL, or unset for the embedded store');
-  if (cfg.delivery.mode === 'relay' && !cfg.delivery.relay_url)
-    throw new ConfigError('delivery.relay_url', 'is required when `delivery.mode` is relay');
+  if (cfg.delivery.mode === 'relay' && !cfg.delivery.relay_url) throw new ConfigError('delivery.relay_url', 'is required when `delivery.mode` is relay');
   if (cfg.delivery.relay_url) {
     try {
       const u = new URL(cfg.delivery.relay_url);
@@ -403,8 +422,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   }
   for (const side of ['http', 'smtp'] as const) {
-    if (!!cfg[side].tls_cert !== !!cfg[side].tls_key)
-      throw new ConfigError(`${side}.tls_cert`, `and \`${side}.tls_key\` must be set together`);
+    if (!!cfg[side].tls_cert !== !!cfg[side].tls_key) throw new ConfigError(`${side}.tls_cert`, `and \`${side}.tls_key\` must be set together`);
     for (const part of ['tls_cert', 'tls_key'] as const) {
       const file = cfg[side][part];
       if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);

@@ -16,7 +16,12 @@ export class ApiError extends Error {
 }
 
 export const errors = {
-  missingApiKey: () => new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY'),
+  missingApiKey: () =>
+    new ApiError(
+      401,
+      'missing_api_key',
+      'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY',
+    ),
   invalidApiKey: () => new ApiError(403, 'invalid_api_key', 'API key is invalid'),
   notSignedIn: () => new ApiError(401, 'not_signed_in', 'Sign in first.'),
   missingCsrf: () => new ApiError(401, 'missing_csrf_token', 'A session cookie authenticates only together with its X-CSRF-Token header.'),
@@ -31,9 +36,12 @@ export const errors = {
   missingField: (field: string) => new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`),
   /** Resend's message for a malformed address in `field` (docs/api.md §7.1). */
   invalidAddress: (field: string) =>
-    new ApiError(422, 'validation_error', `Invalid \`${field}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format.`),
-  invalidField: (field: string, why?: string) =>
-    new ApiError(422, 'validation_error', `Invalid \`${field}\` field${why ? `: ${why}` : '.'}`),
+    new ApiError(
+      422,
+      'validation_error',
+      `Invalid \`${field}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format.`,
+    ),
+  invalidField: (field: string, why?: string) => new ApiError(422, 'validation_error', `Invalid \`${field}\` field${why ? `: ${why}` : '.'}`),
   missingParameter: (name: string) => new ApiError(422, 'missing_required_parameter', `Missing \`${name}\` query parameter.`),
   invalidParameter: (message = 'The `id` must be a valid UUID.') => new ApiError(422, 'invalid_parameter', message),
   invalidAccess: () => new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access".'),

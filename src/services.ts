@@ -44,7 +44,6 @@ export interface Services {
   dashboard: DashboardAssets;
 }
 
-
 export async function createServices(config: Config): Promise<Services> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);

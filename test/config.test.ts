@@ -219,7 +219,9 @@ retry_schedule = "1s,2s"
   });
 
   test('database.url selects PostgreSQL with a postgres:// or postgresql:// URL; empty means the embedded store', () => {
-    expect(loadConfig({ env: { POSTHORN_DATABASE_URL: 'postgres://posthorn@127.0.0.1:5432/posthorn' } }).database.url).toBe('postgres://posthorn@127.0.0.1:5432/posthorn');
+    expect(loadConfig({ env: { POSTHORN_DATABASE_URL: 'postgres://posthorn@127.0.0.1:5432/posthorn' } }).database.url).toBe(
+      'postgres://posthorn@127.0.0.1:5432/posthorn',
+    );
     expect(loadConfig({ env: { POSTHORN_DATABASE_URL: 'postgresql://127.0.0.1/p' } }).database.url).toBe('postgresql://127.0.0.1/p');
     expect(loadConfig({ env: { POSTHORN_DATABASE_URL: '' } }).database.url).toBeNull();
   });
@@ -307,7 +309,10 @@ describe('bad values fail with a ConfigError naming the key', () => {
 
   test('wrong type in the file', () => {
     expectKeyError(() => loadConfig({ path: writeToml('type1.toml', '[smtp]\nstarttls_ports = 25\n'), env: {} }), 'smtp.starttls_ports');
-    expectKeyError(() => loadConfig({ path: writeToml('type2.toml', '[security]\nallow_private_networks = "sometimes"\n'), env: {} }), 'security.allow_private_networks');
+    expectKeyError(
+      () => loadConfig({ path: writeToml('type2.toml', '[security]\nallow_private_networks = "sometimes"\n'), env: {} }),
+      'security.allow_private_networks',
+    );
     expectKeyError(() => loadConfig({ path: writeToml('type3.toml', 'data_dir = 5\n'), env: {} }), 'data_dir');
   });
 
@@ -321,9 +326,6 @@ describe('bad values fail with a ConfigError naming the key', () => {
 
   test('TLS file that does not exist', () => {
     const cert = writeToml('exists.pem', 'x');
-    expectKeyError(
-      () => loadConfig({ env: { POSTHORN_HTTP_TLS_CERT: cert, POSTHORN_HTTP_TLS_KEY: join(dir, 'missing.key') } }),
-      'http.tls_key',
-    );
+    expectKeyError(() => loadConfig({ env: { POSTHORN_HTTP_TLS_CERT: cert, POSTHORN_HTTP_TLS_KEY: join(dir, 'missing.key') } }), 'http.tls_key');
   });
 });

@@ -47,11 +47,23 @@ type Variant = (typeof VARIANTS)[number];
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { seconds: { type: 'string', default: '8' }, 'warm-up-seconds': { type: 'string', default: '3' }, child: { type: 'string' }, port: { type: 'string' }, dir: { type: 'string' } },
+  options: {
+    seconds: { type: 'string', default: '8' },
+    'warm-up-seconds': { type: 'string', default: '3' },
+    child: { type: 'string' },
+    port: { type: 'string' },
+    dir: { type: 'string' },
+  },
   strict: true,
 });
 setQuiet(true);
-const body = JSON.stringify({ from: 'Bench <bench@bench.test>', to: ['user1@dest.test'], subject: 'Benchmark 1', html: '<p>Hello number 1</p>', text: 'Hello number 1' });
+const body = JSON.stringify({
+  from: 'Bench <bench@bench.test>',
+  to: ['user1@dest.test'],
+  subject: 'Benchmark 1',
+  html: '<p>Hello number 1</p>',
+  text: 'Hello number 1',
+});
 
 if (opts.child) {
   await serveVariant(opts.child as Variant, Number(opts.port), opts.dir);
@@ -122,7 +134,16 @@ async function sendingThread(svc: Services, dir: string, port: number) {
       worker.postMessage({ n, team: key.team_id, key, bytes }, [bytes]);
     });
     const text = JSON.stringify({ id });
-    requestLog.record({ key, method: 'POST', path: '/emails', status: 200, userAgent: req.headers.get('user-agent'), startedAt, requestJson: undefined, responseJson: text });
+    requestLog.record({
+      key,
+      method: 'POST',
+      path: '/emails',
+      status: 200,
+      userAgent: req.headers.get('user-agent'),
+      startedAt,
+      requestJson: undefined,
+      responseJson: text,
+    });
     return new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', ...rl.headers } });
   };
 }
@@ -147,10 +168,23 @@ async function main(): Promise<void> {
   show('bare Bun.serve', ref);
 
   const dns = await startDnsServer();
-  const target = await startChild(tempDir('posthorn-accept-bounds-serve-'), { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9', POSTHORN_DELIVERY_RETRY_SCHEDULE: '1h' });
+  const target = await startChild(tempDir('posthorn-accept-bounds-serve-'), {
+    POSTHORN_DNS_SERVERS: dns.address,
+    POSTHORN_DELIVERY_MODE: 'relay',
+    POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9',
+    POSTHORN_DELIVERY_RETRY_SCHEDULE: '1h',
+  });
   await verifiedSendingDomain(target, dns.zone, 'bench.test');
   await call(target, 'POST', '/queue/dest.test/hold');
-  show('posthorn serve', await wrk(`${target.url}/emails`, body, { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' }, { ...run, cpu: cpuOf(target.pid) }));
+  show(
+    'posthorn serve',
+    await wrk(
+      `${target.url}/emails`,
+      body,
+      { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+      { ...run, cpu: cpuOf(target.pid) },
+    ),
+  );
   await target.stop();
   await dns.close();
 
@@ -165,7 +199,10 @@ async function main(): Promise<void> {
   for (const variant of VARIANTS) {
     const port = await freePort();
     const spawn = async (dir?: string) => {
-      const child = Bun.spawn([process.execPath, import.meta.path, '--child', variant, '--port', String(port), ...(dir ? ['--dir', dir] : [])], { stdout: 'pipe', stderr: 'inherit' });
+      const child = Bun.spawn([process.execPath, import.meta.path, '--child', variant, '--port', String(port), ...(dir ? ['--dir', dir] : [])], {
+        stdout: 'pipe',
+        stderr: 'inherit',
+      });
       process.on('exit', () => child.kill('SIGKILL'));
       const first = new TextDecoder().decode((await child.stdout.getReader().read()).value);
       return { child, ...(JSON.parse(first) as { apiKey: string; dir: string }) };
@@ -176,7 +213,12 @@ async function main(): Promise<void> {
     // Every process's CPU, and every HTTP thread's.
     const probes = children.map((c) => cpuOf(c.pid));
     const cpu = () => probes.map((p) => p()).reduce((a, b) => ({ total: a.total + b.total, main: a.main + b.main }));
-    const r = await wrk(`http://127.0.0.1:${port}/emails`, body, { authorization: `Bearer ${first.apiKey}`, 'content-type': 'application/json' }, { ...run, cpu });
+    const r = await wrk(
+      `http://127.0.0.1:${port}/emails`,
+      body,
+      { authorization: `Bearer ${first.apiKey}`, 'content-type': 'application/json' },
+      { ...run, cpu },
+    );
     show(names[variant], r, children.length);
     rates[variant] = r.rps;
     for (const c of children.reverse()) {

@@ -38,7 +38,13 @@ const handle = createHandler(svc);
 const auth = { authorization: `Bearer ${creds.apiKey}`, 'content-type': 'application/json' };
 
 let seq = 0;
-const email = () => ({ from: 'Bench <bench@bench.test>', to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
+const email = () => ({
+  from: 'Bench <bench@bench.test>',
+  to: [`user${++seq}@dest.test`],
+  subject: `Benchmark ${seq}`,
+  html: `<p>Hello number ${seq}</p>`,
+  text: `Hello number ${seq}`,
+});
 const path = BATCH ? '/emails/batch' : '/emails';
 const body = () => JSON.stringify(BATCH ? Array.from({ length: BATCH }, email) : email());
 
@@ -63,6 +69,8 @@ await run(REQUESTS);
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const emails = REQUESTS * (BATCH || 1);
-console.log(`${path}${BATCH ? ` ×${BATCH}` : ''}, concurrency ${CONCURRENCY}: ${fmt(REQUESTS / wall)} req/s, ${fmt(emails / wall)} emails/s; CPU ${fmt((cpu.user + cpu.system) / emails, 1)} µs per email (user ${fmt(cpu.user / emails, 1)}, system ${fmt(cpu.system / emails, 1)})`);
+console.log(
+  `${path}${BATCH ? ` ×${BATCH}` : ''}, concurrency ${CONCURRENCY}: ${fmt(REQUESTS / wall)} req/s, ${fmt(emails / wall)} emails/s; CPU ${fmt((cpu.user + cpu.system) / emails, 1)} µs per email (user ${fmt(cpu.user / emails, 1)}, system ${fmt(cpu.system / emails, 1)})`,
+);
 await closeServices(svc);
 process.exit(0);

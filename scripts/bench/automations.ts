@@ -57,7 +57,13 @@ const config = loadConfig({ env: {}, overrides: { data_dir: dataDir, 'dns.server
 const svc = await createServices(config);
 const { team_id: team } = await createTeam(svc.store);
 await verifyDomain('example.test');
-const tpl = await createTemplate(svc.store, team, { name: 'welcome', html: '<p>Welcome, {{{NAME}}}</p>', subject: 'Hi {{{NAME}}}', from: 'Acme <hello@example.test>', variables: [{ key: 'NAME', type: 'string', fallback_value: null }] });
+const tpl = await createTemplate(svc.store, team, {
+  name: 'welcome',
+  html: '<p>Welcome, {{{NAME}}}</p>',
+  subject: 'Hi {{{NAME}}}',
+  from: 'Acme <hello@example.test>',
+  variables: [{ key: 'NAME', type: 'string', fallback_value: null }],
+});
 await publishTemplate(svc.store, team, tpl.id);
 const segment = newId();
 await svc.store.write(async (tx) => tx.segments.put({ id: segment, team_id: team, created_at: new Date().toISOString(), name: 'bench' }));
@@ -107,7 +113,8 @@ for (const s of scenarios) {
     const n = Math.min(100, RUNS - i);
     commits.push(
       svc.store.write(async (tx) => {
-        for (let j = 0; j < n; j++) await svc.events.trigger(tx, team, { event: s.name, email: `${s.name}${i + j}@dest.test`, payload: { name: `User ${i + j}`, n: i + j } });
+        for (let j = 0; j < n; j++)
+          await svc.events.trigger(tx, team, { event: s.name, email: `${s.name}${i + j}@dest.test`, payload: { name: `User ${i + j}`, n: i + j } });
       }),
     );
   }
@@ -154,7 +161,12 @@ async function verifyDomain(name: string): Promise<void> {
   const { newDomain, domainSettings } = await import('../../src/domains/create');
   const d = await newDomain(team, newId(), domainSettings({ name }));
   await svc.store.write(async (tx) =>
-    tx.domains.put({ ...d, status: 'verified', record_status: { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' }, verification: { ...d.verification, checked_at: new Date().toISOString() } }),
+    tx.domains.put({
+      ...d,
+      status: 'verified',
+      record_status: { ...d.record_status, 'SPF:MX': 'verified', 'SPF:TXT': 'verified', DKIM: 'verified' },
+      verification: { ...d.verification, checked_at: new Date().toISOString() },
+    }),
   );
 }
 

@@ -40,7 +40,9 @@ console.log('Posthorn cluster benchmark');
 console.log(`  command   bun scripts/bench/cluster.ts ${process.argv.slice(2).join(' ')}`);
 console.log(`  machine   ${machine()}`);
 console.log(`  database  PostgreSQL on 127.0.0.1:${pg.port} (private, fsync on, synchronous_commit on)`);
-console.log(`  load      POST /emails, ${CONCURRENCY} in flight, round-robin over the nodes, ${SECONDS} s; delivery to smtp-server on 127.0.0.1:${sink.port}\n`);
+console.log(
+  `  load      POST /emails, ${CONCURRENCY} in flight, round-robin over the nodes, ${SECONDS} s; delivery to smtp-server on 127.0.0.1:${sink.port}\n`,
+);
 const row = table([24, 6, 12, 10, 8, 12, 12]);
 console.log(row(['setup', 'nodes', 'accepted/s', 'p50 ms', 'p99 ms', 'delivered/s', 'drain/s']));
 
@@ -61,7 +63,12 @@ async function setup(label: string, nodes: number, databaseUrl: string | null): 
     const started = performance.now();
     const r = await closedLoop(CONCURRENCY, SECONDS, () => {
       const n = ++seq;
-      return call(targets[n % targets.length]!, 'POST', '/emails', { from: 'Bench <bench@bench.test>', to: `user${n}@dest.test`, subject: `Benchmark ${n}`, html: `<p>Hello number ${n}</p>` });
+      return call(targets[n % targets.length]!, 'POST', '/emails', {
+        from: 'Bench <bench@bench.test>',
+        to: `user${n}@dest.test`,
+        subject: `Benchmark ${n}`,
+        html: `<p>Hello number ${n}</p>`,
+      });
     });
     const atLoadEnd = sink.messages.length - base;
     const drainStart = performance.now();
@@ -71,7 +78,9 @@ async function setup(label: string, nodes: number, databaseUrl: string | null): 
     }
     const total = (performance.now() - started) / 1000;
     const drain = (performance.now() - drainStart) / 1000;
-    console.log(row([label, String(nodes), fmt(r.requests / r.seconds), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.requests / total), fmt((r.requests - atLoadEnd) / drain)]));
+    console.log(
+      row([label, String(nodes), fmt(r.requests / r.seconds), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.requests / total), fmt((r.requests - atLoadEnd) / drain)]),
+    );
   } finally {
     await Promise.all(targets.map((t) => t.stop()));
   }

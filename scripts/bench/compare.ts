@@ -92,9 +92,18 @@ const WARM_UP = Number(opts['warm-up']);
 const WRK_WARM_UP_SECONDS = Number(opts['warm-up-seconds']);
 const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
 for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
-if (!(SECONDS > 0) || !(COUNT > 0) || !(QUEUED > 0) || !(Number.isInteger(ROUNDS) && ROUNDS > 0) || !(Number.isInteger(WARM_UP) && WARM_UP > 0) || !(WRK_WARM_UP_SECONDS > 0))
-  fail('usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3] [--warm-up 15000] [--warm-up-seconds 3]');
-if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail("wrk is not installed (apt-get install wrk)");
+if (
+  !(SECONDS > 0) ||
+  !(COUNT > 0) ||
+  !(QUEUED > 0) ||
+  !(Number.isInteger(ROUNDS) && ROUNDS > 0) ||
+  !(Number.isInteger(WARM_UP) && WARM_UP > 0) ||
+  !(WRK_WARM_UP_SECONDS > 0)
+)
+  fail(
+    'usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3] [--warm-up 15000] [--warm-up-seconds 3]',
+  );
+if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail('wrk is not installed (apt-get install wrk)');
 setQuiet(true);
 const noPostfix = postfixAvailable();
 
@@ -126,7 +135,13 @@ const wrk = (url: string, body: string, headers: Record<string, string>, connect
 let seq = 0;
 /** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */
 let sender = 'bench.test';
-const email = () => ({ from: `Bench <bench@${sender}>`, to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
+const email = () => ({
+  from: `Bench <bench@${sender}>`,
+  to: [`user${++seq}@dest.test`],
+  subject: `Benchmark ${seq}`,
+  html: `<p>Hello number ${seq}</p>`,
+  text: `Hello number ${seq}`,
+});
 
 /** `op` run `n` times in all, by `workers` loops at once, each starting the next when its last is done. */
 async function inParallel(workers: number, n: number, op: () => Promise<unknown>): Promise<void> {
@@ -144,7 +159,11 @@ async function inParallel(workers: number, n: number, op: () => Promise<unknown>
 /** Posthorn on a fresh data dir with a verified sending domain; delivery to `env`'s destination. */
 let instances = 0;
 async function posthorn(env: Record<string, string>): Promise<Target> {
-  const target = await startChild(tempDir('posthorn-bench-compare-'), { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test', ...env });
+  const target = await startChild(tempDir('posthorn-bench-compare-'), {
+    POSTHORN_DNS_SERVERS: dns.address,
+    POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
+    ...env,
+  });
   sender = `bench${++instances}.test`;
   await verifiedSendingDomain(target, dns.zone, sender);
   return target;
@@ -174,7 +193,9 @@ if (ONLY.has('http') || ONLY.has('batch') || ONLY.has('large')) {
       // The most the machine could do at this CPU per request, every core busy with Posthorn and wrk.
       const cores = cpus().length;
       const ceiling = (cores * 1e6) / (ours.cpu.server + ours.cpu.wrk);
-      console.log(`    (CPU per request: Posthorn ${fmt(ours.cpu.server, 1)} µs on all its threads, ${fmt(ours.cpu.main, 1)} on the HTTP thread; bare server ${fmt(ref.cpu.server, 1)} µs; wrk ${fmt(ours.cpu.wrk, 1)} µs with Posthorn, ${fmt(ref.cpu.wrk, 1)} with the bare server.`);
+      console.log(
+        `    (CPU per request: Posthorn ${fmt(ours.cpu.server, 1)} µs on all its threads, ${fmt(ours.cpu.main, 1)} on the HTTP thread; bare server ${fmt(ref.cpu.server, 1)} µs; wrk ${fmt(ours.cpu.wrk, 1)} µs with Posthorn, ${fmt(ref.cpu.wrk, 1)} with the bare server.`,
+      );
       console.log(`     ${cores} cores all busy at that cost would answer at most ${fmt(ceiling)} req/s: ${fmt(ceiling / ref.rps, 2)} of the bare server.)`);
     }
   }
@@ -224,7 +245,11 @@ if (ONLY.has('smtp')) {
   // processed into a received email (Posthorn) or delivered into the Maildir (Postfix).
   const ours = async () => {
     const port = await freePort();
-    const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9' });
+    const target = await posthorn({
+      POSTHORN_SMTP_STARTTLS_PORTS: String(port),
+      POSTHORN_DELIVERY_MODE: 'relay',
+      POSTHORN_DELIVERY_RELAY_URL: 'smtp://127.0.0.1:9',
+    });
     await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
     await waitForGreeting(port);
     const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
@@ -249,8 +274,16 @@ if (ONLY.has('smtp')) {
     return [accepted, stored];
   };
   const { ours: o, ref: r } = await rounds(ours, noPostfix ? null : reference);
-  reportRounds('SMTP ingest, smtp-source -s 16 (msg/s)', o.map((x) => x[0]!), r?.map((x) => x[0]!) ?? null);
-  reportRounds('  … until stored (msg/s)', o.map((x) => x[1]!), r?.map((x) => x[1]!) ?? null);
+  reportRounds(
+    'SMTP ingest, smtp-source -s 16 (msg/s)',
+    o.map((x) => x[0]!),
+    r?.map((x) => x[0]!) ?? null,
+  );
+  reportRounds(
+    '  … until stored (msg/s)',
+    o.map((x) => x[1]!),
+    r?.map((x) => x[1]!) ?? null,
+  );
 }
 
 /** `ROUNDS` rounds of Posthorn then the reference (null: none), each figure set kept. */
@@ -271,7 +304,8 @@ function median(xs: number[]): number {
 /** The medians and their ratio, and every round's figures on a line of their own. */
 function reportRounds(name: string, ours: number[], ref: number[] | null) {
   report(name, fmt(median(ours)), ref ? fmt(median(ref)) : 'n/a', ref ? median(ours) / median(ref) : null);
-  if (ours.length > 1) console.log(`    (rounds: Posthorn ${ours.map((x) => fmt(x)).join(' / ')}${ref ? `; Postfix ${ref.map((x) => fmt(x)).join(' / ')}` : ''})`);
+  if (ours.length > 1)
+    console.log(`    (rounds: Posthorn ${ours.map((x) => fmt(x)).join(' / ')}${ref ? `; Postfix ${ref.map((x) => fmt(x)).join(' / ')}` : ''})`);
 }
 
 async function waitForGreeting(port: number) {
@@ -303,9 +337,22 @@ async function waitForGreeting(port: number) {
 if (ONLY.has('submission')) {
   const port = await freePort();
   const sink = startSmtpSink(await freePort());
-  const target = await posthorn({ POSTHORN_SMTP_STARTTLS_PORTS: String(port), POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` });
+  const target = await posthorn({
+    POSTHORN_SMTP_STARTTLS_PORTS: String(port),
+    POSTHORN_DELIVERY_MODE: 'relay',
+    POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
+  });
   await waitForGreeting(port);
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, auth: { user: 'resend', pass: target.apiKey }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 16, maxMessages: Infinity } as never);
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    auth: { user: 'resend', pass: target.apiKey },
+    tls: { rejectUnauthorized: false },
+    pool: true,
+    maxConnections: 16,
+    maxMessages: Infinity,
+  } as never);
   const n = Math.min(COUNT, 2000);
   const t0 = performance.now();
   await inParallel(16, n, async () => {
@@ -338,7 +385,9 @@ if (ONLY.has('deliver')) {
     for (const mode of ['relay', 'direct'] as const) {
       const sink = startSmtpSink(await freePort());
       const env: Record<string, string> =
-        mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
+        mode === 'relay'
+          ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }
+          : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
       const target = await posthorn(env);
       await inParallel(16, WARM_UP, () => call(target, 'POST', '/emails', email()));
       await untilCount(sink.count, WARM_UP, WARM_UP, performance.now());
@@ -366,7 +415,11 @@ if (ONLY.has('deliver')) {
   };
   const { ours: o, ref: r } = await rounds(ours, noPostfix ? null : reference);
   for (const mode of ['relay', 'direct'] as const)
-    reportRounds(`accept + deliver, ${mode}, DKIM (msg/s)`, o.map((x) => x[mode]!), r?.map((x) => x[mode]!) ?? null);
+    reportRounds(
+      `accept + deliver, ${mode}, DKIM (msg/s)`,
+      o.map((x) => x[mode]!),
+      r?.map((x) => x[mode]!) ?? null,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,12 +433,26 @@ if (ONLY.has('start')) {
     for (let i = 0; i < 7; i++) {
       const dir = tempDir('posthorn-bench-start-');
       const port = await freePort();
-      const env = { ...(process.env as Record<string, string>), POSTHORN_LOG: 'silent', POSTHORN_DATA_DIR: dir, POSTHORN_HTTP_HOST: '127.0.0.1', POSTHORN_HTTP_PORT: String(port), POSTHORN_SMTP_STARTTLS_PORTS: '', POSTHORN_SMTP_TLS_PORTS: '' };
+      const env = {
+        ...(process.env as Record<string, string>),
+        POSTHORN_LOG: 'silent',
+        POSTHORN_DATA_DIR: dir,
+        POSTHORN_HTTP_HOST: '127.0.0.1',
+        POSTHORN_HTTP_PORT: String(port),
+        POSTHORN_SMTP_STARTTLS_PORTS: '',
+        POSTHORN_SMTP_TLS_PORTS: '',
+      };
       // The first start bootstraps (creates keys, hashes a password): not what a restart costs.
       Bun.spawnSync([binary, 'init', '--json'], { cwd: dir, env });
       const t0 = performance.now();
       const proc = Bun.spawn([binary, 'serve'], { cwd: dir, env, stdout: 'ignore', stderr: 'ignore' });
-      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      )
+        await Bun.sleep(5);
       times.push(performance.now() - t0);
       proc.kill('SIGKILL');
       await proc.exited;

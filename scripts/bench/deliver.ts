@@ -56,7 +56,9 @@ function fail(message: string): never {
 }
 
 if (opts.help) {
-  console.log('usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off] [--thread own|main]');
+  console.log(
+    'usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off] [--thread own|main]',
+  );
   process.exit(0);
 }
 
@@ -224,8 +226,12 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 const cmd = `bun scripts/bench/deliver.ts --count ${COUNT} --mode ${MODE} --tls ${opts.tls} --sink ${SINK} --shaping ${opts.shaping}`;
 console.log(`posthorn delivery benchmark — bun ${Bun.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`);
 console.log(`command:    ${cmd}`);
-console.log(`setup:      ${MODE === 'direct' ? 'direct MX via test DNS on 127.0.0.1' : 'relay'}, sink ${SINK === 'child' ? 'in a child process' : 'in this process'}, STARTTLS ${TLS ? 'on' : 'off'}, DKIM rsa-sha256 per message, shaping ${opts.shaping}`);
+console.log(
+  `setup:      ${MODE === 'direct' ? 'direct MX via test DNS on 127.0.0.1' : 'relay'}, sink ${SINK === 'child' ? 'in a child process' : 'in this process'}, STARTTLS ${TLS ? 'on' : 'off'}, DKIM rsa-sha256 per message, shaping ${opts.shaping}`,
+);
 console.log(`queued:     ${COUNT} emails x 1 recipient in ${(queueMs / 1000).toFixed(2)} s (not timed)`);
 console.log(`delivered:  ${delivered} in ${seconds.toFixed(2)} s = ${(delivered / seconds).toFixed(0)} messages/s`);
-console.log(`memory:     RSS ${mb(rssBefore)} before, peak ${mb(rssPeak)} during delivery (Posthorn${SINK === 'inprocess' ? ' + sink' : ''}${dns ? ' + test DNS' : ''})`);
+console.log(
+  `memory:     RSS ${mb(rssBefore)} before, peak ${mb(rssPeak)} during delivery (Posthorn${SINK === 'inprocess' ? ' + sink' : ''}${dns ? ' + test DNS' : ''})`,
+);
 process.exit(0);

@@ -65,7 +65,13 @@ async function time(name: string, op: () => unknown): Promise<void> {
 console.log(`DKIM signing, RSA-2048, ${N} signatures each (µs per signature)`);
 await time('dkimSignature', () => dkimSignature(message, domain));
 // mailauth reads the signatures to make from `signatureData` only.
-const signature = { signingDomain: domain.name, selector: key.selector, privateKey: key.private_key, algorithm: 'rsa-sha256', canonicalization: 'relaxed/relaxed' };
+const signature = {
+  signingDomain: domain.name,
+  selector: key.selector,
+  privateKey: key.private_key,
+  algorithm: 'rsa-sha256',
+  canonicalization: 'relaxed/relaxed',
+};
 await time('mailauth dkimSign', async () => {
   if (!(await dkimSign(message, { ...signature, signatureData: [signature] })).signatures) throw new Error('mailauth signed nothing');
 });
@@ -73,12 +79,15 @@ await time('node:crypto sign', () => sign('sha256', header, object));
 if (native) await time('OpenSSL sign', () => native.sign(header));
 else console.log('OpenSSL sign        libcrypto.so.3 did not load');
 
-
 const pool = new SigningPool(1);
 await pool.ready();
 const through = async (n: number) => {
   let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => { while (next++ < n) await pool.sign(message, domain); }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < n) await pool.sign(message, domain);
+    }),
+  );
 };
 await through(Math.min(500, N));
 const before = threadCpu('self');
@@ -90,4 +99,6 @@ pool.close();
 const used = (tid: number) => (after.get(tid)!.seconds - (before.get(tid)?.seconds ?? 0)) / N;
 const caller = used(process.pid);
 const signer = Math.max(...[...after.keys()].filter((t) => after.get(t)!.name === 'Worker').map(used));
-console.log(`signing pool, 1 thread, 16 in flight: ${Math.round(N / seconds)} signatures/s; CPU per signature: this thread ${(caller * 1e6).toFixed(0)} µs, the signing thread ${(signer * 1e6).toFixed(0)} µs`);
+console.log(
+  `signing pool, 1 thread, 16 in flight: ${Math.round(N / seconds)} signatures/s; CPU per signature: this thread ${(caller * 1e6).toFixed(0)} µs, the signing thread ${(signer * 1e6).toFixed(0)} µs`,
+);

@@ -86,7 +86,13 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) fail(`posthorn serve exited with ${child.exitCode} before answering`);
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) fail('posthorn serve did not answer /health within 30 s');
     await Bun.sleep(50);
   }

@@ -57,7 +57,9 @@ const destination = new SMTPServer({
     });
   },
 });
-const destPort = await new Promise<number>((resolve) => destination.listen(0, '127.0.0.1', () => resolve((destination.server.address() as { port: number }).port)));
+const destPort = await new Promise<number>((resolve) =>
+  destination.listen(0, '127.0.0.1', () => resolve((destination.server.address() as { port: number }).port)),
+);
 
 const dns = await startDnsServer();
 const target = await startChild(tempDir('posthorn-bench-memory-'), {
@@ -130,12 +132,18 @@ const pct = (list: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 const peak = (list: number[]) => list.reduce((a, b) => Math.max(a, b), 0);
-const queued = (await call(target, "GET", "/queue")) as { data: { queued: number; retrying: number }[] };
+const queued = (await call(target, 'GET', '/queue')) as { data: { queued: number; retrying: number }[] };
 console.log(`\nsent ${fmt(COUNT)} emails in ${fmt(sendSeconds, 1)} s (${fmt(COUNT / sendSeconds, 1)}/s); destination saw ${fmt(attempts)} full attempts`);
-console.log(`queue: ${fmt(queued.data.reduce((n, d) => n + d.queued, 0))} emails waiting, ${fmt(queued.data.reduce((n, d) => n + d.retrying, 0))} of them retried at least once`);
+console.log(
+  `queue: ${fmt(queued.data.reduce((n, d) => n + d.queued, 0))} emails waiting, ${fmt(queued.data.reduce((n, d) => n + d.retrying, 0))} of them retried at least once`,
+);
 const parts = target.rssParts();
-console.log(`RSS     anonymous (heap, buffers): peak ${mb(peak(anon))}, at the end ${mb(parts.anon)}; file pages (LMDB map, code) at the end ${mb(parts.file)}`);
-console.log(`RSS     before ${mb(rssBefore)}  peak while sending ${mb(peak(rss.slice(0, rssSent)))}  peak after ${mb(peak(rss.slice(rssSent)))}  at the end ${mb(rss.at(-1)!)}`);
+console.log(
+  `RSS     anonymous (heap, buffers): peak ${mb(peak(anon))}, at the end ${mb(parts.anon)}; file pages (LMDB map, code) at the end ${mb(parts.file)}`,
+);
+console.log(
+  `RSS     before ${mb(rssBefore)}  peak while sending ${mb(peak(rss.slice(0, rssSent)))}  peak after ${mb(peak(rss.slice(rssSent)))}  at the end ${mb(rss.at(-1)!)}`,
+);
 console.log(
   `/health while sending p50 ${fmt(pct(health.slice(0, healthSent), 50), 1)} ms  p99 ${fmt(pct(health.slice(0, healthSent), 99), 1)} ms  max ${fmt(peak(health.slice(0, healthSent)), 1)} ms;` +
     `  after p50 ${fmt(pct(health.slice(healthSent), 50), 1)} ms  max ${fmt(peak(health.slice(healthSent)), 1)} ms`,

@@ -22,7 +22,10 @@ export const SMTP_SINK = '/usr/sbin/smtp-sink';
  * bytes from sender@source.test to `to`, plain SMTP, a new connection per message. Throws on failure.
  */
 export async function runSmtpSource(port: number, to: string, count: number): Promise<void> {
-  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', to, `127.0.0.1:${port}`], { stdout: 'ignore', stderr: 'pipe' });
+  const p = Bun.spawn([SMTP_SOURCE, '-s', '16', '-m', String(count), '-l', '2048', '-f', 'sender@source.test', '-t', to, `127.0.0.1:${port}`], {
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
   const err = await new Response(p.stderr).text();
   if ((await p.exited) !== 0) throw new Error(`smtp-source failed: ${err}`);
 }
@@ -102,7 +105,11 @@ export function startPostfix(dir: string, port: number, role: { kind: 'mx'; doma
   // master.cf: the machine's own, with the smtp listener moved to our port and chroot off.
   const services = readFileSync('/etc/postfix/master.cf', 'utf8')
     .split('\n')
-    .map((l) => (/^smtp\s+inet\s/.test(l) ? `127.0.0.1:${port}      inet  n       -       n       -       -       smtpd` : l.replace(/^(\S+\s+\S+\s+\S+\s+\S+\s+)y(\s)/, '$1n$2')))
+    .map((l) =>
+      /^smtp\s+inet\s/.test(l)
+        ? `127.0.0.1:${port}      inet  n       -       n       -       -       smtpd`
+        : l.replace(/^(\S+\s+\S+\s+\S+\s+\S+\s+)y(\s)/, '$1n$2'),
+    )
     .join('\n');
   writeFileSync(join(etc, 'master.cf'), services);
   chmodSync(etc, 0o755);

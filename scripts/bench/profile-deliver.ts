@@ -36,15 +36,27 @@ const sink = startSmtpSink(await freePort());
 const target = await startChild(tempDir('posthorn-profile-deliver-'), {
   POSTHORN_DNS_SERVERS: dns.address,
   POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
-  ...(opts.mode === 'relay' ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` } : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) }),
+  ...(opts.mode === 'relay'
+    ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }
+    : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) }),
 });
 await verifiedSendingDomain(target, dns.zone, 'bench.test');
 
 let seq = 0;
-const email = () => ({ from: 'Bench <bench@bench.test>', to: [`user${++seq}@dest.test`], subject: `Benchmark ${seq}`, html: `<p>Hello number ${seq}</p>`, text: `Hello number ${seq}` });
+const email = () => ({
+  from: 'Bench <bench@bench.test>',
+  to: [`user${++seq}@dest.test`],
+  subject: `Benchmark ${seq}`,
+  html: `<p>Hello number ${seq}</p>`,
+  text: `Hello number ${seq}`,
+});
 async function accept(n: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => { while (next++ < n) await call(target, 'POST', '/emails', email()); }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < n) await call(target, 'POST', '/emails', email());
+    }),
+  );
 }
 async function delivered(n: number): Promise<void> {
   const deadline = performance.now() + 600_000;
@@ -80,8 +92,12 @@ const threads = [...after.threads]
 const server = threads.reduce((n, t) => n + t.seconds, 0);
 const own = after.own - before.own;
 const sinkCpu = after.sink - before.sink;
-console.log(`${opts.mode}: ${Math.round(COUNT / seconds)} msg/s (${COUNT} emails accepted in ${acceptedIn.toFixed(1)} s, delivered in ${seconds.toFixed(1)} s; ${WARM_UP} before, unmeasured)`);
-console.log(`Disk per message: ${Math.round((after.io.writeBytes - before.io.writeBytes) / COUNT)} bytes written, ${((after.io.writeCalls - before.io.writeCalls) / COUNT).toFixed(1)} write calls`);
+console.log(
+  `${opts.mode}: ${Math.round(COUNT / seconds)} msg/s (${COUNT} emails accepted in ${acceptedIn.toFixed(1)} s, delivered in ${seconds.toFixed(1)} s; ${WARM_UP} before, unmeasured)`,
+);
+console.log(
+  `Disk per message: ${Math.round((after.io.writeBytes - before.io.writeBytes) / COUNT)} bytes written, ${((after.io.writeCalls - before.io.writeCalls) / COUNT).toFixed(1)} write calls`,
+);
 console.log(`CPU per message: server ${per(server)} (${threads.map((t) => `${t.name} ${per(t.seconds)}`).join(', ')})`);
 console.log(`                 load generator and DNS ${per(own)}, smtp-sink ${per(sinkCpu)}; all ${per(server + own + sinkCpu)}`);
 const asked = new Map<string, number>();

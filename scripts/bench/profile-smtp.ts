@@ -24,7 +24,14 @@ import { setQuiet } from '../../src/log';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { part: { type: 'string', default: 'smtp' }, count: { type: 'string', default: '4000' }, out: { type: 'string' }, 'no-profile': { type: 'boolean', default: false }, 'negative-ttl': { type: 'string', default: '0' }, 'warm-up': { type: 'string', default: '1000' } },
+  options: {
+    part: { type: 'string', default: 'smtp' },
+    count: { type: 'string', default: '4000' },
+    out: { type: 'string' },
+    'no-profile': { type: 'boolean', default: false },
+    'negative-ttl': { type: 'string', default: '0' },
+    'warm-up': { type: 'string', default: '1000' },
+  },
   strict: true,
 });
 setQuiet(true);
@@ -64,11 +71,21 @@ if (opts.part === 'smtp') {
   await smtpSource(count);
 } else {
   await verifiedSendingDomain(target, dns.zone, 'bench.test');
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, auth: { user: 'resend', pass: target.apiKey }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 16, maxMessages: Infinity } as never);
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    auth: { user: 'resend', pass: target.apiKey },
+    tls: { rejectUnauthorized: false },
+    pool: true,
+    maxConnections: 16,
+    maxMessages: Infinity,
+  } as never);
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
-      while (next++ < count) await transport.sendMail({ from: 'bench@bench.test', to: `user${next}@dest.test`, subject: `Benchmark ${next}`, text: 'Hello', html: '<p>Hello</p>' });
+      while (next++ < count)
+        await transport.sendMail({ from: 'bench@bench.test', to: `user${next}@dest.test`, subject: `Benchmark ${next}`, text: 'Hello', html: '<p>Hello</p>' });
     }),
   );
   transport.close();
@@ -99,4 +116,8 @@ console.log(`DNS queries: ${dns.queries.length} (${[...asked].map(([k, n]) => `$
 await target.stop();
 sink.stop();
 await dns.close();
-console.log(readdirSync(out).map((f) => join(out, f)).join('\n'));
+console.log(
+  readdirSync(out)
+    .map((f) => join(out, f))
+    .join('\n'),
+);

@@ -24,7 +24,8 @@ const { values: opts } = parseArgs({
 });
 const SECONDS = Number(opts.seconds);
 const LEVELS = opts.concurrency!.split(',').map(Number);
-if (!(SECONDS > 0 && SECONDS <= 600) || LEVELS.some((n) => !Number.isInteger(n) || n < 1)) fail('usage: bun scripts/bench/send.ts [--seconds 3] [--concurrency 1,16,64]');
+if (!(SECONDS > 0 && SECONDS <= 600) || LEVELS.some((n) => !Number.isInteger(n) || n < 1))
+  fail('usage: bun scripts/bench/send.ts [--seconds 3] [--concurrency 1,16,64]');
 setQuiet(true);
 
 const dns = await startDnsServer();
@@ -56,7 +57,17 @@ for (const n of LEVELS) {
 }
 const batch = await closedLoop(4, SECONDS, () => call(target, 'POST', '/emails/batch', Array.from({ length: 100 }, email)));
 accepted += batch.requests * 100;
-console.log(row(['POST /emails/batch (×100)', '4', fmt(batch.requests), fmt((batch.requests * 100) / batch.seconds), fmt(batch.p50, 2), fmt(batch.p99, 2), mb(target.rss())]));
+console.log(
+  row([
+    'POST /emails/batch (×100)',
+    '4',
+    fmt(batch.requests),
+    fmt((batch.requests * 100) / batch.seconds),
+    fmt(batch.p50, 2),
+    fmt(batch.p99, 2),
+    mb(target.rss()),
+  ]),
+);
 
 // Delivery: everything accepted above, drained to the sink.
 const atLoadEnd = sink.messages.length;

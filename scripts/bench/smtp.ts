@@ -48,7 +48,13 @@ await verifiedSendingDomain(target, dns.zone, 'bench.test');
 // The listeners bind after HTTP answers; wait for the first greeting.
 for (let i = 0; ; i++) {
   const probe = nodemailer.createTransport({ host: '127.0.0.1', port: starttlsPort, secure: false, tls: { rejectUnauthorized: false } } as never);
-  if (await probe.verify().then(() => true, () => false)) break;
+  if (
+    await probe.verify().then(
+      () => true,
+      () => false,
+    )
+  )
+    break;
   if (i > 100) fail(`no SMTP listener on 127.0.0.1:${starttlsPort}`);
   await Bun.sleep(100);
 }
@@ -107,7 +113,17 @@ for (const n of LEVELS) {
 const top = Math.max(...LEVELS);
 const implicit = await run(tlsPort, true, top);
 accepted += implicit.requests;
-console.log(row([`implicit TLS :${tlsPort}`, String(top), fmt(implicit.requests), fmt(implicit.requests / implicit.seconds), fmt(implicit.p50, 2), fmt(implicit.p99, 2), mb(target.rss())]));
+console.log(
+  row([
+    `implicit TLS :${tlsPort}`,
+    String(top),
+    fmt(implicit.requests),
+    fmt(implicit.requests / implicit.seconds),
+    fmt(implicit.p50, 2),
+    fmt(implicit.p99, 2),
+    mb(target.rss()),
+  ]),
+);
 console.log(`\n${fmt(accepted)} messages accepted in the measured runs (warm-ups not counted); ${fmt(sink.messages.length)} delivered to the sink so far`);
 
 await target.stop();

@@ -27,7 +27,8 @@ const { values: opts } = parseArgs({
 });
 const SECONDS = Number(opts.seconds);
 const LEVELS = opts.concurrency!.split(',').map(Number);
-if (!(SECONDS > 0 && SECONDS <= 600) || LEVELS.some((n) => !Number.isInteger(n) || n < 1)) fail('usage: bun scripts/bench/tracking.ts [--seconds 3] [--concurrency 16,64]');
+if (!(SECONDS > 0 && SECONDS <= 600) || LEVELS.some((n) => !Number.isInteger(n) || n < 1))
+  fail('usage: bun scripts/bench/tracking.ts [--seconds 3] [--concurrency 16,64]');
 setQuiet(true);
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Thunderbird/128.5.0';
@@ -42,7 +43,12 @@ const target = await startChild(tempDir('posthorn-bench-tracking-'), {
 await verifiedSendingDomain(target, dns.zone, 'bench.test');
 const domains = await call(target, 'GET', '/domains');
 await call(target, 'PATCH', `/domains/${domains.data[0].id}`, { open_tracking: true, click_tracking: true });
-const sent = await call(target, 'POST', '/emails', { from: 'bench@bench.test', to: 'reader@dest.test', subject: 'Tracked', html: '<p><a href="https://shop.test/item?id=42&amp;ref=mail">Buy</a></p>' });
+const sent = await call(target, 'POST', '/emails', {
+  from: 'bench@bench.test',
+  to: 'reader@dest.test',
+  subject: 'Tracked',
+  html: '<p><a href="https://shop.test/item?id=42&amp;ref=mail">Buy</a></p>',
+});
 await sink.waitFor(1, 30_000);
 const html = String((await simpleParser(sink.messages[0].raw)).html);
 const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)?.[1];
@@ -71,7 +77,10 @@ console.log(`  reference bare Bun.serve in the bench process answering the same 
 console.log(`  machine   ${machine()}\n`);
 const row = table([26, 5, 9, 10, 8, 8, 10, 9]);
 console.log(row(['endpoint', 'conc', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'RSS after', 'vs bare']));
-for (const [name, url, status] of [['GET /t/o (pixel)', pixel, 200], ['GET /t/c (click, 302)', link, 302]] as const) {
+for (const [name, url, status] of [
+  ['GET /t/o (pixel)', pixel, 200],
+  ['GET /t/c (click, 302)', link, 302],
+] as const) {
   for (const n of LEVELS) {
     await closedLoop(n, 0.5, () => hit(on(bare.url.origin, url), status));
     const ref = await closedLoop(n, SECONDS, () => hit(on(bare.url.origin, url), status));

@@ -139,7 +139,8 @@ async function main(): Promise<void> {
   for (const e of await svc.store.webhookEvents.all(team)) if (e.status === 'success') success++;
   const stats = (await (await fetch(`${receiverUrl}/stats`)).json()) as { requests: number; unique: number };
   await closeServices(svc);
-  if (success !== total || stats.unique !== total) fail(`delivered ${success} of ${total} (receiver saw ${stats.unique} distinct ids in ${stats.requests} requests)`);
+  if (success !== total || stats.unique !== total)
+    fail(`delivered ${success} of ${total} (receiver saw ${stats.unique} distinct ids in ${stats.requests} requests)`);
 
   const cpu = cpus();
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
@@ -148,7 +149,9 @@ async function main(): Promise<void> {
   console.log('Posthorn webhook delivery benchmark');
   console.log(`  command     npx bun scripts/bench/webhooks.ts${args ? ` ${args}` : ''}   (npm run bench:webhooks${args ? ` -- ${args}` : ''})`);
   console.log(`  machine     ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${mb(totalmem())} RAM, Bun ${Bun.version}`);
-  console.log(`  setup       ${EVENTS.toLocaleString('en-US')} contact.updated events × ${ENDPOINTS} endpoints = ${total.toLocaleString('en-US')} deliveries; receiver in a child process on 127.0.0.1`);
+  console.log(
+    `  setup       ${EVENTS.toLocaleString('en-US')} contact.updated events × ${ENDPOINTS} endpoints = ${total.toLocaleString('en-US')} deliveries; receiver in a child process on 127.0.0.1`,
+  );
   console.log(`  enqueue     ${rate(EVENTS, enqueueSeconds)} events/s (${rate(total, enqueueSeconds)} outbox entries/s), ${enqueueSeconds.toFixed(2)} s`);
   console.log(`  deliveries  ${rate(total, drainSeconds)} deliveries/s (signed POST + attempt log + status, each durable), ${drainSeconds.toFixed(2)} s`);
   console.log(`  receiver    ${stats.requests.toLocaleString('en-US')} requests, ${stats.unique.toLocaleString('en-US')} distinct svix-ids`);

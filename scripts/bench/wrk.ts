@@ -32,9 +32,18 @@ export interface WrkRun {
  * `run.seconds`, measured. Given `run.cpu`, the server's CPU and wrk's are read from /proc during
  * the measured run (from its first half second to its last half second), per request.
  */
-export async function wrk(url: string, body: string, headers: Record<string, string>, run: WrkRun): Promise<{ rps: number; non2xx: number; cpu: RequestCpu | null }> {
+export async function wrk(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  run: WrkRun,
+): Promise<{ rps: number; non2xx: number; cpu: RequestCpu | null }> {
   const script = join(tempDir('posthorn-bench-wrk-'), 'post.lua');
-  const lines = ['wrk.method = "POST"', `wrk.body = ${luaString(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)];
+  const lines = [
+    'wrk.method = "POST"',
+    `wrk.body = ${luaString(body)}`,
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+  ];
   writeFileSync(script, `${lines.join('\n')}\n`);
   const args = (seconds: number) => ['wrk', '-t2', `-c${run.connections}`, `-d${seconds}s`, '-s', script, url];
   await Bun.spawn(args(run.warmUpSeconds), { stdout: 'ignore', stderr: 'ignore' }).exited;
@@ -58,7 +67,9 @@ export async function wrk(url: string, body: string, headers: Record<string, str
 }
 
 /** A process's CPU, and its main thread's (the thread whose id is the process's). */
-export const cpuOf = (pid: number): CpuProbe => () => ({ total: processCpu(pid).total, main: threadCpu(pid).get(pid)?.seconds ?? NaN });
+export const cpuOf =
+  (pid: number): CpuProbe =>
+  () => ({ total: processCpu(pid).total, main: threadCpu(pid).get(pid)?.seconds ?? NaN });
 
 /** A bare Bun.serve in a child process: parses the JSON body and answers an id, nothing else. */
 export async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
@@ -67,7 +78,14 @@ export async function startBare(): Promise<{ url: string; pid: number; stop(): v
   const proc = Bun.spawn([process.execPath, '-e', src], { stdout: 'ignore', stderr: 'inherit' });
   process.on('exit', () => proc.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}/emails`;
-  for (let i = 0; !(await fetch(url, { method: 'POST', body: '{}' }).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(url, { method: 'POST', body: '{}' }).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 200) fail('the bare server did not start');
     await Bun.sleep(25);
   }

@@ -15,8 +15,7 @@ export async function createApiKey(store: Store, team: string, input: NewKeyInpu
   if (typeof input.name !== 'string') throw errors.missingField('name');
   if (input.name.length > 50) throw errors.invalidField('name', 'must be at most 50 characters.');
   const permission = (input.permission ?? 'full_access') as Permission;
-  if (permission !== 'full_access' && permission !== 'sending_access')
-    throw errors.invalidAccess();
+  if (permission !== 'full_access' && permission !== 'sending_access') throw errors.invalidAccess();
   const domainId = input.domain_id ?? null;
   if (domainId !== null) {
     if (permission !== 'sending_access') throw errors.validation('The `domain_id` field can only be used with `sending_access` permission.');

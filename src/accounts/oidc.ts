@@ -108,8 +108,7 @@ export class OidcSignIn {
     const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : null;
     if (!email || claims.email_verified !== true) throw oidcError('The provider did not give a verified email address.');
     const domain = email.slice(email.lastIndexOf('@') + 1);
-    if (this.cfg.allowed_domains.length && !this.cfg.allowed_domains.includes(domain))
-      throw oidcError(`Sign-in with ${domain} addresses is not allowed here.`);
+    if (this.cfg.allowed_domains.length && !this.cfg.allowed_domains.includes(domain)) throw oidcError(`Sign-in with ${domain} addresses is not allowed here.`);
     const user = await this.store.users.find('email', email);
     if (!user) throw oidcError(`${email} is not a member of any team here. Ask an owner to invite you.`);
     return user;

@@ -61,7 +61,12 @@ export class SignIn {
    * Run one check of a secret under the failure limits: refused at once while `keys` are locked
    * out; a failed check counts against every key and answers `refused` (or the lockout it caused).
    */
-  private async guarded(keys: string[], about: { what: string; email: string; ip: string | null }, refused: () => ApiError, check: () => Promise<boolean>): Promise<void> {
+  private async guarded(
+    keys: string[],
+    about: { what: string; email: string; ip: string | null },
+    refused: () => ApiError,
+    check: () => Promise<boolean>,
+  ): Promise<void> {
     const locked = this.guard.lockedFor(keys);
     if (locked) throw authErrors.lockedOut(locked);
     if (await check()) return;
@@ -91,8 +96,11 @@ export class SignIn {
   /** Re-check the password of a signed-in user (before a change of secrets), with the same limits. */
   async confirmPassword(user: UserRec, password: string, ip: string | null): Promise<void> {
     const keys = [`account ${user.email.toLowerCase()}`, `ip ${clientKey(ip)}`];
-    await this.guarded(keys, { what: 'current password', email: user.email, ip }, () => new ApiError(403, 'invalid_credentials', 'The current password is incorrect.'), () =>
-      Bun.password.verify(password, user.password_hash),
+    await this.guarded(
+      keys,
+      { what: 'current password', email: user.email, ip },
+      () => new ApiError(403, 'invalid_credentials', 'The current password is incorrect.'),
+      () => Bun.password.verify(password, user.password_hash),
     );
     this.guard.succeed(keys);
   }

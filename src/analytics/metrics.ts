@@ -11,8 +11,22 @@ import { isUuid } from '../ids';
 import { dayStartBefore, periodStart, zonedToUtc, zoneFormatter, HOUR, DAY, type Granularity } from './periods';
 
 export const COUNT_METRICS = [
-  'sent', 'delivered', 'delivery_delayed', 'bounced', 'bounced_transient', 'bounced_permanent', 'bounced_undetermined',
-  'complained', 'suppressed', 'failed', 'opened', 'clicked', 'unique_opened', 'unique_clicked', 'unsubscribed', 'received',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'bounced_transient',
+  'bounced_permanent',
+  'bounced_undetermined',
+  'complained',
+  'suppressed',
+  'failed',
+  'opened',
+  'clicked',
+  'unique_opened',
+  'unique_clicked',
+  'unsubscribed',
+  'received',
 ] as const;
 const RATES = {
   delivery_rate: ['delivered', 'sent'],
@@ -60,7 +74,13 @@ interface Parsed {
   byEmail: boolean;
 }
 
-const list = (v: string | undefined) => (v === undefined || v === '' ? null : v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = (v: string | undefined) =>
+  v === undefined || v === ''
+    ? null
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 function ids(name: string, v: string | undefined): Set<string> | null {
   const l = list(v);
@@ -96,14 +116,26 @@ export function parseMetricsQuery(q: MetricsQuery, now = Date.now()): Parsed {
   const broadcasts = ids('broadcast_id', q.broadcast_id);
   const byEmail = dimensions.includes('email') || emails !== null;
   const byBroadcast = dimensions.includes('broadcast') || broadcasts !== null;
-  if (byEmail && byBroadcast) throw errors.validation('The `email` dimension or `email_id` cannot be combined with the `broadcast` dimension or `broadcast_id`.');
+  if (byEmail && byBroadcast)
+    throw errors.validation('The `email` dimension or `email_id` cannot be combined with the `broadcast` dimension or `broadcast_id`.');
   const end = q.end_date ? instant('end_date', q.end_date, tz, true) : now;
   const start = q.start_date ? instant('start_date', q.start_date, tz, false) : dayStartBefore(tz, end, 6);
   if (start >= end) throw errors.validation('`start_date` must be before `end_date`.');
   if (end - start > MAX_RANGE_DAYS * DAY) throw errors.validation(`The range may span at most ${MAX_RANGE_DAYS} days.`);
   if (granularity === 'hourly' && dimensions.includes('period') && end - start > MAX_HOURLY_DAYS * DAY)
     throw errors.validation(`An hourly breakdown may span at most ${MAX_HOURLY_DAYS} days.`);
-  return { start, end, tz, granularity, metrics: [...new Set(metrics)], dimensions: [...new Set(dimensions)], domains: ids('domain_id', q.domain_id), emails, broadcasts, byEmail };
+  return {
+    start,
+    end,
+    tz,
+    granularity,
+    metrics: [...new Set(metrics)],
+    dimensions: [...new Set(dimensions)],
+    domains: ids('domain_id', q.domain_id),
+    emails,
+    broadcasts,
+    byEmail,
+  };
 }
 
 function add(into: Counters, counts: Counters): void {

@@ -181,9 +181,13 @@ export function buildApp(svc: ApiContext) {
   const app = createBase();
   for (const path of RESERVED) BODILESS.add(`ALL ${path}`);
   for (const path of RESERVED)
-    app.all(path, () => {
-      throw errors.routeNotFound();
-    }, { detail: { hide: true } });
+    app.all(
+      path,
+      () => {
+        throw errors.routeNotFound();
+      },
+      { detail: { hide: true } },
+    );
   healthRoutes(app, svc);
   dashboardRoutes(app, svc);
   authRoutes(app, svc);
@@ -219,7 +223,12 @@ export function buildApp(svc: ApiContext) {
   routeTable = app.routes.map((r) => ({
     method: r.method,
     path: r.path,
-    re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`),
+    re: new RegExp(
+      `^${r.path
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/:[^/]+/g, '[^/]+')
+        .replace(/\*/g, '.*')}$`,
+    ),
   }));
   // A literal path wins over `{id}` (docs/api.md §2 item 15) for every method: `GET /emails/batch` is a wrong
   // method on /emails/batch (405), not an email whose id is "batch".
@@ -231,9 +240,14 @@ export function buildApp(svc: ApiContext) {
       if (r.path.includes(':') && r.re.test(path) && !methods.has(r.method)) {
         methods.add(r.method);
         BODILESS.add(`${r.method} ${path}`);
-        app.route(r.method, path, ({ request }) => {
-          throw errors.methodNotAllowed(request.method);
-        }, { detail: { hide: true } });
+        app.route(
+          r.method,
+          path,
+          ({ request }) => {
+            throw errors.methodNotAllowed(request.method);
+          },
+          { detail: { hide: true } },
+        );
       }
   }
   return app;

@@ -95,7 +95,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       responseJson: s.responseJson,
     });
     return res;
-  };
+  }
 }
 
 export interface HttpServer {

@@ -32,7 +32,8 @@ const MAX_RULES = 20;
 
 /** A rule, checked (the 422 names the offending `field`); what is kept is only what it uses. */
 export function conditionRule(v: unknown, field: string, scope: PathScope, depth = 1): ConditionRule {
-  if (!isObject(v)) throw errors.invalidField(field, 'must be a condition: `{ "type": "rule", "field", "operator", "value" }` or `{ "type": "and" | "or", "rules": [...] }`.');
+  if (!isObject(v))
+    throw errors.invalidField(field, 'must be a condition: `{ "type": "rule", "field", "operator", "value" }` or `{ "type": "and" | "or", "rules": [...] }`.');
   if (v.type === undefined) throw errors.missingField(`${field}.type`);
   if (v.type === 'and' || v.type === 'or') {
     if (depth >= MAX_DEPTH) throw errors.invalidField(field, `conditions nest at most ${MAX_DEPTH} levels deep.`);
@@ -58,7 +59,8 @@ export function conditionRule(v: unknown, field: string, scope: PathScope, depth
       : kind === 'number'
         ? typeof value === 'number' && Number.isFinite(value)
         : typeof value === 'string';
-  if (!ok) throw errors.invalidField(`${field}.value`, `must be ${kind === 'scalar' ? 'a string, a number, a boolean or null' : `a ${kind}`} for \`${operator}\`.`);
+  if (!ok)
+    throw errors.invalidField(`${field}.value`, `must be ${kind === 'scalar' ? 'a string, a number, a boolean or null' : `a ${kind}`} for \`${operator}\`.`);
   return { type: 'rule', field: path, operator, value: value as string | number | boolean | null };
 }
 

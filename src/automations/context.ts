@@ -45,7 +45,11 @@ export function pathField(v: unknown, field: string, scope: PathScope): string {
     throw errors.invalidField(field, `\`${rest}\` is neither a contact field (${CONTACT_FIELDS.join(', ')}) nor a contact property of the team.`);
   if (ns === 'wait_events') {
     const name = [...scope.waitedEvents].find((e) => rest.startsWith(`${e}.`) && rest.length > e.length + 1);
-    if (!name) throw errors.invalidField(field, 'must name an event a `wait_for_event` step of this automation waits for, then a field: `wait_events.<event name>.<field>`.');
+    if (!name)
+      throw errors.invalidField(
+        field,
+        'must name an event a `wait_for_event` step of this automation waits for, then a field: `wait_events.<event name>.<field>`.',
+      );
   }
   return v;
 }

@@ -53,7 +53,8 @@ function schemaField(v: unknown): EventSchema | null {
   const out: EventSchema = {};
   for (const [key, type] of entries) {
     if (!FIELD.test(key) || key === '__proto__') throw errors.invalidField(`schema.${key}`, 'field names are 1 to 100 ASCII letters, digits, `_` or `-`.');
-    if (typeof type !== 'string' || !TYPES.includes(type as EventSchemaType)) throw errors.invalidField(`schema.${key}`, 'must be `string`, `number`, `boolean` or `date`.');
+    if (typeof type !== 'string' || !TYPES.includes(type as EventSchemaType))
+      throw errors.invalidField(`schema.${key}`, 'must be `string`, `number`, `boolean` or `date`.');
     out[key] = type as EventSchemaType;
   }
   return out;

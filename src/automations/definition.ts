@@ -117,7 +117,8 @@ export async function checkDefinition(r: StoreReader, team: string, rawSteps: un
     if (keys.has(s.key)) throw errors.invalidField(`${field}.key`, `\`${s.key}\` is the key of another step.`);
     keys.add(s.key);
     if (!given(s.type)) throw errors.missingField(`${field}.type`);
-    if (typeof s.type !== 'string' || !STEP_TYPES.includes(s.type as AutomationStepType)) throw errors.invalidField(`${field}.type`, `must be one of ${STEP_TYPES.join(', ')}.`);
+    if (typeof s.type !== 'string' || !STEP_TYPES.includes(s.type as AutomationStepType))
+      throw errors.invalidField(`${field}.type`, `must be one of ${STEP_TYPES.join(', ')}.`);
     if (s.config !== undefined && s.config !== null && !isObject(s.config)) throw errors.invalidField(`${field}.config`, 'must be an object.');
     return { key: s.key, type: s.type as AutomationStepType, config: (s.config ?? {}) as Record<string, unknown>, field };
   });
@@ -126,7 +127,9 @@ export async function checkDefinition(r: StoreReader, team: string, rawSteps: un
   if (triggers.length > 1) throw errors.invalidField(`${triggers[1]!.field}.type`, 'an automation has one `trigger` step.');
 
   const properties = new Set((await r.contactProperties.all(team)).map((p) => p.key));
-  const waitedEvents = new Set(shapes.filter((s) => s.type === 'wait_for_event' && typeof s.config.event_name === 'string').map((s) => s.config.event_name as string));
+  const waitedEvents = new Set(
+    shapes.filter((s) => s.type === 'wait_for_event' && typeof s.config.event_name === 'string').map((s) => s.config.event_name as string),
+  );
   const scope: PathScope = { properties, waitedEvents };
   const steps: AutomationStep[] = [];
   for (const s of shapes) steps.push({ key: s.key, type: s.type, config: await stepConfig(r, team, s, scope, enabled) });
@@ -152,7 +155,9 @@ function checkConnections(shapes: { key: string; type: AutomationStepType }[], r
     if (!allowed.includes(type))
       throw errors.invalidField(
         `${field}.type`,
-        allowed.length ? `a \`${typeOf.get(from)}\` step continues by ${allowed.map((t) => `\`${t}\``).join(' or ')}.` : `a \`${typeOf.get(from)}\` step ends the run: nothing may follow it.`,
+        allowed.length
+          ? `a \`${typeOf.get(from)}\` step continues by ${allowed.map((t) => `\`${t}\``).join(' or ')}.`
+          : `a \`${typeOf.get(from)}\` step ends the run: nothing may follow it.`,
       );
     if (typeOf.get(to) === 'trigger') throw errors.invalidField(`${field}.to`, 'nothing leads to the `trigger` step: it is where runs start.');
     if (seen.has(`${from}\u0000${type}`)) throw errors.invalidField(field, `the step \`${from}\` already has a \`${type}\` connection.`);
@@ -160,7 +165,11 @@ function checkConnections(shapes: { key: string; type: AutomationStepType }[], r
     return { from, to, type };
   });
   const loop = instantLoop(typeOf, out);
-  if (loop) throw errors.invalidField('connections', `they make a loop (${loop.join(' → ')}) without a \`delay\` or \`wait_for_event\` step: a run would go round it for ever at once.`);
+  if (loop)
+    throw errors.invalidField(
+      'connections',
+      `they make a loop (${loop.join(' → ')}) without a \`delay\` or \`wait_for_event\` step: a run would go round it for ever at once.`,
+    );
   return out;
 }
 
@@ -185,10 +194,11 @@ function instantLoop(typeOf: Map<string, AutomationStepType>, connections: Autom
     state.set(k, 'done');
     return null;
   };
-  for (const k of next.keys()) if (!state.has(k)) {
-    const found = visit(k);
-    if (found) return found;
-  }
+  for (const k of next.keys())
+    if (!state.has(k)) {
+      const found = visit(k);
+      if (found) return found;
+    }
   return null;
 }
 
@@ -227,7 +237,8 @@ async function stepConfig(r: StoreReader, team: string, s: Shape, scope: PathSco
     case 'remove_from_segment': {
       if (!given(c.segment_id)) throw errors.missingField(f('segment_id'));
       const id = c.segment_id;
-      if (!isUuid(id) || !(await r.segments.get(team, (id as string).toLowerCase()))) throw errors.invalidField(f('segment_id'), 'no segment with this id exists.');
+      if (!isUuid(id) || !(await r.segments.get(team, (id as string).toLowerCase())))
+        throw errors.invalidField(f('segment_id'), 'no segment with this id exists.');
       return { segment_id: (id as string).toLowerCase() };
     }
   }
@@ -239,7 +250,10 @@ async function eventName(r: StoreReader, team: string, v: unknown, field: string
   if (typeof v !== 'string' || v === '') throw errors.invalidField(field, 'must be the name of an event.');
   if (system && (SYSTEM_EVENTS as readonly string[]).includes(v)) return v;
   if (!(await r.customEvents.find('name', v, team)))
-    throw errors.invalidField(field, `no event named \`${v}\` exists; create it with POST /events first${system ? ` (or use a system event: ${SYSTEM_EVENTS.join(', ')})` : ''}.`);
+    throw errors.invalidField(
+      field,
+      `no event named \`${v}\` exists; create it with POST /events first${system ? ` (or use a system event: ${SYSTEM_EVENTS.join(', ')})` : ''}.`,
+    );
   return v;
 }
 
@@ -262,7 +276,8 @@ async function sendEmailConfig(r: StoreReader, team: string, c: Record<string, u
   if (typeof ref !== 'string') throw errors.invalidField(f('template.id'), 'must be the id or alias of a published template.');
   const t = await findTemplate(r, team, ref);
   if (!t) throw errors.invalidField(f('template.id'), `no template has the id or alias \`${ref}\`.`);
-  if (!t.published) throw errors.invalidField(f('template.id'), `the template \`${ref}\` is not published: only published templates can be sent by an automation.`);
+  if (!t.published)
+    throw errors.invalidField(f('template.id'), `the template \`${ref}\` is not published: only published templates can be sent by an automation.`);
   const variables: Record<string, unknown> = {};
   if (given(c.template.variables)) {
     if (!isObject(c.template.variables)) throw errors.invalidField(f('template.variables'), 'must be an object of variable names and values.');
@@ -278,8 +293,7 @@ async function sendEmailConfig(r: StoreReader, team: string, c: Record<string, u
   }
   for (const name of neededVariables(t.published)) {
     const hasFallback = t.published.variables.some((d) => d.key === name && d.fallback_value !== null);
-    if (!hasFallback && !Object.hasOwn(variables, name) && !SYSTEM_VALUES.includes(name))
-      throw errors.missingField(f(`template.variables.${name}`));
+    if (!hasFallback && !Object.hasOwn(variables, name) && !SYSTEM_VALUES.includes(name)) throw errors.missingField(f(`template.variables.${name}`));
   }
   const out: Record<string, unknown> = { template: { id: t.id, variables } };
   const from = given(c.from) ? c.from : t.published.from;

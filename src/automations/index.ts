@@ -51,8 +51,19 @@ export function updateAutomation(store: Store, team: string, id: string, body: R
   return onAutomation(store, team, id, async (tx, cur, at) => {
     const status = f.status ?? cur.status;
     const enabling = status === 'enabled' && cur.status !== 'enabled';
-    const def = f.steps || f.connections || enabling ? await checkDefinition(tx, team, f.steps ?? cur.steps, f.connections ?? cur.connections, status === 'enabled') : cur;
-    const next: AutomationRec = { ...cur, name: f.name ?? cur.name, status, steps: def.steps, connections: def.connections, trigger: def.trigger, updated_at: at };
+    const def =
+      f.steps || f.connections || enabling
+        ? await checkDefinition(tx, team, f.steps ?? cur.steps, f.connections ?? cur.connections, status === 'enabled')
+        : cur;
+    const next: AutomationRec = {
+      ...cur,
+      name: f.name ?? cur.name,
+      status,
+      steps: def.steps,
+      connections: def.connections,
+      trigger: def.trigger,
+      updated_at: at,
+    };
     tx.automations.put(next);
     if (enabling) tx.automationCleanup.add(0, team, id);
     return next;

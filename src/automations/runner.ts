@@ -74,7 +74,8 @@ export class AutomationRunner {
       'automations',
       {
         // Triggers and cleanups waiting are due now.
-        nextDue: async () => ((await store.automationTriggers.next(1)).length || (await store.automationCleanup.nextDue()) !== null ? 0 : store.automationDue.nextDue()),
+        nextDue: async () =>
+          (await store.automationTriggers.next(1)).length || (await store.automationCleanup.nextDue()) !== null ? 0 : store.automationDue.nextDue(),
         claim: (max, busy) => this.claim(max, busy),
         key: (c) => c.id,
         attempt: (c) => this.attempt(c),
@@ -144,7 +145,13 @@ export class AutomationRunner {
    */
   private async prepareEmail(run: AutomationRunRec, step: AutomationStep, contact: ContactRec): Promise<Prepared> {
     const { store } = this.deps;
-    const c = step.config as { template: { id: string; variables: Record<string, unknown> }; from?: string; subject?: string; reply_to?: string | string[]; topic_id?: string };
+    const c = step.config as {
+      template: { id: string; variables: Record<string, unknown> };
+      from?: string;
+      subject?: string;
+      reply_to?: string | string[];
+      topic_id?: string;
+    };
     const ctx = runContext(run, contact, await propertyDefs(store, run.team_id));
     const variables: Record<string, string | number> = {};
     for (const [key, raw] of Object.entries(c.template.variables ?? {})) {
@@ -164,7 +171,11 @@ export class AutomationRunner {
       template: { id: c.template.id, variables },
       headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
     };
-    return prepare(this.deps, { team: run.team_id, key: null, contactId: contact.id, emailId, templateValues: { RESEND_UNSUBSCRIBE_URL: unsubscribeUrl } }, input);
+    return prepare(
+      this.deps,
+      { team: run.team_id, key: null, contactId: contact.id, emailId, templateValues: { RESEND_UNSUBSCRIBE_URL: unsubscribeUrl } },
+      input,
+    );
   }
 
   private async settle(c: Claimed, plan: Plan): Promise<void> {

@@ -5,7 +5,13 @@ import { errors } from '../errors';
 
 const STATUSES: RunStatus[] = ['running', 'completed', 'failed', 'cancelled'];
 
-export const runSummary = (r: AutomationRunRec) => ({ id: r.id, status: r.status, started_at: r.started_at, completed_at: r.completed_at, created_at: r.created_at });
+export const runSummary = (r: AutomationRunRec) => ({
+  id: r.id,
+  status: r.status,
+  started_at: r.started_at,
+  completed_at: r.completed_at,
+  created_at: r.created_at,
+});
 
 export const runView = (r: AutomationRunRec) => ({
   object: 'automation_run' as const,
@@ -28,7 +34,8 @@ export const runView = (r: AutomationRunRec) => ({
 export function runStatuses(v: string | undefined): Set<RunStatus> | null {
   if (v === undefined) return null;
   const list = v.split(',').map((s) => s.trim());
-  for (const s of list) if (!STATUSES.includes(s as RunStatus)) throw errors.validation(`The \`status\` parameter must be one or more of ${STATUSES.join(', ')}, comma-separated.`);
+  for (const s of list)
+    if (!STATUSES.includes(s as RunStatus)) throw errors.validation(`The \`status\` parameter must be one or more of ${STATUSES.join(', ')}, comma-separated.`);
   return new Set(list as RunStatus[]);
 }
 

@@ -85,7 +85,12 @@ class Advancing {
   }
 
   /** A history entry for `step`; instant ones are complete when made. */
-  record(step: AutomationStep, status: RunStepRec['status'], output: Record<string, unknown> | null = null, error: Record<string, unknown> | null = null): void {
+  record(
+    step: AutomationStep,
+    status: RunStepRec['status'],
+    output: Record<string, unknown> | null = null,
+    error: Record<string, unknown> | null = null,
+  ): void {
     const done = status !== 'waiting' && status !== 'running';
     this.r.steps.push({ key: step.key, type: step.type, status, output, error, started_at: this.at, completed_at: done ? this.at : null, created_at: this.at });
     if (this.r.steps.length > MAX_RUN_HISTORY) {
@@ -137,7 +142,14 @@ export interface AdvanceDeps {
  * stores it, saveRun). `sent` is the outcome of the `send_email` step the run is at, committed in
  * this same unit of work.
  */
-export async function advance(deps: AdvanceDeps, tx: Tx, run: AutomationRunRec, auto: AutomationRec | undefined, now: number, sent?: SentEmail): Promise<AutomationRunRec> {
+export async function advance(
+  deps: AdvanceDeps,
+  tx: Tx,
+  run: AutomationRunRec,
+  auto: AutomationRec | undefined,
+  now: number,
+  sent?: SentEmail,
+): Promise<AutomationRunRec> {
   const a = new Advancing(run, now);
   const r = a.r;
   if (r.status !== 'running') return r;
@@ -220,11 +232,14 @@ export async function advance(deps: AdvanceDeps, tx: Tx, run: AutomationRunRec, 
         case 'add_to_segment':
         case 'remove_from_segment': {
           const segmentId = c.segment_id as string;
-          if (!(await tx.segments.get(r.team_id, segmentId))) return a.fail(step, { name: 'segment_not_found', message: `The segment ${segmentId} no longer exists.` });
+          if (!(await tx.segments.get(r.team_id, segmentId)))
+            return a.fail(step, { name: 'segment_not_found', message: `The segment ${segmentId} no longer exists.` });
           if (!(await loadContact())) return a.fail(step, { name: 'contact_not_found', message: 'The contact of this run no longer exists.' });
           // Posthorn: memberships an automation changes trigger no automation (no chain of runs without end).
           const changed =
-            step.type === 'add_to_segment' ? await tx.memberships.add(r.team_id, segmentId, r.contact_id, a.at) : await tx.memberships.remove(r.team_id, segmentId, r.contact_id);
+            step.type === 'add_to_segment'
+              ? await tx.memberships.add(r.team_id, segmentId, r.contact_id, a.at)
+              : await tx.memberships.remove(r.team_id, segmentId, r.contact_id);
           a.record(step, 'completed', { segment_id: segmentId, changed });
           next = graph.follow(step.key, 'default');
           break;
@@ -247,7 +262,14 @@ export async function advance(deps: AdvanceDeps, tx: Tx, run: AutomationRunRec, 
 }
 
 /** A `contact_update` step's fields, values resolved (docs/api.md §24.3); the contact as stored now, or null when unchanged. */
-async function updateFields(deps: AdvanceDeps, tx: Tx, cur: ContactRec, c: Record<string, unknown>, ctx: RunContext, defs: PropertyDefs): Promise<ContactRec | null> {
+async function updateFields(
+  deps: AdvanceDeps,
+  tx: Tx,
+  cur: ContactRec,
+  c: Record<string, unknown>,
+  ctx: RunContext,
+  defs: PropertyDefs,
+): Promise<ContactRec | null> {
   const fields: ContactFields = {};
   for (const name of ['first_name', 'last_name'] as const) {
     if (!Object.hasOwn(c, name)) continue;
@@ -268,7 +290,12 @@ async function updateFields(deps: AdvanceDeps, tx: Tx, cur: ContactRec, c: Recor
     if (v === undefined) continue;
     const type = defs.get(key)?.type;
     // A dynamic value of the other type is converted when it can be: "42" for a number, 42 for a string.
-    props[key] = type === 'number' && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : type === 'string' && typeof v === 'number' ? String(v) : v;
+    props[key] =
+      type === 'number' && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+        ? Number(v)
+        : type === 'string' && typeof v === 'number'
+          ? String(v)
+          : v;
   }
   return changeContact(deps.events, tx, cur, fields, propertyValues(defs, props));
 }

@@ -22,10 +22,7 @@ export interface BroadcastInput {
   topic_id?: string | null;
 }
 
-export type BroadcastContent = Pick<
-  BroadcastRec,
-  'name' | 'segment_id' | 'from' | 'subject' | 'reply_to' | 'preview_text' | 'html' | 'text' | 'topic_id'
->;
+export type BroadcastContent = Pick<BroadcastRec, 'name' | 'segment_id' | 'from' | 'subject' | 'reply_to' | 'preview_text' | 'html' | 'text' | 'topic_id'>;
 
 /** Validate the content fields given (docs/api.md §13.2); only those present are returned. */
 export async function contentFields(store: StoreReader, team: string, input: BroadcastInput): Promise<Partial<BroadcastContent>> {

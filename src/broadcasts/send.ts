@@ -54,7 +54,7 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
   const links = new SignedLinks(store.secret('links'), svc.config.public_url);
   // A topic deleted since the send was accepted: nobody can be shown to have subscribed.
   const topic = b.topic_id ? ((await store.topics.get(team, b.topic_id)) ?? null) : undefined;
-  if (topic === null) return refuse(svc, b, new ApiError(422, 'validation_error', 'The broadcast\'s topic no longer exists.'));
+  if (topic === null) return refuse(svc, b, new ApiError(422, 'validation_error', "The broadcast's topic no longer exists."));
   const receives = (r: StoreReader, c: ContactRec) => wanted(r, c, topic);
   const properties = await propertyDefs(store, team);
   const todo = await pendingRecipients(svc, b, receives);
@@ -98,7 +98,8 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
       const keep = async (tx: Tx, p: Prepared) => {
         const c = recipientOf.get(p)!;
         const cur = await tx.contacts.get(team, c.id);
-        const ok = !!cur && (await receives(tx, cur)) && cur.email.toLowerCase() === c.email.toLowerCase() && (await tx.memberships.has(team, b.segment_id, c.id));
+        const ok =
+          !!cur && (await receives(tx, cur)) && cur.email.toLowerCase() === c.email.toLowerCase() && (await tx.memberships.has(team, b.segment_id, c.id));
         if (!ok) covered.set(c.id, null);
         return ok;
       };

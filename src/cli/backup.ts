@@ -10,7 +10,9 @@ import { openStore, storeOptions } from '../store';
 
 export async function backup(config: Config, dest: string, opts: { compact: boolean }): Promise<number> {
   if (config.database.url) {
-    process.stderr.write('posthorn: `backup` copies the embedded LMDB store; in cluster mode back the PostgreSQL database up with its own tools (pg_dump, or base backups and WAL archiving: README.md, "Cluster mode")\n');
+    process.stderr.write(
+      'posthorn: `backup` copies the embedded LMDB store; in cluster mode back the PostgreSQL database up with its own tools (pg_dump, or base backups and WAL archiving: README.md, "Cluster mode")\n',
+    );
     return 1;
   }
   const target = resolve(dest);

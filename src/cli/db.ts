@@ -9,13 +9,18 @@ import { copyToDatabase, migrateDatabase, storeOptions } from '../store';
 
 function databaseUrl(config: Config, command: string): string {
   if (!config.database.url)
-    throw new ConfigError('database.url', `is not set: \`posthorn ${command}\` works on the PostgreSQL store of cluster mode (POSTHORN_DATABASE_URL=postgres://…)`);
+    throw new ConfigError(
+      'database.url',
+      `is not set: \`posthorn ${command}\` works on the PostgreSQL store of cluster mode (POSTHORN_DATABASE_URL=postgres://…)`,
+    );
   return config.database.url;
 }
 
 export async function migrateCommand(config: Config): Promise<number> {
   const { from, to } = await migrateDatabase(databaseUrl(config, 'migrate'));
-  process.stdout.write(from === to ? `posthorn: the database schema is at version ${to}, nothing to do\n` : `posthorn: the database schema is at version ${to} (was ${from})\n`);
+  process.stdout.write(
+    from === to ? `posthorn: the database schema is at version ${to}, nothing to do\n` : `posthorn: the database schema is at version ${to} (was ${from})\n`,
+  );
   return 0;
 }
 

@@ -62,7 +62,9 @@ function report(d: DomainRec, config: Config, started: boolean, json: boolean): 
     for (const r of records.filter((r) => [dkim.rotation!.selector, dkim.rotation!.ed25519_selector].includes(r.name.replace(/\._domainkey$/, ''))))
       out.push(`  ${r.name}.${d.name}  TXT  "${r.value}"  (${r.status})`);
   } else {
-    out.push(`${d.name} signs with selector ${dkim.selector}${dkim.ed25519_selector ? ` and ${dkim.ed25519_selector} (Ed25519)` : ''} (${dkim.algorithms.join(', ')}).`);
+    out.push(
+      `${d.name} signs with selector ${dkim.selector}${dkim.ed25519_selector ? ` and ${dkim.ed25519_selector} (Ed25519)` : ''} (${dkim.algorithms.join(', ')}).`,
+    );
   }
   if (dkim.previous)
     out.push(

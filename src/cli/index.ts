@@ -75,13 +75,25 @@ export async function main(argv: string[]): Promise<number> {
         if (sub !== 'rotate-dkim') throw new UsageError('domains: the only subcommand is `domains rotate-dkim`');
         const { values, positionals } = parseArgs({
           args,
-          options: { config: { type: 'string' }, ed25519: { type: 'boolean' }, status: { type: 'boolean' }, team: { type: 'string' }, json: { type: 'boolean' } },
+          options: {
+            config: { type: 'string' },
+            ed25519: { type: 'boolean' },
+            status: { type: 'boolean' },
+            team: { type: 'string' },
+            json: { type: 'boolean' },
+          },
           allowPositionals: true,
           strict: true,
         });
         if (positionals.length !== 1) throw new UsageError('domains rotate-dkim: give the domain, e.g. `posthorn domains rotate-dkim example.com`');
         const { rotateDkim } = await import('./domains');
-        return await rotateDkim(config(values.config), { domain: positionals[0], ed25519: !!values.ed25519, status: !!values.status, team: values.team, json: !!values.json });
+        return await rotateDkim(config(values.config), {
+          domain: positionals[0],
+          ed25519: !!values.ed25519,
+          status: !!values.status,
+          team: values.team,
+          json: !!values.json,
+        });
       }
       case 'keys': {
         const [sub, ...args] = rest;

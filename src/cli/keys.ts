@@ -4,10 +4,7 @@ import { openStore, storeOptions } from '../store';
 import { createApiKey } from '../accounts/api-keys';
 import { ApiError } from '../errors';
 
-export async function keysCreate(
-  config: Config,
-  opts: { name: string; permission?: string; domain?: string; team?: string; json: boolean },
-): Promise<number> {
+export async function keysCreate(config: Config, opts: { name: string; permission?: string; domain?: string; team?: string; json: boolean }): Promise<number> {
   const store = await openStore(storeOptions(config));
   try {
     const teams = await store.teams.everything();

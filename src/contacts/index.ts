@@ -50,7 +50,11 @@ export const contactSummary = (c: ContactRec) => ({
 });
 
 /** GET /contacts/{id}: `properties` holds the contact's values of the team's properties (docs/api.md §12.7). */
-export const contactView = (c: ContactRec, defs: PropertyDefs) => ({ object: 'contact' as const, ...contactSummary(c), properties: visibleProperties(c, defs) });
+export const contactView = (c: ContactRec, defs: PropertyDefs) => ({
+  object: 'contact' as const,
+  ...contactSummary(c),
+  properties: visibleProperties(c, defs),
+});
 
 /**
  * The one place a contact change is noticed: create-on-existing, PATCH (both route families) and
@@ -211,7 +215,13 @@ export async function updateContact(
  * checked by propertyValues); stored, with `contact.updated`, when anything changed. The contact
  * as stored now, or null when nothing changed.
  */
-export async function changeContact(events: Events, tx: Tx, cur: ContactRec, fields: ContactFields, properties: Record<string, PropertyValue | null>): Promise<ContactRec | null> {
+export async function changeContact(
+  events: Events,
+  tx: Tx,
+  cur: ContactRec,
+  fields: ContactFields,
+  properties: Record<string, PropertyValue | null>,
+): Promise<ContactRec | null> {
   const next = { ...apply(cur, fields, properties), updated_at: nowIso() };
   if (!(await contactChanged(events, tx, cur, next))) return null;
   tx.contacts.put(next);

@@ -47,7 +47,13 @@ export class DashboardAssets {
       const files = new Map(built.map((f) => [f.name, { ...f, etag: `"${createHash('sha256').update(f.body).digest('base64url').slice(0, 22)}"` }]));
       const js = built.find((f) => f.name.endsWith('.js'))!;
       const css = built.filter((f) => f.name.endsWith('.css'));
-      return { shell: shell(js.name, css.map((f) => f.name)), files };
+      return {
+        shell: shell(
+          js.name,
+          css.map((f) => f.name),
+        ),
+        files,
+      };
     });
     this.loaded.catch(() => (this.loaded = undefined));
     return this.loaded;

@@ -111,7 +111,14 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       if (policy || found.failure) sts = { policy, success: 0, failures: found.failure ? [failure(found.failure.type, null, null, found.failure.reason)] : [] };
     }
     route = deps.route(entry.domain, mx.hosts);
-    targets = mxTargets(mx.hosts, dns, config.delivery.mx_port, security, config.smtp.hostname, policy && sts ? { policy, ca: deps.mtaSts!.ca, outcome: sts, domain: entry.domain } : null);
+    targets = mxTargets(
+      mx.hosts,
+      dns,
+      config.delivery.mx_port,
+      security,
+      config.smtp.hostname,
+      policy && sts ? { policy, ca: deps.mtaSts!.ca, outcome: sts, domain: entry.domain } : null,
+    );
   }
   site = route.site;
   if (route.defer !== undefined) return { replies: new Map(), host: null, tls: null, site, deferred: route.defer };
@@ -133,7 +140,8 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         last = e.reply;
         if (e.remote) refusals.push(e.remote);
         // RFC 8461 §4.2: no session that meets the policy — a TLS-RPT failure; the next host may do better.
-        if (sts && target.verify?.enforce && e.code === 'ETLS') sts.failures.push(failure(tlsResultType(e.tlsReason ?? 'TLS_FAILURE'), target.host, null, e.tlsReason));
+        if (sts && target.verify?.enforce && e.code === 'ETLS')
+          sts.failures.push(failure(tlsResultType(e.tlsReason ?? 'TLS_FAILURE'), target.host, null, e.tlsReason));
         continue; // RFC 5321 §5.1: try the next host
       }
       // A new session under a policy counts once in TLS-RPT (one reused is already counted).
@@ -167,9 +175,23 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       // after an RSET when the transaction ended without one — is done on the side.
       const done = session;
       const tls = done.tls;
-      if (out.reusable && out.needsReset) void done.reset().then((ok) => pool.release(done, ok), () => pool.release(done, false));
+      if (out.reusable && out.needsReset)
+        void done.reset().then(
+          (ok) => pool.release(done, ok),
+          () => pool.release(done, false),
+        );
       else pool.release(done, out.reusable);
-      return { replies: out.replies, host: target.host, ip: done.address, tls: done.secure, tlsVersion: tls.version, tlsCipher: tls.cipher, site, refusals, sts };
+      return {
+        replies: out.replies,
+        host: target.host,
+        ip: done.address,
+        tls: done.secure,
+        tlsVersion: tls.version,
+        tlsCipher: tls.cipher,
+        site,
+        refusals,
+        sts,
+      };
     }
   } catch (e) {
     last = localReply(451, '4.4.0', `delivery failed: ${(e as Error).message}`);
@@ -203,7 +225,14 @@ async function* single(step: Step): AsyncIterable<Step> {
  * valid certificate: in enforce mode a host it does not name is not tried (4.7.10) and TLS is
  * required; in testing mode both are only recorded.
  */
-async function* mxTargets(hosts: string[], dns: Resolver, port: number, security: Target['security'], ehloName: string, sts: StsCheck | null): AsyncIterable<Step> {
+async function* mxTargets(
+  hosts: string[],
+  dns: Resolver,
+  port: number,
+  security: Target['security'],
+  ehloName: string,
+  sts: StsCheck | null,
+): AsyncIterable<Step> {
   const enforce = sts?.policy.mode === 'enforce';
   for (const host of hosts) {
     let verify: Target['verify'];

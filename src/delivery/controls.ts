@@ -43,7 +43,8 @@ const CHUNK = 500;
 export function destinationParam(raw: string | undefined | null): string {
   const d = (raw ?? '').trim().toLowerCase().replace(/\.$/, '');
   const domain = /^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
-  if (d.length > 253 || !(domain.test(d) || /^\[[0-9a-f.:]+\]$/.test(d)) || !d.includes('.')) throw errors.invalidParameter('The `destination` must be a domain name, such as `gmail.com`.');
+  if (d.length > 253 || !(domain.test(d) || /^\[[0-9a-f.:]+\]$/.test(d)) || !d.includes('.'))
+    throw errors.invalidParameter('The `destination` must be a domain name, such as `gmail.com`.');
   return d;
 }
 
@@ -84,7 +85,10 @@ export class QueueControls {
   }
 
   private row(destination: string, entries: QueuedEntry[], held: boolean, sites: Map<string, { suspended_until: number | null }>, now: number): DestinationRow {
-    const site = this.siteOf(destination, entries.map((q) => q.entry));
+    const site = this.siteOf(
+      destination,
+      entries.map((q) => q.entry),
+    );
     let oldest = Infinity;
     let next = Infinity;
     const r: DestinationRow = {
@@ -124,7 +128,12 @@ export class QueueControls {
    * Work through a team's entries to `destination` in units of work of CHUNK entries: `each` is
    * called for every entry in a unit of work. Returns how many entries `each` changed.
    */
-  private async chunked(team: string, destination: string, each: (tx: Tx, q: QueuedEntry) => Promise<boolean> | boolean, first?: (tx: Tx) => Promise<void>): Promise<number> {
+  private async chunked(
+    team: string,
+    destination: string,
+    each: (tx: Tx, q: QueuedEntry) => Promise<boolean> | boolean,
+    first?: (tx: Tx) => Promise<void>,
+  ): Promise<number> {
     let after: string | undefined;
     let changed = 0;
     for (let started = false; ; started = true) {
@@ -179,7 +188,10 @@ export class QueueControls {
     if (await store.queueHolds.has(team, destination)) throw errors.validation(`The destination \`${destination}\` is held: release it first.`);
     const entries = await store.queue.ofTeam(team, { limit: 1, destination });
     if (!entries.length) throw errors.notFound('Queued mail to this destination');
-    const site = this.siteOf(destination, entries.map((q) => q.entry));
+    const site = this.siteOf(
+      destination,
+      entries.map((q) => q.entry),
+    );
     const now = Date.now();
     return this.chunked(
       team,

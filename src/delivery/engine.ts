@@ -14,7 +14,17 @@
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
-import { MAX_ATTEMPTS, QUEUE_SCAN_LIMIT, type DeliveryAttempt, type DomainRec, type EmailRec, type QueueEntry, type Store, type TlsReportPolicy, type Tx } from '../store';
+import {
+  MAX_ATTEMPTS,
+  QUEUE_SCAN_LIMIT,
+  type DeliveryAttempt,
+  type DomainRec,
+  type EmailRec,
+  type QueueEntry,
+  type Store,
+  type TlsReportPolicy,
+  type Tx,
+} from '../store';
 import { canSendFrom } from '../domains/records';
 import { signingKeys } from '../domains/dkim';
 import { suppress } from '../suppressions';
@@ -219,150 +229,152 @@ export class DeliveryEngine {
     for (const key of this.flying.keys()) if (!busy.has(key)) this.flying.delete(key);
     const perSite = new Map<string, number>();
     for (const site of this.flying.values()) perSite.set(site, (perSite.get(site) ?? 0) + 1);
-    return store.write(async (tx) => {
-      const now = Date.now();
-      shaper.sync(await tx.sites.all());
-      const holds = await tx.queueHolds.all();
-      const heldDomains = new Set(holds.map((h) => h.destination));
-      const heldBy = new Set(holds.map((h) => `${h.team_id}\u0000${h.destination}`));
-      const out: Claimed[] = [];
-      const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
-      const room = new Map<string, Room>();
-      const deferred = new Map<string, number>(); // entries moved per site, for spreading them
-      const moves: { domain: string; id: string; from: number; to: number }[] = [];
-      let soonest: number | null = null;
-      /** May one more attempt for `site` start (counted if so)? If not, a suspended site's entry moves. */
-      const admit = (site: string, domain: string, id: string, due: number): boolean => {
-        let r = room.get(site);
-        if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
-        if (r.n > 0) {
-          r.n--;
-          return true;
-        }
-        if (r.until !== null) {
-          const nth = deferred.get(site) ?? 0;
-          deferred.set(site, nth + 1);
-          moves.push({ domain, id, from: due, to: shaper.spread(site, r.until, now, nth) });
-        } else {
-          const wait = shaper.waitFor(site, now);
-          if (wait > 0) soonest = Math.min(soonest ?? Infinity, now + wait);
-        }
-        return false;
-      };
-      const passedAs = new Map<string, string>();
-      // The sites with entries passed over for room: the next claim's scan stops early on them.
-      // A scan going through a backlog deeper than the scan limit goes on to its end before the
-      // next scan from the start.
-      const last = store.exclusive && this.scanned && (now - this.scanned.fullAt < FULL_SCAN_MS || this.scanned.resume) ? this.scanned : null;
-      const passedSites = new Set<string>(last?.sites);
-      let looked = 0;
-      // Set by `pass`, a callback: declared so that the compiler does not take it for always null.
-      let lastLooked = null as QueueKey | null;
-      // In flight, or no room for its site: passed over by key alone. A domain someone holds is
-      // read: the entry may be its team's, to be held.
-      const pass = (domain: string, id: string, due: number) => {
-        looked++;
-        lastLooked = { due, domain, id };
-        if (busy.has(`${domain}\u0000${id}`)) return true;
-        if (heldDomains.has(domain)) return false;
-        const site = shaper.siteOf(domain);
-        passedAs.set(domain, site);
-        if (admit(site, domain, id, due)) return false;
-        passedSites.add(site);
-        return true;
-      };
-      let found: { due: number; entry: QueueEntry }[];
-      let whole: boolean;
-      /** The scan looked at QUEUE_SCAN_LIMIT keys without filling the slots: where the next goes on. */
-      let resume: QueueKey | null = null;
-      if (!last) {
-        found = await tx.queue.due(now, max, pass);
-        whole = found.length < max && looked < QUEUE_SCAN_LIMIT;
-        if (found.length < max && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
-      } else {
-        // Up to the last scan, what waits is the entries that scan passed over for room (the rest
-        // were taken then and moved to their next attempt time): once none of their sites has room
-        // left, the scan stops there and goes on from the last one's end, with what became due since.
-        const noRoom = () => {
-          for (const site of last.sites) {
-            let r = room.get(site);
-            if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
-            if (r.n > 0) return false;
+    return store
+      .write(async (tx) => {
+        const now = Date.now();
+        shaper.sync(await tx.sites.all());
+        const holds = await tx.queueHolds.all();
+        const heldDomains = new Set(holds.map((h) => h.destination));
+        const heldBy = new Set(holds.map((h) => `${h.team_id}\u0000${h.destination}`));
+        const out: Claimed[] = [];
+        const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
+        const room = new Map<string, Room>();
+        const deferred = new Map<string, number>(); // entries moved per site, for spreading them
+        const moves: { domain: string; id: string; from: number; to: number }[] = [];
+        let soonest: number | null = null;
+        /** May one more attempt for `site` start (counted if so)? If not, a suspended site's entry moves. */
+        const admit = (site: string, domain: string, id: string, due: number): boolean => {
+          let r = room.get(site);
+          if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+          if (r.n > 0) {
+            r.n--;
+            return true;
           }
+          if (r.until !== null) {
+            const nth = deferred.get(site) ?? 0;
+            deferred.set(site, nth + 1);
+            moves.push({ domain, id, from: due, to: shaper.spread(site, r.until, now, nth) });
+          } else {
+            const wait = shaper.waitFor(site, now);
+            if (wait > 0) soonest = Math.min(soonest ?? Infinity, now + wait);
+          }
+          return false;
+        };
+        const passedAs = new Map<string, string>();
+        // The sites with entries passed over for room: the next claim's scan stops early on them.
+        // A scan going through a backlog deeper than the scan limit goes on to its end before the
+        // next scan from the start.
+        const last = store.exclusive && this.scanned && (now - this.scanned.fullAt < FULL_SCAN_MS || this.scanned.resume) ? this.scanned : null;
+        const passedSites = new Set<string>(last?.sites);
+        let looked = 0;
+        // Set by `pass`, a callback: declared so that the compiler does not take it for always null.
+        let lastLooked = null as QueueKey | null;
+        // In flight, or no room for its site: passed over by key alone. A domain someone holds is
+        // read: the entry may be its team's, to be held.
+        const pass = (domain: string, id: string, due: number) => {
+          looked++;
+          lastLooked = { due, domain, id };
+          if (busy.has(`${domain}\u0000${id}`)) return true;
+          if (heldDomains.has(domain)) return false;
+          const site = shaper.siteOf(domain);
+          passedAs.set(domain, site);
+          if (admit(site, domain, id, due)) return false;
+          passedSites.add(site);
           return true;
         };
-        const head = noRoom() ? [] : await tx.queue.due(Math.min(now, last.upTo), max, (d, i, t) => (pass(d, i, t) ? (noRoom() ? 'stop' : true) : false));
-        const headWhole = head.length < max && looked < QUEUE_SCAN_LIMIT;
-        looked = 0;
-        lastLooked = null;
-        // After a scan the limit cut short, the tail goes on from its last key: the keys of that
-        // due time up to it were looked at (passed over for room) and wait for the next full scan.
-        const r = last.resume;
-        const seenBefore = (d: string, i: string, t: number) => !!r && t === r.due && (d < r.domain || (d === r.domain && i <= r.id));
-        // Counted as looked at, as the queue counts them toward its limit.
-        const tailPass: typeof pass = (d, i, t) => (seenBefore(d, i, t) ? (looked++, true) : pass(d, i, t));
-        const tail = headWhole ? await tx.queue.due(now, max - head.length, tailPass, r ? r.due - 1 : last.upTo) : [];
-        found = [...head, ...tail];
-        whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;
-        if (headWhole && tail.length < max - head.length && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
-      }
-      // A scan the slots cut short saw only part of what is due: the next claim looks at all of it.
-      // One the scan limit cut short leaves where it stopped: the next goes on from there, so a
-      // backlog deeper than the limit for a site with no room never hides what is due after it.
-      // (Keys before the resume point with a due time of their own were all looked at: upTo.)
-      this.scanned = whole
-        ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites }
-        : resume
-          ? { upTo: resume.due - 1, fullAt: last?.fullAt ?? now, sites: passedSites, resume }
-          : null;
-      for (const { due: was, entry } of found) {
-        if (out.length >= max) break;
-        if (failed.has(entry.email_id)) continue;
-        if (heldBy.has(`${entry.team_id}\u0000${entry.domain}`)) {
-          tx.queue.put({ ...entry, held: 'destination' }, was);
-          continue;
+        let found: { due: number; entry: QueueEntry }[];
+        let whole: boolean;
+        /** The scan looked at QUEUE_SCAN_LIMIT keys without filling the slots: where the next goes on. */
+        let resume: QueueKey | null = null;
+        if (!last) {
+          found = await tx.queue.due(now, max, pass);
+          whole = found.length < max && looked < QUEUE_SCAN_LIMIT;
+          if (found.length < max && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
+        } else {
+          // Up to the last scan, what waits is the entries that scan passed over for room (the rest
+          // were taken then and moved to their next attempt time): once none of their sites has room
+          // left, the scan stops there and goes on from the last one's end, with what became due since.
+          const noRoom = () => {
+            for (const site of last.sites) {
+              let r = room.get(site);
+              if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+              if (r.n > 0) return false;
+            }
+            return true;
+          };
+          const head = noRoom() ? [] : await tx.queue.due(Math.min(now, last.upTo), max, (d, i, t) => (pass(d, i, t) ? (noRoom() ? 'stop' : true) : false));
+          const headWhole = head.length < max && looked < QUEUE_SCAN_LIMIT;
+          looked = 0;
+          lastLooked = null;
+          // After a scan the limit cut short, the tail goes on from its last key: the keys of that
+          // due time up to it were looked at (passed over for room) and wait for the next full scan.
+          const r = last.resume;
+          const seenBefore = (d: string, i: string, t: number) => !!r && t === r.due && (d < r.domain || (d === r.domain && i <= r.id));
+          // Counted as looked at, as the queue counts them toward its limit.
+          const tailPass: typeof pass = (d, i, t) => (seenBefore(d, i, t) ? (looked++, true) : pass(d, i, t));
+          const tail = headWhole ? await tx.queue.due(now, max - head.length, tailPass, r ? r.due - 1 : last.upTo) : [];
+          found = [...head, ...tail];
+          whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;
+          if (headWhole && tail.length < max - head.length && looked >= QUEUE_SCAN_LIMIT) resume = lastLooked;
         }
-        // The site an earlier attempt found (by MX) counts from now on, for this entry too.
-        if (entry.site) shaper.learn(entry.domain, entry.site);
-        const site = shaper.siteOf(entry.domain);
-        if (passedAs.get(entry.domain) !== site && !admit(site, entry.domain, entry.id, was)) {
-          passedSites.add(site);
-          continue;
+        // A scan the slots cut short saw only part of what is due: the next claim looks at all of it.
+        // One the scan limit cut short leaves where it stopped: the next goes on from there, so a
+        // backlog deeper than the limit for a site with no room never hides what is due after it.
+        // (Keys before the resume point with a due time of their own were all looked at: upTo.)
+        this.scanned = whole
+          ? { upTo: now, fullAt: last?.fullAt ?? now, sites: passedSites }
+          : resume
+            ? { upTo: resume.due - 1, fullAt: last?.fullAt ?? now, sites: passedSites, resume }
+            : null;
+        for (const { due: was, entry } of found) {
+          if (out.length >= max) break;
+          if (failed.has(entry.email_id)) continue;
+          if (heldBy.has(`${entry.team_id}\u0000${entry.domain}`)) {
+            tx.queue.put({ ...entry, held: 'destination' }, was);
+            continue;
+          }
+          // The site an earlier attempt found (by MX) counts from now on, for this entry too.
+          if (entry.site) shaper.learn(entry.domain, entry.site);
+          const site = shaper.siteOf(entry.domain);
+          if (passedAs.get(entry.domain) !== site && !admit(site, entry.domain, entry.id, was)) {
+            passedSites.add(site);
+            continue;
+          }
+          // The body is not read here: an attempt reads it when it runs and lets it go after, so what
+          // waits in the queue is never held in memory.
+          const email = await tx.emails.get(entry.team_id, entry.email_id);
+          if (!email) {
+            tx.queue.remove(entry);
+            log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: 'email no longer stored' });
+            continue;
+          }
+          const domain = await tx.domains.get(email.team_id, email.domain_id);
+          if (!domain || !canSendFrom(domain)) {
+            await this.fail(tx, email, domain ? 'domain not verified' : 'domain deleted');
+            failed.add(email.id);
+            continue;
+          }
+          const attempts = entry.attempts + 1;
+          const first_attempt_at = entry.first_attempt_at ?? new Date(now).toISOString();
+          // Persisted before the attempt: if the process dies during it, this is when it is retried.
+          const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
+          const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
+          tx.queue.put(next, due);
+          // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it.
+          out.push({ entry: next, before: entry, due, domain, email: email.sent_at ? email : await events.email(tx, email, 'sent', { current: true }) });
+          shaper.take(site, now);
+          this.flying.set(inFlightKey(next), site);
+          perSite.set(site, (perSite.get(site) ?? 0) + 1);
         }
-        // The body is not read here: an attempt reads it when it runs and lets it go after, so what
-        // waits in the queue is never held in memory.
-        const email = await tx.emails.get(entry.team_id, entry.email_id);
-        if (!email) {
-          tx.queue.remove(entry);
-          log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: 'email no longer stored' });
-          continue;
-        }
-        const domain = await tx.domains.get(email.team_id, email.domain_id);
-        if (!domain || !canSendFrom(domain)) {
-          await this.fail(tx, email, domain ? 'domain not verified' : 'domain deleted');
-          failed.add(email.id);
-          continue;
-        }
-        const attempts = entry.attempts + 1;
-        const first_attempt_at = entry.first_attempt_at ?? new Date(now).toISOString();
-        // Persisted before the attempt: if the process dies during it, this is when it is retried.
-        const due = nextAttemptAt(config.delivery.retry_schedule, attempts, first_attempt_at, config.delivery.retry_window, now);
-        const next: QueueEntry = { ...entry, attempts, first_attempt_at, attempting: new Date(now).toISOString() };
-        tx.queue.put(next, due);
-        // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it.
-        out.push({ entry: next, before: entry, due, domain, email: email.sent_at ? email : await events.email(tx, email, 'sent', { current: true }) });
-        shaper.take(site, now);
-        this.flying.set(inFlightKey(next), site);
-        perSite.set(site, (perSite.get(site) ?? 0) + 1);
-      }
-      for (const m of moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
-      this.nextRoom = soonest;
-      return out;
-    }, PATIENT).catch((e: unknown) => {
-      // Nothing of it was written: what it took is still due where the last scan saw it.
-      this.scanned = null;
-      throw e;
-    });
+        for (const m of moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
+        this.nextRoom = soonest;
+        return out;
+      }, PATIENT)
+      .catch((e: unknown) => {
+        // Nothing of it was written: what it took is still due where the last scan saw it.
+        this.scanned = null;
+        throw e;
+      });
   }
 
   /**
@@ -411,7 +423,11 @@ export class DeliveryEngine {
     // signing and sending hold beside it).
     const size = await emailContent.byteSize(c.entry.team_id, c.entry.email_id);
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
-    if (size === undefined) return { result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null }, started };
+    if (size === undefined)
+      return {
+        result: { replies: new Map(c.entry.recipients.map((r) => [r, localReply(451, '4.3.0', 'the message is no longer stored')])), host: null, tls: null },
+        started,
+      };
     const release = await this.budget.take(3 * size);
     try {
       const message = async () => {
@@ -465,7 +481,10 @@ export class DeliveryEngine {
     return this.svc.store.write(async (tx) => {
       const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
       if (!live) return;
-      tx.queue.put({ ...live, attempts: before.attempts, first_attempt_at: before.first_attempt_at, attempting: null, site: this.shaper.siteOf(entry.domain) }, due);
+      tx.queue.put(
+        { ...live, attempts: before.attempts, first_attempt_at: before.first_attempt_at, attempting: null, site: this.shaper.siteOf(entry.domain) },
+        due,
+      );
     }, PATIENT);
   }
 
@@ -504,7 +523,12 @@ export class DeliveryEngine {
         duration_ms: now - started,
         results: entry.recipients.map((r) => {
           const reply = result.replies.get(r);
-          return { recipient: r, code: reply?.code ?? 451, enhanced_code: reply ? enhancedCode(reply) : null, reply: reply?.text ?? 'no reply for this recipient' };
+          return {
+            recipient: r,
+            code: reply?.code ?? 451,
+            enhanced_code: reply ? enhancedCode(reply) : null,
+            reply: reply?.text ?? 'no reply for this recipient',
+          };
         }),
       };
       email = { ...email, attempts: [...(email.attempts ?? []), attempt].slice(-MAX_ATTEMPTS) };

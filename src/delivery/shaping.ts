@@ -27,7 +27,10 @@ interface SiteRule extends SiteLimits {
 
 const SHIPPED_DEFAULT = parseSiteTable('sites.toml default', (shipped as Record<string, unknown>).default, false) as SiteLimits;
 const SHIPPED_SITES: Record<string, SiteRuleConfig> = Object.fromEntries(
-  Object.entries(((shipped as Record<string, unknown>).sites ?? {}) as Record<string, unknown>).map(([name, t]) => [name, parseSiteTable(`sites.toml sites.${name}`, t, true)]),
+  Object.entries(((shipped as Record<string, unknown>).sites ?? {}) as Record<string, unknown>).map(([name, t]) => [
+    name,
+    parseSiteTable(`sites.toml sites.${name}`, t, true),
+  ]),
 );
 
 /** `name` or a `*.suffix` pattern matching it, looked up in `map` (most specific first). */
@@ -184,7 +187,8 @@ export class Shaper {
 
   /** The limits a site has now: its own, halved for each unfaded strike. */
   limits(site: string, now: number): Pick<SiteLimits, 'max_connections' | 'messages_per_connection' | 'messages_per_minute' | 'messages_per_hour'> {
-    if (!this.enabled) return { max_connections: DEFAULT_POOL.perDestination, messages_per_connection: DEFAULT_POOL.maxMessages, messages_per_minute: 0, messages_per_hour: 0 };
+    if (!this.enabled)
+      return { max_connections: DEFAULT_POOL.perDestination, messages_per_connection: DEFAULT_POOL.maxMessages, messages_per_minute: 0, messages_per_hour: 0 };
     const own = this.rules.limits(site);
     const k = 2 ** this.strikes(site, now);
     const slow = (n: number) => (n === 0 ? 0 : Math.max(1, Math.floor(n / k)));
@@ -243,7 +247,10 @@ export class Shaper {
     const st = this.states.get(site);
     if (st?.suspended_until === until) return until + Math.round(this.random() * Math.min(60_000, Math.max(1_000, (until - now) / 5)));
     const lim = this.limits(site, now);
-    const perMs = Math.min(lim.messages_per_minute ? lim.messages_per_minute / 60_000 : Infinity, lim.messages_per_hour ? lim.messages_per_hour / 3_600_000 : Infinity);
+    const perMs = Math.min(
+      lim.messages_per_minute ? lim.messages_per_minute / 60_000 : Infinity,
+      lim.messages_per_hour ? lim.messages_per_hour / 3_600_000 : Infinity,
+    );
     return until + Math.round(nth / perMs);
   }
 

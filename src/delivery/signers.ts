@@ -52,7 +52,11 @@ export class SigningPool {
     // A copy of its own for the thread, handed over without a second copy (the original may share
     // its memory with other buffers, or be sent meanwhile).
     const copy = new Uint8Array(raw);
-    const dkim: DkimDomain = { name: domain.name, dkim: { selector: domain.dkim.selector, private_key: domain.dkim.private_key }, ...(domain.ed25519 ? { ed25519: domain.ed25519 } : {}) };
+    const dkim: DkimDomain = {
+      name: domain.name,
+      dkim: { selector: domain.dkim.selector, private_key: domain.dkim.private_key },
+      ...(domain.ed25519 ? { ed25519: domain.ed25519 } : {}),
+    };
     return this.ask(this.least(), (id) => ({ id, raw: copy, domain: dkim }), [copy.buffer as ArrayBuffer]);
   }
 

@@ -188,7 +188,10 @@ export class SmtpSession {
       // `authorized` says how that went even when the session was not refused for it.
       const error = socket?.authorizationError ? String((socket.authorizationError as { code?: string }).code ?? socket.authorizationError) : null;
       const ok = socket?.authorized === true && checkServerIdentity(this.target.host, socket.getPeerCertificate!()) === undefined;
-      verified = ok && version !== 'TLSv1' && version !== 'TLSv1.1' ? { ok: true, reason: null } : { ok: false, reason: ok ? 'TLS_VERSION_TOO_OLD' : (error ?? 'ERR_TLS_CERT_ALTNAME_INVALID') };
+      verified =
+        ok && version !== 'TLSv1' && version !== 'TLSv1.1'
+          ? { ok: true, reason: null }
+          : { ok: false, reason: ok ? 'TLS_VERSION_TOO_OLD' : (error ?? 'ERR_TLS_CERT_ALTNAME_INVALID') };
     }
     return { version, cipher: socket?.getCipher?.()?.name ?? null, verified };
   }
@@ -330,7 +333,8 @@ function tlsReasonOf(err: NodemailerError): string {
 const SLICE = 64 * 1024;
 
 function* slices(parts: Uint8Array[]): Generator<Buffer> {
-  for (const p of parts) for (let off = 0; off < p.byteLength; off += SLICE) yield Buffer.from(p.buffer, p.byteOffset + off, Math.min(SLICE, p.byteLength - off));
+  for (const p of parts)
+    for (let off = 0; off < p.byteLength; off += SLICE) yield Buffer.from(p.buffer, p.byteOffset + off, Math.min(SLICE, p.byteLength - off));
 }
 
 /**

@@ -46,7 +46,9 @@ export function encodeQuery(name: string, type: QueryType, edns: boolean, id = r
     id,
     flags: packet.RECURSION_DESIRED,
     questions: [{ type, class: 'IN', name }],
-    additionals: edns ? [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_PAYLOAD, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] : [],
+    additionals: edns
+      ? [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_PAYLOAD, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }]
+      : [],
   });
 }
 

@@ -19,7 +19,10 @@ import { UdpExchange, tcpAsk, parseServer, type Answer, type QueryType, type Rr,
 export { readAnswer } from './exchange';
 
 export class DnsError extends Error {
-  constructor(readonly code: string, readonly host: string) {
+  constructor(
+    readonly code: string,
+    readonly host: string,
+  ) {
     super(`DNS lookup of ${host} failed: ${code}`);
   }
 }

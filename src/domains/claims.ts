@@ -69,7 +69,12 @@ export class DomainClaims {
       status: 'pending',
       domain_id: newId(),
       region: s.region,
-      options: { custom_return_path: s.custom_return_path, open_tracking: s.open_tracking, click_tracking: s.click_tracking, tracking_subdomain: s.tracking_subdomain },
+      options: {
+        custom_return_path: s.custom_return_path,
+        open_tracking: s.open_tracking,
+        click_tracking: s.click_tracking,
+        tracking_subdomain: s.tracking_subdomain,
+      },
       token: randomBytes(16).toString('hex'),
       expires_at: new Date(at.getTime() + CLAIM_TTL_MS).toISOString(),
       failure_reason: null,

@@ -60,7 +60,10 @@ export function parseTags(record: string): Map<string, string> {
  * verified (a signature no receiver can check would only add a failed result).
  */
 export function signingKeys(d: DomainRec): DkimDomain {
-  const ed = d.dkim_ed25519 && d.record_status['DKIM:ed25519'] === 'verified' ? { selector: d.dkim_ed25519.selector, private_key: d.dkim_ed25519.private_key } : undefined;
+  const ed =
+    d.dkim_ed25519 && d.record_status['DKIM:ed25519'] === 'verified'
+      ? { selector: d.dkim_ed25519.selector, private_key: d.dkim_ed25519.private_key }
+      : undefined;
   return { name: d.name, dkim: { selector: d.dkim.selector, private_key: d.dkim.private_key }, ...(ed ? { ed25519: ed } : {}) };
 }
 
@@ -145,7 +148,13 @@ export function dkimView(d: DomainRec, now = Date.now()) {
     ed25519_selector: d.dkim_ed25519?.selector ?? null,
     algorithms: algorithms(!!d.dkim_ed25519 && d.record_status['DKIM:ed25519'] === 'verified'),
     rotation: d.dkim_next
-      ? { status: 'pending', selector: d.dkim_next.rsa.selector, ed25519_selector: d.dkim_next.ed25519?.selector ?? null, algorithms: algorithms(!!d.dkim_next.ed25519), started_at: d.dkim_next.started_at }
+      ? {
+          status: 'pending',
+          selector: d.dkim_next.rsa.selector,
+          ed25519_selector: d.dkim_next.ed25519?.selector ?? null,
+          algorithms: algorithms(!!d.dkim_next.ed25519),
+          started_at: d.dkim_next.started_at,
+        }
       : null,
     previous: d.dkim_previous
       ? {

@@ -18,8 +18,7 @@ export function checkReturnPath(v: string): string {
 }
 
 /** The tracking CNAME cannot share a name with the return-path's MX and SPF records (RFC 1034 §3.6.2). */
-export const trackingClash = () =>
-  errors.invalidField('tracking_subdomain', 'must differ from `custom_return_path`, whose name holds the MX and SPF records.');
+export const trackingClash = () => errors.invalidField('tracking_subdomain', 'must differ from `custom_return_path`, whose name holds the MX and SPF records.');
 
 export function checkTrackingSubdomain(v: string, returnPath?: string): string {
   if (!isLabel(v.toLowerCase())) throw errors.invalidField('tracking_subdomain', 'must be a single DNS label such as `links`.');

@@ -136,24 +136,31 @@ export class DomainVerifier {
         if (current.get(rid) !== looked.get(rid)) continue;
         const prev = record_status[rid];
         if (outcome === 'ok') record_status[rid] = 'verified';
-        else if (prev === undefined || prev === 'not_started') continue; // not asked for yet (e.g. added by PATCH): only a match moves it
-        else if (outcome === 'error') continue; // DNS unreachable: nothing learned, keep the status
-        else if (prev === 'verified' || prev === 'temporary_failure')
-          record_status[rid] = degradedFor < VERIFY_WINDOW_MS ? 'temporary_failure' : 'failed';
+        else if (prev === undefined || prev === 'not_started')
+          continue; // not asked for yet (e.g. added by PATCH): only a match moves it
+        else if (outcome === 'error')
+          continue; // DNS unreachable: nothing learned, keep the status
+        else if (prev === 'verified' || prev === 'temporary_failure') record_status[rid] = degradedFor < VERIFY_WINDOW_MS ? 'temporary_failure' : 'failed';
         else if (outcome === 'wrong') record_status[rid] = 'failed';
         else record_status[rid] = inWindow ? 'pending' : 'failed';
       }
       let next: DomainRec = { ...cur, record_status };
       if (rotationVerified(next)) {
         next = completeRotation(next, this.config.dkim.rotation_grace);
-        log.info('domain.dkim_rotated', { domain: cur.name, selector: next.dkim.selector, ed25519: next.dkim_ed25519?.selector ?? null, previous: next.dkim_previous!.records.map((r) => r.selector), remove_after: next.dkim_previous!.remove_after });
+        log.info('domain.dkim_rotated', {
+          domain: cur.name,
+          selector: next.dkim.selector,
+          ed25519: next.dkim_ed25519?.selector ?? null,
+          previous: next.dkim_previous!.records.map((r) => r.selector),
+          remove_after: next.dkim_previous!.remove_after,
+        });
       }
       next.status = deriveStatus(next);
       next.verification = {
         ...cur.verification,
         checked_at: at,
-        verified_at: next.status === 'verified' ? cur.verification.verified_at ?? at : cur.verification.verified_at,
-        degraded_at: next.status === 'temporary_failure' ? cur.verification.degraded_at ?? at : null,
+        verified_at: next.status === 'verified' ? (cur.verification.verified_at ?? at) : cur.verification.verified_at,
+        degraded_at: next.status === 'temporary_failure' ? (cur.verification.degraded_at ?? at) : null,
       };
       tx.domains.put(next);
       if (next.status !== cur.status) log.info('domain.status', { domain: cur.name, from: cur.status, to: next.status });

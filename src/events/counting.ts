@@ -57,7 +57,12 @@ const NO_ENGAGEMENT: Engagement = { opens: 0, clicks: 0, automated_opens: 0, aut
  * An email's engagement after an open (`link` null) or a click on `link`, and whether this is the
  * first human click on that link (a broadcast's `unique_clicks`).
  */
-export function engagementAfter(e: Engagement | undefined, link: string | null, automated: boolean, at: string): { engagement: Engagement; firstClickOfLink: boolean } {
+export function engagementAfter(
+  e: Engagement | undefined,
+  link: string | null,
+  automated: boolean,
+  at: string,
+): { engagement: Engagement; firstClickOfLink: boolean } {
   const next: Engagement = { ...NO_ENGAGEMENT, ...e, links: { ...e?.links } };
   let firstClickOfLink = false;
   if (link === null) {

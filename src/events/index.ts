@@ -208,11 +208,24 @@ export class Events {
 
   /** Hand `ev` to the observers once `tx` has committed. */
   private observeAfterCommit(tx: Tx, ev: EventRec): void {
-    if (this.observers.length) tx.afterCommit(() => { for (const o of this.observers) o(ev); });
+    if (this.observers.length)
+      tx.afterCommit(() => {
+        for (const o of this.observers) o(ev);
+      });
   }
 
   /** `own`: what the row keeps of an email event's `data` (the rest is the email's: eventData). */
-  private async append(tx: Tx, team: string, type: EventRec['type'], subjectId: string, data: Record<string, unknown>, at: string, webhook: boolean, automated?: string | null, own?: Record<string, unknown>): Promise<EventRec> {
+  private async append(
+    tx: Tx,
+    team: string,
+    type: EventRec['type'],
+    subjectId: string,
+    data: Record<string, unknown>,
+    at: string,
+    webhook: boolean,
+    automated?: string | null,
+    own?: Record<string, unknown>,
+  ): Promise<EventRec> {
     const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
     if (automated) ev.automated = automated;
     tx.events.put(own ? { ...ev, data: own, email_payload: true } : ev);

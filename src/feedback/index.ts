@@ -41,7 +41,11 @@ export class Feedback {
  * registered domain, the email must belong to that domain's team, and the tag must be the one this
  * install wrote for one of the email's recipient domains. Null otherwise.
  */
-export async function resolveVerp(store: StoreReader, verp: Verp, address: string): Promise<{ team_id: string; email_id: string; domain_id: string; recipient_domain: string } | null> {
+export async function resolveVerp(
+  store: StoreReader,
+  verp: Verp,
+  address: string,
+): Promise<{ team_id: string; email_id: string; domain_id: string; recipient_domain: string } | null> {
   const hit = decodeVerp(address);
   if (!hit) return null;
   const dot = hit.host.indexOf('.');
@@ -101,7 +105,7 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction): Prom
       // Only the email's own recipients: a report cannot suppress an address the email never had.
       const rcpt = ours(r.recipient) ?? ours(r.original);
       if (!rcpt) {
-        drop('recipient is not one of the email\'s', { recipient: r.recipient });
+        drop("recipient is not one of the email's", { recipient: r.recipient });
         continue;
       }
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)

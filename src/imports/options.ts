@@ -43,7 +43,10 @@ function columnMap(value: unknown): { columns: ImportColumns; propertyTypes: Rec
     return name;
   };
   if (value === undefined)
-    return { columns: { email: 'email', first_name: 'first_name', last_name: 'last_name', unsubscribed: 'unsubscribed', properties: {}, required }, propertyTypes };
+    return {
+      columns: { email: 'email', first_name: 'first_name', last_name: 'last_name', unsubscribed: 'unsubscribed', properties: {}, required },
+      propertyTypes,
+    };
   if (!isObject(value)) throw errors.invalidField('column_map', 'must be an object.');
   const properties: Record<string, string> = {};
   if (value.properties !== undefined && value.properties !== null) {

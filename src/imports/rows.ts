@@ -36,7 +36,13 @@ export function headerProblem(index: HeaderIndex, imp: Pick<ContactImportRec, 'c
 }
 
 /** A record as a contact, or the reason it cannot be one. */
-export function readRow(fields: string[], header: HeaderIndex, width: number, imp: Pick<ContactImportRec, 'columns'>, defs: PropertyDefs): ImportedContact | string {
+export function readRow(
+  fields: string[],
+  header: HeaderIndex,
+  width: number,
+  imp: Pick<ContactImportRec, 'columns'>,
+  defs: PropertyDefs,
+): ImportedContact | string {
   if (fields.length !== width) return `The row has ${fields.length} fields; the header has ${width}.`;
   const cell = (name: string | null) => (name === null || !header.has(name) ? '' : fields[header.get(name)!].trim());
   const { columns } = imp;

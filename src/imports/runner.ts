@@ -74,7 +74,9 @@ export async function runImport(store: Store, team: string, id: string, opts: Ru
   /** Commit the rows read so far (and the skips before `end`) with the cursor at `end`. */
   const commit = async (rows: { at: number; fields: string[] }[], end: number, done: boolean) => {
     const taken = done ? skipped.splice(0) : skipped.splice(0, skipped.filter((s) => s.at < end).length);
-    const ordered = [...rows.map((r) => ({ at: r.at, item: { fields: r.fields } })), ...taken.map((s) => ({ at: s.at, item: { error: s.error } }))].sort((a, b) => a.at - b.at);
+    const ordered = [...rows.map((r) => ({ at: r.at, item: { fields: r.fields } })), ...taken.map((s) => ({ at: s.at, item: { error: s.error } }))].sort(
+      (a, b) => a.at - b.at,
+    );
     const expected = offset;
     await store.write(async (tx) => {
       const cur = await tx.contactImports.get(team, id);

@@ -156,7 +156,9 @@ export class InboundProcessor {
       let report: Report;
       try {
         // keepDeliveryStatus: the message/delivery-status part as an attachment, not body text.
-        report = readReport(await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true }));
+        report = readReport(
+          await parseMessage(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true }),
+        );
       } catch {
         report = { kind: 'none', reason: 'malformed-report' };
       }
@@ -189,7 +191,9 @@ export class InboundProcessor {
       if (cur.attempts >= MAX_ATTEMPTS) return giveUp(tx, cur, out.error);
       // The retry time the claim persisted stands.
       tx.inboundSpool.update({ ...cur, attempting: false, error: out.error }, due);
-      tx.afterCommit(() => log.warn('inbound.attempt_failed', { spool_id: m.id, attempt: cur.attempts, retry_at: new Date(due).toISOString(), error: out.error }));
+      tx.afterCommit(() =>
+        log.warn('inbound.attempt_failed', { spool_id: m.id, attempt: cur.attempts, retry_at: new Date(due).toISOString(), error: out.error }),
+      );
     });
   }
 }

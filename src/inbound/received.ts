@@ -42,7 +42,12 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
 };
 
 /** Parse, check and build what to store for each team of `m.inbound` (`hostname`: smtp.hostname). */
-export async function prepareReceived(svc: { dns: Resolver; events: Events }, m: SpooledMessage, received: Uint8Array, hostname: string): Promise<PreparedReceived> {
+export async function prepareReceived(
+  svc: { dns: Resolver; events: Events },
+  m: SpooledMessage,
+  received: Uint8Array,
+  hostname: string,
+): Promise<PreparedReceived> {
   const bytes = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
   const raw = Buffer.concat([Buffer.from(traceFields(m, hostname)), bytes]);
   const { mail_from, remote_address, helo } = m.envelope;

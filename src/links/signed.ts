@@ -41,7 +41,10 @@ export class SignedLinks {
   private readonly signer: Signer;
 
   /** `secret`: the install's link secret (32 random bytes kept in the store). */
-  constructor(secret: Buffer, private readonly publicUrl: string) {
+  constructor(
+    secret: Buffer,
+    private readonly publicUrl: string,
+  ) {
     this.signer = new Signer(secret);
   }
 

@@ -59,7 +59,10 @@ function target(p: Record<string, unknown>): TrackingTarget | null {
 }
 
 /** The origin tracking links of a domain live under (docs/mail.md §6). */
-export function trackingBase(publicUrl: string, domain: { name: string; tracking_subdomain: string | null; record_status: Record<string, string | undefined> }): string {
+export function trackingBase(
+  publicUrl: string,
+  domain: { name: string; tracking_subdomain: string | null; record_status: Record<string, string | undefined> },
+): string {
   const pub = new URL(publicUrl);
   // The subdomain only once its CNAME to public_url's host is verified: before, links would not resolve.
   if (domain.tracking_subdomain && domain.record_status.Tracking === 'verified') {

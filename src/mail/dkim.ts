@@ -32,10 +32,36 @@ export interface DkimDomain {
 // List-Unsubscribe-Post, which RFC 8058 §4 requires the signature to cover for one-click
 // unsubscribe (broadcasts). Fields absent from a message are simply not signed.
 const SIGNED_HEADERS = [
-  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
-  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'Resent-Date', 'Resent-From', 'Resent-Sender',
-  'Resent-To', 'Resent-Cc', 'Resent-Message-ID', 'In-Reply-To', 'References', 'List-Id', 'List-Help',
-  'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive', 'BIMI-Selector',
+  'From',
+  'Sender',
+  'Reply-To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'To',
+  'Cc',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'Content-ID',
+  'Content-Description',
+  'Resent-Date',
+  'Resent-From',
+  'Resent-Sender',
+  'Resent-To',
+  'Resent-Cc',
+  'Resent-Message-ID',
+  'In-Reply-To',
+  'References',
+  'List-Id',
+  'List-Help',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Subscribe',
+  'List-Post',
+  'List-Owner',
+  'List-Archive',
+  'BIMI-Selector',
 ].join(':');
 
 export class DkimError extends Error {}
@@ -81,7 +107,8 @@ function signParts(parts: { header: Buffer; body: Buffer }, domain: string, all:
   const timestamp = Math.floor(signTime.getTime() / 1000);
   let out = '';
   for (const s of all) {
-    for (const value of [domain, s.selector]) if (!value || UNSAFE_TAG_VALUE.test(toALabel(value))) throw new DkimError(`DKIM signing for ${domain} failed: invalid d= or s= value`);
+    for (const value of [domain, s.selector])
+      if (!value || UNSAFE_TAG_VALUE.test(toALabel(value))) throw new DkimError(`DKIM signing for ${domain} failed: invalid d= or s= value`);
     const key = signingKey(s.privateKey, domain);
     if (key.type !== s.algorithm.split('-')[0]) throw new DkimError(`DKIM signing for ${domain} failed: EINVALIDTYPE`);
     const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', lines, {
@@ -95,16 +122,29 @@ function signParts(parts: { header: Buffer; body: Buffer }, domain: string, all:
     });
     // rsa-sha256 signs the canonicalized header with SHA-256 (§3.3.1); ed25519-sha256 signs its
     // SHA-256 hash with PureEdDSA (RFC 8463 §3).
-    dkimHeaderOpts.b = (key.type === 'rsa' ? key.sign(canonicalizedHeader) : sign(null, createHash('sha256').update(canonicalizedHeader).digest(), key.object)).toString('base64');
+    dkimHeaderOpts.b = (
+      key.type === 'rsa' ? key.sign(canonicalizedHeader) : sign(null, createHash('sha256').update(canonicalizedHeader).digest(), key.object)
+    ).toString('base64');
     out += `${formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true)}\r\n`;
   }
   return out;
 }
 
 async function signWithMailauth(message: Buffer, domain: string, all: Signature[], signTime?: Date): Promise<string> {
-  const signatureData = all.map((s) => ({ signingDomain: domain, selector: s.selector, privateKey: s.privateKey, algorithm: s.algorithm, canonicalization: 'relaxed/relaxed' }));
+  const signatureData = all.map((s) => ({
+    signingDomain: domain,
+    selector: s.selector,
+    privateKey: s.privateKey,
+    algorithm: s.algorithm,
+    canonicalization: 'relaxed/relaxed',
+  }));
   // The signer reads its signatures from `signatureData` only; the top-level fields satisfy the type.
-  const { signatures, errors } = await dkimSign(message, { ...signatureData[0]!, headerList: SIGNED_HEADERS, signatureData, ...(signTime ? { signTime } : {}) });
+  const { signatures, errors } = await dkimSign(message, {
+    ...signatureData[0]!,
+    headerList: SIGNED_HEADERS,
+    signatureData,
+    ...(signTime ? { signTime } : {}),
+  });
   if (!signatures) {
     const why = errors.map((e) => e.err?.code ?? e.err?.message ?? 'unknown').join('; ');
     throw new DkimError(`DKIM signing for ${domain} failed: ${why || 'no signature produced'}`);

@@ -35,7 +35,13 @@ export async function headerFields(lines: HeaderLine[]): Promise<HeaderField[]> 
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim();
     // Unfolding removes the CRLF before whitespace; the bytes are UTF-8 where 8-bit (RFC 6532).
-    const raw = Buffer.from(line.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim(), 'binary').toString('utf8');
+    const raw = Buffer.from(
+      line
+        .slice(colon + 1)
+        .replace(/\r?\n(?=[ \t])/g, '')
+        .trim(),
+      'binary',
+    ).toString('utf8');
     let value = raw;
     try {
       value = words.decodeWords(raw);

@@ -13,7 +13,11 @@ declare module 'mailauth/lib/tools' {
 }
 
 declare module 'mailauth/lib/dkim/body' {
-  export function dkimBody(canonicalization: 'relaxed' | 'simple', algorithm: string, maxBodyLength: number | false): { update(chunk: Buffer): void; digest(encoding: 'base64'): string };
+  export function dkimBody(
+    canonicalization: 'relaxed' | 'simple',
+    algorithm: string,
+    maxBodyLength: number | false,
+  ): { update(chunk: Buffer): void; digest(encoding: 'base64'): string };
 }
 
 declare module 'mailauth/lib/dkim/header' {

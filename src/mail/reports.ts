@@ -108,7 +108,10 @@ export function readReport(mail: ParsedMail): Report {
 
 /** RFC 3834 §5 Auto-Submitted other than `no`, or the vacation programs' customary markers. */
 export function isAutoReply(mail: ParsedMail): boolean {
-  const h = (name: string) => String(mail.headers.get(name) ?? '').trim().toLowerCase();
+  const h = (name: string) =>
+    String(mail.headers.get(name) ?? '')
+      .trim()
+      .toLowerCase();
   const autoSubmitted = h('auto-submitted');
   if (autoSubmitted && autoSubmitted !== 'no') return true;
   if (['auto_reply', 'auto-reply'].includes(h('precedence'))) return true;

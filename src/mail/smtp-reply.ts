@@ -23,7 +23,10 @@ export type Verdict = 'delivered' | 'temporary' | 'permanent';
 
 /** Parse a raw server reply ("550-5.1.1 a\n550 5.1.1 b") into one line ("550 5.1.1 a b"). */
 export function parseReply(raw: string): Reply | null {
-  const lines = raw.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = raw
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const m = /^([2-5]\d\d)[ -]?/.exec(lines[0] ?? '');
   if (!m) return null;
   const code = Number(m[1]);
@@ -86,8 +89,6 @@ export const bounceMessage = (subType: SubType): string => MESSAGES[subType];
 export function bounceFor(r: Reply, type: 'Permanent' | 'Transient'): Bounce {
   const subType = bounceSubType(r);
   const message =
-    type === 'Transient'
-      ? 'The message could not be delivered before the retry window ended; the last attempt failed temporarily.'
-      : MESSAGES[subType];
+    type === 'Transient' ? 'The message could not be delivered before the retry window ended; the last attempt failed temporarily.' : MESSAGES[subType];
   return { type, subType, message, diagnosticCode: [`smtp; ${r.text}`] };
 }

@@ -65,7 +65,10 @@ export function decodeVerp(address: string): VerpAddress | null {
   const at = address.lastIndexOf('@');
   if (at < 0) return null;
   const local = address.slice(0, at).toLowerCase();
-  const host = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  const host = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (!local.startsWith(PREFIX) || !host) return null;
   const m = TOKEN_RE.exec(local.slice(PREFIX.length));
   if (!m) return null;

@@ -55,9 +55,17 @@ const inFlight = new Set<string>();
 function replay(stored: IdempotencyRecord | undefined, print: string): Outcome {
   // Stored a moment ago and gone already: only its expiry can do that; the first request is over.
   if (!stored)
-    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+    throw new ApiError(
+      409,
+      'concurrent_idempotent_requests',
+      'Same idempotency key used while original request is still in progress. Try the request again later.',
+    );
   if (stored.fingerprint !== print)
-    throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or try again with the same payload.');
+    throw new ApiError(
+      409,
+      'invalid_idempotent_request',
+      'Same idempotency key used with a different request payload. Change your idempotency key or try again with the same payload.',
+    );
   return { status: stored.status, body: stored.body };
 }
 
@@ -71,11 +79,19 @@ export async function withIdempotency(store: Store, scope: IdempotencyScope, wor
   const slot = `${team}\u0000${endpoint}\u0000${key}`;
   const print = scope.fingerprint();
   if (inFlight.has(slot))
-    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+    throw new ApiError(
+      409,
+      'concurrent_idempotent_requests',
+      'Same idempotency key used while original request is still in progress. Try the request again later.',
+    );
   const stored = await store.idempotency.get(team, endpoint, key);
   if (stored) return replay(stored, print);
   if (inFlight.has(slot))
-    throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
+    throw new ApiError(
+      409,
+      'concurrent_idempotent_requests',
+      'Same idempotency key used while original request is still in progress. Try the request again later.',
+    );
   inFlight.add(slot);
   const record = (o: Outcome) => ({ fingerprint: print, status: o.status, body: o.body, created_at: Date.now() });
   try {
@@ -86,9 +102,11 @@ export async function withIdempotency(store: Store, scope: IdempotencyScope, wor
     if (e instanceof IdempotencyKeyTaken) return replay(await store.idempotency.get(team, endpoint, key), print);
     if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500) {
       const o = { status: e.statusCode, body: e.toJSON() };
-      await store.write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o))).catch((err) => {
-        if (!(err instanceof IdempotencyKeyTaken)) throw err;
-      });
+      await store
+        .write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o)))
+        .catch((err) => {
+          if (!(err instanceof IdempotencyKeyTaken)) throw err;
+        });
     }
     throw e;
   } finally {

@@ -22,17 +22,37 @@ export async function composeEmail(ctx: TrackingContext, email: EmailRec, conten
   const html =
     content.html === null || !domain
       ? content.html
-      : withTracking(ctx, domain, content.html, { team: email.team_id, email: email.id, recipient: envelope.length === 1 ? envelope[0]! : null }, parts.tracking);
+      : withTracking(
+          ctx,
+          domain,
+          content.html,
+          { team: email.team_id, email: email.id, recipient: envelope.length === 1 ? envelope[0]! : null },
+          parts.tracking,
+        );
   const attachments: ResolvedAttachment[] = email.attachments.map((a) => ({
     filename: a.filename,
     content: content.files[a.id] ?? new Uint8Array(0),
     content_type: a.content_type,
     content_id: a.content_id,
   }));
-  return composeMime(validatedOf(email, content, parts), { messageId: email.message_id, date: new Date(email.created_at), attachments, html: html ?? undefined });
+  return composeMime(validatedOf(email, content, parts), {
+    messageId: email.message_id,
+    date: new Date(email.created_at),
+    attachments,
+    html: html ?? undefined,
+  });
 }
 
 /** What composeMime reads of a validated email, from the stored record and parts. */
 function validatedOf(email: EmailRec, content: EmailContent, parts: MessageParts): Composable {
-  return { from: parts.from, to: parts.to, cc: parts.cc, reply_to: parts.reply_to, subject: email.subject, html: content.html, text: content.text, headers: email.headers };
+  return {
+    from: parts.from,
+    to: parts.to,
+    cc: parts.cc,
+    reply_to: parts.reply_to,
+    subject: email.subject,
+    html: content.html,
+    text: content.text,
+    headers: email.headers,
+  };
 }

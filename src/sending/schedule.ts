@@ -6,8 +6,7 @@ import { errors } from '../errors';
 
 export const MAX_SCHEDULE_MS = 30 * 86_400_000;
 
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 
 /** The instant an ISO 8601 date-time with offset names (ms), or null when it is not one. */
 export function parseIsoInstant(text: string): number | null {
@@ -34,13 +33,24 @@ const WEEKDAY_ABBREVS: Record<string, number> = { sun: 0, mon: 1, tue: 2, tues: 
 /** A zone abbreviation: a fixed offset (minutes east of UTC), or an IANA zone whose offset depends on the date. */
 type Zone = number | string;
 const ZONES: Record<string, Zone> = {
-  utc: 0, gmt: 0,
+  utc: 0,
+  gmt: 0,
   // Generic US names follow daylight saving time; the S/D forms are fixed offsets.
-  et: 'America/New_York', est: -300, edt: -240,
-  ct: 'America/Chicago', cst: -360, cdt: -300,
-  mt: 'America/Denver', mst: -420, mdt: -360,
-  pt: 'America/Los_Angeles', pst: -480, pdt: -420,
-  cet: 60, cest: 120, bst: 60,
+  et: 'America/New_York',
+  est: -300,
+  edt: -240,
+  ct: 'America/Chicago',
+  cst: -360,
+  cdt: -300,
+  mt: 'America/Denver',
+  mst: -420,
+  mdt: -360,
+  pt: 'America/Los_Angeles',
+  pst: -480,
+  pdt: -420,
+  cet: 60,
+  cest: 120,
+  bst: 60,
 };
 
 const IN = /^in (\d+|an?) ([a-z]+)$/;
@@ -68,7 +78,14 @@ function parseTime(text: string): number | null {
 function offsetAt(zone: Zone, instant: number): number {
   if (typeof zone === 'number') return zone;
   const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
   }).formatToParts(instant);
   const n = (t: string) => Number(parts.find((p) => p.type === t)!.value);
   const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));

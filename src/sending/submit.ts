@@ -48,7 +48,12 @@ export interface Prepared {
 }
 
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
-export async function prepare(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, opts: { batchItem?: boolean; validated?: ValidatedEmail } = {}): Promise<Prepared> {
+export async function prepare(
+  deps: SendingDeps,
+  ctx: SubmitContext,
+  input: EmailInput,
+  opts: { batchItem?: boolean; validated?: ValidatedEmail } = {},
+): Promise<Prepared> {
   // A template becomes the send's subject and body first, so every later check sees a plain send.
   const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input, ctx.templateValues);
   const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
@@ -230,7 +235,12 @@ export async function submit(deps: SendingDeps, ctx: SubmitContext, input: Email
  * One email under an idempotency key: what POST /emails and SMTP submission do. Answers the
  * outcome to reply with — `{ id }`, or the stored answer of the first request with this key.
  */
-export function sendOnce(deps: SendingDeps, ctx: SubmitContext, input: EmailInput, idempotency: Omit<IdempotencyScope, 'team' | 'fingerprint'>): Promise<Outcome> {
+export function sendOnce(
+  deps: SendingDeps,
+  ctx: SubmitContext,
+  input: EmailInput,
+  idempotency: Omit<IdempotencyScope, 'team' | 'fingerprint'>,
+): Promise<Outcome> {
   const scope = { ...idempotency, team: ctx.team, fingerprint: () => fingerprintOf(input) };
   return withIdempotency(deps.store, scope, async (remember) => {
     const p = await prepare(deps, ctx, input);

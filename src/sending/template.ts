@@ -12,7 +12,12 @@ const given = (v: unknown) => v !== undefined && v !== null;
  * The send `input` stands for, and the template it used (null without one). `system` values fill
  * names a request may not give (`RESEND_UNSUBSCRIBE_URL` of an automation email, docs/api.md §24.5).
  */
-export async function applyTemplate(r: StoreReader, team: string, input: EmailInput, system: Record<string, string> = {}): Promise<{ input: EmailInput; templateId: string | null }> {
+export async function applyTemplate(
+  r: StoreReader,
+  team: string,
+  input: EmailInput,
+  system: Record<string, string> = {},
+): Promise<{ input: EmailInput; templateId: string | null }> {
   if (!given(input.template)) return { input, templateId: null };
   // `react` never reaches a server (the SDK renders it to html), but a plain client may send it.
   for (const field of ['html', 'text', 'react']) if (given(input[field])) throw bodyWithTemplate(field);

@@ -19,7 +19,13 @@ export function trackingOf(domain: DomainRec): { open: boolean; click: boolean }
 }
 
 /** `html` with tracking added as `track` says, or as given when it says none. */
-export function withTracking(ctx: TrackingContext, domain: DomainRec, html: string, target: { team: string; email: string; recipient: string | null }, track: { open: boolean; click: boolean }): string {
+export function withTracking(
+  ctx: TrackingContext,
+  domain: DomainRec,
+  html: string,
+  target: { team: string; email: string; recipient: string | null },
+  track: { open: boolean; click: boolean },
+): string {
   if (!track.open && !track.click) return html;
   const links = new TrackingLinks(ctx.store.secret('tracking'));
   const base = trackingBase(ctx.config.public_url, domain);

@@ -17,9 +17,19 @@ export const MAX_ATTACHMENTS_BASE64 = 40 * 1024 * 1024;
 
 // Headers Posthorn writes itself; for the address and subject ones the field to use instead.
 const RESERVED_HEADERS: Record<string, string | null> = {
-  from: 'from', to: 'to', cc: 'cc', bcc: 'bcc', 'reply-to': 'reply_to', subject: 'subject',
-  date: null, 'message-id': null, 'mime-version': null, 'content-type': null,
-  'content-transfer-encoding': null, 'dkim-signature': null, 'return-path': null,
+  from: 'from',
+  to: 'to',
+  cc: 'cc',
+  bcc: 'bcc',
+  'reply-to': 'reply_to',
+  subject: 'subject',
+  date: null,
+  'message-id': null,
+  'mime-version': null,
+  'content-type': null,
+  'content-transfer-encoding': null,
+  'dkim-signature': null,
+  'return-path': null,
 };
 // RFC 5322 §3.6.8: a field name is printable ASCII except the colon.
 const FIELD_NAME = /^[!-9;-~]+$/;
@@ -79,8 +89,7 @@ export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): Va
     if (typeof input.scheduled_at !== 'string') throw errors.invalidField('scheduled_at', 'must be a string.');
     scheduled_at = parseScheduledAt(input.scheduled_at, 'scheduled_at', opts.now ?? Date.now());
   }
-  if (opts.batchItem && given(input.attachments))
-    throw errors.validation('The `attachments` field is not supported in batch emails.');
+  if (opts.batchItem && given(input.attachments)) throw errors.validation('The `attachments` field is not supported in batch emails.');
   const attachments = attachmentInputs(input.attachments);
   const topic_id = topicId(input.topic_id);
 
@@ -124,7 +133,9 @@ function customHeaders(value: unknown): Record<string, string> {
       const field = RESERVED_HEADERS[key];
       throw errors.invalidField(
         'headers',
-        field ? `the \`${name}\` header cannot be set here; use the \`${field}\` field.` : `the \`${name}\` header is set by Posthorn and cannot be overridden.`,
+        field
+          ? `the \`${name}\` header cannot be set here; use the \`${field}\` field.`
+          : `the \`${name}\` header is set by Posthorn and cannot be overridden.`,
       );
     }
     if (typeof v !== 'string') throw errors.invalidField('headers', `the value of \`${name}\` must be a string.`);
@@ -185,8 +196,7 @@ function attachmentInputs(value: unknown): AttachmentInput[] {
       return { filename, content, path: null, content_type, content_id };
     }
     if (given(path)) {
-      if (typeof path !== 'string' || !isHttpUrl(path))
-        throw invalidAttachment(`Invalid \`${field}.path\` field: it must be an http or https URL.`);
+      if (typeof path !== 'string' || !isHttpUrl(path)) throw invalidAttachment(`Invalid \`${field}.path\` field: it must be an http or https URL.`);
       return { filename, content: null, path, content_type, content_id };
     }
     throw invalidAttachment(`Invalid \`${field}\` field: an attachment needs \`content\` or \`path\`.`);

@@ -77,7 +77,10 @@ export function sharedPage(e: SharedEmail, expires: number): Response {
   const files = e.attachments.length
     ? '<h2>Attachments</h2><ul>' +
       e.attachments
-        .map((a) => `<li><a href="${escapeHtml(a.download_url)}" download>${escapeHtml(a.filename ?? 'attachment')}</a> <span class="muted">${escapeHtml(a.content_type)} · ${size(a.size)}</span></li>`)
+        .map(
+          (a) =>
+            `<li><a href="${escapeHtml(a.download_url)}" download>${escapeHtml(a.filename ?? 'attachment')}</a> <span class="muted">${escapeHtml(a.content_type)} · ${size(a.size)}</span></li>`,
+        )
         .join('') +
       '</ul>'
     : '';

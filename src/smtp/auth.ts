@@ -9,7 +9,11 @@ import { replies } from './replies';
 import { StoreUnavailable } from '../errors';
 
 /** The key behind a username/password pair; throws the 535 reply otherwise. */
-export async function smtpLogin(svc: { store: Store; config: Pick<Config, 'smtp'> }, username: string | null | undefined, password: string | null | undefined): Promise<ApiKeyRec> {
+export async function smtpLogin(
+  svc: { store: Store; config: Pick<Config, 'smtp'> },
+  username: string | null | undefined,
+  password: string | null | undefined,
+): Promise<ApiKeyRec> {
   if (username !== svc.config.smtp.username || !password) throw replies.authFailed();
   let key: ApiKeyRec;
   try {

@@ -6,13 +6,14 @@
 // Anything else is refused at RCPT (550 5.7.1, RFC 5321 §3.6.2 / RFC 3463 §3.8).
 import type { StoreReader, DomainRec } from '../store';
 
-export type Destination =
-  | { kind: 'inbound'; domain: DomainRec }
-  | { kind: 'return-path'; domain: DomainRec };
+export type Destination = { kind: 'inbound'; domain: DomainRec } | { kind: 'return-path'; domain: DomainRec };
 
 /** The domain part of an address, lowercase, without a trailing dot. */
 export function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase().replace(/\.$/, '');
+  return address
+    .slice(address.lastIndexOf('@') + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
 }
 
 /** Where a recipient address lands at Posthorn, or null when it is not Posthorn's to accept. */

@@ -39,8 +39,7 @@ export const replies = {
   // RFC 3463 §3.2 X.1.1: every recipient accepted at RCPT stopped receiving before the data came.
   noRecipients: () => new SmtpReply(550, '5.1.1', 'No valid recipients: the domain no longer receives mail here'),
   // RFC 3463 §3.8 X.7.1 as a temporary condition: the team's request rate (docs/api.md §6).
-  rateLimited: (perSecond: number) =>
-    new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
+  rateLimited: (perSecond: number) => new SmtpReply(451, '4.7.1', `Too many requests. You can only make ${perSecond} requests per second. Try again later.`),
   // RFC 3463 §3.4 X.3.1: too many messages in memory at once (server.ts MAX_BUFFERED_BYTES).
   overloaded: () => new SmtpReply(452, '4.3.1', 'Insufficient system resources. Try again later.'),
   // RFC 5321 §2.3.8 (lines end with CRLF), RFC 3463 §3.6 X.5.2 syntax error; 521 and a close, as Postfix.

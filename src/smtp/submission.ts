@@ -30,8 +30,21 @@ export const SMTP_ENDPOINT = 'smtp';
 // the MIME structure it rebuilds (RFC 2045 §3 Content-*), the blind copy list, the idempotency
 // key, and trace fields of earlier hops (RFC 5321 §4.4): none is passed through as a custom header.
 const NOT_CUSTOM = new Set([
-  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'dkim-signature', 'return-path', 'received', IDEMPOTENCY_HEADER,
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'dkim-signature',
+  'return-path',
+  'received',
+  IDEMPOTENCY_HEADER,
 ]);
 
 /** Submit one message for the key's team; resolves to the email id (new, or the original on replay). */

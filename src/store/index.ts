@@ -31,7 +31,12 @@ export function openStore(opts: StoreOptions): Promise<Store> {
 export function storeOptions(config: Pick<Config, 'data_dir' | 'database' | 'retention' | 'webhooks' | 'delivery'>): StoreOptions {
   // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
   const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
-  return { dataDir: config.data_dir, databaseUrl: config.database.url, retentionDays: config.retention.days, holdMs: Math.max(config.delivery.retry_window, webhookRetries) };
+  return {
+    dataDir: config.data_dir,
+    databaseUrl: config.database.url,
+    retentionDays: config.retention.days,
+    holdMs: Math.max(config.delivery.retry_window, webhookRetries),
+  };
 }
 
 /** `posthorn migrate`: the PostgreSQL schema brought to this version's (under the advisory lock). */

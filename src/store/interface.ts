@@ -16,9 +16,7 @@
 //     side effects outside `tx`; work to do after the commit goes to `tx.afterCommit`.
 //   - Writes (`put`, `remove`, `add`…) return nothing and need no await: the backend orders them
 //     before the unit's next read and before its commit.
-import type {
-  TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec,
-} from './records';
+import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from './records';
 import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';

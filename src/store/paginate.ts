@@ -22,7 +22,12 @@ export function sortedSource<T extends { id: string }>(items: T[]): RangeSource 
       const list = reverse ? [...sorted].reverse() : sorted;
       for (const item of list) {
         // Forward: start ≤ id < end; reverse: end < id ≤ start (lmdb's semantics).
-        if (reverse ? (s !== undefined && item.id > s) || (e !== undefined && item.id <= e) : (s !== undefined && item.id < s) || (e !== undefined && item.id >= e)) continue;
+        if (
+          reverse
+            ? (s !== undefined && item.id > s) || (e !== undefined && item.id <= e)
+            : (s !== undefined && item.id < s) || (e !== undefined && item.id >= e)
+        )
+          continue;
         yield { key: [item.id], value: item };
       }
     },

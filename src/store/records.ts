@@ -52,14 +52,7 @@ export interface ApiKeyRec extends Rec {
 }
 
 export type RecordStatus = 'not_started' | 'pending' | 'verified' | 'failed' | 'temporary_failure';
-export type DomainStatus =
-  | 'not_started'
-  | 'pending'
-  | 'verified'
-  | 'partially_verified'
-  | 'partially_failed'
-  | 'failed'
-  | 'temporary_failure';
+export type DomainStatus = 'not_started' | 'pending' | 'verified' | 'partially_verified' | 'partially_failed' | 'failed' | 'temporary_failure';
 
 export interface DomainRec extends Rec {
   name: string;

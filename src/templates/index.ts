@@ -133,7 +133,11 @@ export function removeTemplate(store: Store, team: string, ref: string): Promise
  */
 export function neededVariables(v: TemplateVersion): Set<string> {
   const needed = new Set(v.variables.filter((d) => d.fallback_value === null).map((d) => d.key));
-  for (const [field, source] of [['subject', v.subject], ['html', v.html], ['text', v.text]] as const)
+  for (const [field, source] of [
+    ['subject', v.subject],
+    ['html', v.html],
+    ['text', v.text],
+  ] as const)
     if (source) for (const name of variablesUsed(field, source)) needed.add(name);
   return needed;
 }

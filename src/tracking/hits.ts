@@ -48,9 +48,7 @@ export class TrackingHits {
 
   private async admit(write: Promise<void>): Promise<void> {
     this.pending++;
-    const settled = write
-      .catch((e) => log.error('tracking.hit_failed', { error: String((e as Error)?.stack ?? e) }))
-      .finally(() => this.pending--);
+    const settled = write.catch((e) => log.error('tracking.hit_failed', { error: String((e as Error)?.stack ?? e) })).finally(() => this.pending--);
     if (this.pending > MAX_PENDING) await settled;
   }
 
@@ -68,7 +66,13 @@ export class TrackingHits {
       );
       const recipients = t.recipient ? [t.recipient] : undefined;
       if (url === null) await events.email(tx, email, 'opened', { recipients, at, automated });
-      else await events.email(tx, email, 'clicked', { recipients, at, automated, click: { ipAddress: req.ip, link: url, timestamp: at, userAgent: req.userAgent } });
+      else
+        await events.email(tx, email, 'clicked', {
+          recipients,
+          at,
+          automated,
+          click: { ipAddress: req.ip, link: url, timestamp: at, userAgent: req.userAgent },
+        });
     });
   }
 }

@@ -44,7 +44,10 @@ export async function unsubscribe(deps: ContactDeps, t: UnsubscribeTarget): Prom
 }
 
 /** The public topics of the contact's team with the contact's subscription to each, by name. */
-export async function preferences(deps: Pick<ContactDeps, 'store'> | { store: StoreReader }, c: ContactRec): Promise<{ topic: TopicRec; subscription: Subscription }[]> {
+export async function preferences(
+  deps: Pick<ContactDeps, 'store'> | { store: StoreReader },
+  c: ContactRec,
+): Promise<{ topic: TopicRec; subscription: Subscription }[]> {
   const choices = await deps.store.topicChoices.of(c.team_id, c.id);
   return (await deps.store.topics.all(c.team_id))
     .filter((t) => t.visibility === 'public')
@@ -65,8 +68,15 @@ export async function savePreferences(deps: ContactDeps, t: UnsubscribeTarget, c
       if (!c) return errors.notFound('Contact');
       // Only what differs from the contact's subscription now becomes a choice of theirs.
       const current = await preferences({ ...deps, store: tx }, c);
-      const wanted = current.map(({ topic, subscription }) => ({ id: topic.id, now: subscription, subscription: chosen.has(topic.id) ? 'opt_in' : 'opt_out' }) as const);
-      const changed = await setChoices(tx, t.team, c.id, wanted.filter((x) => x.subscription !== x.now).map(({ id, subscription }) => ({ id, subscription })));
+      const wanted = current.map(
+        ({ topic, subscription }) => ({ id: topic.id, now: subscription, subscription: chosen.has(topic.id) ? 'opt_in' : 'opt_out' }) as const,
+      );
+      const changed = await setChoices(
+        tx,
+        t.team,
+        c.id,
+        wanted.filter((x) => x.subscription !== x.now).map(({ id, subscription }) => ({ id, subscription })),
+      );
       if (changed instanceof ApiError) return changed;
       await topicsChanged(events, tx, c, changed);
       const next = { ...c, unsubscribed: false, updated_at: nowIso() };

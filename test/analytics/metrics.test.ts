@@ -25,10 +25,28 @@ const NOW = Date.UTC(2026, 2, 10, 12);
 
 function email(domain: string, broadcast: string | null = null): EmailRec {
   return {
-    id: newId(), team_id: TEAM, created_at: new Date(NOW).toISOString(), from: 'a@x.test', from_address: 'a@x.test', domain_id: domain,
-    domain: 'x.test', to: ['r@dest.test'], cc: [], bcc: [], reply_to: [], subject: 's', headers: {}, tags: [], scheduled_at: null,
-    last_event: 'queued', message_id: '<m@x.test>', broadcast_id: broadcast, attachments: [], recipients: { 'r@dest.test': 'pending' },
-    sent_at: null, api_key_id: null,
+    id: newId(),
+    team_id: TEAM,
+    created_at: new Date(NOW).toISOString(),
+    from: 'a@x.test',
+    from_address: 'a@x.test',
+    domain_id: domain,
+    domain: 'x.test',
+    to: ['r@dest.test'],
+    cc: [],
+    bcc: [],
+    reply_to: [],
+    subject: 's',
+    headers: {},
+    tags: [],
+    scheduled_at: null,
+    last_event: 'queued',
+    message_id: '<m@x.test>',
+    broadcast_id: broadcast,
+    attachments: [],
+    recipients: { 'r@dest.test': 'pending' },
+    sent_at: null,
+    api_key_id: null,
   };
 }
 
@@ -54,7 +72,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'posthorn-metrics-'));
   store = await openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
   await store.write(async (tx) => {
-    for (const [id, name] of [[DOMAIN_A, 'a.test'], [DOMAIN_B, 'b.test']] as const)
+    for (const [id, name] of [
+      [DOMAIN_A, 'a.test'],
+      [DOMAIN_B, 'b.test'],
+    ] as const)
       tx.domains.put({ id, team_id: TEAM, created_at: new Date(NOW).toISOString(), name } as never);
     tx.broadcasts.put({ id: BROADCAST, team_id: TEAM, created_at: new Date(NOW).toISOString(), name: 'Spring sale' } as never);
   });
@@ -88,8 +109,20 @@ describe('totals', () => {
     expect(m.granularity).toBe('daily');
     expect('data' in m).toBe(false);
     expect(m.totals).toMatchObject({
-      sent: 2, delivered: 1, bounced: 1, bounced_permanent: 1, bounced_transient: 0, opened: 2, unique_opened: 1, clicked: 1, unique_clicked: 1,
-      delivery_rate: 0.5, bounce_rate: 0.5, open_rate: 1, click_rate: 1, complaint_rate: 0,
+      sent: 2,
+      delivered: 1,
+      bounced: 1,
+      bounced_permanent: 1,
+      bounced_transient: 0,
+      opened: 2,
+      unique_opened: 1,
+      clicked: 1,
+      unique_clicked: 1,
+      delivery_rate: 0.5,
+      bounce_rate: 0.5,
+      open_rate: 1,
+      click_rate: 1,
+      complaint_rate: 0,
     });
   });
 
@@ -134,7 +167,12 @@ describe('breakdowns', () => {
   });
 
   test('by email, hourly, from the per-email buckets', async () => {
-    const m = await emailMetrics(store, TEAM, { dimensions: 'email,period', granularity: 'hourly', start_date: '2026-03-09', end_date: '2026-03-09', metrics: 'opened,clicked' }, NOW);
+    const m = await emailMetrics(
+      store,
+      TEAM,
+      { dimensions: 'email,period', granularity: 'hourly', start_date: '2026-03-09', end_date: '2026-03-09', metrics: 'opened,clicked' },
+      NOW,
+    );
     expect(m.data!.map((r) => [r.period, r.opened, r.clicked])).toEqual([
       ['2026-03-09T09:00:00.000Z', 1, 1],
       ['2026-03-09T10:00:00.000Z', 0, 0],

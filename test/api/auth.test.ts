@@ -59,7 +59,7 @@ describe('API keys authentication', () => {
     expect(send.status).not.toBe(403);
   });
 
-  test('teams cannot see or touch each other\'s data', async () => {
+  test("teams cannot see or touch each other's data", async () => {
     const other = await p.newTeam();
     const them = p.client(other.api_key);
     const mine = await p.resend.apiKeys.create({ name: 'mine' });

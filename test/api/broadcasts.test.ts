@@ -325,7 +325,10 @@ describe('send', () => {
     const before = await snapshot();
     for (const [id, body, code, message] of cases) {
       const r = await p.api('POST', `/broadcasts/${id}/send`, { body });
-      expect({ id, res: r.body }).toEqual({ id, res: { statusCode: code, name: 'validation_error', message: typeof message === 'string' ? message : expect.stringMatching(message) } });
+      expect({ id, res: r.body }).toEqual({
+        id,
+        res: { statusCode: code, name: 'validation_error', message: typeof message === 'string' ? message : expect.stringMatching(message) },
+      });
     }
     expect(await snapshot()).toBe(before);
     expect((await p.api('POST', `/broadcasts/${newId()}/send`)).body.name).toBe('not_found');

@@ -48,13 +48,23 @@ describe('contact properties (SDK)', () => {
     // The SDK renames them.
     const got = await w.p.resend.contactProperties.get(id);
     expect(got.error).toBeNull();
-    expect(got.data).toEqual({ object: 'contact_property', id, key: 'company_name', type: 'string', fallbackValue: 'Acme Corp', createdAt: raw.body.created_at });
+    expect(got.data).toEqual({
+      object: 'contact_property',
+      id,
+      key: 'company_name',
+      type: 'string',
+      fallbackValue: 'Acme Corp',
+      createdAt: raw.body.created_at,
+    });
 
     const seats = await w.p.resend.contactProperties.create({ key: 'seats', type: 'number', fallbackValue: 1 });
     const list = await w.p.resend.contactProperties.list();
     expect(list.error).toBeNull();
     expect(list.data!.has_more).toBe(false);
-    expect(list.data!.data.map((p) => [p.key, p.fallbackValue])).toEqual([['seats', 1], ['company_name', 'Acme Corp']]);
+    expect(list.data!.data.map((p) => [p.key, p.fallbackValue])).toEqual([
+      ['seats', 1],
+      ['company_name', 'Acme Corp'],
+    ]);
     expect((await w.p.resend.contactProperties.list({ limit: 1 })).data).toMatchObject({ has_more: true, data: [{ key: 'seats' }] });
 
     const upd = await w.p.resend.contactProperties.update({ id, fallbackValue: 'Nobody' });
@@ -67,7 +77,11 @@ describe('contact properties (SDK)', () => {
     const removed = await w.p.resend.contactProperties.remove(seats.data!.id);
     expect(removed.error).toBeNull();
     expect(removed.data).toEqual({ object: 'contact_property', id: seats.data!.id, deleted: true });
-    expect((await w.p.resend.contactProperties.get(seats.data!.id)).error).toMatchObject({ statusCode: 404, name: 'not_found', message: 'Contact property not found' });
+    expect((await w.p.resend.contactProperties.get(seats.data!.id)).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+      message: 'Contact property not found',
+    });
   });
 
   test('bad input: the documented error, nothing changes', async () => {
@@ -88,7 +102,10 @@ describe('contact properties (SDK)', () => {
     ];
     for (const [body, name, message] of create)
       expect({ body, res: (await w.p.api('POST', '/contact-properties', { body })).body }).toEqual({ body, res: { statusCode: 422, name, message } });
-    expect((await w.p.resend.contactProperties.create({ key: 'n', type: 'number', fallbackValue: 'one' as never })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await w.p.resend.contactProperties.create({ key: 'n', type: 'number', fallbackValue: 'one' as never })).error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
 
     const update: [string, unknown, number, string][] = [
       [id, { fallback_value: 5 }, 422, 'Invalid `fallback_value` field: must be a string.'],
@@ -134,7 +151,10 @@ describe('properties on contacts', () => {
     expect((await w.p.resend.contacts.get(id)).data!.properties).toEqual({ city: { value: 'Lyon', type: 'string' }, age: { value: 41, type: 'number' } });
 
     expect((await w.p.resend.contacts.update({ email, properties: { age: 42 } })).error).toBeNull();
-    expect((await w.p.resend.contacts.get({ email })).data!.properties).toEqual({ city: { value: 'Lyon', type: 'string' }, age: { value: 42, type: 'number' } });
+    expect((await w.p.resend.contacts.get({ email })).data!.properties).toEqual({
+      city: { value: 'Lyon', type: 'string' },
+      age: { value: 42, type: 'number' },
+    });
     expect((await w.p.resend.contacts.update({ id, properties: { city: null } })).error).toBeNull();
     expect((await w.p.resend.contacts.get(id)).data!.properties).toEqual({ age: { value: 42, type: 'number' } });
 
@@ -157,7 +177,10 @@ describe('properties on contacts', () => {
     await w.p.resend.contacts.segments.add({ contactId: id, segmentId: aud });
     const before = await snapshot();
     const bodies: [Record<string, unknown>, string][] = [
-      [{ properties: { nickname: 'x' } }, 'Invalid `properties.nickname` field: no contact property `nickname` exists; create it with POST /contact-properties first.'],
+      [
+        { properties: { nickname: 'x' } },
+        'Invalid `properties.nickname` field: no contact property `nickname` exists; create it with POST /contact-properties first.',
+      ],
       [{ properties: { age: '41' } }, 'Invalid `properties.age` field: must be a number.'],
       [{ properties: { age: Number.MAX_VALUE * 0 + 1, city: 3 } }, 'Invalid `properties.city` field: must be a string.'],
       [{ properties: { city: true } }, 'Invalid `properties.city` field: must be a string.'],

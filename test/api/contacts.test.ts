@@ -8,8 +8,18 @@ beforeAll(async () => {
   p = await startPosthorn();
   // Contacts carry only defined properties (docs/api.md §12.7).
   const defs: [string, 'string' | 'number'][] = [
-    ['company_name', 'string'], ['seats', 'number'], ['a', 'string'], ['b', 'number'], ['constructor', 'number'], ['toString', 'string'],
-    ['plan', 'string'], ['tier', 'string'], ['k', 'string'], ['ok', 'number'], ['bad', 'string'], ['x', 'string'],
+    ['company_name', 'string'],
+    ['seats', 'number'],
+    ['a', 'string'],
+    ['b', 'number'],
+    ['constructor', 'number'],
+    ['toString', 'string'],
+    ['plan', 'string'],
+    ['tier', 'string'],
+    ['k', 'string'],
+    ['ok', 'number'],
+    ['bad', 'string'],
+    ['x', 'string'],
   ];
   for (const [key, type] of defs) expect((await p.api('POST', '/contact-properties', { body: { key, type } })).status).toBe(201);
 });
@@ -97,7 +107,9 @@ describe('create and read', () => {
     const s1 = await segment();
     const s2 = await segment();
     const id = await contact({ email, first_name: 'Ann', last_name: 'Lee', properties: { a: 'x' }, segments: [{ id: s1 }] });
-    const again = await p.api('POST', '/contacts', { body: { email: email.toLowerCase(), last_name: null, unsubscribed: true, properties: { b: 2 }, segments: [s2] } });
+    const again = await p.api('POST', '/contacts', {
+      body: { email: email.toLowerCase(), last_name: null, unsubscribed: true, properties: { b: 2 }, segments: [s2] },
+    });
     expect(again.status).toBe(201);
     expect(again.body.id).toBe(id);
     const got = (await p.api('GET', `/contacts/${id}`)).body;

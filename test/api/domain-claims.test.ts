@@ -115,7 +115,10 @@ describe('claiming a domain (SDK)', () => {
     expect((await p.resend.domains.claims.get(second.domain_id)).data!.status).toBe('canceled');
     // A canceled claim is not verified, even with its record published.
     dns.zone.set('twice.test', 'TXT', [second.record.value]);
-    expect((await p.resend.domains.claims.verify(second.domain_id)).error).toMatchObject({ statusCode: 422, message: 'Only pending claims can be verified; this one is canceled.' });
+    expect((await p.resend.domains.claims.verify(second.domain_id)).error).toMatchObject({
+      statusCode: 422,
+      message: 'Only pending claims can be verified; this one is canceled.',
+    });
     expect((await p.resend.domains.remove(second.domain_id)).error).toMatchObject({ statusCode: 404 });
   });
 
@@ -142,7 +145,12 @@ describe('claiming a domain (SDK)', () => {
       [{}, 422, 'missing_required_field', 'Missing `name` field.'],
       [{ name: 'not a domain' }, 422, 'validation_error', 'Invalid `name` field: must be a domain name such as `example.com`.'],
       [{ name: 'guarded.test', region: 'mars-1' }, 422, 'invalid_region', 'The `region` field must be one of us-east-1, eu-west-1, sa-east-1, ap-northeast-1.'],
-      [{ name: 'guarded.test', custom_return_path: '-x' }, 422, 'validation_error', 'Invalid `custom_return_path` field: must be at most 63 letters, digits or hyphens, start with a letter and end with a letter or digit.'],
+      [
+        { name: 'guarded.test', custom_return_path: '-x' },
+        422,
+        'validation_error',
+        'Invalid `custom_return_path` field: must be at most 63 letters, digits or hyphens, start with a letter and end with a letter or digit.',
+      ],
       [{ name: 'free.test' }, 422, 'validation_error', 'The `free.test` domain is not registered by another team: add it with POST /domains.'],
       [{ name: 'own.test' }, 422, 'validation_error', 'The `own.test` domain already belongs to this team.'],
     ];

@@ -295,7 +295,12 @@ describe('PATCH /domains/{id}', () => {
     expect(error).toBeNull();
     expect(data).toEqual({ object: 'domain', id: c.id });
     let d = (await p.resend.domains.get(c.id)).data!;
-    expect(d).toMatchObject({ open_tracking: true, click_tracking: true, tracking_subdomain: 'links', capabilities: { sending: 'enabled', receiving: 'disabled' } });
+    expect(d).toMatchObject({
+      open_tracking: true,
+      click_tracking: true,
+      tracking_subdomain: 'links',
+      capabilities: { sending: 'enabled', receiving: 'disabled' },
+    });
 
     // capabilities are merged key by key.
     expect((await p.resend.domains.update({ id: c.id, capabilities: { receiving: 'enabled' } })).error).toBeNull();
@@ -374,7 +379,11 @@ describe('path ids and team isolation', () => {
     ];
     for (const [method, path, body] of routes) {
       const nf = await p.api(method, path.replace('%s', unknown), { body });
-      expect({ method, status: nf.status, body: nf.body }).toEqual({ method, status: 404, body: { statusCode: 404, name: 'not_found', message: 'Domain not found' } });
+      expect({ method, status: nf.status, body: nf.body }).toEqual({
+        method,
+        status: 404,
+        body: { statusCode: 404, name: 'not_found', message: 'Domain not found' },
+      });
       const bad = await p.api(method, path.replace('%s', 'not-a-uuid'), { body });
       expect({ method, status: bad.status, body: bad.body }).toEqual({
         method,

@@ -44,19 +44,34 @@ function nested(random: Random, depth: number): unknown {
 /** A value of any JSON type, some of them large. */
 function junk(random: Random, level = 0): unknown {
   switch (int(random, level > 1 ? 8 : 13)) {
-    case 0: return null;
-    case 1: return chance(random, 0.5);
-    case 2: return pick(random, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1]);
-    case 3: return '';
-    case 4: return randomText(random, 30);
-    case 5: return mutateText(random, pick(random, ['ann@dest.test', 'Acme <hello@example.test>', 'in 1 hour', 'aGVsbG8=', 'category', '<p>Hi</p>']));
-    case 6: return 'x'.repeat(1000 + int(random, 100_000));
-    case 7: return [];
-    case 8: return Array.from({ length: 1 + int(random, 4) }, () => junk(random, level + 1));
-    case 9: return Object.fromEntries(Array.from({ length: 1 + int(random, 4) }, () => [chance(random, 0.3) ? pick(random, ODD_KEYS) : randomText(random, 8), junk(random, level + 1)]));
-    case 10: return Array.from({ length: 50 + int(random, 2000) }, (_, i) => (chance(random, 0.5) ? `r${i}@dest.test` : { name: `n${i}`, value: 'v' }));
-    case 11: return nested(random, pick(random, [10, 100, 1000, 5000]));
-    default: return pick(random, Object.values(OPTIONAL));
+    case 0:
+      return null;
+    case 1:
+      return chance(random, 0.5);
+    case 2:
+      return pick(random, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1]);
+    case 3:
+      return '';
+    case 4:
+      return randomText(random, 30);
+    case 5:
+      return mutateText(random, pick(random, ['ann@dest.test', 'Acme <hello@example.test>', 'in 1 hour', 'aGVsbG8=', 'category', '<p>Hi</p>']));
+    case 6:
+      return 'x'.repeat(1000 + int(random, 100_000));
+    case 7:
+      return [];
+    case 8:
+      return Array.from({ length: 1 + int(random, 4) }, () => junk(random, level + 1));
+    case 9:
+      return Object.fromEntries(
+        Array.from({ length: 1 + int(random, 4) }, () => [chance(random, 0.3) ? pick(random, ODD_KEYS) : randomText(random, 8), junk(random, level + 1)]),
+      );
+    case 10:
+      return Array.from({ length: 50 + int(random, 2000) }, (_, i) => (chance(random, 0.5) ? `r${i}@dest.test` : { name: `n${i}`, value: 'v' }));
+    case 11:
+      return nested(random, pick(random, [10, 100, 1000, 5000]));
+    default:
+      return pick(random, Object.values(OPTIONAL));
   }
 }
 
@@ -88,7 +103,9 @@ function mutatedEmail(random: Random): Record<string, unknown> {
         JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && strings.push(v), v));
         const target = int(random, Math.max(strings.length, 1));
         let seen = 0;
-        body[field] = JSON.parse(JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && seen++ === target ? `${v}${injection}` : v)));
+        body[field] = JSON.parse(
+          JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && seen++ === target ? `${v}${injection}` : v)),
+        );
         break;
       }
       default:
@@ -126,46 +143,50 @@ function headerNames(raw: Buffer): string[] {
 const COMPOSED = ['from', 'to', 'cc', 'reply-to', 'subject', 'message-id', 'date', 'mime-version', 'content-type', 'content-transfer-encoding'];
 
 describe('validateEmail in-process', () => {
-  test(`${RUNS} mangled send requests: a valid email or the documented 422, and no header of the caller's making`, async () => {
-    const random = rng(20261210);
-    const seen = { valid: 0, refused: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      const input = mutatedEmail(random);
-      const batchItem = chance(random, 0.3);
-      let v: ReturnType<typeof validateEmail>;
-      try {
-        v = validateEmail(input, { now: NOW, batchItem });
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw new Error(`${JSON.stringify(input).slice(0, 500)}: ${(e as Error)?.stack ?? e}`);
-        documentedError(e.statusCode, e.toJSON(), JSON.stringify(input).slice(0, 500));
-        expect(e.statusCode).toBe(422);
-        // The message names the offending field in backticks (docs/api.md §3.1).
-        expect(e.message).toMatch(/`[^`]+`/);
-        seen.refused++;
-        continue;
+  test(
+    `${RUNS} mangled send requests: a valid email or the documented 422, and no header of the caller's making`,
+    async () => {
+      const random = rng(20261210);
+      const seen = { valid: 0, refused: 0 };
+      for (let i = 0; i < RUNS; i++) {
+        const input = mutatedEmail(random);
+        const batchItem = chance(random, 0.3);
+        let v: ReturnType<typeof validateEmail>;
+        try {
+          v = validateEmail(input, { now: NOW, batchItem });
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw new Error(`${JSON.stringify(input).slice(0, 500)}: ${(e as Error)?.stack ?? e}`);
+          documentedError(e.statusCode, e.toJSON(), JSON.stringify(input).slice(0, 500));
+          expect(e.statusCode).toBe(422);
+          // The message names the offending field in backticks (docs/api.md §3.1).
+          expect(e.message).toMatch(/`[^`]+`/);
+          seen.refused++;
+          continue;
+        }
+        seen.valid++;
+        expect(v.to.length).toBeGreaterThanOrEqual(1);
+        expect(v.to.length).toBeLessThanOrEqual(50);
+        expect(typeof v.subject).toBe('string');
+        expect(v.html !== null || v.text !== null).toBe(true);
+        for (const [name, value] of Object.entries(v.headers)) {
+          expect(name).toMatch(/^[!-9;-~]+$/);
+          expect(value).not.toMatch(/[\r\n\0]/);
+        }
+        for (const t of v.tags) expect(`${t.name}${t.value}`).toMatch(/^[A-Za-z0-9_-]*$/);
+        if (v.scheduled_at !== null) expect(Date.parse(v.scheduled_at)).toBeGreaterThan(NOW);
+        if (batchItem) expect(v.attachments).toEqual([]);
+        // Composed as the sending core does (attachments aside: they need fetching): only Posthorn's
+        // fields and the custom headers asked for — a line break in a name, subject or header value
+        // would have started another.
+        const raw = await composeMime(v, { messageId: '<0195608a-51e4-70ed-a079-d3bde8e25d94@example.test>', date: new Date(NOW), attachments: [] });
+        const allowed = new Set([...COMPOSED, ...Object.keys(v.headers).map((h) => h.toLowerCase())]);
+        for (const name of headerNames(raw)) if (!allowed.has(name)) throw new Error(`${JSON.stringify(input).slice(0, 500)}: composed a \`${name}\` header`);
       }
-      seen.valid++;
-      expect(v.to.length).toBeGreaterThanOrEqual(1);
-      expect(v.to.length).toBeLessThanOrEqual(50);
-      expect(typeof v.subject).toBe('string');
-      expect(v.html !== null || v.text !== null).toBe(true);
-      for (const [name, value] of Object.entries(v.headers)) {
-        expect(name).toMatch(/^[!-9;-~]+$/);
-        expect(value).not.toMatch(/[\r\n\0]/);
-      }
-      for (const t of v.tags) expect(`${t.name}${t.value}`).toMatch(/^[A-Za-z0-9_-]*$/);
-      if (v.scheduled_at !== null) expect(Date.parse(v.scheduled_at)).toBeGreaterThan(NOW);
-      if (batchItem) expect(v.attachments).toEqual([]);
-      // Composed as the sending core does (attachments aside: they need fetching): only Posthorn's
-      // fields and the custom headers asked for — a line break in a name, subject or header value
-      // would have started another.
-      const raw = await composeMime(v, { messageId: '<0195608a-51e4-70ed-a079-d3bde8e25d94@example.test>', date: new Date(NOW), attachments: [] });
-      const allowed = new Set([...COMPOSED, ...Object.keys(v.headers).map((h) => h.toLowerCase())]);
-      for (const name of headerNames(raw)) if (!allowed.has(name)) throw new Error(`${JSON.stringify(input).slice(0, 500)}: composed a \`${name}\` header`);
-    }
-    expect(seen.valid).toBeGreaterThan(RUNS / 20);
-    expect(seen.refused).toBeGreaterThan(RUNS / 20);
-  }, FUZZ_TIMEOUT);
+      expect(seen.valid).toBeGreaterThan(RUNS / 20);
+      expect(seen.refused).toBeGreaterThan(RUNS / 20);
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('POST /emails and /emails/batch over HTTP', () => {
@@ -187,7 +208,9 @@ describe('POST /emails and /emails/batch over HTTP', () => {
     if (!body || typeof body !== 'object' || !Array.isArray((body as Record<string, unknown>).attachments)) return body;
     const b = body as Record<string, unknown>;
     b.attachments = (b.attachments as unknown[]).map((a) =>
-      a && typeof a === 'object' && typeof (a as Record<string, unknown>).path === 'string' ? { ...a, path: pick(random, ['http://127.0.0.1:9/a.pdf', 'https://[::1]/x', 'ftp://127.0.0.1/a', 'not a url']) } : a,
+      a && typeof a === 'object' && typeof (a as Record<string, unknown>).path === 'string'
+        ? { ...a, path: pick(random, ['http://127.0.0.1:9/a.pdf', 'https://[::1]/x', 'ftp://127.0.0.1/a', 'not a url']) }
+        : a,
     );
     return b;
   }
@@ -226,51 +249,55 @@ describe('POST /emails and /emails/batch over HTTP', () => {
     return { path: batch ? '/emails/batch' : '/emails', raw, headers };
   }
 
-  test(`${HTTP_RUNS} mangled requests: documented answers only, and a rejected request creates no email`, async () => {
-    const random = rng(20261211);
-    const accepted = new Set<string>();
-    const statuses: Record<number, number> = {};
-    for (let i = 0; i < HTTP_RUNS; i++) {
-      const req = request(random);
-      let items: number | null = null;
-      try {
-        const sent = JSON.parse(req.raw);
-        if (Array.isArray(sent)) items = sent.length;
-      } catch {}
-      const before = await storedIds();
-      const r = await p.api('POST', req.path, { raw: req.raw, headers: req.headers });
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-      const what = `${req.path} ${JSON.stringify(req.headers)} ${req.raw.slice(0, 300)}`;
-      const ids: string[] = [];
-      if (r.status === 200) {
-        if (req.path === '/emails') {
-          expect(Object.keys(r.body)).toEqual(['id']);
-          ids.push(r.body.id);
-        } else {
-          const permissive = (req.headers['x-batch-validation'] ?? '').toLowerCase() === 'permissive';
-          expect(Object.keys(r.body).sort()).toEqual(permissive ? ['data', 'errors'] : ['data']);
-          for (const d of r.body.data) ids.push(d.id);
-          if (permissive) {
-            for (const e of r.body.errors) expect(typeof e.message).toBe('string');
-            expect(r.body.data.length + r.body.errors.length).toBe(items!);
-          } else expect(r.body.data.length).toBe(items!);
-        }
-        for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      } else documentedError(r.status, r.body, what);
-      // What the store holds now: what it held, and the emails this answer names (none when
-      // rejected; the original ones when an idempotency key replays).
-      const after = await storedIds();
-      const created = [...after].filter((id) => !before.has(id));
-      for (const id of created) if (!ids.includes(id)) throw new Error(`${what}: answered ${r.status} yet created ${id}`);
-      for (const id of ids) expect(after.has(id)).toBe(true);
-      expect(after.size).toBe(before.size + created.length);
-      for (const id of ids) accepted.add(id);
-    }
-    expect(await storedIds()).toEqual(accepted);
-    // Accepted, refused, malformed and conflicting (a reused idempotency key) requests all occurred.
-    expect(statuses[200]).toBeGreaterThan(0);
-    expect(statuses[422]).toBeGreaterThan(0);
-    expect(statuses[400]).toBeGreaterThan(0);
-    expect(statuses[409]).toBeGreaterThan(0);
-  }, FUZZ_TIMEOUT);
+  test(
+    `${HTTP_RUNS} mangled requests: documented answers only, and a rejected request creates no email`,
+    async () => {
+      const random = rng(20261211);
+      const accepted = new Set<string>();
+      const statuses: Record<number, number> = {};
+      for (let i = 0; i < HTTP_RUNS; i++) {
+        const req = request(random);
+        let items: number | null = null;
+        try {
+          const sent = JSON.parse(req.raw);
+          if (Array.isArray(sent)) items = sent.length;
+        } catch {}
+        const before = await storedIds();
+        const r = await p.api('POST', req.path, { raw: req.raw, headers: req.headers });
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        const what = `${req.path} ${JSON.stringify(req.headers)} ${req.raw.slice(0, 300)}`;
+        const ids: string[] = [];
+        if (r.status === 200) {
+          if (req.path === '/emails') {
+            expect(Object.keys(r.body)).toEqual(['id']);
+            ids.push(r.body.id);
+          } else {
+            const permissive = (req.headers['x-batch-validation'] ?? '').toLowerCase() === 'permissive';
+            expect(Object.keys(r.body).sort()).toEqual(permissive ? ['data', 'errors'] : ['data']);
+            for (const d of r.body.data) ids.push(d.id);
+            if (permissive) {
+              for (const e of r.body.errors) expect(typeof e.message).toBe('string');
+              expect(r.body.data.length + r.body.errors.length).toBe(items!);
+            } else expect(r.body.data.length).toBe(items!);
+          }
+          for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        } else documentedError(r.status, r.body, what);
+        // What the store holds now: what it held, and the emails this answer names (none when
+        // rejected; the original ones when an idempotency key replays).
+        const after = await storedIds();
+        const created = [...after].filter((id) => !before.has(id));
+        for (const id of created) if (!ids.includes(id)) throw new Error(`${what}: answered ${r.status} yet created ${id}`);
+        for (const id of ids) expect(after.has(id)).toBe(true);
+        expect(after.size).toBe(before.size + created.length);
+        for (const id of ids) accepted.add(id);
+      }
+      expect(await storedIds()).toEqual(accepted);
+      // Accepted, refused, malformed and conflicting (a reused idempotency key) requests all occurred.
+      expect(statuses[200]).toBeGreaterThan(0);
+      expect(statuses[422]).toBeGreaterThan(0);
+      expect(statuses[400]).toBeGreaterThan(0);
+      expect(statuses[409]).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -87,15 +87,33 @@ describe('send with the SDK', () => {
     const stored = await p.svc.store.events.findAll('subject', id, p.creds.team_id);
     expect(stored.map((e) => e.type)).toEqual(['email.sent', 'email.delivered']);
     // Rows keep only what is each event's own; the rest of the payload is the email's.
-    expect(stored.map((e) => [e.email_payload, e.data])).toEqual([[true, {}], [true, { recipients: ['log@dest.test'] }]]);
+    expect(stored.map((e) => [e.email_payload, e.data])).toEqual([
+      [true, {}],
+      [true, { recipients: ['log@dest.test'] }],
+    ]);
     const all = (await p.api('GET', `/emails/${id}/events`)).body;
-    const payload = { email_id: id, created_at: expect.any(String), message_id: `<${id}@example.test>`, from: 'hello@example.test', to: ['log@dest.test'], subject: 'log', tags: {} };
+    const payload = {
+      email_id: id,
+      created_at: expect.any(String),
+      message_id: `<${id}@example.test>`,
+      from: 'hello@example.test',
+      to: ['log@dest.test'],
+      subject: 'log',
+      tags: {},
+    };
     expect(all.data[0].data).toEqual(payload);
     expect(all.data[1].data).toEqual(payload);
     expect(all.has_more).toBe(false);
     expect(all.data.map((e: { type: string }) => e.type)).toEqual(['email.delivered', 'email.sent', 'email.queued']);
     const queued = all.data[2];
-    expect(queued).toEqual({ object: 'event', id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-0{12}$/), type: 'email.queued', created_at: expect.any(String), data: { email_id: id, recipients: null }, automated: null });
+    expect(queued).toEqual({
+      object: 'event',
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-0{12}$/),
+      type: 'email.queued',
+      created_at: expect.any(String),
+      data: { email_id: id, recipients: null },
+      automated: null,
+    });
     expect(Date.parse(queued.created_at)).toBeLessThanOrEqual(Date.parse(all.data[1].created_at));
     // One at a time, downwards then upwards: the same events, the same order.
     const ids = all.data.map((e: { id: string }) => e.id);
@@ -109,18 +127,37 @@ describe('send with the SDK', () => {
     expect(down).toEqual(ids);
     const up = (await p.api('GET', `/emails/${id}/events?limit=1&before=${ids[2]}`)).body;
     expect(up).toMatchObject({ has_more: true, data: [{ id: ids[1] }] });
-    expect((await p.api('GET', `/emails/${id}/events?limit=2&before=${ids[2]}`)).body).toMatchObject({ has_more: false, data: [{ id: ids[0] }, { id: ids[1] }] });
-    expect((await p.api('GET', `/emails/${id}/events?limit=2&after=${ids[0]}`)).body).toMatchObject({ has_more: false, data: [{ id: ids[1] }, { id: ids[2] }] });
+    expect((await p.api('GET', `/emails/${id}/events?limit=2&before=${ids[2]}`)).body).toMatchObject({
+      has_more: false,
+      data: [{ id: ids[0] }, { id: ids[1] }],
+    });
+    expect((await p.api('GET', `/emails/${id}/events?limit=2&after=${ids[0]}`)).body).toMatchObject({
+      has_more: false,
+      data: [{ id: ids[1] }, { id: ids[2] }],
+    });
     expect((await p.api('GET', `/emails/${id}/events?after=${ids[2]}`)).body).toEqual({ object: 'list', has_more: false, data: [] });
   });
 
   test('list: newest first, default page 20, no bodies', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await p.resend.emails.send({ from: 'hello@example.test', to: 'bob@dest.test', subject: `n${i}`, text: 'x' })).data!.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await p.resend.emails.send({ from: 'hello@example.test', to: 'bob@dest.test', subject: `n${i}`, text: 'x' })).data!.id);
     const list = await p.resend.emails.list({ limit: 2 });
     expect(list.data!.data.map((e) => e.id)).toEqual([ids[2], ids[1]]);
     expect(list.data!.has_more).toBe(true);
-    expect(Object.keys(list.data!.data[0]).sort()).toEqual(['bcc', 'cc', 'created_at', 'from', 'id', 'last_event', 'message_id', 'reply_to', 'scheduled_at', 'subject', 'to']);
+    expect(Object.keys(list.data!.data[0]).sort()).toEqual([
+      'bcc',
+      'cc',
+      'created_at',
+      'from',
+      'id',
+      'last_event',
+      'message_id',
+      'reply_to',
+      'scheduled_at',
+      'subject',
+      'to',
+    ]);
     const all = await p.api('GET', '/emails');
     expect(all.body.data.length).toBeLessThanOrEqual(20);
   });
@@ -140,7 +177,13 @@ describe('send with the SDK', () => {
     const list = await p.api('GET', `/emails/${data!.id}/attachments`);
     expect(list.status).toBe(200);
     const [logo, invoice] = list.body.data;
-    expect(invoice).toMatchObject({ object: 'attachment', filename: 'invoice.pdf', size: pdf.length, content_type: 'application/pdf', content_disposition: 'attachment' });
+    expect(invoice).toMatchObject({
+      object: 'attachment',
+      filename: 'invoice.pdf',
+      size: pdf.length,
+      content_type: 'application/pdf',
+      content_disposition: 'attachment',
+    });
     // Optional in the SDK's type, never null: no content_id key on a part that has none (docs/api.md §1.5).
     expect('content_id' in invoice).toBe(false);
     expect(logo).toMatchObject({ filename: 'logo.png', content_disposition: 'inline', content_id: 'logo' });
@@ -151,7 +194,13 @@ describe('send with the SDK', () => {
     expect(one.body.id).toBe(invoice.id);
     expect('content_id' in one.body).toBe(false);
     // An unnamed part has no filename key either.
-    const unnamed = await p.resend.emails.send({ from: 'hello@example.test', to: 'carl@dest.test', subject: 'Blob', text: 'x', attachments: [{ content: pdf.toString('base64') }] });
+    const unnamed = await p.resend.emails.send({
+      from: 'hello@example.test',
+      to: 'carl@dest.test',
+      subject: 'Blob',
+      text: 'x',
+      attachments: [{ content: pdf.toString('base64') }],
+    });
     const blob = (await p.resend.emails.attachments.list({ emailId: unnamed.data!.id })).data!.data[0];
     expect(blob).toMatchObject({ object: 'attachment', content_type: 'application/octet-stream', content_disposition: 'attachment' });
     expect('filename' in blob || 'content_id' in blob).toBe(false);
@@ -164,7 +213,11 @@ describe('rules', () => {
   test('unverified or unknown sender domain → 403 validation_error, nothing stored', async () => {
     const before = (await p.svc.store.emails.all(p.creds.team_id)).length;
     const r = await p.resend.emails.send({ from: 'a@unknown.test', to: 'x@dest.test', subject: 's', text: 't' });
-    expect(r.error).toMatchObject({ name: 'validation_error', statusCode: 403, message: 'The `unknown.test` domain is not verified. Please, add and verify your domain.' });
+    expect(r.error).toMatchObject({
+      name: 'validation_error',
+      statusCode: 403,
+      message: 'The `unknown.test` domain is not verified. Please, add and verify your domain.',
+    });
     expect((await p.svc.store.emails.all(p.creds.team_id)).length).toBe(before);
   });
 
@@ -253,7 +306,10 @@ describe('idempotency', () => {
   test('replay returns the original answer and sends nothing; a different body → 409', async () => {
     const body = { from: 'hello@example.test', to: 'idem@dest.test', subject: 'once', text: 't' };
     const first = await p.resend.emails.send(body, { idempotencyKey: 'welcome-user/123' });
-    const again = await p.resend.emails.send({ text: 't', subject: 'once', to: 'idem@dest.test', from: 'hello@example.test' }, { idempotencyKey: 'welcome-user/123' });
+    const again = await p.resend.emails.send(
+      { text: 't', subject: 'once', to: 'idem@dest.test', from: 'hello@example.test' },
+      { idempotencyKey: 'welcome-user/123' },
+    );
     expect(again.data!.id).toBe(first.data!.id);
     const other = await p.resend.emails.send({ ...body, subject: 'twice' }, { idempotencyKey: 'welcome-user/123' });
     expect(other.error).toMatchObject({ statusCode: 409, name: 'invalid_idempotent_request' });

@@ -57,7 +57,13 @@ describe('imports (SDK)', () => {
     );
     const created = await p.resend.contacts.imports.create({
       file,
-      columnMap: { email: 'E-mail', firstName: 'Given', lastName: 'Family', unsubscribed: 'Opted out', properties: { plan: { column: 'Plan' }, seats: { column: 'Seats', type: 'number' } } },
+      columnMap: {
+        email: 'E-mail',
+        firstName: 'Given',
+        lastName: 'Family',
+        unsubscribed: 'Opted out',
+        properties: { plan: { column: 'Plan' }, seats: { column: 'Seats', type: 'number' } },
+      },
       onConflict: 'upsert',
       segments: [{ id: seg }],
       topics: [{ id: topic, subscription: 'opt_in' }],
@@ -77,10 +83,27 @@ describe('imports (SDK)', () => {
       failure_reason: null,
     });
     const ann = (await p.resend.contacts.get({ email: 'ann@imp.test' })).data!;
-    expect(ann).toMatchObject({ first_name: 'Ann', last_name: 'Lee', unsubscribed: false, properties: { plan: { value: 'pro', type: 'string' }, seats: { value: 3, type: 'number' } } });
-    expect((await p.resend.contacts.get({ email: 'bob@imp.test' })).data).toMatchObject({ first_name: 'Bob "B"', last_name: null, unsubscribed: true, properties: {} });
-    expect((await p.resend.contacts.get({ email: 'carl@imp.test' })).data).toMatchObject({ first_name: 'Multi\nline', properties: { seats: { value: 4, type: 'number' } } });
-    expect((await p.resend.contacts.get({ email: 'zoe@imp.test' })).data).toMatchObject({ first_name: 'Zoë', last_name: 'Ünal', properties: { seats: { value: 12, type: 'number' } } });
+    expect(ann).toMatchObject({
+      first_name: 'Ann',
+      last_name: 'Lee',
+      unsubscribed: false,
+      properties: { plan: { value: 'pro', type: 'string' }, seats: { value: 3, type: 'number' } },
+    });
+    expect((await p.resend.contacts.get({ email: 'bob@imp.test' })).data).toMatchObject({
+      first_name: 'Bob "B"',
+      last_name: null,
+      unsubscribed: true,
+      properties: {},
+    });
+    expect((await p.resend.contacts.get({ email: 'carl@imp.test' })).data).toMatchObject({
+      first_name: 'Multi\nline',
+      properties: { seats: { value: 4, type: 'number' } },
+    });
+    expect((await p.resend.contacts.get({ email: 'zoe@imp.test' })).data).toMatchObject({
+      first_name: 'Zoë',
+      last_name: 'Ünal',
+      properties: { seats: { value: 12, type: 'number' } },
+    });
     expect((await p.svc.store.memberships.contactsOf(team(), seg)).length).toBe(4);
     expect(await p.svc.store.topicChoices.of(team(), ann.id)).toEqual({ [topic]: 'opt_in' });
     // The file is gone once the import is over.
@@ -122,7 +145,9 @@ describe('imports (SDK)', () => {
       'good4@bad.test,G,true,2.5\n' +
       'good5@bad.test,"unterminated,,\n' +
       'never@bad.test,H,,\n';
-    const done = await finished((await p.resend.contacts.imports.create({ file: csv(text), columnMap: { properties: { score: { column: 'score' } } } })).data!.id);
+    const done = await finished(
+      (await p.resend.contacts.imports.create({ file: csv(text), columnMap: { properties: { score: { column: 'score' } } } })).data!.id,
+    );
     expect(done.status).toBe('completed');
     expect(done.counts).toEqual({ total: 8, created: 2, updated: 0, skipped: 0, failed: 6 });
     expect(done.failures).toEqual([
@@ -133,7 +158,10 @@ describe('imports (SDK)', () => {
       { row: 6, reason: '`lots` is not a number for the property `score`.' },
       { row: 8, reason: 'A quoted field is never closed: the rest of the file is part of it.' },
     ]);
-    expect((await p.resend.contacts.get({ email: 'good4@bad.test' })).data).toMatchObject({ unsubscribed: true, properties: { score: { value: 2.5, type: 'number' } } });
+    expect((await p.resend.contacts.get({ email: 'good4@bad.test' })).data).toMatchObject({
+      unsubscribed: true,
+      properties: { score: { value: 2.5, type: 'number' } },
+    });
   });
 
   test('a file the import cannot read as contacts: the import fails with the reason', async () => {
@@ -151,18 +179,35 @@ describe('imports (SDK)', () => {
   test('bad requests: the documented error; no import, no contact, no file', async () => {
     const seg = (await p.resend.segments.create({ name: 'S' })).data!.id;
     await p.resend.contactProperties.create({ key: 'label', type: 'string' });
-    const snapshot = async () => JSON.stringify({ imports: await p.svc.store.contactImports.all(team()), contacts: (await p.svc.store.contacts.all(team())).length });
+    const snapshot = async () =>
+      JSON.stringify({ imports: await p.svc.store.contactImports.all(team()), contacts: (await p.svc.store.contacts.all(team())).length });
     const before = await snapshot();
     const file = csv('email\nx@refused.test\n');
     const cases: [Parameters<Resend['contacts']['imports']['create']>[0], 'validation_error', string][] = [
       [{ file, segments: [{ id: UNKNOWN }] }, 'validation_error', 'Invalid `segments[0].id` field: no segment with this id exists.'],
       [{ file, segments: [{ id: seg }, { id: 'nope' }] }, 'validation_error', 'Invalid `segments[1].id` field: no segment with this id exists.'],
       [{ file, topics: [{ id: UNKNOWN, subscription: 'opt_in' }] }, 'validation_error', 'Invalid `topics[0].id` field: no topic with this id exists.'],
-      [{ file, topics: [{ id: UNKNOWN, subscription: 'never' as never }] }, 'validation_error', 'Invalid `topics[0].subscription` field: must be `opt_in` or `opt_out`.'],
+      [
+        { file, topics: [{ id: UNKNOWN, subscription: 'never' as never }] },
+        'validation_error',
+        'Invalid `topics[0].subscription` field: must be `opt_in` or `opt_out`.',
+      ],
       [{ file, onConflict: 'merge' as never }, 'validation_error', 'Invalid `on_conflict` field: must be `upsert` or `skip`.'],
-      [{ file, columnMap: { properties: { nope: { column: 'x' } } } }, 'validation_error', 'Invalid `column_map.properties.nope` field: no contact property `nope` exists; create it with POST /contact-properties first.'],
-      [{ file, columnMap: { properties: { label: { column: 'x', type: 'number' } } } }, 'validation_error', 'Invalid `column_map.properties.label.type` field: the property `label` is of type `string`.'],
-      [{ file, columnMap: { properties: { label: { column: 'x', type: 'boolean' } } } }, 'validation_error', 'Invalid `column_map.properties.label.type` field: the property `label` is of type `string`.'],
+      [
+        { file, columnMap: { properties: { nope: { column: 'x' } } } },
+        'validation_error',
+        'Invalid `column_map.properties.nope` field: no contact property `nope` exists; create it with POST /contact-properties first.',
+      ],
+      [
+        { file, columnMap: { properties: { label: { column: 'x', type: 'number' } } } },
+        'validation_error',
+        'Invalid `column_map.properties.label.type` field: the property `label` is of type `string`.',
+      ],
+      [
+        { file, columnMap: { properties: { label: { column: 'x', type: 'boolean' } } } },
+        'validation_error',
+        'Invalid `column_map.properties.label.type` field: the property `label` is of type `string`.',
+      ],
       [{ file, columnMap: { email: '' } }, 'validation_error', 'Invalid `column_map.email` field: must be the name of a column of the file.'],
     ];
     for (const [payload, name, message] of cases) {
@@ -176,8 +221,14 @@ describe('imports (SDK)', () => {
       return f;
     };
     const post = (body: BodyInit, headers: Record<string, string> = {}) =>
-      fetch(`${p.url}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${p.apiKey}`, ...headers }, body }).then(async (r) => ({ status: r.status, body: await r.json() }));
-    expect(await post(form({ on_conflict: 'skip' }))).toEqual({ status: 422, body: { statusCode: 422, name: 'missing_required_field', message: 'Missing `file` field.' } });
+      fetch(`${p.url}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${p.apiKey}`, ...headers }, body }).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }));
+    expect(await post(form({ on_conflict: 'skip' }))).toEqual({
+      status: 422,
+      body: { statusCode: 422, name: 'missing_required_field', message: 'Missing `file` field.' },
+    });
     expect(await post(form({ file, column_map: '{"email":' }))).toEqual({
       status: 422,
       body: { statusCode: 422, name: 'validation_error', message: 'Invalid `column_map` field: must be a JSON-encoded string.' },
@@ -186,7 +237,9 @@ describe('imports (SDK)', () => {
       status: 400,
       body: { statusCode: 400, name: 'validation_error', message: 'The request body must be multipart/form-data, with the CSV file in a `file` part.' },
     });
-    expect(await post('--x\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nemail\n', { 'content-type': 'multipart/form-data; boundary=x' })).toEqual({
+    expect(
+      await post('--x\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nemail\n', { 'content-type': 'multipart/form-data; boundary=x' }),
+    ).toEqual({
       status: 400,
       body: { statusCode: 400, name: 'validation_error', message: 'The multipart/form-data body is malformed.' },
     });
@@ -196,7 +249,12 @@ describe('imports (SDK)', () => {
     const boundary = 'posthorn-test-boundary';
     const big = new ReadableStream<Uint8Array>({
       pull(c) {
-        if (sent === 0) c.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\nemail\n`));
+        if (sent === 0)
+          c.enqueue(
+            new TextEncoder().encode(
+              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\nemail\n`,
+            ),
+          );
         if (sent < 51) c.enqueue(MB);
         else {
           c.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
@@ -211,7 +269,10 @@ describe('imports (SDK)', () => {
       body: big,
       duplex: 'half',
     } as RequestInit);
-    expect({ status: tooBig.status, body: await tooBig.json() }).toEqual({ status: 413, body: { statusCode: 413, name: 'validation_error', message: 'The file is larger than 50 MB.' } });
+    expect({ status: tooBig.status, body: await tooBig.json() }).toEqual({
+      status: 413,
+      body: { statusCode: 413, name: 'validation_error', message: 'The file is larger than 50 MB.' },
+    });
     expect(await snapshot()).toBe(before);
     expect(importFiles(p.dataDir)).toEqual([]);
     // Unknown or malformed ids, bad filters.
@@ -270,10 +331,14 @@ describe('kill -9 in the middle of an import', () => {
       const id = created.data!.id;
       // Kill once some chunks are committed and many rows are left.
       let seen: Record<string, any> | null = null;
-      await until(async () => {
-        seen = (await client.contacts.imports.get(id)).data;
-        return seen?.status === 'in_progress' && seen.counts.total >= 1000;
-      }, 'the import to be under way', 600);
+      await until(
+        async () => {
+          seen = (await client.contacts.imports.get(id)).data;
+          return seen?.status === 'in_progress' && seen.counts.total >= 1000;
+        },
+        'the import to be under way',
+        600,
+      );
       await server.kill();
       expect(seen!.counts.total).toBeLessThan(N);
 

@@ -39,7 +39,10 @@ describe('resend.oauthGrants', () => {
   });
 
   test('revoke: an unknown grant → 404 not_found; a malformed id → 422 invalid_parameter', async () => {
-    expect(await p.resend.oauthGrants.revoke(newId())).toMatchObject({ data: null, error: { statusCode: 404, name: 'not_found', message: 'OAuth grant not found' } });
+    expect(await p.resend.oauthGrants.revoke(newId())).toMatchObject({
+      data: null,
+      error: { statusCode: 404, name: 'not_found', message: 'OAuth grant not found' },
+    });
     expect((await p.resend.oauthGrants.revoke('not-a-grant')).error).toMatchObject({ statusCode: 422, name: 'invalid_parameter' });
     expect((await p.api('GET', `/oauth/grants/${newId()}`)).body).toMatchObject({ statusCode: 405, name: 'method_not_allowed' });
   });

@@ -153,7 +153,15 @@ describe('request log', () => {
     expect(logs.status).toBe(200);
     expect(logs.body.object).toBe('list');
     const [miss, create] = logs.body.data as any[];
-    expect(miss).toEqual({ id: expect.any(String), created_at: expect.any(String), endpoint: '/missing-route', method: 'GET', response_status: 404, user_agent: 'Bun/1.4.5', api_key_id: expect.any(String) });
+    expect(miss).toEqual({
+      id: expect.any(String),
+      created_at: expect.any(String),
+      endpoint: '/missing-route',
+      method: 'GET',
+      response_status: 404,
+      user_agent: 'Bun/1.4.5',
+      api_key_id: expect.any(String),
+    });
     expect(create.endpoint).toBe('/api-keys');
     const one = await p.api('GET', `/logs/${create.id}`);
     expect(one.body.object).toBe('log');
@@ -196,11 +204,29 @@ describe('public routes', () => {
     const r = await p.api('GET', '/openapi/json', { key: null });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.paths)).toEqual(
-      expect.arrayContaining(['/api-keys', '/domains', '/logs', '/templates', '/templates/{id_or_alias}/publish', '/emails/{id}/share', '/usage', '/oauth/grants']),
+      expect.arrayContaining([
+        '/api-keys',
+        '/domains',
+        '/logs',
+        '/templates',
+        '/templates/{id_or_alias}/publish',
+        '/emails/{id}/share',
+        '/usage',
+        '/oauth/grants',
+      ]),
     );
     // Posthorn's own operating routes (docs/api.md §19.6–§19.8) are documented there too.
-    const own = ['/queue', '/queue/{destination}/hold', '/queue/{destination}/release', '/queue/{destination}/retry', '/queue/{destination}/cancel', '/tls-reports', '/domains/{id}/dkim/rotate'];
+    const own = [
+      '/queue',
+      '/queue/{destination}/hold',
+      '/queue/{destination}/release',
+      '/queue/{destination}/retry',
+      '/queue/{destination}/cancel',
+      '/tls-reports',
+      '/domains/{id}/dkim/rotate',
+    ];
     expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(own));
-    for (const action of ['hold', 'release', 'retry', 'cancel']) expect(Object.keys(r.body.paths).some((path) => new RegExp(`^/emails/\\{[a-z_]+\\}/${action}$`).test(path))).toBe(true);
+    for (const action of ['hold', 'release', 'retry', 'cancel'])
+      expect(Object.keys(r.body.paths).some((path) => new RegExp(`^/emails/\\{[a-z_]+\\}/${action}$`).test(path))).toBe(true);
   });
 });

@@ -27,21 +27,39 @@ describe('bad input', () => {
       const r = await p.api('POST', `/queue/${bad}/hold`);
       expect([bad, r.status, r.body.name]).toEqual([bad, 422, 'invalid_parameter']);
     }
-    expect((await p.api('POST', '/queue/nothing.test/retry')).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Queued mail to this destination not found' });
+    expect((await p.api('POST', '/queue/nothing.test/retry')).body).toEqual({
+      statusCode: 404,
+      name: 'not_found',
+      message: 'Queued mail to this destination not found',
+    });
     expect((await p.api('POST', '/queue/nothing.test/cancel')).status).toBe(404);
-    expect((await p.api('POST', '/queue/nothing.test/release')).body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The destination `nothing.test` is not held.' });
+    expect((await p.api('POST', '/queue/nothing.test/release')).body).toEqual({
+      statusCode: 422,
+      name: 'validation_error',
+      message: 'The destination `nothing.test` is not held.',
+    });
   });
 
   test('an email id that is not a UUID → 422, unknown → 404, an email not queued → 422', async () => {
     const { p } = world;
     for (const action of ['hold', 'release', 'retry', 'cancel']) {
       expect((await p.api('POST', `/emails/nope/${action}`)).body.name).toBe('invalid_parameter');
-      expect((await p.api('POST', `/emails/0195608a-51e4-70ed-a079-d3bde8e25d94/${action}`)).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Email not found' });
+      expect((await p.api('POST', `/emails/0195608a-51e4-70ed-a079-d3bde8e25d94/${action}`)).body).toEqual({
+        statusCode: 404,
+        name: 'not_found',
+        message: 'Email not found',
+      });
     }
     const done = await send('done@dest.test');
     await waitForEmail(p.svc, done, settled);
-    const expected = { hold: 'Only queued emails can be held.', release: 'The email is not held.', retry: 'Only queued emails can be retried.', cancel: 'Only scheduled or queued emails can be canceled.' };
-    for (const [action, message] of Object.entries(expected)) expect((await p.api('POST', `/emails/${done.id}/${action}`)).body).toEqual({ statusCode: 422, name: 'validation_error', message });
+    const expected = {
+      hold: 'Only queued emails can be held.',
+      release: 'The email is not held.',
+      retry: 'Only queued emails can be retried.',
+      cancel: 'Only scheduled or queued emails can be canceled.',
+    };
+    for (const [action, message] of Object.entries(expected))
+      expect((await p.api('POST', `/emails/${done.id}/${action}`)).body).toEqual({ statusCode: 422, name: 'validation_error', message });
   });
 });
 
@@ -51,7 +69,11 @@ test('a held destination keeps new mail waiting, untried, until it is released',
   const held = await p.api('POST', '/queue/dest.test/hold');
   expect(held.status).toBe(200);
   expect(held.body).toMatchObject({ object: 'queue_destination', destination: 'dest.test', site: 'dest.test', held: true, queued: 0, affected: 0 });
-  expect((await p.api('POST', '/queue/dest.test/hold')).body).toEqual({ statusCode: 422, name: 'validation_error', message: 'The destination `dest.test` is already held.' });
+  expect((await p.api('POST', '/queue/dest.test/hold')).body).toEqual({
+    statusCode: 422,
+    name: 'validation_error',
+    message: 'The destination `dest.test` is already held.',
+  });
   const a = await send('a@dest.test');
   const b = await send('b@dest.test');
   // Queued held: counted so as soon as they are accepted (docs/api.md §19.7).
@@ -116,7 +138,9 @@ test('a destination: cancel ends every queued recipient there (held ones too); r
   // near.test's site is suspended (as a throttling reply leaves it): its mail waits out of the way.
   dns.zone.set('near.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
   const until1h = Date.now() + 3_600_000;
-  await p.svc.store.write(async (tx) => tx.sites.put({ site: 'near.test', suspended_until: until1h, strikes: 1, throttled_at: Date.now(), reply: '421 4.7.0 slow down' }));
+  await p.svc.store.write(async (tx) =>
+    tx.sites.put({ site: 'near.test', suspended_until: until1h, strikes: 1, throttled_at: Date.now(), reply: '421 4.7.0 slow down' }),
+  );
   const z = await send('z@near.test');
   await until(async () => (await row('near.test'))?.suspended_until === new Date(until1h).toISOString(), 'GET /queue to show the suspension');
   expect(await row('near.test')).toMatchObject({ site: 'near.test', queued: 1, retrying: 0 });
@@ -137,7 +161,8 @@ test('another team sees none of it and can change none of it', async () => {
   expect((await p.api('POST', '/queue/other.test/release', { key: other.api_key })).status).toBe(422);
   const mine = await send('mine@other.test');
   await until(async () => (await row('other.test'))?.held_emails === 1, 'the mail to be held');
-  for (const action of ['hold', 'release', 'retry', 'cancel']) expect((await p.api('POST', `/emails/${mine.id}/${action}`, { key: other.api_key })).status).toBe(404);
+  for (const action of ['hold', 'release', 'retry', 'cancel'])
+    expect((await p.api('POST', `/emails/${mine.id}/${action}`, { key: other.api_key })).status).toBe(404);
   expect((await p.api('POST', '/queue/other.test/cancel', { key: other.api_key })).status).toBe(404);
   expect(await row('other.test')).toMatchObject({ held: true, held_emails: 1 });
   await p.api('POST', '/queue/other.test/cancel');

@@ -125,11 +125,21 @@ describe('errors; bad input changes nothing', () => {
   });
 
   test('malformed ids → 422 invalid_parameter; unknown → 404 on GET/PATCH, 200 deleted:true on DELETE', async () => {
-    for (const [method, path] of [['GET', '/segments/abc'], ['GET', '/audiences/abc'], ['PATCH', '/segments/abc'], ['DELETE', '/segments/abc'], ['GET', '/segments/abc/contacts']]) {
+    for (const [method, path] of [
+      ['GET', '/segments/abc'],
+      ['GET', '/audiences/abc'],
+      ['PATCH', '/segments/abc'],
+      ['DELETE', '/segments/abc'],
+      ['GET', '/segments/abc/contacts'],
+    ]) {
       const r = await p.api(method!, path!, { body: method === 'PATCH' ? { name: 'x' } : undefined });
       expect({ path, status: r.status, name: r.body.name }).toEqual({ path, status: 422, name: 'invalid_parameter' });
     }
-    expect((await p.api('PATCH', `/segments/${UNKNOWN}`, { body: { name: 'x' } })).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Segment not found' });
+    expect((await p.api('PATCH', `/segments/${UNKNOWN}`, { body: { name: 'x' } })).body).toEqual({
+      statusCode: 404,
+      name: 'not_found',
+      message: 'Segment not found',
+    });
     expect((await p.api('DELETE', `/segments/${UNKNOWN}`)).body).toEqual({ object: 'segment', id: UNKNOWN, deleted: true });
     expect((await p.api('DELETE', `/audiences/${UNKNOWN}`)).body).toEqual({ object: 'audience', id: UNKNOWN, deleted: true });
     expect((await p.resend.segments.remove(UNKNOWN)).error).toBeNull();

@@ -15,7 +15,13 @@ afterAll(() => p.stop());
 async function signIn(body: object, headers: Record<string, string> = {}) {
   const res = await fetch(`${p.url}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const cookie = res.headers.get('set-cookie');
-  return { status: res.status, body: (await res.json()) as any, cookie, token: cookie ? /posthorn_session=([^;]+)/.exec(cookie)?.[1] ?? null : null, headers: res.headers };
+  return {
+    status: res.status,
+    body: (await res.json()) as any,
+    cookie,
+    token: cookie ? (/posthorn_session=([^;]+)/.exec(cookie)?.[1] ?? null) : null,
+    headers: res.headers,
+  };
 }
 
 const as = (token: string, csrf?: string) => ({ cookie: `posthorn_session=${token}`, ...(csrf ? { 'x-csrf-token': csrf } : {}) });
@@ -31,7 +37,12 @@ describe('sign-in and the session cookie', () => {
     const bare = await fetch(`${p.url}/domains`, { headers: as(s.token!) });
     expect(bare.status).toBe(401);
     expect(((await bare.json()) as any).name).toBe('missing_csrf_token');
-    const wrong = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'))) });
+    const wrong = await fetch(`${p.url}/domains`, {
+      headers: as(
+        s.token!,
+        s.body.csrf_token.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A')),
+      ),
+    });
     expect(wrong.status).toBe(401);
     const ok = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
     expect(ok.status).toBe(200);
@@ -64,9 +75,17 @@ describe('sign-in and the session cookie', () => {
   test('a password change keeps this session and ends the others', async () => {
     const a = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
     const b = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
-    const short = await fetch(`${p.url}/auth/password`, { method: 'POST', headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'short' }) });
+    const short = await fetch(`${p.url}/auth/password`, {
+      method: 'POST',
+      headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' },
+      body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'short' }),
+    });
     expect(short.status).toBe(422);
-    const res = await fetch(`${p.url}/auth/password`, { method: 'POST', headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'a-brand-new-password' }) });
+    const res = await fetch(`${p.url}/auth/password`, {
+      method: 'POST',
+      headers: { ...as(a.token!, a.body.csrf_token), 'content-type': 'application/json' },
+      body: JSON.stringify({ current_password: p.creds.admin_password, new_password: 'a-brand-new-password' }),
+    });
     expect(res.status).toBe(200);
     expect((await fetch(`${p.url}/domains`, { headers: as(a.token!, a.body.csrf_token) })).status).toBe(200);
     expect((await fetch(`${p.url}/domains`, { headers: as(b.token!, b.body.csrf_token) })).status).toBe(401);
@@ -78,11 +97,19 @@ describe('sign-in and the session cookie', () => {
     const inv = await p.api('POST', '/team/invites', { body: { email: 'mia@dest.test' } });
     expect(inv.status).toBe(201);
     const token = inv.body.url.split('/').pop();
-    const joined = await fetch(`${p.url}/auth/invites/${token}/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'mia-password-123' }) });
+    const joined = await fetch(`${p.url}/auth/invites/${token}/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: 'mia-password-123' }),
+    });
     expect(joined.status).toBe(201);
     const mia = await signIn({ email: 'mia@dest.test', password: 'mia-password-123' });
     expect(mia.body.user.role).toBe('member');
-    const refused = await fetch(`${p.url}/team/invites`, { method: 'POST', headers: { ...as(mia.token!, mia.body.csrf_token), 'content-type': 'application/json' }, body: JSON.stringify({ email: 'x@dest.test' }) });
+    const refused = await fetch(`${p.url}/team/invites`, {
+      method: 'POST',
+      headers: { ...as(mia.token!, mia.body.csrf_token), 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'x@dest.test' }),
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as any).name).toBe('restricted_role');
     const members = await p.api('GET', '/team/members');
@@ -135,7 +162,10 @@ describe('auth configuration', () => {
   test('an OIDC issuer must be https (http only on loopback) and needs a client id', () => {
     expect(() => loadConfig({ env: {}, overrides: { 'auth.oidc.issuer': 'http://idp.example.com' } })).toThrow('auth.oidc.issuer');
     expect(() => loadConfig({ env: {}, overrides: { 'auth.oidc.issuer': 'https://idp.example.com' } })).toThrow('auth.oidc.client_id');
-    const c = loadConfig({ env: { POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS: 'Example.com, @acme.test' }, overrides: { 'auth.oidc.issuer': 'https://idp.example.com', 'auth.oidc.client_id': 'x' } });
+    const c = loadConfig({
+      env: { POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS: 'Example.com, @acme.test' },
+      overrides: { 'auth.oidc.issuer': 'https://idp.example.com', 'auth.oidc.client_id': 'x' },
+    });
     expect(c.auth.oidc.allowed_domains).toEqual(['example.com', 'acme.test']);
     expect(() => loadConfig({ env: { POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS: 'not a domain' } })).toThrow('auth.oidc.allowed_domains');
   });

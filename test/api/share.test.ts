@@ -32,7 +32,10 @@ afterAll(async () => {
   await world.stop();
 });
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4c60000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4c60000000049454e44ae426082',
+  'hex',
+);
 
 async function sendOne(extra: Record<string, unknown> = {}) {
   const { data, error } = await p.resend.emails.send({
@@ -67,7 +70,12 @@ describe('resend.emails.share', () => {
     expect(x).toBeGreaterThanOrEqual(before + 48 * 3_600_000);
     expect(x).toBeLessThanOrEqual(after + 48 * 3_600_000);
 
-    for (const [expiresIn, span] of [['2 hours', 2 * 3_600_000], ['10m', 600_000], ['1 day', 86_400_000], ['48h', 48 * 3_600_000]] as const) {
+    for (const [expiresIn, span] of [
+      ['2 hours', 2 * 3_600_000],
+      ['10m', 600_000],
+      ['1 day', 86_400_000],
+      ['48h', 48 * 3_600_000],
+    ] as const) {
       const t0 = Date.now();
       const r = await p.resend.emails.share(id, { expiresIn });
       expect(r.error).toBeNull();
@@ -160,11 +168,29 @@ describe('the shared page', () => {
     const at = new Date().toISOString();
     await p.svc.store.write(async (tx) => {
       tx.receivedEmails.put({
-        id, team_id: team, created_at: at, from: 'bob@sender.test', to: ['support@example.test'], cc: [], bcc: [], reply_to: [], subject: 'A question',
-        message_id: '<q@sender.test>', received_for: ['support@example.test'], attachments: [], authentication: null,
-        envelope: { mail_from: 'bob@sender.test', remote_address: '127.0.0.1', helo: 'sender.test', tls: false }, size: 10,
+        id,
+        team_id: team,
+        created_at: at,
+        from: 'bob@sender.test',
+        to: ['support@example.test'],
+        cc: [],
+        bcc: [],
+        reply_to: [],
+        subject: 'A question',
+        message_id: '<q@sender.test>',
+        received_for: ['support@example.test'],
+        attachments: [],
+        authentication: null,
+        envelope: { mail_from: 'bob@sender.test', remote_address: '127.0.0.1', helo: 'sender.test', tls: false },
+        size: 10,
       });
-      tx.receivedContent.put(team, id, { raw: new Uint8Array([1]), html: '<p>Can you help?</p>', text: 'Can you help?', headers: { from: 'Bob <bob@sender.test>' }, files: {} });
+      tx.receivedContent.put(team, id, {
+        raw: new Uint8Array([1]),
+        html: '<p>Can you help?</p>',
+        text: 'Can you help?',
+        headers: { from: 'Bob <bob@sender.test>' },
+        files: {},
+      });
     });
     const { data, error } = await p.resend.emails.share(id, { expiresIn: '5 minutes' });
     expect(error).toBeNull();
@@ -181,7 +207,10 @@ describe('the shared page', () => {
     const tampered = url.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
     const links = new SignedLinks(p.svc.store.secret('links'), base);
     const expired = links.shareUrl({ team: p.creds.team_id, email: id, received: false, expires: Date.now() - 1 });
-    const download = (await links.download({ kind: 'sent-attachment', team: p.creds.team_id, email: id, attachment: newId() })).download_url.replace('/d/', '/s/');
+    const download = (await links.download({ kind: 'sent-attachment', team: p.creds.team_id, email: id, attachment: newId() })).download_url.replace(
+      '/d/',
+      '/s/',
+    );
     const forged = new SignedLinks(Buffer.alloc(32, 7), base).shareUrl({ team: p.creds.team_id, email: id, received: false, expires: Date.now() + 60_000 });
     for (const u of [tampered, expired, download, forged, `${base}/s/nonsense`, `${base}/s/%ZZ`]) {
       const r = await fetch(u);

@@ -23,7 +23,14 @@ describe('add, get, remove', () => {
     const { data, error } = await p.resend.suppressions.add({ email: 'gone@example.test' });
     expect(error).toBeNull();
     expect(data).toEqual({ object: 'suppression', id: expect.any(String) });
-    const entry = { object: 'suppression', id: data!.id, email: 'gone@example.test', origin: 'manual', source_id: null, created_at: expect.stringMatching(ISO_MS) };
+    const entry = {
+      object: 'suppression',
+      id: data!.id,
+      email: 'gone@example.test',
+      origin: 'manual',
+      source_id: null,
+      created_at: expect.stringMatching(ISO_MS),
+    };
     expect((await p.resend.suppressions.get(data!.id)).data).toEqual(entry as never);
     expect((await p.resend.suppressions.get('gone@example.test')).data).toEqual(entry as never);
     // Case-insensitive match; the SDK percent-encodes, plain clients may not.

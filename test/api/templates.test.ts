@@ -85,7 +85,9 @@ describe('resend.templates: create, get, list, update, remove', () => {
       reply_to: ['help@example.test'],
       html: '<h1>Hi {{{NAME}}}</h1>',
       text: null,
-      variables: [{ id: expect.any(String), key: 'NAME', type: 'string', fallback_value: 'there', created_at: expect.any(String), updated_at: expect.any(String) }],
+      variables: [
+        { id: expect.any(String), key: 'NAME', type: 'string', fallback_value: 'there', created_at: expect.any(String), updated_at: expect.any(String) },
+      ],
       has_unpublished_versions: false,
     } as never);
     expect((await p.resend.templates.get(a)).data).toEqual(got.data);
@@ -98,7 +100,16 @@ describe('resend.templates: create, get, list, update, remove', () => {
     expect(page.error).toBeNull();
     expect(page.data!.has_more).toBe(true);
     expect(page.data!.data.map((t) => t.id)).toEqual([ids[2], ids[1]]);
-    expect(page.data!.data[0]).toEqual({ id: ids[2], name: 'L2', status: 'draft', published_at: null, created_at: expect.any(String), updated_at: expect.any(String), alias: null, has_unpublished_versions: false } as never);
+    expect(page.data!.data[0]).toEqual({
+      id: ids[2],
+      name: 'L2',
+      status: 'draft',
+      published_at: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      alias: null,
+      has_unpublished_versions: false,
+    } as never);
     const next = await p.resend.templates.list({ limit: 2, after: ids[1] });
     expect(next.data!.data[0].id).toBe(ids[0]);
     const before = await p.resend.templates.list({ before: ids[0], limit: 1 });
@@ -169,12 +180,43 @@ describe('bad input: the documented error, nothing stored or changed', () => {
     ['reserved key', { name: 'n', html: 'x', variables: [{ key: 'FIRST_NAME', type: 'string' }] }, 422, 'validation_error', 'reserved'],
     ['reserved key `contact`', { name: 'n', html: 'x', variables: [{ key: 'contact', type: 'string' }] }, 422, 'validation_error', 'reserved'],
     ['key with a dash', { name: 'n', html: 'x', variables: [{ key: 'A-B', type: 'string' }] }, 422, 'validation_error', 'Invalid `variables[0].key` field'],
-    ['key of 51 characters', { name: 'n', html: 'x', variables: [{ key: 'K'.repeat(51), type: 'string' }] }, 422, 'validation_error', 'Invalid `variables[0].key` field'],
-    ['key twice', { name: 'n', html: 'x', variables: [{ key: 'A', type: 'string' }, { key: 'A', type: 'number' }] }, 422, 'validation_error', 'declared twice'],
+    [
+      'key of 51 characters',
+      { name: 'n', html: 'x', variables: [{ key: 'K'.repeat(51), type: 'string' }] },
+      422,
+      'validation_error',
+      'Invalid `variables[0].key` field',
+    ],
+    [
+      'key twice',
+      {
+        name: 'n',
+        html: 'x',
+        variables: [
+          { key: 'A', type: 'string' },
+          { key: 'A', type: 'number' },
+        ],
+      },
+      422,
+      'validation_error',
+      'declared twice',
+    ],
     ['no type', { name: 'n', html: 'x', variables: [{ key: 'A' }] }, 422, 'missing_required_field', 'Missing `variables[0].type` field.'],
     ['unknown type', { name: 'n', html: 'x', variables: [{ key: 'A', type: 'boolean' }] }, 422, 'validation_error', 'Invalid `variables[0].type` field'],
-    ['fallback of the wrong type', { name: 'n', html: 'x', variables: [{ key: 'A', type: 'number', fallback_value: 'ten' }] }, 422, 'validation_error', 'Invalid `variables[0].fallback_value` field'],
-    ['fallback of 2,001 characters', { name: 'n', html: 'x', variables: [{ key: 'A', type: 'string', fallback_value: 'x'.repeat(2001) }] }, 422, 'validation_error', 'at most 2000'],
+    [
+      'fallback of the wrong type',
+      { name: 'n', html: 'x', variables: [{ key: 'A', type: 'number', fallback_value: 'ten' }] },
+      422,
+      'validation_error',
+      'Invalid `variables[0].fallback_value` field',
+    ],
+    [
+      'fallback of 2,001 characters',
+      { name: 'n', html: 'x', variables: [{ key: 'A', type: 'string', fallback_value: 'x'.repeat(2001) }] },
+      422,
+      'validation_error',
+      'at most 2000',
+    ],
     ['fallback beyond 2^53 − 1', { name: 'n', html: 'x', variables: [{ key: 'A', type: 'number', fallback_value: 2 ** 53 }] }, 422, 'validation_error', '2^53'],
   ];
   for (const [what, body, status, name, message] of cases)
@@ -200,7 +242,11 @@ describe('bad input: the documented error, nothing stored or changed', () => {
     await p.resend.templates.create({ name: 'First', alias: a, html: '<p>1</p>' });
     const second = (await p.resend.templates.create({ name: 'Second', html: '<p>2</p>' })).data!.id;
     const before = await stored();
-    expect((await p.resend.templates.create({ name: 'Third', alias: a, html: '<p>3</p>' })).error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('already the alias') });
+    expect((await p.resend.templates.create({ name: 'Third', alias: a, html: '<p>3</p>' })).error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+      message: expect.stringContaining('already the alias'),
+    });
     expect((await p.resend.templates.update(second, { alias: a })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(await stored()).toEqual(before);
   });
@@ -208,7 +254,11 @@ describe('bad input: the documented error, nothing stored or changed', () => {
   test('update: unknown → 404, bad fields → 422, nothing changed', async () => {
     const id = (await p.resend.templates.create({ name: 'Keep', html: '<p>keep</p>' })).data!.id;
     const before = await p.svc.store.templates.get(team(), id);
-    expect((await p.resend.templates.update(UNKNOWN, { name: 'x' })).error).toMatchObject({ statusCode: 404, name: 'not_found', message: 'Template not found' });
+    expect((await p.resend.templates.update(UNKNOWN, { name: 'x' })).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+      message: 'Template not found',
+    });
     expect((await p.resend.templates.update('no-such-alias', { name: 'x' })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
     for (const body of [{ name: '' }, { html: null }, { html: '{{#A}}' }, { variables: [{ key: 'this', type: 'string' }] }, { from: 'x' }, { name: 5 }]) {
       const r = await p.api('PATCH', `/templates/${id}`, { body });
@@ -277,7 +327,12 @@ describe('draft and published', () => {
     expect(dup.data!.id).not.toBe(src.id);
     const copy = (await p.resend.templates.get(dup.data!.id)).data!;
     expect(copy).toMatchObject({ name: 'Order confirmation (copy)', alias: null, status: 'draft', html: src.current.html, subject: src.current.subject });
-    expect(copy.variables!.map((v) => [v.key, v.type, v.fallback_value])).toEqual([['NAME', 'string', null], ['ORDER', 'number', null], ['PRODUCT', 'string', 'item'], ['PRICE', 'number', 25]]);
+    expect(copy.variables!.map((v) => [v.key, v.type, v.fallback_value])).toEqual([
+      ['NAME', 'string', null],
+      ['ORDER', 'number', null],
+      ['PRODUCT', 'string', 'item'],
+      ['PRICE', 'number', 25],
+    ]);
     // Plain HTTP: an action POST answers 200.
     expect((await p.api('POST', `/templates/${src.id}/duplicate`)).status).toBe(200);
     const chained = await p.resend.templates.duplicate(src.id).publish();
@@ -338,22 +393,67 @@ describe('sending with `template`', () => {
     const noFrom = await published({ from: undefined, subject: undefined });
     const ok = { NAME: 'Ann', ORDER: 7 };
     const cases: [string, Record<string, unknown>, string, string][] = [
-      ['html with a template', { to: 'a@dest.test', html: '<p>x</p>', template: { id: t.id, variables: ok } }, 'validation_error', 'The `html` field cannot be used together with `template`'],
-      ['text with a template', { to: 'a@dest.test', text: 'x', template: { id: t.id, variables: ok } }, 'validation_error', 'The `text` field cannot be used together with `template`'],
-      ['a variable without a fallback missing', { to: 'a@dest.test', template: { id: t.id, variables: { NAME: 'Ann' } } }, 'validation_error', 'Missing `template.variables.ORDER` field'],
+      [
+        'html with a template',
+        { to: 'a@dest.test', html: '<p>x</p>', template: { id: t.id, variables: ok } },
+        'validation_error',
+        'The `html` field cannot be used together with `template`',
+      ],
+      [
+        'text with a template',
+        { to: 'a@dest.test', text: 'x', template: { id: t.id, variables: ok } },
+        'validation_error',
+        'The `text` field cannot be used together with `template`',
+      ],
+      [
+        'a variable without a fallback missing',
+        { to: 'a@dest.test', template: { id: t.id, variables: { NAME: 'Ann' } } },
+        'validation_error',
+        'Missing `template.variables.ORDER` field',
+      ],
       ['no variables at all', { to: 'a@dest.test', template: { id: t.id } }, 'validation_error', 'Missing `template.variables.'],
-      ['a string for a number variable', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, ORDER: 'seven' } } }, 'validation_error', 'Invalid `template.variables.ORDER` field'],
-      ['a value of 2,001 characters', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, NAME: 'x'.repeat(2001) } } }, 'validation_error', 'at most 2000'],
+      [
+        'a string for a number variable',
+        { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, ORDER: 'seven' } } },
+        'validation_error',
+        'Invalid `template.variables.ORDER` field',
+      ],
+      [
+        'a value of 2,001 characters',
+        { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, NAME: 'x'.repeat(2001) } } },
+        'validation_error',
+        'at most 2000',
+      ],
       ['a number beyond 2^53 − 1', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, ORDER: 2 ** 53 } } }, 'validation_error', '2^53'],
       ['a reserved variable name', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, EMAIL: 'x' } } }, 'validation_error', 'reserved'],
-      ['a key with a dash', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, 'A-B': 'x' } } }, 'validation_error', 'Invalid `template.variables.A-B` field'],
-      ['an object as a value', { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, NAME: { a: 1 } } } }, 'validation_error', 'Invalid `template.variables.NAME` field'],
+      [
+        'a key with a dash',
+        { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, 'A-B': 'x' } } },
+        'validation_error',
+        'Invalid `template.variables.A-B` field',
+      ],
+      [
+        'an object as a value',
+        { to: 'a@dest.test', template: { id: t.id, variables: { ...ok, NAME: { a: 1 } } } },
+        'validation_error',
+        'Invalid `template.variables.NAME` field',
+      ],
       ['an unknown template', { from: 'a@example.test', to: 'a@dest.test', template: { id: UNKNOWN } }, 'validation_error', 'Invalid `template.id` field'],
       ['an unknown alias', { from: 'a@example.test', to: 'a@dest.test', template: { id: 'nope' } }, 'validation_error', 'Invalid `template.id` field'],
       ['no template id', { from: 'a@example.test', to: 'a@dest.test', template: { variables: {} } }, 'missing_required_field', 'Missing `template.id` field.'],
       ['template not an object', { from: 'a@example.test', to: 'a@dest.test', template: 'welcome' }, 'validation_error', 'Invalid `template` field'],
-      ['neither request nor template gives from', { to: 'a@dest.test', subject: 's', template: { id: noFrom.id, variables: ok } }, 'missing_required_field', 'Missing `from` field.'],
-      ['neither request nor template gives subject', { from: 'a@example.test', to: 'a@dest.test', template: { id: noFrom.id, variables: ok } }, 'missing_required_field', 'Missing `subject` field.'],
+      [
+        'neither request nor template gives from',
+        { to: 'a@dest.test', subject: 's', template: { id: noFrom.id, variables: ok } },
+        'missing_required_field',
+        'Missing `from` field.',
+      ],
+      [
+        'neither request nor template gives subject',
+        { from: 'a@example.test', to: 'a@dest.test', template: { id: noFrom.id, variables: ok } },
+        'missing_required_field',
+        'Missing `subject` field.',
+      ],
     ];
     const before = await storedEmails();
     for (const [what, body, name, message] of cases) {
@@ -374,7 +474,11 @@ describe('sending with `template`', () => {
     const bad = { to: 'bob@dest.test', template: { id: t.id, variables: { NAME: 'Bob' } } };
     const before = await storedEmails();
     const strict = await p.resend.batch.send([good, bad] as never);
-    expect(strict.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringMatching(/^\[1\] Missing `template\.variables\.ORDER` field/) });
+    expect(strict.error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+      message: expect.stringMatching(/^\[1\] Missing `template\.variables\.ORDER` field/),
+    });
     expect(await storedEmails()).toBe(before);
 
     const ok = await p.resend.batch.send([good, { ...good, to: 'cy@dest.test', template: { id: t.alias!, variables: { NAME: 'Cy', ORDER: 2 } } }] as never);
@@ -386,7 +490,9 @@ describe('sending with `template`', () => {
     const permissive = await p.resend.batch.send([bad, good] as never, { batchValidation: 'permissive' });
     expect(permissive.error).toBeNull();
     expect(permissive.data!.data).toHaveLength(1);
-    expect((permissive.data as unknown as { errors: { index: number; message: string }[] }).errors).toEqual([{ index: 0, message: expect.stringContaining('Missing `template.variables.ORDER` field') }]);
+    expect((permissive.data as unknown as { errors: { index: number; message: string }[] }).errors).toEqual([
+      { index: 0, message: expect.stringContaining('Missing `template.variables.ORDER` field') },
+    ]);
   });
 
   test('a template deleted after publishing can no longer be sent', async () => {

@@ -76,7 +76,12 @@ describe('topics (SDK)', () => {
     expect(updated.error).toBeNull();
     expect(updated.data).toEqual({ object: 'topic', id } as never);
     expect((await w.p.api('PATCH', `/topics/${id}`, { body: { visibility: 'public', default_subscription: 'opt_in' } })).status).toBe(200);
-    expect((await w.p.resend.topics.get(id)).data).toMatchObject({ name: 'Weekly news', description: 'Mondays', visibility: 'public', default_subscription: 'opt_in' });
+    expect((await w.p.resend.topics.get(id)).data).toMatchObject({
+      name: 'Weekly news',
+      description: 'Mondays',
+      visibility: 'public',
+      default_subscription: 'opt_in',
+    });
 
     const removed = await w.p.resend.topics.remove(id);
     expect(removed.error).toBeNull();
@@ -93,11 +98,22 @@ describe('topics (SDK)', () => {
       [{ name: 'x'.repeat(51), default_subscription: 'opt_in' }, 422, 'validation_error', 'Invalid `name` field: must be 1 to 50 characters.'],
       [{ name: 7, default_subscription: 'opt_in' }, 422, 'validation_error', 'Invalid `name` field: must be a string.'],
       [{ name: 'x', default_subscription: 'maybe' }, 422, 'validation_error', 'Invalid `default_subscription` field: must be `opt_in` or `opt_out`.'],
-      [{ name: 'x', default_subscription: 'opt_in', description: 'd'.repeat(201) }, 422, 'validation_error', 'Invalid `description` field: must be at most 200 characters.'],
-      [{ name: 'x', default_subscription: 'opt_in', visibility: 'secret' }, 422, 'validation_error', 'Invalid `visibility` field: must be `public` or `private`.'],
+      [
+        { name: 'x', default_subscription: 'opt_in', description: 'd'.repeat(201) },
+        422,
+        'validation_error',
+        'Invalid `description` field: must be at most 200 characters.',
+      ],
+      [
+        { name: 'x', default_subscription: 'opt_in', visibility: 'secret' },
+        422,
+        'validation_error',
+        'Invalid `visibility` field: must be `public` or `private`.',
+      ],
       [[{ name: 'x' }], 400, 'validation_error', 'The request body must be a JSON object.'],
     ];
-    for (const [body, statusCode, name, message] of create) expect({ body, res: (await w.p.api('POST', '/topics', { body })).body }).toEqual({ body, res: { statusCode, name, message } });
+    for (const [body, statusCode, name, message] of create)
+      expect({ body, res: (await w.p.api('POST', '/topics', { body })).body }).toEqual({ body, res: { statusCode, name, message } });
     // Through the SDK too.
     expect((await w.p.resend.topics.create({ name: '', defaultSubscription: 'opt_in' })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
 
@@ -143,11 +159,28 @@ describe('contact topics (SDK)', () => {
       { id: news, name: 'News', description: 'd', subscription: 'opt_in' },
     ]);
 
-    const r = await w.p.resend.contacts.topics.update({ id, topics: [{ id: news, subscription: 'opt_out' }, { id: offers, subscription: 'opt_in' }] });
+    const r = await w.p.resend.contacts.topics.update({
+      id,
+      topics: [
+        { id: news, subscription: 'opt_out' },
+        { id: offers, subscription: 'opt_in' },
+      ],
+    });
     expect(r.error).toBeNull();
-    expect(r.data).toMatchObject({ id, object: 'contact_topics', contact_id: id, topics: [{ id: news, subscription: 'opt_out' }, { id: offers, subscription: 'opt_in' }] });
+    expect(r.data).toMatchObject({
+      id,
+      object: 'contact_topics',
+      contact_id: id,
+      topics: [
+        { id: news, subscription: 'opt_out' },
+        { id: offers, subscription: 'opt_in' },
+      ],
+    });
     const byEmail = await w.p.resend.contacts.topics.list({ email });
-    expect(mine(byEmail.data!.data).map((x) => [x.id, x.subscription])).toEqual([[offers, 'opt_in'], [news, 'opt_out']]);
+    expect(mine(byEmail.data!.data).map((x) => [x.id, x.subscription])).toEqual([
+      [offers, 'opt_in'],
+      [news, 'opt_out'],
+    ]);
     // Resend's documented body `{topics}` works too; by email, with the address in the path as given.
     expect((await w.p.api('PATCH', `/contacts/${email}/topics`, { body: { topics: [{ id: news, subscription: 'opt_in' }] } })).status).toBe(200);
     expect(await w.p.svc.store.topicChoices.of(team(), id)).toEqual({ [news]: 'opt_in', [offers]: 'opt_in' });
@@ -155,7 +188,10 @@ describe('contact topics (SDK)', () => {
     // One contact.topics.updated per change that changed something (webhooks, docs/api.md §14.2).
     const events = await topicEvents(id);
     expect(events.map((e) => e.data.topics)).toEqual([
-      [{ id: news, subscription: 'opt_out' }, { id: offers, subscription: 'opt_in' }],
+      [
+        { id: news, subscription: 'opt_out' },
+        { id: offers, subscription: 'opt_in' },
+      ],
       [{ id: news, subscription: 'opt_in' }],
     ]);
     expect((await w.p.api('PATCH', `/contacts/${id}/topics`, { body: [{ id: news, subscription: 'opt_in' }] })).status).toBe(200);
@@ -182,7 +218,16 @@ describe('contact topics (SDK)', () => {
     const before = await snapshot();
     const cases: [string, unknown, number, string, string][] = [
       [id, [{ id: UNKNOWN, subscription: 'opt_in' }], 422, 'validation_error', 'Invalid `topics[0].id` field: no topic with this id exists.'],
-      [id, [{ id: t, subscription: 'opt_in' }, { id: t, subscription: 'sometimes' }], 422, 'validation_error', 'Invalid `topics[1].subscription` field: must be `opt_in` or `opt_out`.'],
+      [
+        id,
+        [
+          { id: t, subscription: 'opt_in' },
+          { id: t, subscription: 'sometimes' },
+        ],
+        422,
+        'validation_error',
+        'Invalid `topics[1].subscription` field: must be `opt_in` or `opt_out`.',
+      ],
       [id, [{ subscription: 'opt_in' }], 422, 'missing_required_field', 'Missing `topics[0].id` field.'],
       [id, [{ id: t }], 422, 'missing_required_field', 'Missing `topics[0].subscription` field.'],
       [id, { topics: 'all' }, 422, 'validation_error', 'Invalid `topics` field: must be an array of `{ id, subscription }` objects.'],
@@ -194,7 +239,13 @@ describe('contact topics (SDK)', () => {
     for (const [who, body, statusCode, name, message] of cases)
       expect({ who, body, res: (await w.p.api('PATCH', `/contacts/${who}/topics`, { body })).body }).toEqual({ who, body, res: { statusCode, name, message } });
     // Through the SDK: a valid topic beside an unknown one changes nothing either.
-    const sdk = await w.p.resend.contacts.topics.update({ email, topics: [{ id: t, subscription: 'opt_out' }, { id: UNKNOWN, subscription: 'opt_out' }] });
+    const sdk = await w.p.resend.contacts.topics.update({
+      email,
+      topics: [
+        { id: t, subscription: 'opt_out' },
+        { id: UNKNOWN, subscription: 'opt_out' },
+      ],
+    });
     expect(sdk.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await w.p.resend.contacts.topics.list({ id: UNKNOWN })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
     expect((await w.p.api('GET', `/contacts/${id}/topics?limit=0`)).body.name).toBe('validation_error');
@@ -279,11 +330,22 @@ describe('topic_id on sends', () => {
 
   test('an unknown or malformed topic_id is refused and nothing is stored', async () => {
     const before = await snapshot();
-    expect((await send({ to: inContact, topicId: UNKNOWN })).error).toEqual({ statusCode: 422, name: 'validation_error', message: 'Invalid `topic_id` field: no topic with this id exists.' });
-    expect((await send({ to: inContact, topicId: 'weekly' })).error).toEqual({ statusCode: 422, name: 'validation_error', message: 'Invalid `topic_id` field: must be the id of a topic.' });
+    expect((await send({ to: inContact, topicId: UNKNOWN })).error).toEqual({
+      statusCode: 422,
+      name: 'validation_error',
+      message: 'Invalid `topic_id` field: no topic with this id exists.',
+    });
+    expect((await send({ to: inContact, topicId: 'weekly' })).error).toEqual({
+      statusCode: 422,
+      name: 'validation_error',
+      message: 'Invalid `topic_id` field: must be the id of a topic.',
+    });
     const other = await w.p.newTeam();
     const theirs = await w.p.client(other.api_key).topics.create({ name: 'Theirs', defaultSubscription: 'opt_in' });
-    expect((await send({ to: inContact, topicId: theirs.data!.id })).error).toMatchObject({ statusCode: 422, message: 'Invalid `topic_id` field: no topic with this id exists.' });
+    expect((await send({ to: inContact, topicId: theirs.data!.id })).error).toMatchObject({
+      statusCode: 422,
+      message: 'Invalid `topic_id` field: no topic with this id exists.',
+    });
     const batch = await w.p.resend.batch.send([{ from: 'news@example.test', to: inContact, subject: 's', text: 'x', topicId: UNKNOWN }] as never);
     expect(batch.error).toMatchObject({ statusCode: 422, message: '[0] Invalid `topic_id` field: no topic with this id exists.' });
     expect(await snapshot()).toBe(before);
@@ -304,7 +366,14 @@ describe('broadcasts with a topic', () => {
     const bad = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@example.test', subject: 'x', text: 'x', topicId: UNKNOWN });
     expect(bad.error).toEqual({ statusCode: 422, name: 'validation_error', message: 'Invalid `topic_id` field: no topic with this id exists.' });
 
-    const b = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@example.test', subject: 'Events', text: 'Hi {{{RESEND_UNSUBSCRIBE_URL}}}', topicId: t, send: true });
+    const b = await w.p.resend.broadcasts.create({
+      segmentId: seg,
+      from: 'news@example.test',
+      subject: 'Events',
+      text: 'Hi {{{RESEND_UNSUBSCRIBE_URL}}}',
+      topicId: t,
+      send: true,
+    });
     expect(b.error).toBeNull();
     let rec: BroadcastRec | undefined;
     for (let i = 0; i < 300 && rec?.status !== 'sent'; i++) {

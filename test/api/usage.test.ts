@@ -71,7 +71,13 @@ describe('resend.usage.get', () => {
 
     const t = mta(world.smtp!.starttls);
     try {
-      await t.sendMail({ envelope: { from: 'dan@sender.test', to: [`support@${inbound}`] }, from: 'dan@sender.test', to: `support@${inbound}`, subject: 'Hi', text: 'in' } as never);
+      await t.sendMail({
+        envelope: { from: 'dan@sender.test', to: [`support@${inbound}`] },
+        from: 'dan@sender.test',
+        to: `support@${inbound}`,
+        subject: 'Hi',
+        text: 'in',
+      } as never);
     } finally {
       t.close();
     }

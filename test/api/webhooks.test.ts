@@ -164,7 +164,11 @@ describe('management API', () => {
 
   test('bad input → 422 and nothing changes; unknown ids → 404', async () => {
     const post = (body: unknown) => p.api('POST', '/webhooks', { body });
-    expect((await post({ events: ['email.sent'] })).body).toMatchObject({ statusCode: 422, name: 'missing_required_field', message: 'Missing `endpoint` field.' });
+    expect((await post({ events: ['email.sent'] })).body).toMatchObject({
+      statusCode: 422,
+      name: 'missing_required_field',
+      message: 'Missing `endpoint` field.',
+    });
     expect((await post({ endpoint: 'http://127.0.0.1:9/' })).body.name).toBe('missing_required_field');
     expect((await post({ endpoint: 'http://127.0.0.1:9/', events: [] })).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     const bad = await post({ endpoint: 'http://127.0.0.1:9/', events: ['email.sent', 'email.exploded'] });
@@ -195,7 +199,10 @@ describe('management API', () => {
       expect((await p.api(method, path, { body: method === 'PATCH' ? {} : undefined })).body).toMatchObject({ statusCode: 404, name: 'not_found' });
 
     // Events list: limit/after only, cursors are msg_ ids.
-    expect((await p.api('GET', `/webhooks/${id}/events?before=msg_000000000000000000000000000`)).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await p.api('GET', `/webhooks/${id}/events?before=msg_000000000000000000000000000`)).body).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
     expect((await p.api('GET', `/webhooks/${id}/events?after=${unknown}`)).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await p.api('GET', `/webhooks/${id}/events?limit=0`)).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await p.api('GET', `/webhooks/${id}/events?after=msg_000000000000000000000000000`)).body).toEqual({ object: 'list', has_more: false, data: [] });
@@ -222,7 +229,10 @@ describe('email events', () => {
     expect(error).toBeNull();
     const emailId = data!.id;
     const ofEmail = () => r.delivered().filter((h) => h.payload.data.email_id === emailId);
-    const kinds = () => ofEmail().map((h) => `${h.payload.type}:${(h.payload.data.to as string[]).join(',')}`).sort();
+    const kinds = () =>
+      ofEmail()
+        .map((h) => `${h.payload.type}:${(h.payload.data.to as string[]).join(',')}`)
+        .sort();
     await until(() => kinds().length === 5, 'five email events');
     expect(kinds()).toEqual([
       'email.bounced:gone@dest.test',
@@ -257,7 +267,12 @@ describe('email events', () => {
     const list = await events();
     expect(list.data.length).toBe(5);
     expect(list.data.every((e) => e.status === 'success')).toBe(true);
-    expect(list.data.map((e) => e.id)).toEqual(list.data.map((e) => e.id).sort().reverse());
+    expect(list.data.map((e) => e.id)).toEqual(
+      list.data
+        .map((e) => e.id)
+        .sort()
+        .reverse(),
+    );
     const one = (await p.resend.webhooks.events.get({ webhookId, eventId: bounced.id })).data!;
     expect(one).toMatchObject({ object: 'webhook_event', id: bounced.id, type: 'email.bounced', status: 'success', next_attempt_at: null });
     expect(JSON.stringify(one.payload)).toBe(bounced.body);
@@ -415,10 +430,18 @@ describe('signing secret rotation', () => {
     expect(sigs.every((s) => s.startsWith('v1,'))).toBe(true);
     verifyBoth(h, newSecret);
     verifyBoth(h, oldSecret);
-    expect(() => new SvixWebhook(`whsec_${Buffer.alloc(24, 7).toString('base64')}`).verify(h.body, { 'svix-id': h.id, 'svix-timestamp': h.timestamp, 'svix-signature': h.signature })).toThrow();
+    expect(() =>
+      new SvixWebhook(`whsec_${Buffer.alloc(24, 7).toString('base64')}`).verify(h.body, {
+        'svix-id': h.id,
+        'svix-timestamp': h.timestamp,
+        'svix-signature': h.signature,
+      }),
+    ).toThrow();
     // Once the overlap is over, only the new secret signs.
     const w = (await p.svc.store.webhooks.get(p.creds.team_id, id))!;
-    await p.svc.store.write(async (tx) => tx.webhooks.put({ ...w, previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() } satisfies WebhookRec));
+    await p.svc.store.write(async (tx) =>
+      tx.webhooks.put({ ...w, previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() } satisfies WebhookRec),
+    );
     await touchContact();
     await r.waitFor((reqs) => reqs.length === 2, 'a second delivery');
     expect(r.requests[1].signature.split(' ').length).toBe(1);
@@ -500,7 +523,13 @@ describe('private networks (SSRF guard)', () => {
   test('loopback endpoints are refused unless security.allow_private_networks; checked again at delivery', async () => {
     const strict = await startPosthorn({ 'security.allow_private_networks': false });
     try {
-      for (const endpoint of ['http://127.0.0.1:8080/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest', 'http://10.1.2.3/x', 'http://localhost:3000/x']) {
+      for (const endpoint of [
+        'http://127.0.0.1:8080/hook',
+        'http://[::1]/hook',
+        'http://169.254.169.254/latest',
+        'http://10.1.2.3/x',
+        'http://localhost:3000/x',
+      ]) {
         const r = await strict.api('POST', '/webhooks', { body: { endpoint, events: ['contact.updated'] } });
         expect(r.status).toBe(422);
         expect(r.body.name).toBe('validation_error');

@@ -180,7 +180,11 @@ describe('resend.automations', () => {
     const steps = [
       { key: 'start', type: 'trigger', config: { eventName: name } },
       { key: 'wait', type: 'delay', config: { duration: '1 day' } },
-      { key: 'mail', type: 'send_email', config: { template: { id: tpl, variables: { CODE: 7, NAME: { var: 'contact.first_name' } } }, subject: 'Hi', replyTo: 'help@example.test' } },
+      {
+        key: 'mail',
+        type: 'send_email',
+        config: { template: { id: tpl, variables: { CODE: 7, NAME: { var: 'contact.first_name' } } }, subject: 'Hi', replyTo: 'help@example.test' },
+      },
       { key: 'tag', type: 'add_to_segment', config: { segmentId: seg!.id } },
     ] as const;
     const connections = [
@@ -203,7 +207,11 @@ describe('resend.automations', () => {
       steps: [
         { key: 'start', type: 'trigger', config: { event_name: name } },
         { key: 'wait', type: 'delay', config: { duration: '1 day' } },
-        { key: 'mail', type: 'send_email', config: { template: { id: tpl, variables: { CODE: 7, NAME: { var: 'contact.first_name' } } }, subject: 'Hi', reply_to: 'help@example.test' } },
+        {
+          key: 'mail',
+          type: 'send_email',
+          config: { template: { id: tpl, variables: { CODE: 7, NAME: { var: 'contact.first_name' } } }, subject: 'Hi', reply_to: 'help@example.test' },
+        },
         { key: 'tag', type: 'add_to_segment', config: { segment_id: seg!.id } },
       ],
       connections: [
@@ -213,7 +221,10 @@ describe('resend.automations', () => {
       ],
     } as never);
     // Plain HTTP: 201.
-    expect((await p.api('POST', '/automations', { body: { name: 'x', steps: [{ key: 's', type: 'trigger', config: { event_name: name } }], connections: [] } })).status).toBe(201);
+    expect(
+      (await p.api('POST', '/automations', { body: { name: 'x', steps: [{ key: 's', type: 'trigger', config: { event_name: name } }], connections: [] } }))
+        .status,
+    ).toBe(201);
 
     const list = await p.resend.automations.list({ limit: 1 });
     expect(list.error).toBeNull();
@@ -245,13 +256,24 @@ describe('resend.automations', () => {
       tpl = await template();
     });
     const trigger = () => ({ key: 'start', type: 'trigger', config: { eventName: name } });
-    const create = (steps: unknown[], connections: unknown[] = [], extra: Record<string, unknown> = {}) => () =>
-      p.resend.automations.create({ name: uniq('bad'), steps, connections, ...extra } as never);
-    const mail = (config: Record<string, unknown> = {}) => ({ key: 'mail', type: 'send_email', config: { template: { id: tpl, variables: { CODE: 1 } }, ...config } });
+    const create =
+      (steps: unknown[], connections: unknown[] = [], extra: Record<string, unknown> = {}) =>
+      () =>
+        p.resend.automations.create({ name: uniq('bad'), steps, connections, ...extra } as never);
+    const mail = (config: Record<string, unknown> = {}) => ({
+      key: 'mail',
+      type: 'send_email',
+      config: { template: { id: tpl, variables: { CODE: 1 } }, ...config },
+    });
     const after = (...keys: string[]) => keys.slice(1).map((k, i) => ({ from: keys[i], to: k }));
 
     test('missing fields, the trigger', async () => {
-      await refused(() => p.resend.automations.create({ steps: [trigger()], connections: [] } as never), 422, 'missing_required_field', 'Missing `name` field.');
+      await refused(
+        () => p.resend.automations.create({ steps: [trigger()], connections: [] } as never),
+        422,
+        'missing_required_field',
+        'Missing `name` field.',
+      );
       // The SDK cannot leave `steps` out (it maps them): plain HTTP can.
       const before = await snapshot();
       const res = await p.api('POST', '/automations', { body: { name: 'x', connections: [] } });
@@ -263,43 +285,131 @@ describe('resend.automations', () => {
       await refused(create([trigger(), { ...trigger(), key: 'again' }]), 422, 'validation_error', /steps\[1\]\.type/);
       await refused(create([trigger()], [], { status: 'paused' }), 422, 'validation_error', /status/);
       await refused(create([{ key: 'start', type: 'trigger', config: {} }]), 422, 'missing_required_field', 'Missing `steps[0].config.event_name` field.');
-      await refused(create([{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }]), 422, 'validation_error', /steps\[0\]\.config\.event_name/);
+      await refused(
+        create([{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }]),
+        422,
+        'validation_error',
+        /steps\[0\]\.config\.event_name/,
+      );
       await refused(create([trigger(), { key: 'start', type: 'delay', config: { duration: '1 day' } }]), 422, 'validation_error', /steps\[1\]\.key/);
       // The SDK maps a type it does not know to null (steps[1] is then no object); plain HTTP sends it.
       await refused(create([trigger(), { key: 'x', type: 'teleport', config: {} }]), 422, 'validation_error', /steps\[1\]/);
-      const teleport = await p.api('POST', '/automations', { body: { name: 'x', steps: [{ key: 's', type: 'trigger', config: { event_name: name } }, { key: 'x', type: 'teleport', config: {} }] } });
+      const teleport = await p.api('POST', '/automations', {
+        body: {
+          name: 'x',
+          steps: [
+            { key: 's', type: 'trigger', config: { event_name: name } },
+            { key: 'x', type: 'teleport', config: {} },
+          ],
+        },
+      });
       expect(teleport.body).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('steps[1].type') });
     });
 
     test('steps naming what does not exist: template, variables, segment, topic, property, event', async () => {
-      await refused(create([trigger(), mail({ template: { id: UNKNOWN } })], after('start', 'mail')), 422, 'validation_error', /steps\[1\]\.config\.template\.id/);
+      await refused(
+        create([trigger(), mail({ template: { id: UNKNOWN } })], after('start', 'mail')),
+        422,
+        'validation_error',
+        /steps\[1\]\.config\.template\.id/,
+      );
       const draft = await template(false);
-      await refused(create([trigger(), mail({ template: { id: draft, variables: { CODE: 1 } } })], after('start', 'mail')), 422, 'validation_error', /not published/);
+      await refused(
+        create([trigger(), mail({ template: { id: draft, variables: { CODE: 1 } } })], after('start', 'mail')),
+        422,
+        'validation_error',
+        /not published/,
+      );
       // CODE has no fallback: a value (static or dynamic) is needed.
-      await refused(create([trigger(), mail({ template: { id: tpl } })], after('start', 'mail')), 422, 'missing_required_field', 'Missing `steps[1].config.template.variables.CODE` field.');
-      await refused(create([trigger(), mail({ template: { id: tpl, variables: { CODE: 'seven' } } })], after('start', 'mail')), 422, 'validation_error', /CODE/);
+      await refused(
+        create([trigger(), mail({ template: { id: tpl } })], after('start', 'mail')),
+        422,
+        'missing_required_field',
+        'Missing `steps[1].config.template.variables.CODE` field.',
+      );
+      await refused(
+        create([trigger(), mail({ template: { id: tpl, variables: { CODE: 'seven' } } })], after('start', 'mail')),
+        422,
+        'validation_error',
+        /CODE/,
+      );
       await refused(create([trigger(), mail({ template: { id: tpl, variables: { CODE: [1] } } })], after('start', 'mail')), 422, 'validation_error', /CODE/);
-      await refused(create([trigger(), mail({ template: { id: tpl, variables: { CODE: { var: 'order.id' } } } })], after('start', 'mail')), 422, 'validation_error', /var/);
-      await refused(create([trigger(), mail({ template: { id: tpl, variables: { CODE: { var: 'contact.shoe_size' } } } })], after('start', 'mail')), 422, 'validation_error', /shoe_size/);
+      await refused(
+        create([trigger(), mail({ template: { id: tpl, variables: { CODE: { var: 'order.id' } } } })], after('start', 'mail')),
+        422,
+        'validation_error',
+        /var/,
+      );
+      await refused(
+        create([trigger(), mail({ template: { id: tpl, variables: { CODE: { var: 'contact.shoe_size' } } } })], after('start', 'mail')),
+        422,
+        'validation_error',
+        /shoe_size/,
+      );
       await refused(create([trigger(), mail({ topicId: UNKNOWN })], after('start', 'mail')), 422, 'validation_error', /topic_id/);
       await refused(create([trigger(), mail({ from: 'not an address' })], after('start', 'mail')), 422, 'validation_error', /from/);
-      await refused(create([trigger(), { key: 'seg', type: 'add_to_segment', config: { segmentId: UNKNOWN } }], after('start', 'seg')), 422, 'validation_error', /segment_id/);
+      await refused(
+        create([trigger(), { key: 'seg', type: 'add_to_segment', config: { segmentId: UNKNOWN } }], after('start', 'seg')),
+        422,
+        'validation_error',
+        /segment_id/,
+      );
       await refused(create([trigger(), { key: 'seg', type: 'add_to_segment', config: {} }], after('start', 'seg')), 422, 'missing_required_field');
-      await refused(create([trigger(), { key: 'up', type: 'contact_update', config: { properties: { nope: 1 } } }], after('start', 'up')), 422, 'validation_error', /properties\.nope/);
+      await refused(
+        create([trigger(), { key: 'up', type: 'contact_update', config: { properties: { nope: 1 } } }], after('start', 'up')),
+        422,
+        'validation_error',
+        /properties\.nope/,
+      );
       await refused(create([trigger(), { key: 'up', type: 'contact_update', config: {} }], after('start', 'up')), 422, 'validation_error', /contact_update/);
-      await refused(create([trigger(), { key: 'up', type: 'contact_update', config: { unsubscribed: 'yes' } }], after('start', 'up')), 422, 'validation_error', /unsubscribed/);
-      await refused(create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: 'never-defined' } }], after('start', 'w')), 422, 'validation_error', /event_name/);
-      await refused(create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'event.plan', operator: 'like', value: 'x' } }], after('start', 'c')), 422, 'validation_error', /operator/);
-      await refused(create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'plan', operator: 'eq', value: 'x' } }], after('start', 'c')), 422, 'validation_error', /field/);
-      await refused(create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'event.n', operator: 'gt', value: 'x' } }], after('start', 'c')), 422, 'validation_error', /value/);
-      await refused(create([trigger(), { key: 'c', type: 'condition', config: { type: 'or', rules: [] } }], after('start', 'c')), 422, 'validation_error', /rules/);
+      await refused(
+        create([trigger(), { key: 'up', type: 'contact_update', config: { unsubscribed: 'yes' } }], after('start', 'up')),
+        422,
+        'validation_error',
+        /unsubscribed/,
+      );
+      await refused(
+        create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: 'never-defined' } }], after('start', 'w')),
+        422,
+        'validation_error',
+        /event_name/,
+      );
+      await refused(
+        create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'event.plan', operator: 'like', value: 'x' } }], after('start', 'c')),
+        422,
+        'validation_error',
+        /operator/,
+      );
+      await refused(
+        create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'plan', operator: 'eq', value: 'x' } }], after('start', 'c')),
+        422,
+        'validation_error',
+        /field/,
+      );
+      await refused(
+        create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'event.n', operator: 'gt', value: 'x' } }], after('start', 'c')),
+        422,
+        'validation_error',
+        /value/,
+      );
+      await refused(
+        create([trigger(), { key: 'c', type: 'condition', config: { type: 'or', rules: [] } }], after('start', 'c')),
+        422,
+        'validation_error',
+        /rules/,
+      );
     });
 
     test('durations', async () => {
       await refused(create([trigger(), { key: 'd', type: 'delay', config: { duration: 'soon' } }], after('start', 'd')), 422, 'validation_error', /duration/);
       await refused(create([trigger(), { key: 'd', type: 'delay', config: { duration: '10' } }], after('start', 'd')), 422, 'validation_error', /duration/);
       await refused(create([trigger(), { key: 'd', type: 'delay', config: { duration: '31 days' } }], after('start', 'd')), 422, 'validation_error', /30 days/);
-      await refused(create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: name, timeout: '5 weeks' } }], after('start', 'w')), 422, 'validation_error', /30 days/);
+      await refused(
+        create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: name, timeout: '5 weeks' } }], after('start', 'w')),
+        422,
+        'validation_error',
+        /30 days/,
+      );
     });
 
     test('connections: unknown steps, wrong types, loops without a wait', async () => {
@@ -308,19 +418,78 @@ describe('resend.automations', () => {
       await refused(create([trigger()], [{ from: 'start', to: 'nowhere' }]), 422, 'validation_error', /connections\[0\]\.to/);
       await refused(create([trigger()], [{ from: 'nowhere', to: 'start' }]), 422, 'validation_error', /connections\[0\]\.from/);
       await refused(create([trigger(), cond], [{ from: 'start', to: 'c', type: 'condition_met' }]), 422, 'validation_error', /connections\[0\]\.type/);
-      await refused(create([trigger(), cond], [{ from: 'start', to: 'c' }, { from: 'c', to: 'start', type: 'condition_met' }]), 422, 'validation_error', /trigger/);
-      await refused(create([trigger(), cond], [{ from: 'start', to: 'c' }, { from: 'c', to: 'c' }]), 422, 'validation_error', /connections\[1\]\.type/);
-      await refused(create([trigger(), cond, mail()], [{ from: 'start', to: 'c' }, { from: 'c', to: 'mail', type: 'condition_met' }, { from: 'c', to: 'mail', type: 'condition_met' }]), 422, 'validation_error', /already has/);
-      // condition → mail → condition: round for ever at once.
-      await refused(create([trigger(), cond, mail()], [{ from: 'start', to: 'c' }, { from: 'c', to: 'mail', type: 'condition_met' }, { from: 'mail', to: 'c' }]), 422, 'validation_error', /loop \(c → mail → c\)/);
       await refused(
-        create([trigger(), { key: 'bye', type: 'contact_delete', config: {} }, mail()], [{ from: 'start', to: 'bye' }, { from: 'bye', to: 'mail' }]),
+        create(
+          [trigger(), cond],
+          [
+            { from: 'start', to: 'c' },
+            { from: 'c', to: 'start', type: 'condition_met' },
+          ],
+        ),
+        422,
+        'validation_error',
+        /trigger/,
+      );
+      await refused(
+        create(
+          [trigger(), cond],
+          [
+            { from: 'start', to: 'c' },
+            { from: 'c', to: 'c' },
+          ],
+        ),
+        422,
+        'validation_error',
+        /connections\[1\]\.type/,
+      );
+      await refused(
+        create(
+          [trigger(), cond, mail()],
+          [
+            { from: 'start', to: 'c' },
+            { from: 'c', to: 'mail', type: 'condition_met' },
+            { from: 'c', to: 'mail', type: 'condition_met' },
+          ],
+        ),
+        422,
+        'validation_error',
+        /already has/,
+      );
+      // condition → mail → condition: round for ever at once.
+      await refused(
+        create(
+          [trigger(), cond, mail()],
+          [
+            { from: 'start', to: 'c' },
+            { from: 'c', to: 'mail', type: 'condition_met' },
+            { from: 'mail', to: 'c' },
+          ],
+        ),
+        422,
+        'validation_error',
+        /loop \(c → mail → c\)/,
+      );
+      await refused(
+        create(
+          [trigger(), { key: 'bye', type: 'contact_delete', config: {} }, mail()],
+          [
+            { from: 'start', to: 'bye' },
+            { from: 'bye', to: 'mail' },
+          ],
+        ),
         422,
         'validation_error',
         /ends the run/,
       );
       // The same loop through a delay is allowed.
-      const ok = await create([trigger(), cond, wait], [{ from: 'start', to: 'c' }, { from: 'c', to: 'w', type: 'condition_met' }, { from: 'w', to: 'c' }])();
+      const ok = await create(
+        [trigger(), cond, wait],
+        [
+          { from: 'start', to: 'c' },
+          { from: 'c', to: 'w', type: 'condition_met' },
+          { from: 'w', to: 'c' },
+        ],
+      )();
       expect(ok.error).toBeNull();
       await p.resend.automations.remove(ok.data!.id);
     });
@@ -328,7 +497,12 @@ describe('resend.automations', () => {
     test('enabled: the from domain must be verified', async () => {
       const other = await p.resend.domains.create({ name: `${uniq('unverified')}.test` });
       expect(other.error).toBeNull();
-      await refused(create([trigger(), mail({ from: `x@${other.data!.name}` })], after('start', 'mail'), { status: 'enabled' }), 403, 'validation_error', /not verified/);
+      await refused(
+        create([trigger(), mail({ from: `x@${other.data!.name}` })], after('start', 'mail'), { status: 'enabled' }),
+        403,
+        'validation_error',
+        /not verified/,
+      );
       // Disabled, it may wait for the domain.
       const { data, error } = await create([trigger(), mail({ from: `x@${other.data!.name}` })], after('start', 'mail'))();
       expect(error).toBeNull();
@@ -340,7 +514,11 @@ describe('resend.automations', () => {
 
   test('get, list, update, duplicate, stop, remove: unknown and malformed ids, bad input', async () => {
     const name = await event();
-    const { data } = await p.resend.automations.create({ name: uniq('a'), steps: [{ key: 'start', type: 'trigger', config: { eventName: name } }], connections: [] });
+    const { data } = await p.resend.automations.create({
+      name: uniq('a'),
+      steps: [{ key: 'start', type: 'trigger', config: { eventName: name } }],
+      connections: [],
+    });
     const id = data!.id;
     for (const call of [
       () => p.resend.automations.get(UNKNOWN),
@@ -356,7 +534,12 @@ describe('resend.automations', () => {
     await refused(() => p.resend.automations.update(id, { name: '' }), 422, 'validation_error', /name/);
     await refused(() => p.resend.automations.update(id, { steps: [] }), 422, 'validation_error', /steps/);
     await refused(() => p.resend.automations.update(id, { connections: [{ from: 'start', to: 'ghost' }] }), 422, 'validation_error', /connections\[0\]\.to/);
-    await refused(() => p.resend.automations.update(id, { steps: [{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }] }), 422, 'validation_error', /event_name/);
+    await refused(
+      () => p.resend.automations.update(id, { steps: [{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }] }),
+      422,
+      'validation_error',
+      /event_name/,
+    );
   });
 });
 
@@ -404,13 +587,32 @@ describe('resend.automations.runs', () => {
       created_at: ISO,
       contact_id: UUID,
       steps: [
-        { key: 'start', type: 'trigger', status: 'completed', output: { event_name: name, payload: { wait: true } }, error: null, started_at: ISO, completed_at: ISO, created_at: ISO },
+        {
+          key: 'start',
+          type: 'trigger',
+          status: 'completed',
+          output: { event_name: name, payload: { wait: true } },
+          error: null,
+          started_at: ISO,
+          completed_at: ISO,
+          created_at: ISO,
+        },
         { key: 'c', type: 'condition', status: 'completed', output: { result: true }, error: null, started_at: ISO, completed_at: ISO, created_at: ISO },
-        { key: 'w', type: 'wait_for_event', status: 'waiting', output: { event_name: later, timeout: null }, error: null, started_at: ISO, completed_at: null, created_at: ISO },
+        {
+          key: 'w',
+          type: 'wait_for_event',
+          status: 'waiting',
+          output: { event_name: later, timeout: null },
+          error: null,
+          started_at: ISO,
+          completed_at: null,
+          created_at: ISO,
+        },
       ],
     } as never);
 
-    const other = (await p.resend.automations.create({ name: uniq('o'), steps: [{ key: 's', type: 'trigger', config: { eventName: name } }], connections: [] })).data!.id;
+    const other = (await p.resend.automations.create({ name: uniq('o'), steps: [{ key: 's', type: 'trigger', config: { eventName: name } }], connections: [] }))
+      .data!.id;
     await refused(() => p.resend.automations.runs.get({ automationId: other, runId: running.id }), 404, 'not_found', 'Automation run not found');
     await refused(() => p.resend.automations.runs.get({ automationId: id, runId: UNKNOWN }), 404, 'not_found');
     await refused(() => p.resend.automations.runs.get({ automationId: id, runId: 'nope' }), 422, 'invalid_parameter');

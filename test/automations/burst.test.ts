@@ -49,7 +49,11 @@ async function burst(server: ServeChild, from: number, n: number): Promise<void>
     Array.from({ length: 16 }, async () => {
       while (next < from + n) {
         const i = next++;
-        const res = await fetch(`${server.base}/events/send`, { method: 'POST', headers: server.headers, body: JSON.stringify({ event: 'signup', email: `u${i}@nowhere.test`, payload: { name: `User ${i}` } }) });
+        const res = await fetch(`${server.base}/events/send`, {
+          method: 'POST',
+          headers: server.headers,
+          body: JSON.stringify({ event: 'signup', email: `u${i}@nowhere.test`, payload: { name: `User ${i}` } }),
+        });
         expect(res.status).toBe(202);
       }
     }),
@@ -66,7 +70,15 @@ describe('a burst of 10,000 triggering events', () => {
       dns.zone.publish('burst.test', created.records);
       await server.api('POST', `/domains/${created.id}/verify`);
       await until(async () => (await server.api('GET', `/domains/${created.id}`)).body.status === 'verified', 'verification');
-      const tpl = (await server.api('POST', '/templates', { name: 't', from: 'app@burst.test', subject: 'Hi {{{NAME}}}', html: '<p>Welcome, {{{NAME}}}</p>', variables: [{ key: 'NAME', type: 'string' }] })).body.id;
+      const tpl = (
+        await server.api('POST', '/templates', {
+          name: 't',
+          from: 'app@burst.test',
+          subject: 'Hi {{{NAME}}}',
+          html: '<p>Welcome, {{{NAME}}}</p>',
+          variables: [{ key: 'NAME', type: 'string' }],
+        })
+      ).body.id;
       await server.api('POST', `/templates/${tpl}/publish`);
       const segment = (await server.api('POST', '/segments', { name: 'signed up' })).body.id;
       await server.api('POST', '/events', { name: 'signup', schema: { name: 'string' } });
@@ -103,7 +115,13 @@ describe('a burst of 10,000 triggering events', () => {
         }
       })();
       await burst(server, WARM_UP, BURST);
-      await until(async () => (await server.api('GET', `/automations/${id}/runs?status=running&limit=1`)).body.data.length === 0 && (await count(server, id, 'completed')) === WARM_UP + BURST, `${BURST} runs completed`, 1800);
+      await until(
+        async () =>
+          (await server.api('GET', `/automations/${id}/runs?status=running&limit=1`)).body.data.length === 0 &&
+          (await count(server, id, 'completed')) === WARM_UP + BURST,
+        `${BURST} runs completed`,
+        1800,
+      );
       sampling = false;
       await sampler;
 
@@ -111,7 +129,9 @@ describe('a burst of 10,000 triggering events', () => {
       const contact = (await server.api('GET', `/contacts/u${WARM_UP + 1234}@nowhere.test`)).body;
       expect(contact.first_name).toBe(`User ${WARM_UP + 1234}`);
       const growth = peak - baseline;
-      console.log(`automations burst: ${BURST} runs; anonymous RSS ${baseline.toFixed(0)} MB after warm-up, peak ${peak.toFixed(0)} MB (+${growth.toFixed(0)} MB); file-backed RSS now ${fileMb(pid).toFixed(0)} MB`);
+      console.log(
+        `automations burst: ${BURST} runs; anonymous RSS ${baseline.toFixed(0)} MB after warm-up, peak ${peak.toFixed(0)} MB (+${growth.toFixed(0)} MB); file-backed RSS now ${fileMb(pid).toFixed(0)} MB`,
+      );
       expect(growth).toBeLessThan(RSS_BOUND_MB);
     } finally {
       await server.kill();

@@ -25,10 +25,23 @@ async function setUp(dns: TestDns, sink: Sink, name: string, steps: unknown[], c
   });
   await server.start();
   await verifiedDomain(server, dns.zone, 'crash.test');
-  const tpl = (await server.api('POST', '/templates', { name: 't', from: 'app@crash.test', subject: 'unused', html: '<p>{{{STEP}}}</p>', variables: [{ key: 'STEP', type: 'string', fallback_value: 'x' }] })).body.id;
+  const tpl = (
+    await server.api('POST', '/templates', {
+      name: 't',
+      from: 'app@crash.test',
+      subject: 'unused',
+      html: '<p>{{{STEP}}}</p>',
+      variables: [{ key: 'STEP', type: 'string', fallback_value: 'x' }],
+    })
+  ).body.id;
   await server.api('POST', `/templates/${tpl}/publish`);
   expect((await server.api('POST', '/events', { name: 'go' })).status).toBe(201);
-  const auto = await server.api('POST', '/automations', { name, status: 'enabled', steps: steps.map((s) => JSON.parse(JSON.stringify(s).replaceAll('$TPL', tpl))), connections });
+  const auto = await server.api('POST', '/automations', {
+    name,
+    status: 'enabled',
+    steps: steps.map((s) => JSON.parse(JSON.stringify(s).replaceAll('$TPL', tpl))),
+    connections,
+  });
   expect(auto.status).toBe(201);
   return { server, automation: auto.body.id as string };
 }
@@ -74,7 +87,11 @@ describe('kill -9 and restart', () => {
       await until(() => sink.to(to).length === 1, 'the first email');
       // Its delivery recorded too: a kill between the destination's 250 and that commit would have
       // the message tried again after the restart — SMTP's own duplicate, not the run's.
-      await until(async () => (await server.api('GET', '/emails')).body.data.some((e: { to: string[]; last_event: string }) => e.to.includes(to) && e.last_event === 'delivered'), 'the first email recorded delivered');
+      await until(
+        async () =>
+          (await server.api('GET', '/emails')).body.data.some((e: { to: string[]; last_event: string }) => e.to.includes(to) && e.last_event === 'delivered'),
+        'the first email recorded delivered',
+      );
       // The run is in its delay now: its history says so.
       const [run] = await runsOf(server, automation, 'running');
       const before = (await server.api('GET', `/automations/${automation}/runs/${run!.id}`)).body;
@@ -86,7 +103,12 @@ describe('kill -9 and restart', () => {
       await until(async () => (await runsOf(server, automation, 'completed')).length === 1, 'the run completed', 600);
       await until(() => sink.to(to).length >= 2, 'the second email');
       const after = (await server.api('GET', `/automations/${automation}/runs/${run!.id}`)).body;
-      expect(after.steps.map((s: { key: string; status: string }) => `${s.key}:${s.status}`)).toEqual(['start:completed', 'first:completed', 'pause:completed', 'second:completed']);
+      expect(after.steps.map((s: { key: string; status: string }) => `${s.key}:${s.status}`)).toEqual([
+        'start:completed',
+        'first:completed',
+        'pause:completed',
+        'second:completed',
+      ]);
       // A little longer than any retry would take: still one of each.
       await Bun.sleep(1500);
       expect(subjects(sink, to)).toEqual(['first', 'second']);
@@ -111,7 +133,11 @@ describe('kill -9 and restart', () => {
       await Promise.all(
         Array.from({ length: 8 }, async (_, w) => {
           for (let i = w; i < N; i += 8) {
-            const res = await fetch(`${base}/events/send`, { method: 'POST', headers: server.headers, body: JSON.stringify({ event: 'go', email: recipients[i] }) });
+            const res = await fetch(`${base}/events/send`, {
+              method: 'POST',
+              headers: server.headers,
+              body: JSON.stringify({ event: 'go', email: recipients[i] }),
+            });
             expect(res.status).toBe(202);
           }
         }),

@@ -103,7 +103,11 @@ describe('a run through its steps', () => {
       steps: [
         { key: 'start', type: 'trigger', config: { eventName: name } },
         { key: 'is_pro', type: 'condition', config: { type: 'rule', field: 'event.plan', operator: 'eq', value: 'pro' } },
-        { key: 'welcome', type: 'send_email', config: { template: { id: tpl, variables: { NAME: { var: 'contact.first_name' }, PLAN: { var: 'event.plan' } } } } },
+        {
+          key: 'welcome',
+          type: 'send_email',
+          config: { template: { id: tpl, variables: { NAME: { var: 'contact.first_name' }, PLAN: { var: 'event.plan' } } } },
+        },
         { key: 'rename', type: 'contact_update', config: { lastName: { var: 'event.plan' } } },
         { key: 'vip', type: 'add_to_segment', config: { segmentId: seg!.id } },
       ],
@@ -141,7 +145,11 @@ describe('a run through its steps', () => {
 
     // RFC 8058 one-click on the email's List-Unsubscribe: the contact is unsubscribed.
     const url = new URL(/^<([^>]+)>$/.exec(messageHeader(msg!.raw, 'List-Unsubscribe')!)![1]!);
-    const res = await fetch(p.url + url.pathname, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    const res = await fetch(p.url + url.pathname, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+    });
     expect(res.status).toBe(200);
     expect((await p.resend.contacts.get({ email })).data!.unsubscribed).toBe(true);
 
@@ -162,7 +170,17 @@ describe('a run through its steps', () => {
     const id = await automation({
       steps: [
         { key: 'start', type: 'trigger', config: { eventName: name } },
-        { key: 'tier', type: 'condition', config: { type: 'and', rules: [{ type: 'rule', field: `contact.${key}`, operator: 'gte', value: 10 }, { type: 'rule', field: 'contact.email', operator: 'ends_with', value: '@dest.test' }] } },
+        {
+          key: 'tier',
+          type: 'condition',
+          config: {
+            type: 'and',
+            rules: [
+              { type: 'rule', field: `contact.${key}`, operator: 'gte', value: 10 },
+              { type: 'rule', field: 'contact.email', operator: 'ends_with', value: '@dest.test' },
+            ],
+          },
+        },
         { key: 'big', type: 'send_email', config: { template: { id: big }, subject: 'Big' } },
         { key: 'small', type: 'send_email', config: { template: { id: small }, subject: 'Small' } },
       ],
@@ -222,7 +240,11 @@ describe('a run through its steps', () => {
     const id = await automation({
       steps: [
         { key: 'start', type: 'trigger', config: { eventName: start } },
-        { key: 'pay', type: 'wait_for_event', config: { eventName: paid, timeout: '2 seconds', filterRule: { type: 'rule', field: 'event.amount', operator: 'gt', value: 10 } } },
+        {
+          key: 'pay',
+          type: 'wait_for_event',
+          config: { eventName: paid, timeout: '2 seconds', filterRule: { type: 'rule', field: 'event.amount', operator: 'gt', value: 10 } },
+        },
         { key: 'thanks', type: 'send_email', config: { template: { id: tpl, variables: { PLAN: { var: `wait_events.${paid}.amount` } } }, subject: 'Thanks' } },
         { key: 'remind', type: 'send_email', config: { template: { id: tpl }, subject: 'Reminder' } },
       ],

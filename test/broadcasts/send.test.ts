@@ -46,7 +46,10 @@ const emailsOf = async (p: Running, teamId: string, broadcastId: string): Promis
 
 /** A header of a received message, unfolded (RFC 5322 §2.2.3: long ones are folded). */
 function header(raw: Buffer, name: string): string | undefined {
-  const head = raw.toString('latin1').split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+  const head = raw
+    .toString('latin1')
+    .split('\r\n\r\n')[0]
+    .replace(/\r\n[ \t]+/g, ' ');
   return new RegExp(`^${name}: *(.*)$`, 'im').exec(head)?.[1];
 }
 
@@ -114,7 +117,8 @@ describe('sending', () => {
 
   test('recipients get rendered placeholders, List-Unsubscribe headers and a DKIM signature covering them', async () => {
     await w.sink.waitFor(2);
-    for (let i = 0; i < 500 && (await emailsOf(w.p, team, broadcastId)).some((e) => e.last_event !== 'delivered' && e.last_event !== 'suppressed'); i++) await Bun.sleep(20);
+    for (let i = 0; i < 500 && (await emailsOf(w.p, team, broadcastId)).some((e) => e.last_event !== 'delivered' && e.last_event !== 'suppressed'); i++)
+      await Bun.sleep(20);
     expect(w.sink.to('ann@dest.test').length).toBe(1);
     expect(w.sink.to('Bob@dest.test').length).toBe(1);
     expect(w.sink.to('carl@dest.test').length).toBe(0);
@@ -193,7 +197,11 @@ describe('sending', () => {
     const forged = Buffer.from(JSON.stringify({ k: 'unsubscribe', t: team, c: ids.dora })).toString('base64url');
     for (const bad of [`${forged}.${sig}`, `${payload}.${sig.slice(0, -2)}xx`, payload, 'nope']) {
       for (const method of ['GET', 'POST']) {
-        const res = await fetch(`${w.p.url}/u/${bad}`, { method, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: method === 'POST' ? 'List-Unsubscribe=One-Click' : undefined });
+        const res = await fetch(`${w.p.url}/u/${bad}`, {
+          method,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: method === 'POST' ? 'List-Unsubscribe=One-Click' : undefined,
+        });
         expect({ bad, method, status: res.status }).toEqual({ bad, method, status: 404 });
         expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       }
@@ -235,7 +243,12 @@ describe('scheduling and refusal', () => {
     const seg = await segment(w.p, 'Cancelled');
     await contact(w.p, seg, { email: 'never@dest.test' });
     const { data } = await w.p.resend.broadcasts.create({
-      segmentId: seg, from: 'news@example.test', subject: 'Never', text: 'x', send: true, scheduledAt: new Date(Date.now() + 1000).toISOString(),
+      segmentId: seg,
+      from: 'news@example.test',
+      subject: 'Never',
+      text: 'x',
+      send: true,
+      scheduledAt: new Date(Date.now() + 1000).toISOString(),
     });
     expect((await w.p.resend.broadcasts.cancel(data!.id)).error).toBeNull();
     await Bun.sleep(2000); // past the time it was scheduled for
@@ -327,8 +340,15 @@ test('a send interrupted by a crash resumes after the restart; nobody gets two e
 describe('placeholders (§13.4)', () => {
   const r = {
     contact: {
-      id: 'c', team_id: 't', created_at: '', updated_at: '', email: 'x@y.test', first_name: '', last_name: 'O"Neil',
-      unsubscribed: false, properties: { plan: { value: 3, type: 'number' as const }, company: { value: '', type: 'string' as const } },
+      id: 'c',
+      team_id: 't',
+      created_at: '',
+      updated_at: '',
+      email: 'x@y.test',
+      first_name: '',
+      last_name: 'O"Neil',
+      unsubscribed: false,
+      properties: { plan: { value: 3, type: 'number' as const }, company: { value: '', type: 'string' as const } },
     },
     unsubscribeUrl: 'https://p.test/u/abc.def',
     properties: new Map([
@@ -339,10 +359,14 @@ describe('placeholders (§13.4)', () => {
   };
 
   test('keys, aliases, fallbacks, whitespace, escaping per context; anything else untouched', () => {
-    expect(renderPlaceholders('{{{contact.first_name|Friend}}} {{{ LAST_NAME }}} {{{contact.plan}}} {{{contact.nope|-}}}', r, 'text')).toBe('Friend O"Neil 3 -');
+    expect(renderPlaceholders('{{{contact.first_name|Friend}}} {{{ LAST_NAME }}} {{{contact.plan}}} {{{contact.nope|-}}}', r, 'text')).toBe(
+      'Friend O"Neil 3 -',
+    );
     expect(renderPlaceholders('{{{LAST_NAME}}}', r, 'html')).toBe('O&quot;Neil');
     expect(renderPlaceholders('{{{ EMAIL }}}|{{{RESEND_UNSUBSCRIBE_URL}}}', r, 'text')).toBe('x@y.test|https://p.test/u/abc.def');
-    expect(renderPlaceholders('{{{first_name}}} {{{}}} {{contact.email}} {{{ contact.email', r, 'text')).toBe('{{{first_name}}} {{{}}} {{contact.email}} {{{ contact.email');
+    expect(renderPlaceholders('{{{first_name}}} {{{}}} {{contact.email}} {{{ contact.email', r, 'text')).toBe(
+      '{{{first_name}}} {{{}}} {{contact.email}} {{{ contact.email',
+    );
     expect(renderPlaceholders('{{{contact.first_name}}}.', r, 'text')).toBe('.');
     const multiline = { ...r, contact: { ...r.contact, first_name: 'A\r\nBcc: x@evil.test' } };
     expect(renderPlaceholders('Hi {{{FIRST_NAME}}}', multiline, 'header')).toBe('Hi A Bcc: x@evil.test');
@@ -351,7 +375,9 @@ describe('placeholders (§13.4)', () => {
   });
 
   test("a property without a value: the placeholder's fallback, else the property's (escaped like a value), else nothing", () => {
-    expect(renderPlaceholders('[{{{contact.company|here}}}] [{{{contact.company}}}] [{{{contact.city}}}] [{{{contact.undefined_key}}}]', r, 'text')).toBe('[here] [your <company>] [] []');
+    expect(renderPlaceholders('[{{{contact.company|here}}}] [{{{contact.company}}}] [{{{contact.city}}}] [{{{contact.undefined_key}}}]', r, 'text')).toBe(
+      '[here] [your <company>] [] []',
+    );
     expect(renderPlaceholders('{{{contact.company}}}', r, 'html')).toBe('your &lt;company&gt;');
     // A value stored under another definition of the key (deleted, then defined again) is not the contact's.
     const stale = { ...r, contact: { ...r.contact, properties: { plan: { value: 9, type: 'number' as const, property_id: 'old' } } } };
@@ -359,7 +385,9 @@ describe('placeholders (§13.4)', () => {
   });
 
   test('the preheader goes right after <body>, or first', () => {
-    expect(withPreheader('<body class="x"><p>a</p></body>', '<b>')).toMatch(/^<body class="x"><div data-preheader style="display:none;[^"]*">&lt;b&gt;<\/div><p>a<\/p>/);
+    expect(withPreheader('<body class="x"><p>a</p></body>', '<b>')).toMatch(
+      /^<body class="x"><div data-preheader style="display:none;[^"]*">&lt;b&gt;<\/div><p>a<\/p>/,
+    );
     expect(withPreheader('<p>a</p>', 'p')).toMatch(/^<div [^>]*>p<\/div><p>a<\/p>$/);
   });
 });

@@ -75,7 +75,15 @@ describe('posthorn CLI', () => {
   test('first serve on an empty data dir bootstraps and prints the credentials once', async () => {
     const data = tmp();
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const env = { ...process.env, POSTHORN_LOG: 'silent', POSTHORN_DATA_DIR: data, POSTHORN_HTTP_HOST: '127.0.0.1', POSTHORN_HTTP_PORT: String(port), POSTHORN_SMTP_STARTTLS_PORTS: '', POSTHORN_SMTP_TLS_PORTS: '' };
+    const env = {
+      ...process.env,
+      POSTHORN_LOG: 'silent',
+      POSTHORN_DATA_DIR: data,
+      POSTHORN_HTTP_HOST: '127.0.0.1',
+      POSTHORN_HTTP_PORT: String(port),
+      POSTHORN_SMTP_STARTTLS_PORTS: '',
+      POSTHORN_SMTP_TLS_PORTS: '',
+    };
     const start = async () => {
       const child = Bun.spawn([process.execPath, MAIN, 'serve'], { env, stdout: 'pipe', stderr: 'pipe' });
       let out = '';
@@ -84,7 +92,12 @@ describe('posthorn CLI', () => {
       // Wait (bounded: the first start hashes a password, slow on a loaded machine) for /health;
       // collect what the process printed meanwhile.
       const deadline = Date.now() + 40_000;
-      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
         if (Date.now() > deadline) throw new Error('serve did not answer /health within 40 s');
         await Bun.sleep(100);
       }

@@ -35,7 +35,7 @@ describe('posthorn migrate', () => {
     expect(again.out).toMatch(/schema is at version \d+, nothing to do/);
   });
 
-  test('backup in cluster mode points to the database\'s own tools', async () => {
+  test("backup in cluster mode points to the database's own tools", async () => {
     const r = run(['backup', join(tmpdir(), 'never.mdb')], { POSTHORN_DATABASE_URL: await (await postgres()).database() });
     expect(r.code).toBe(1);
     expect(r.err).toContain('pg_dump');
@@ -53,7 +53,8 @@ describe('posthorn db copy', () => {
     const key = before.apiKey;
     const segment = (await before.api('POST', '/segments', { body: { name: 'all' } })).body;
     const contacts: string[] = [];
-    for (let i = 0; i < 5; i++) contacts.push((await before.api('POST', '/contacts', { body: { email: `c${i}@example.test`, segments: [{ id: segment.id }] } })).body.id);
+    for (let i = 0; i < 5; i++)
+      contacts.push((await before.api('POST', '/contacts', { body: { email: `c${i}@example.test`, segments: [{ id: segment.id }] } })).body.id);
     const big = Buffer.alloc(300 * 1024, 7).toString('base64');
     const send = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
       before.api('POST', '/emails', { body: { from: 'a@example.test', to: 'r@dest.test', text: 'x', ...body }, headers });
@@ -87,7 +88,11 @@ describe('posthorn db copy', () => {
       expect((await after.api('GET', `/segments/${segment.id}/contacts`, as)).body.data.map((c: { id: string }) => c.id).sort()).toEqual([...contacts].sort());
       expect((await after.api('GET', `/emails/${scheduled}`, as)).body.last_event).toBe('scheduled');
       // The idempotency key still holds: the same request answers the first one's id.
-      const replay = await after.api('POST', '/emails', { ...as, body: { from: 'a@example.test', to: 'r@dest.test', text: 'x', subject: 'once' }, headers: { 'idempotency-key': 'k-1' } });
+      const replay = await after.api('POST', '/emails', {
+        ...as,
+        body: { from: 'a@example.test', to: 'r@dest.test', text: 'x', subject: 'once' },
+        headers: { 'idempotency-key': 'k-1' },
+      });
       expect(replay.body.id).toBe(idem.body.id);
       // The link signed by the LMDB install opens, with the bytes that were in its file.
       const download = await fetch(`${after.url}${new URL(signedBefore).pathname}${new URL(signedBefore).search}`);

@@ -38,7 +38,11 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
     };
     // The first node provisions the team; the others share its database (and its key).
     const first = await serveChild(join(dir, 'n0'), env);
-    const nodes: ServeChild[] = [first, await serveChild(join(dir, 'n1'), env, { apiKey: first.apiKey }), await serveChild(join(dir, 'n2'), env, { apiKey: first.apiKey })];
+    const nodes: ServeChild[] = [
+      first,
+      await serveChild(join(dir, 'n1'), env, { apiKey: first.apiKey }),
+      await serveChild(join(dir, 'n2'), env, { apiKey: first.apiKey }),
+    ];
     try {
       await Promise.all(nodes.map((n) => n.start()));
       for (const n of nodes) expect((await (await fetch(`${n.base}/health`)).json()).database).toBe('reachable');
@@ -96,7 +100,8 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       // …and every email.delivered event reaches the endpoint (one webhook message per event).
       const events = () => {
         const counts = new Map<string, number>();
-        for (const h of hooks.requests) if (h.status === 200 && h.payload.type === 'email.delivered') counts.set(h.payload.data.email_id, (counts.get(h.payload.data.email_id) ?? 0) + 1);
+        for (const h of hooks.requests)
+          if (h.status === 200 && h.payload.type === 'email.delivered') counts.set(h.payload.data.email_id, (counts.get(h.payload.data.email_id) ?? 0) + 1);
         return counts;
       };
       await until(() => accepted.every((id) => events().has(id)), `${accepted.length} webhook events`, 1200);

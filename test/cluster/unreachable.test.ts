@@ -18,7 +18,12 @@ describe('the database goes away under a running node', () => {
     const sink = await startSink({ tls: 'none' });
     // An attempt the outage cut short (its body could not be read) waits for its lease, the first
     // retry step: 2 s here.
-    const s = await startPosthornSmtp({ 'database.url': await pg.database(), 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'delivery.retry_schedule': '2s' });
+    const s = await startPosthornSmtp({
+      'database.url': await pg.database(),
+      'dns.servers': [dns.address],
+      'delivery.mx_port': sink.port,
+      'delivery.retry_schedule': '2s',
+    });
     const { p } = s;
     try {
       await verifiedDomain(p, 'example.test', { dns });
@@ -39,12 +44,20 @@ describe('the database goes away under a running node', () => {
       expect(health.status).toBe(503);
       expect(await health.json()).toMatchObject({ status: 'unavailable', database: 'unreachable' });
       // SMTP: the message is refused for now at the end of DATA (the client keeps it and retries)…
-      const data = await smtp.sendMail(mail).then(() => null, (e: { responseCode?: number; response?: string }) => e);
+      const data = await smtp.sendMail(mail).then(
+        () => null,
+        (e: { responseCode?: number; response?: string }) => e,
+      );
       expect(data?.responseCode).toBe(451);
       expect(data?.response).toStartWith('451 4.3.0');
       // …and a key that must be read from the database is a temporary AUTH failure, not a wrong password.
       (p.svc.store.apiKeys as unknown as CachedRecords<never, never>).clear();
-      const auth = await submitter(s.tls, p.apiKey, { secure: true }).sendMail(mail).then(() => null, (e: { responseCode?: number; response?: string }) => e);
+      const auth = await submitter(s.tls, p.apiKey, { secure: true })
+        .sendMail(mail)
+        .then(
+          () => null,
+          (e: { responseCode?: number; response?: string }) => e,
+        );
       expect(auth?.responseCode).toBe(454);
       expect(auth?.response).toStartWith('454 4.7.0');
 

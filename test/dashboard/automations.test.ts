@@ -22,7 +22,17 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   world = await startMailWorld({ 'http.port': port, public_url: base });
   const { resend } = world.p;
-  const tpl = (await resend.templates.create({ name: 'Welcome', from: 'Acme <hello@example.test>', subject: 'Welcome, {{{NAME}}}', html: '<p>Hi {{{NAME}}}</p>', variables: [{ key: 'NAME', type: 'string', fallbackValue: 'there' }] } as never).publish()).data!.id;
+  const tpl = (
+    await resend.templates
+      .create({
+        name: 'Welcome',
+        from: 'Acme <hello@example.test>',
+        subject: 'Welcome, {{{NAME}}}',
+        html: '<p>Hi {{{NAME}}}</p>',
+        variables: [{ key: 'NAME', type: 'string', fallbackValue: 'there' }],
+      } as never)
+      .publish()
+  ).data!.id;
   await resend.events.create({ name: 'user.created', schema: { plan: 'string' } });
   await resend.events.create({ name: 'payment.completed', schema: { amount: 'number' } });
   const created = await resend.automations.create({

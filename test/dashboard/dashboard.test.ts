@@ -33,7 +33,15 @@ beforeAll(async () => {
   // An OpenID Connect provider whose development login accepts any name: the name typed is the
   // account, and its email (verified) is that name.
   const provider = new Provider(issuer, {
-    clients: [{ client_id: 'posthorn', client_secret: 'posthorn-test-secret', redirect_uris: [`${base}/auth/oidc/callback`], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: 'posthorn',
+        client_secret: 'posthorn-test-secret',
+        redirect_uris: [`${base}/auth/oidc/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     async findAccount(_ctx: unknown, id: string) {
       return { accountId: id, claims: async () => ({ sub: id, email: id, email_verified: true }) };
     },
@@ -57,7 +65,13 @@ beforeAll(async () => {
   const { resend } = world.p;
 
   // Data for every page, created through the SDK.
-  const sent = await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['ann@dest.test'], subject: 'Welcome to Acme', html: '<h1>Hello Ann</h1><p>Thanks for joining.</p>', text: 'Hello Ann' });
+  const sent = await resend.emails.send({
+    from: 'Acme <hello@example.test>',
+    to: ['ann@dest.test'],
+    subject: 'Welcome to Acme',
+    html: '<h1>Hello Ann</h1><p>Thanks for joining.</p>',
+    text: 'Hello Ann',
+  });
   emailId = sent.data!.id;
   await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['bob@dest.test'], subject: 'Your invoice', html: '<p>Invoice attached</p>' });
   await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['cy@dest.test'], subject: 'Later', html: '<p>Later</p>', scheduledAt: 'in 2 hours' });
@@ -67,16 +81,32 @@ beforeAll(async () => {
   await resend.topics.create({ name: 'Offers', defaultSubscription: 'opt_out' });
   await resend.contactProperties.create({ key: 'company', type: 'string', fallbackValue: 'your company' });
   await resend.contactProperties.create({ key: 'seats', type: 'number' });
-  const dana = await resend.contacts.create({ email: 'dana@dest.test', firstName: 'Dana', properties: { company: 'Acme Corp' }, segments: [{ id: segment.data!.id }] } as never);
+  const dana = await resend.contacts.create({
+    email: 'dana@dest.test',
+    firstName: 'Dana',
+    properties: { company: 'Acme Corp' },
+    segments: [{ id: segment.data!.id }],
+  } as never);
   danaId = dana.data!.id;
   await resend.contacts.create({ email: 'eve@dest.test', firstName: 'Eve', unsubscribed: true } as never);
-  const b = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'Acme <news@example.test>', subject: 'March news', name: 'March news', html: '<p>News for {{{contact.first_name|you}}}</p>' } as never);
+  const b = await resend.broadcasts.create({
+    segmentId: segment.data!.id,
+    from: 'Acme <news@example.test>',
+    subject: 'March news',
+    name: 'March news',
+    html: '<p>News for {{{contact.first_name|you}}}</p>',
+  } as never);
   broadcastId = b.data!.id;
   const w = await resend.webhooks.create({ endpoint: 'http://127.0.0.1:9/hooks', events: ['email.delivered', 'email.sent'] } as never);
   webhookId = w.data!.id;
   await world.p.api('POST', '/suppressions', { body: { email: 'gone@dest.test' } });
   await world.p.api('POST', '/domains', { body: { name: 'inbound.test', capabilities: { receiving: 'enabled' } } });
-  await mta(smtp.port('starttls')).sendMail({ from: 'Zoe <zoe@sender.test>', to: 'support@inbound.test', subject: 'Question about pricing', text: 'Hi there' } as never);
+  await mta(smtp.port('starttls')).sendMail({
+    from: 'Zoe <zoe@sender.test>',
+    to: 'support@inbound.test',
+    subject: 'Question about pricing',
+    text: 'Hi there',
+  } as never);
   await inboundProcessed(world.p);
 
   browser = await launchBrowser();
@@ -99,7 +129,8 @@ async function signIn(context: BrowserContext, email = world.p.creds.admin_email
   return page;
 }
 
-const code = (secret: string, at = Date.now()) => new TOTP({ secret: Secret.fromBase32(secret), period: 30, digits: 6, algorithm: 'SHA1' }).generate({ timestamp: at });
+const code = (secret: string, at = Date.now()) =>
+  new TOTP({ secret: Secret.fromBase32(secret), period: 30, digits: 6, algorithm: 'SHA1' }).generate({ timestamp: at });
 
 describe('sign-in', () => {
   test('/ leads to the sign-in page; a wrong password is refused; the right one opens the overview', async () => {
@@ -193,7 +224,12 @@ describe('every page shows the data made through the SDK', () => {
 
   for (const [name, path, first, second] of pages) {
     test(name, async () => {
-      const url = path.replace('{dana}', danaId).replace('{email}', emailId).replace('{broadcast}', broadcastId).replace('{webhook}', webhookId).replace('{domain}', world.domain.id);
+      const url = path
+        .replace('{dana}', danaId)
+        .replace('{email}', emailId)
+        .replace('{broadcast}', broadcastId)
+        .replace('{webhook}', webhookId)
+        .replace('{domain}', world.domain.id);
       await page.goto(base + url);
       await page.getByText(first(), { exact: false }).first().waitFor({ timeout: 10_000 });
       await page.getByText(second, { exact: false }).first().waitFor({ timeout: 10_000 });
@@ -256,8 +292,10 @@ describe('every page shows the data made through the SDK', () => {
   test('the delivery queue on the overview: a held destination, cancelled and released from its row; an email page shows its attempts and queue actions', async () => {
     // queue.test is held before anything is sent there: the mail waits, untried.
     await world.p.api('POST', '/queue/queue.test/hold');
-    const held = (await world.p.resend.emails.send({ from: 'Acme <hello@example.test>', to: ['wait@queue.test'], subject: 'Held mail', html: '<p>wait</p>' })).data!.id;
-    const queued = async () => ((await world.p.api('GET', '/queue')).body.data as { destination: string; held_emails: number }[]).find((d) => d.destination === 'queue.test');
+    const held = (await world.p.resend.emails.send({ from: 'Acme <hello@example.test>', to: ['wait@queue.test'], subject: 'Held mail', html: '<p>wait</p>' }))
+      .data!.id;
+    const queued = async () =>
+      ((await world.p.api('GET', '/queue')).body.data as { destination: string; held_emails: number }[]).find((d) => d.destination === 'queue.test');
     await until(async () => (await queued())?.held_emails === 1, 'the engine to hold the mail');
     await page.goto(`${base}/dashboard`);
     const row = page.getByRole('row').filter({ hasText: 'queue.test' });
@@ -296,7 +334,7 @@ describe('every page shows the data made through the SDK', () => {
     expect(await offers.isChecked()).toBe(false);
     // The box shows the stored state: it is ticked once the API has taken the change.
     await offers.click();
-    await page.waitForFunction(() => (document.querySelectorAll('input[type=checkbox]:checked').length === 2));
+    await page.waitForFunction(() => document.querySelectorAll('input[type=checkbox]:checked').length === 2);
     const c = (await world.p.api('GET', `/contacts/${danaId}`)).body;
     expect(c.properties).toEqual({ seats: { value: 12, type: 'number' } });
     const topics = (await world.p.api('GET', `/contacts/${danaId}/topics`)).body.data;
@@ -376,9 +414,17 @@ describe('two-factor sign-in (TOTP)', () => {
     // Back where the user signed out.
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     // A recovery code works once, through the API.
-    const first = await fetch(`${base}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }) });
+    const first = await fetch(`${base}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }),
+    });
     expect(first.status).toBe(200);
-    const again = await fetch(`${base}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }) });
+    const again = await fetch(`${base}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: world.p.creds.admin_email, password: world.p.creds.admin_password, code: recovery[0] }),
+    });
     expect(again.status).toBe(401);
     expect((await again.json()).name).toBe('invalid_totp_code');
     // Back to password only for the tests that follow.

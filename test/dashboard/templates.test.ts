@@ -55,7 +55,18 @@ describe('templates pages', () => {
 
   test('the list shows the templates made through the SDK: status, unpublished changes, alias', async () => {
     const { resend } = world.p;
-    const order = (await resend.templates.create({ name: 'Order confirmation', alias: 'order-confirmation', from: 'Acme <store@example.test>', subject: 'Order {{{ORDER}}}', html: '<p>Order {{{ORDER}}}</p>', variables: [{ key: 'ORDER', type: 'string', fallbackValue: 'n/a' }] } as never).publish()).data!.id;
+    const order = (
+      await resend.templates
+        .create({
+          name: 'Order confirmation',
+          alias: 'order-confirmation',
+          from: 'Acme <store@example.test>',
+          subject: 'Order {{{ORDER}}}',
+          html: '<p>Order {{{ORDER}}}</p>',
+          variables: [{ key: 'ORDER', type: 'string', fallbackValue: 'n/a' }],
+        } as never)
+        .publish()
+    ).data!.id;
     await resend.templates.update(order, { html: '<p>Your order {{{ORDER}}}</p>' });
     await resend.templates.create({ name: 'Password reset', html: '<p>Reset</p>' });
     await resend.templates.create({ name: LONG_NAME, alias: 'quarterly-account-statement-enterprise-customers-several-workspaces', html: '<p>Statement</p>' });
@@ -163,7 +174,10 @@ describe('templates pages', () => {
     await page.getByRole('button', { name: 'Published' }).waitFor();
     let t = (await world.p.resend.templates.get(receiptId)).data!;
     expect(t).toMatchObject({ status: 'published', has_unpublished_versions: false, published_at: expect.any(String) });
-    const sent = await world.p.resend.emails.send({ to: 'ann@dest.test', template: { id: 'receipt', variables: { ORDER: 7, NAME: 'Ann', TOTAL: '€9' } } } as never);
+    const sent = await world.p.resend.emails.send({
+      to: 'ann@dest.test',
+      template: { id: 'receipt', variables: { ORDER: 7, NAME: 'Ann', TOTAL: '€9' } },
+    } as never);
     expect(sent.error).toBeNull();
     const email = (await world.p.resend.emails.get(sent.data!.id)).data!;
     expect(email).toMatchObject({ subject: 'Your receipt 7', from: 'Acme <billing@example.test>', html: '<h1>Receipt 7</h1>\n<p>Thanks, Ann. Total: €9</p>' });
@@ -208,7 +222,11 @@ describe('templates pages', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);
-    expect((await world.p.resend.templates.get(receiptId)).data).toMatchObject({ subject: 'Changed subject', html: before.html, variables: [{ key: 'ORDER' }] });
+    expect((await world.p.resend.templates.get(receiptId)).data).toMatchObject({
+      subject: 'Changed subject',
+      html: before.html,
+      variables: [{ key: 'ORDER' }],
+    });
   }, 90_000);
 
   test('duplicate opens the copy, a draft without alias; delete asks, then removes it', async () => {

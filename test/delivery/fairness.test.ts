@@ -81,7 +81,8 @@ test('mail for a healthy destination queued behind a backlog deeper than the sca
   const slow = await hangingDestination(world);
   try {
     const deep = QUEUE_SCAN_LIMIT + 200;
-    for (let i = 0; i < deep; i += 400) await Promise.all(Array.from({ length: Math.min(400, deep - i) }, (_, j) => queueEmail(p.svc, domain, { to: [`u${i + j}@slow.test`] })));
+    for (let i = 0; i < deep; i += 400)
+      await Promise.all(Array.from({ length: Math.min(400, deep - i) }, (_, j) => queueEmail(p.svc, domain, { to: [`u${i + j}@slow.test`] })));
     // Long enough for a claim to have scanned from the start, over the whole backlog (FULL_SCAN_MS).
     await Bun.sleep(1500);
     const healthy = await queueEmail(p.svc, domain, { to: ['ann@dest.test'] });

@@ -114,13 +114,29 @@ describe('delivery under MTA-STS policies', () => {
     dns.zone.set('enforce.test', 'MX', [{ exchange: 'plain.enforce.test', priority: 10 }]);
     const email = await send('ann@enforce.test');
     const waiting = await waitForEmail(p.svc, email, delayed('ann@enforce.test'));
-    expect(lastAttempt(waiting)).toMatchObject({ host: null, mta_sts: 'enforce', results: [{ recipient: 'ann@enforce.test', code: 451, enhanced_code: '4.7.10' }] });
+    expect(lastAttempt(waiting)).toMatchObject({
+      host: null,
+      mta_sts: 'enforce',
+      results: [{ recipient: 'ann@enforce.test', code: 451, enhanced_code: '4.7.10' }],
+    });
     expect(lastAttempt(waiting).results[0]!.reply).toContain('MTA-STS policy requires TLS');
     expect(plain.to('ann@enforce.test')).toEqual([]);
     expect(await report('enforce.test')).toMatchObject({
-      policy: { 'policy-type': 'sts', 'policy-domain': 'enforce.test', 'mx-host': ['*.enforce.test'], 'policy-string': ['version: STSv1', 'mode: enforce', 'mx: *.enforce.test', 'max_age: 86400'] },
+      policy: {
+        'policy-type': 'sts',
+        'policy-domain': 'enforce.test',
+        'mx-host': ['*.enforce.test'],
+        'policy-string': ['version: STSv1', 'mode: enforce', 'mx: *.enforce.test', 'max_age: 86400'],
+      },
       summary: { 'total-successful-session-count': 0, 'total-failure-session-count': 1 },
-      'failure-details': [{ 'result-type': 'starttls-not-supported', 'receiving-mx-hostname': 'plain.enforce.test', 'failed-session-count': 1, 'failure-reason-code': 'STARTTLS_MISSING' }],
+      'failure-details': [
+        {
+          'result-type': 'starttls-not-supported',
+          'receiving-mx-hostname': 'plain.enforce.test',
+          'failed-session-count': 1,
+          'failure-reason-code': 'STARTTLS_MISSING',
+        },
+      ],
     });
     // The domain moves its MX to a host with a valid certificate: the retry goes there, over TLS.
     dns.zone.set('enforce.test', 'MX', [{ exchange: 'mx.enforce.test', priority: 10 }]);
@@ -159,10 +175,20 @@ describe('delivery under MTA-STS policies', () => {
       { 'result-type': 'validation-failure', 'receiving-mx-hostname': 'elsewhere.test', 'failed-session-count': 1, 'failure-reason-code': 'MX_NOT_IN_POLICY' },
     ]);
     expect((await report('selfsigned.test'))['failure-details']).toEqual([
-      { 'result-type': 'certificate-not-trusted', 'receiving-mx-hostname': 'mx.selfsigned.test', 'failed-session-count': 1, 'failure-reason-code': 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' },
+      {
+        'result-type': 'certificate-not-trusted',
+        'receiving-mx-hostname': 'mx.selfsigned.test',
+        'failed-session-count': 1,
+        'failure-reason-code': 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      },
     ]);
     expect((await report('wrongname.test'))['failure-details']).toEqual([
-      { 'result-type': 'certificate-host-mismatch', 'receiving-mx-hostname': 'mx.wrongname.test', 'failed-session-count': 1, 'failure-reason-code': 'ERR_TLS_CERT_ALTNAME_INVALID' },
+      {
+        'result-type': 'certificate-host-mismatch',
+        'receiving-mx-hostname': 'mx.wrongname.test',
+        'failed-session-count': 1,
+        'failure-reason-code': 'ERR_TLS_CERT_ALTNAME_INVALID',
+      },
     ]);
   });
 
@@ -232,7 +258,8 @@ describe('delivery under MTA-STS policies', () => {
     expect(next.data.map((r: any) => r.id)).toEqual(ids.slice(2, 4));
     expect((await p.api('GET', `/tls-reports?since=${today}&until=${today}`)).body.data).toHaveLength(domains.length);
     expect((await p.api('GET', '/tls-reports?until=2000-01-01')).body).toEqual({ object: 'list', has_more: false, data: [] });
-    for (const bad of ['since=2024-02-30', 'until=yesterday', 'limit=0', 'after=nope', 'before=2024-01-01/a.test']) expect((await p.api('GET', `/tls-reports?${bad}`)).status).toBe(422);
+    for (const bad of ['since=2024-02-30', 'until=yesterday', 'limit=0', 'after=nope', 'before=2024-01-01/a.test'])
+      expect((await p.api('GET', `/tls-reports?${bad}`)).status).toBe(422);
     // Another team sees none of it.
     const other = await p.newTeam();
     expect((await p.api('GET', '/tls-reports', { key: other.api_key })).body.data).toEqual([]);

@@ -47,7 +47,12 @@ describe('MX delivery', () => {
     expect(msg.helo).toBe('mx.posthorn.test');
     // VERP: bounces+<token>@<return path>.<domain>, decodable to this email.
     expect(msg.mailFrom).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{10}@send\.example\.test$/);
-    expect(await resolveVerp(p.svc.store, new Verp(p.svc.store.secret('verp')), msg.mailFrom)).toEqual({ team_id: email.team_id, email_id: email.id, domain_id: sender.id, recipient_domain: 'dest.test' });
+    expect(await resolveVerp(p.svc.store, new Verp(p.svc.store.secret('verp')), msg.mailFrom)).toEqual({
+      team_id: email.team_id,
+      email_id: email.id,
+      domain_id: sender.id,
+      recipient_domain: 'dest.test',
+    });
 
     const raw = msg.raw.toString('latin1');
     expect(raw.startsWith('DKIM-Signature: ')).toBe(true);
@@ -162,11 +167,18 @@ describe('per-recipient outcomes', () => {
     // Permanent bounces join the suppression list; the deferred recipient stays queued.
     for (const addr of ['gone@dest.test', 'full@dest.test', 'spam@two.test', 'odd@two.test']) {
       const s = await p.api('GET', `/suppressions/${encodeURIComponent(addr)}`);
-      expect({ addr, status: s.status, origin: s.body.origin, source_id: s.body.source_id }).toEqual({ addr, status: 200, origin: 'bounce', source_id: email.id });
+      expect({ addr, status: s.status, origin: s.body.origin, source_id: s.body.source_id }).toEqual({
+        addr,
+        status: 200,
+        origin: 'bounce',
+        source_id: email.id,
+      });
     }
     expect((await p.api('GET', `/suppressions/${encodeURIComponent('later@two.test')}`)).status).toBe(404);
     const left = await p.svc.store.queue.entriesOf(email.team_id, email.id);
-    expect(left.map((q) => ({ domain: q.domain, recipients: q.recipients, attempts: q.attempts }))).toEqual([{ domain: 'two.test', recipients: ['later@two.test'], attempts: 1 }]);
+    expect(left.map((q) => ({ domain: q.domain, recipients: q.recipients, attempts: q.attempts }))).toEqual([
+      { domain: 'two.test', recipients: ['later@two.test'], attempts: 1 },
+    ]);
     expect(left[0]!.last_error).toBe('451 4.3.0 try again later');
     // Leave nothing queued for the next tests.
     await p.svc.store.write(async (tx) => tx.queue.remove(left[0]!));
@@ -216,7 +228,9 @@ describe('connections', () => {
   test('at most DEFAULT_POOL.perDestination connections to one destination host, however many messages are due', async () => {
     await p.svc.backOffice.idle('delivery');
     const before = sink.connections();
-    const emails = await Promise.all(Array.from({ length: DEFAULT_POOL.perDestination * 3 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })));
+    const emails = await Promise.all(
+      Array.from({ length: DEFAULT_POOL.perDestination * 3 }, (_, i) => queueEmail(p.svc, sender, { to: [`many${i}@dest.test`] })),
+    );
     for (const e of emails) await waitForEmail(p.svc, e, settled);
     expect((await Promise.all(emails.map((e) => p.svc.store.emails.get(e.team_id, e.id)))).map((e) => e!.last_event)).toEqual(emails.map(() => 'delivered'));
     expect(sink.connections() - before).toBeLessThanOrEqual(DEFAULT_POOL.perDestination);

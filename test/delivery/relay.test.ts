@@ -47,7 +47,10 @@ describe('smtp:// relay with STARTTLS and AUTH', () => {
     const sender = await verifiedDomain(p, 'dots.test');
     const dots = '.hidden\n.\n..two dots\nend\n';
     // 64 KB and more is streamed in slices (delivery/smtp-client.ts); less goes in one write with the end of data.
-    for (const [rcpt, text] of [['small@far.test', dots], ['large@far.test', `${'a line of padding\n'.repeat(5000)}${dots}`]] as const) {
+    for (const [rcpt, text] of [
+      ['small@far.test', dots],
+      ['large@far.test', `${'a line of padding\n'.repeat(5000)}${dots}`],
+    ] as const) {
       const email = await queueEmail(p.svc, sender, { to: [rcpt], text });
       expect((await waitForEmail(p.svc, email, settled)).recipients).toEqual({ [rcpt]: 'delivered' });
       const raw = relay.to(rcpt)[0]!.raw.toString('latin1');
@@ -91,7 +94,9 @@ describe('relay credentials refused', () => {
       const sender = await verifiedDomain(p, 'example.test');
       const email = await queueEmail(p.svc, sender, { to: ['ann@far.test'] });
       await waitForEmail(p.svc, email, (e) => e.recipients['ann@far.test'] === 'delayed');
-      expect((await p.svc.store.queue.entriesOf(email.team_id, email.id))[0]!.last_error).toMatch(/^451 4\.7\.0 127\.0\.0\.1\[127\.0\.0\.1\]:\d+: authentication failed \(535 5\.7\.8/);
+      expect((await p.svc.store.queue.entriesOf(email.team_id, email.id))[0]!.last_error).toMatch(
+        /^451 4\.7\.0 127\.0\.0\.1\[127\.0\.0\.1\]:\d+: authentication failed \(535 5\.7\.8/,
+      );
       expect(relay.messages).toEqual([]);
     } finally {
       await p.stop();

@@ -80,7 +80,12 @@ describe('retries within the window', () => {
     const done = await waitForEmail(p.svc, email, settled);
     expect(done.recipients).toEqual({ 'now@dest.test': 'delivered', 'later@dest.test': 'delivered' });
     expect(sink.to('now@dest.test').filter((m) => m.raw.includes(email.id))).toHaveLength(1);
-    expect(sink.to('later@dest.test').filter((m) => m.raw.includes(email.id)).map((m) => m.rcptTo)).toEqual([['later@dest.test']]);
+    expect(
+      sink
+        .to('later@dest.test')
+        .filter((m) => m.raw.includes(email.id))
+        .map((m) => m.rcptTo),
+    ).toEqual([['later@dest.test']]);
   });
 });
 

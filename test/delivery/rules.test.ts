@@ -57,7 +57,11 @@ describe('replies', () => {
       message: "The recipient's mailbox does not exist.",
       diagnosticCode: ['smtp; 550 5.1.1 <a@b.test>: unknown'],
     });
-    expect(bounceFor(reply('421 4.4.2 timeout'), 'Transient')).toMatchObject({ type: 'Transient', subType: 'General', diagnosticCode: ['smtp; 421 4.4.2 timeout'] });
+    expect(bounceFor(reply('421 4.4.2 timeout'), 'Transient')).toMatchObject({
+      type: 'Transient',
+      subType: 'General',
+      diagnosticCode: ['smtp; 421 4.4.2 timeout'],
+    });
   });
 });
 
@@ -168,7 +172,14 @@ describe('VERP', () => {
     const now = new Date().toISOString();
     await o.store.write(async (tx) => {
       tx.domains.put({ id: 'd1', team_id: team, created_at: now, ...domain } as never);
-      tx.emails.put({ id, team_id: team, created_at: now, domain_id: 'd1', scheduled_at: null, recipients: { 'a@dest.test': 'pending', 'b@other.test': 'pending' } } as never);
+      tx.emails.put({
+        id,
+        team_id: team,
+        created_at: now,
+        domain_id: 'd1',
+        scheduled_at: null,
+        recipients: { 'a@dest.test': 'pending', 'b@other.test': 'pending' },
+      } as never);
     });
     return o;
   };

@@ -19,7 +19,12 @@ describe('sites as data', () => {
   const rules = new SiteRules(noConfig);
 
   test('the shipped default is the pool default; the large providers are sites', () => {
-    expect(rules.defaults).toMatchObject({ max_connections: DEFAULT_POOL.perDestination, messages_per_connection: DEFAULT_POOL.maxMessages, messages_per_minute: 0, messages_per_hour: 0 });
+    expect(rules.defaults).toMatchObject({
+      max_connections: DEFAULT_POOL.perDestination,
+      messages_per_connection: DEFAULT_POOL.maxMessages,
+      messages_per_minute: 0,
+      messages_per_hour: 0,
+    });
     expect(rules.names().sort()).toEqual(['apple', 'gmx', 'google', 'mailru', 'microsoft', 'yahoo', 'yandex']);
   });
 
@@ -93,7 +98,10 @@ describe('throttling replies', () => {
 });
 
 describe('suspension, slowing, fading, rates', () => {
-  const config = loadConfig({ env: {}, overrides: { 'delivery.shaping.sites': { s: { domains: ['s.test'], max_connections: 8, messages_per_minute: 2, backoff: '10s', max_backoff: '30s' } } } });
+  const config = loadConfig({
+    env: {},
+    overrides: { 'delivery.shaping.sites': { s: { domains: ['s.test'], max_connections: 8, messages_per_minute: 2, backoff: '10s', max_backoff: '30s' } } },
+  });
   const rules = new SiteRules(config.delivery.shaping);
   const t0 = 1_000_000;
 

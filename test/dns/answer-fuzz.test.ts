@@ -8,7 +8,12 @@ import { rng, fuzzRuns, FUZZ_TIMEOUT, flipBytes, truncate, randomBytes, chance }
 
 const RUNS = fuzzRuns(3000);
 
-const query = packet.encode({ type: 'query', id: 4242, flags: packet.RECURSION_DESIRED, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }] });
+const query = packet.encode({
+  type: 'query',
+  id: 4242,
+  flags: packet.RECURSION_DESIRED,
+  questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }],
+});
 const good = packet.encode({
   type: 'response',
   id: 4242,
@@ -39,26 +44,36 @@ describe('answers', () => {
   });
 
   test('another id, a query instead of a response, or another question → EBADRESP', () => {
-    const other = (p: Partial<packet.Packet>) => packet.encode({ type: 'response', id: 4242, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }], ...p });
-    for (const buf of [other({ id: 4243 }), other({ type: 'query' }), other({ questions: [{ type: 'TXT', class: 'IN', name: 'evil.test' }] }), other({ questions: [{ type: 'A', class: 'IN', name: 'sel._domainkey.example.test' }] })])
+    const other = (p: Partial<packet.Packet>) =>
+      packet.encode({ type: 'response', id: 4242, questions: [{ type: 'TXT', class: 'IN', name: 'sel._domainkey.example.test' }], ...p });
+    for (const buf of [
+      other({ id: 4243 }),
+      other({ type: 'query' }),
+      other({ questions: [{ type: 'TXT', class: 'IN', name: 'evil.test' }] }),
+      other({ questions: [{ type: 'A', class: 'IN', name: 'sel._domainkey.example.test' }] }),
+    ])
       expect(outcome(buf)).toBe('EBADRESP');
   });
 
-  test(`${RUNS} mangled answers: a result or EBADRESP, never another error`, () => {
-    const random = rng(20261124);
-    const seen = { ok: 0, EBADRESP: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      const buf = Buffer.from(good);
-      const mode = i % 3;
-      if (mode === 0) flipBytes(random, buf);
-      const cut = mode === 1 ? truncate(random, buf) : buf;
-      const noise = mode === 2 ? Buffer.concat([cut.subarray(0, 12), randomBytes(random, 64)]) : cut;
-      // Keep the id most of the time, so mangling reaches past the header.
-      if (noise.length >= 2 && chance(random, 0.9)) noise.writeUInt16BE(4242, 0);
-      seen[outcome(noise)]++;
-    }
-    // Both outcomes occur: the mangling reached the decoder, and some inputs still decoded.
-    expect(seen.ok).toBeGreaterThan(0);
-    expect(seen.EBADRESP).toBeGreaterThan(0);
-  }, FUZZ_TIMEOUT);
+  test(
+    `${RUNS} mangled answers: a result or EBADRESP, never another error`,
+    () => {
+      const random = rng(20261124);
+      const seen = { ok: 0, EBADRESP: 0 };
+      for (let i = 0; i < RUNS; i++) {
+        const buf = Buffer.from(good);
+        const mode = i % 3;
+        if (mode === 0) flipBytes(random, buf);
+        const cut = mode === 1 ? truncate(random, buf) : buf;
+        const noise = mode === 2 ? Buffer.concat([cut.subarray(0, 12), randomBytes(random, 64)]) : cut;
+        // Keep the id most of the time, so mangling reaches past the header.
+        if (noise.length >= 2 && chance(random, 0.9)) noise.writeUInt16BE(4242, 0);
+        seen[outcome(noise)]++;
+      }
+      // Both outcomes occur: the mangling reached the decoder, and some inputs still decoded.
+      expect(seen.ok).toBeGreaterThan(0);
+      expect(seen.EBADRESP).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -58,7 +58,9 @@ describe('positive answers', () => {
       expect(await r.cname(`alias.${name}`)).toEqual([`mx.${name}`]);
       expect(await r.a(`alias.${name}`)).toEqual(['127.0.0.9']);
     }
-    expect([asked(name, 'MX'), asked(`mx.${name}`, 'A'), asked(`mx.${name}`, 'AAAA'), asked(`alias.${name}`, 'CNAME'), asked(`alias.${name}`, 'A')]).toEqual([1, 1, 1, 1, 1]);
+    expect([asked(name, 'MX'), asked(`mx.${name}`, 'A'), asked(`mx.${name}`, 'AAAA'), asked(`alias.${name}`, 'CNAME'), asked(`alias.${name}`, 'A')]).toEqual([
+      1, 1, 1, 1, 1,
+    ]);
   });
 
   test('TTL 0 is never kept (the test zone default): every lookup asks, and sees every change', async () => {
@@ -190,7 +192,13 @@ describe('in flight, bounds, and the socket', () => {
     await new Promise<void>((resolve) => server.bind(0, '127.0.0.1', () => resolve()));
     await new Promise<void>((resolve) => forger.bind(0, '127.0.0.1', () => resolve()));
     const reply = (id: number, name: string, address: string) =>
-      packet.encode({ type: 'response', id, flags: packet.RECURSION_AVAILABLE, questions: [{ type: 'A', class: 'IN', name }], answers: [{ type: 'A', class: 'IN', name, ttl: 60, data: address }] });
+      packet.encode({
+        type: 'response',
+        id,
+        flags: packet.RECURSION_AVAILABLE,
+        questions: [{ type: 'A', class: 'IN', name }],
+        answers: [{ type: 'A', class: 'IN', name, ttl: 60, data: address }],
+      });
     const sources = new Set<number>();
     server.on('message', (msg, from) => {
       const q = packet.decode(msg);
@@ -205,7 +213,11 @@ describe('in flight, bounds, and the socket', () => {
     try {
       const r = new Resolver([`127.0.0.1:${server.address().port}`], 2000, 1);
       expect(await r.a('real.spoof.test')).toEqual(['127.0.0.5']);
-      expect(await Promise.all([r.a('one.spoof.test'), r.a('two.spoof.test'), r.withCache().a('three.spoof.test')])).toEqual([['127.0.0.5'], ['127.0.0.5'], ['127.0.0.5']]);
+      expect(await Promise.all([r.a('one.spoof.test'), r.a('two.spoof.test'), r.withCache().a('three.spoof.test')])).toEqual([
+        ['127.0.0.5'],
+        ['127.0.0.5'],
+        ['127.0.0.5'],
+      ]);
       // Every query, cached view included, left from the one socket.
       expect(sources.size).toBe(1);
       r.close();

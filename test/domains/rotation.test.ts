@@ -32,7 +32,11 @@ async function sendAndVerify(to: string) {
   await waitForEmail(p.svc, { team_id: p.creds.team_id, id: data!.id }, settled);
   const msg = sink.to(to)[0]!;
   const res = await authenticateReceived(dns, msg);
-  return { msg, signatures: res.dkim.results.map((r: any) => ({ selector: r.selector, algo: r.algo, result: r.status.result })), dmarc: res.dmarc && res.dmarc.status.result };
+  return {
+    msg,
+    signatures: res.dkim.results.map((r: any) => ({ selector: r.selector, algo: r.algo, result: r.status.result })),
+    dmarc: res.dmarc && res.dmarc.status.result,
+  };
 }
 
 const domainView = async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body;
@@ -49,7 +53,10 @@ test('a rotation from start to end: pending records, the switch once they verify
   expect((await domainView()).dkim).toEqual({ selector: 'posthorn', ed25519_selector: null, algorithms: ['rsa-sha256'], rotation: null, previous: null });
 
   // Bad input changes nothing.
-  expect((await p.api('POST', `/domains/${world.domain.id}/dkim/rotate`, { body: { ed25519: 'yes' } })).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+  expect((await p.api('POST', `/domains/${world.domain.id}/dkim/rotate`, { body: { ed25519: 'yes' } })).body).toMatchObject({
+    statusCode: 422,
+    name: 'validation_error',
+  });
   expect((await p.api('POST', '/domains/0195608a-51e4-70ed-a079-d3bde8e25d94/dkim/rotate')).status).toBe(404);
   expect((await p.api('POST', '/domains/nope/dkim/rotate')).body.name).toBe('invalid_parameter');
   expect((await domainView()).dkim.rotation).toBeNull();
@@ -87,7 +94,12 @@ test('a rotation from start to end: pending records, the switch once they verify
   await verifyNow();
   const switched = await domainView();
   expect(switched.status).toBe('verified');
-  expect(switched.dkim).toMatchObject({ selector: rotation.selector, ed25519_selector: rotation.ed25519_selector, algorithms: ['rsa-sha256', 'ed25519-sha256'], rotation: null });
+  expect(switched.dkim).toMatchObject({
+    selector: rotation.selector,
+    ed25519_selector: rotation.ed25519_selector,
+    algorithms: ['rsa-sha256', 'ed25519-sha256'],
+    rotation: null,
+  });
   expect(switched.dkim.previous).toMatchObject({ selectors: ['posthorn'], safe_to_remove: false });
   expect(Date.parse(switched.dkim.previous.remove_after) - Date.parse(switched.dkim.previous.retired_at)).toBe(3_600_000);
   expect(dkimRecords(switched).map((r: any) => [r.name, r.status])).toEqual([
@@ -107,7 +119,9 @@ test('a rotation from start to end: pending records, the switch once they verify
 
   // 4. The grace period over (as an hour passing leaves the record): safe to remove, no longer listed.
   const stored = (await p.svc.store.domains.get(p.creds.team_id, world.domain.id))!;
-  await p.svc.store.write(async (tx) => tx.domains.put({ ...stored, dkim_previous: { ...stored.dkim_previous!, remove_after: new Date(Date.now() - 1).toISOString() } }));
+  await p.svc.store.write(async (tx) =>
+    tx.domains.put({ ...stored, dkim_previous: { ...stored.dkim_previous!, remove_after: new Date(Date.now() - 1).toISOString() } }),
+  );
   const later = await domainView();
   expect(later.dkim.previous).toMatchObject({ selectors: ['posthorn'], safe_to_remove: true });
   expect(dkimRecords(later).map((r: any) => r.name)).toEqual([`${rotation.selector}._domainkey`, `${rotation.ed25519_selector}._domainkey`]);
@@ -126,7 +140,14 @@ describe('rotation rules', () => {
     }) as DomainRec;
 
   test('a rotation without Ed25519 drops the Ed25519 signature; the retired records keep their values', () => {
-    const d = completeRotation(base({ dkim_ed25519: { selector: 'posthorn-ed', private_key: 'e1', public_key: 'EEE' }, record_status: { DKIM: 'verified', 'DKIM:ed25519': 'verified', 'DKIM:next': 'verified' } }), 1000, 5000);
+    const d = completeRotation(
+      base({
+        dkim_ed25519: { selector: 'posthorn-ed', private_key: 'e1', public_key: 'EEE' },
+        record_status: { DKIM: 'verified', 'DKIM:ed25519': 'verified', 'DKIM:next': 'verified' },
+      }),
+      1000,
+      5000,
+    );
     expect(d.dkim.selector).toBe('posthorn-20250101');
     expect(d.dkim_ed25519).toBeNull();
     expect(d.dkim_previous).toEqual({
@@ -161,7 +182,16 @@ test('posthorn domains rotate-dkim: starts, reports pending, switches once the r
     const { newDomain } = await import('../../src/domains/create');
     const { newId } = await import('../../src/ids');
     const store = await openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
-    const d = await newDomain(team_id, newId(), { name: 'cli.test', region: 'us-east-1', custom_return_path: 'send', open_tracking: false, click_tracking: false, tracking_subdomain: null, tls: 'opportunistic', capabilities: { sending: 'enabled', receiving: 'disabled' } } as never);
+    const d = await newDomain(team_id, newId(), {
+      name: 'cli.test',
+      region: 'us-east-1',
+      custom_return_path: 'send',
+      open_tracking: false,
+      click_tracking: false,
+      tracking_subdomain: null,
+      tls: 'opportunistic',
+      capabilities: { sending: 'enabled', receiving: 'disabled' },
+    } as never);
     await store.write(async (tx) => tx.domains.put(d));
     await store.close();
 
@@ -182,7 +212,11 @@ test('posthorn domains rotate-dkim: starts, reports pending, switches once the r
     expect(done.out).toContain(`cli.test signs with selector ${started.dkim.rotation.selector} (rsa-sha256).`);
     expect(done.out).toContain('Retired selector(s) posthorn: keep their records published until');
     const status = JSON.parse((await run('domains', 'rotate-dkim', 'cli.test', '--status', '--json')).out);
-    expect(status.dkim).toMatchObject({ selector: started.dkim.rotation.selector, rotation: null, previous: { selectors: ['posthorn'], safe_to_remove: false } });
+    expect(status.dkim).toMatchObject({
+      selector: started.dkim.rotation.selector,
+      rotation: null,
+      previous: { selectors: ['posthorn'], safe_to_remove: false },
+    });
   } finally {
     await dns.close();
     rmSync(dir, { recursive: true, force: true });

@@ -24,7 +24,7 @@ const all = (d: Domain) => [...d.records, ...d.recommended_records];
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  p = await startPosthorn({ 'dns.servers': [dns.address], 'public_url': 'https://track.posthorn.test' });
+  p = await startPosthorn({ 'dns.servers': [dns.address], public_url: 'https://track.posthorn.test' });
 });
 
 afterAll(async () => {
@@ -124,7 +124,10 @@ describe('test DNS server and Posthorn resolver', () => {
 
   test('MX, A, AAAA, CNAME through node:dns; NXDOMAIN and NODATA are "no records"', async () => {
     const base = uniq('types');
-    dns.zone.set(base, 'MX', [{ exchange: 'mx2.example.test', priority: 20 }, { exchange: 'mx1.example.test', priority: 10 }]);
+    dns.zone.set(base, 'MX', [
+      { exchange: 'mx2.example.test', priority: 20 },
+      { exchange: 'mx1.example.test', priority: 10 },
+    ]);
     dns.zone.set(`a.${base}`, 'A', ['127.0.0.7']);
     dns.zone.set(`a.${base}`, 'AAAA', ['::1']);
     dns.zone.set(`c.${base}`, 'CNAME', [`a.${base}`]);
@@ -241,7 +244,7 @@ describe('domain verification', () => {
     expect(v.status).toBe('verified');
   });
 
-  test('SPF without Posthorn\'s host → SPF record failed, domain failed', async () => {
+  test("SPF without Posthorn's host → SPF record failed, domain failed", async () => {
     const d = await create();
     dns.zone.publish(d.name, all(d), (r) => !(r.record === 'SPF' && r.type === 'TXT'));
     dns.zone.set(`send.${d.name}`, 'TXT', ['v=spf1 include:_spf.mail.example.test ~all']);

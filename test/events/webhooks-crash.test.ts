@@ -39,7 +39,9 @@ describe('kill -9 with webhook events outstanding', () => {
       const worker = async (w: number) => {
         for (let i = 0; !killed; i++) {
           const name = `n-${w}-${i}`;
-          const res = await fetch(`${base}/contacts/${contact.body.id}`, { method: 'PATCH', headers, body: JSON.stringify({ first_name: name }) }).catch(() => null);
+          const res = await fetch(`${base}/contacts/${contact.body.id}`, { method: 'PATCH', headers, body: JSON.stringify({ first_name: name }) }).catch(
+            () => null,
+          );
           if (!res) return; // the server died under us: no answer means not accepted
           if (res.status === 200) accepted.push(name);
           // Killed once some attempts are in flight at the endpoint and many events are queued.

@@ -66,7 +66,14 @@ export async function serveChild(dataDir: string, env: Record<string, string> = 
     },
     async start() {
       proc = Bun.spawn([process.execPath, MAIN, 'serve'], { env: fullEnv, stdout: 'ignore', stderr: 'inherit' });
-      await until(() => fetch(`${base}/health`).then((r) => r.ok, () => false), 'posthorn serve to answer /health');
+      await until(
+        () =>
+          fetch(`${base}/health`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        'posthorn serve to answer /health',
+      );
     },
     async kill() {
       proc?.kill('SIGKILL');

@@ -114,7 +114,12 @@ export async function queueEmail(svc: Services, domain: DomainRec, input: TestEm
 }
 
 /** Poll the stored email until `done` holds (bounded; throws with its last state on time-out). */
-export async function waitForEmail(svc: Services, email: Pick<EmailRec, 'team_id' | 'id'>, done: (e: EmailRec) => boolean, timeoutMs = 15_000): Promise<EmailRec> {
+export async function waitForEmail(
+  svc: Services,
+  email: Pick<EmailRec, 'team_id' | 'id'>,
+  done: (e: EmailRec) => boolean,
+  timeoutMs = 15_000,
+): Promise<EmailRec> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const cur = (await svc.store.emails.get(email.team_id, email.id))!;
@@ -144,6 +149,9 @@ export async function eventTypes(svc: Services, email: Pick<EmailRec, 'team_id' 
 
 /** A header of a received message, unfolded (RFC 5322 §2.2.3: long ones are folded). */
 export function messageHeader(raw: Buffer, name: string): string | undefined {
-  const head = raw.toString('latin1').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+  const head = raw
+    .toString('latin1')
+    .split('\r\n\r\n')[0]!
+    .replace(/\r\n[ \t]+/g, ' ');
   return new RegExp(`^${name}: *(.*)$`, 'im').exec(head)?.[1];
 }

@@ -58,9 +58,57 @@ export const truncate = (random: Random, buf: Buffer) => buf.subarray(0, int(ran
  * line-separator characters, a dotless i whose case mapping changes length).
  */
 export const TRICKY = [
-  '\r', '\n', '\r\n', '\0', '\t', ' ', '  ', '\x7f', '\x1b', '\u0085', '\u00a0', '\u2028', '\u200b', '\ufeff',
-  '"', "'", '\\', '<', '>', '@', '(', ')', ',', ';', ':', '.', '..', '[', ']', '-', '_', '+', '=', '/', '%', '#',
-  '0', '9', '-1', '1e999', '99999999999999999999', 'é', 'ü', 'İ', 'ß', 'ｅ', '中文', '💌', '\ud800', 'xn--', '=?utf-8?q?x?=',
+  '\r',
+  '\n',
+  '\r\n',
+  '\0',
+  '\t',
+  ' ',
+  '  ',
+  '\x7f',
+  '\x1b',
+  '\u0085',
+  '\u00a0',
+  '\u2028',
+  '\u200b',
+  '\ufeff',
+  '"',
+  "'",
+  '\\',
+  '<',
+  '>',
+  '@',
+  '(',
+  ')',
+  ',',
+  ';',
+  ':',
+  '.',
+  '..',
+  '[',
+  ']',
+  '-',
+  '_',
+  '+',
+  '=',
+  '/',
+  '%',
+  '#',
+  '0',
+  '9',
+  '-1',
+  '1e999',
+  '99999999999999999999',
+  'é',
+  'ü',
+  'İ',
+  'ß',
+  'ｅ',
+  '中文',
+  '💌',
+  '\ud800',
+  'xn--',
+  '=?utf-8?q?x?=',
 ];
 
 /** One to three edits of `text`: inserted tricky tokens or random characters, deletions, repeats, swaps, a cut. */
@@ -102,7 +150,11 @@ export function mutateText(random: Random, text: string, extra: readonly string[
 }
 
 /** A string of up to `max` - 1 characters drawn from `alphabet` (default: printable ASCII and the tricky tokens). */
-export function randomText(random: Random, max: number, alphabet: readonly string[] = [...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)), ...TRICKY]): string {
+export function randomText(
+  random: Random,
+  max: number,
+  alphabet: readonly string[] = [...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)), ...TRICKY],
+): string {
   let s = '';
   for (let n = int(random, max); n > 0; n--) s += pick(random, alphabet);
   return s;

@@ -16,5 +16,8 @@ export async function captureLog(fn: () => Promise<unknown>): Promise<Record<str
     setQuiet(true);
     process.stdout.write = write;
   }
-  return lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l));
+  return lines
+    .flatMap((l) => l.split('\n'))
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }

@@ -12,7 +12,11 @@ import { freePort, until } from './child';
 /** The newest PostgreSQL under Debian's /usr/lib/postgresql/<major>/bin. */
 function binDir(): string {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a)) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const m of majors) if (existsSync(join(root, m, 'bin', 'initdb'))) return join(root, m, 'bin');
   throw new Error('PostgreSQL is not installed (Debian: apt-get install postgresql) — the cluster-mode tests need its initdb and pg_ctl');
 }
@@ -81,7 +85,9 @@ export async function startPgServer(): Promise<PgServer> {
   // The test process may end without its exit handlers (bun test does not always run them, and a
   // run can be killed): a watchdog in a session of its own stops the server and removes its files
   // once this process is gone.
-  const stopCmd = command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).map((a) => `'${a}'`).join(' ');
+  const stopCmd = command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop'])
+    .map((a) => `'${a}'`)
+    .join(' ');
   Bun.spawn(['setsid', 'sh', '-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${stopCmd} >/dev/null 2>&1; rm -rf '${dir}'`], {
     stdin: 'ignore',
     stdout: 'ignore',
@@ -91,7 +97,14 @@ export async function startPgServer(): Promise<PgServer> {
     run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
     up = true;
     admin = new SQL({ url: url('postgres'), max: 2 });
-    await until(() => admin!.unsafe('SELECT 1').then(() => true, () => false), 'the test PostgreSQL server');
+    await until(
+      () =>
+        admin!.unsafe('SELECT 1').then(
+          () => true,
+          () => false,
+        ),
+      'the test PostgreSQL server',
+    );
   };
   await start();
   let n = 0;

@@ -37,7 +37,11 @@ export interface Running {
   /** A Resend SDK client for another key. */
   client(key: string): Resend;
   /** Plain HTTP with a key (default: the bootstrap key). */
-  api(method: string, path: string, init?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  api(
+    method: string,
+    path: string,
+    init?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   newTeam(): Promise<Credentials>;
   stop(): Promise<void>;
 }

@@ -111,7 +111,10 @@ export async function startReceiver(): Promise<Receiver> {
     async waitFor(done, what, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!done(requests)) {
-        if (Date.now() > deadline) throw new Error(`receiver: timed out waiting for ${what}; got ${requests.length} requests: ${JSON.stringify(requests.map((r) => [r.id, r.payload.type, r.status]))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver: timed out waiting for ${what}; got ${requests.length} requests: ${JSON.stringify(requests.map((r) => [r.id, r.payload.type, r.status]))}`,
+          );
         await Bun.sleep(20);
       }
     },

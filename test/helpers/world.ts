@@ -21,10 +21,7 @@ export interface MailWorld {
   stop(): Promise<void>;
 }
 
-export async function startMailWorld(
-  overrides: Record<string, unknown> = {},
-  opts: { sink?: SinkOptions; smtp?: boolean } = {},
-): Promise<MailWorld> {
+export async function startMailWorld(overrides: Record<string, unknown> = {}, opts: { sink?: SinkOptions; smtp?: boolean } = {}): Promise<MailWorld> {
   const dns = await startDnsServer();
   const sink = await startSink(opts.sink);
   const all = { 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, ...overrides };
@@ -54,7 +51,8 @@ export async function startMailWorld(
 export function authenticateReceived(dns: TestDns, msg: { raw: Buffer; mailFrom: string; helo?: string }) {
   const r = new Resolver([dns.address], 2000, 1);
   const resolver = async (name: string, type: string): Promise<unknown> => {
-    const rows = type === 'TXT' ? await r.txtStrings(name) : type === 'MX' ? await r.mx(name) : type === 'A' ? await r.a(name) : type === 'AAAA' ? await r.aaaa(name) : [];
+    const rows =
+      type === 'TXT' ? await r.txtStrings(name) : type === 'MX' ? await r.mx(name) : type === 'A' ? await r.a(name) : type === 'AAAA' ? await r.aaaa(name) : [];
     if (!rows.length) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
     return rows;
   };

@@ -23,7 +23,8 @@ describe('trackHtml', () => {
   });
 
   test('area links, whitespace around the URL, upper-case schemes are tracked; other schemes, anchors, unsubscribe links are not', () => {
-    const html = '<a href="  HTTPS://x.test/p \n">1</a><area href="http://x.test/m"><a href="javascript:alert(1)">j</a><a href="ftp://x.test">f</a><a href="/relative">r</a><a href="#s">s</a><a href="https://p.test/u/tok">u</a><a>none</a>';
+    const html =
+      '<a href="  HTTPS://x.test/p \n">1</a><area href="http://x.test/m"><a href="javascript:alert(1)">j</a><a href="ftp://x.test">f</a><a href="/relative">r</a><a href="#s">s</a><a href="https://p.test/u/tok">u</a><a>none</a>';
     const out = trackHtml(html, { ...opts, pixelUrl: null });
     const hrefs = [...out.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
     expect(decode(hrefs[0])).toBe('HTTPS://x.test/p');

@@ -27,7 +27,7 @@ const SEEDS = [
   '"" <a@acme.test>',
 ];
 
-const ATOM = [...'abcxyzABZ0189!#$%&\'*+/=?^_`{|}~-'];
+const ATOM = [..."abcxyzABZ0189!#$%&'*+/=?^_`{|}~-"];
 const LABEL = [...'abcz019-', 'ü', 'é', 'ß', '中', 'ｅ', 'İ', '\u200d'];
 const NAME = [...'Ann Acme,.;:@()<>[]"\\\'', 'ë', '中', '💌', '\t', '\0', '\r', '\n', '\u0085', '\u2028', ' ', '  '];
 
@@ -81,52 +81,61 @@ function wellFormed(a: Address | null, what: string): 'address' | 'null' {
   expect(asciiDomain(a.domain)).toBe(a.domain);
   const text = formatAddress(a);
   expect(text).not.toMatch(/[\r\n]/);
-  if (JSON.stringify(parseAddress(text)) !== JSON.stringify(a)) throw new Error(`${what}: ${JSON.stringify(a)} formats as ${JSON.stringify(text)}, which does not read back`);
+  if (JSON.stringify(parseAddress(text)) !== JSON.stringify(a))
+    throw new Error(`${what}: ${JSON.stringify(a)} formats as ${JSON.stringify(text)}, which does not read back`);
   expect(parseEmail(a.address)).toEqual({ name: null, address: a.address, domain: a.domain });
   return 'address';
 }
 
 describe('address parsing', () => {
-  test(`${RUNS} generated and mangled addresses: null or a well-formed Address that round-trips, never an exception`, () => {
-    const random = rng(20261201);
-    const seen = { address: 0, null: 0, named: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      const text = address(random);
-      const a = parseAddress(text);
-      seen[wellFormed(a, JSON.stringify(text))]++;
-      if (a?.name) seen.named++;
-      wellFormed(parseEmail(text), JSON.stringify(text));
-      // The API field: the Address, or Resend's 422 naming the field.
-      try {
-        expect(addressField('to', text)).toEqual(a!);
-      } catch (e) {
-        expect(a).toBeNull();
-        expect(e).toBeInstanceOf(ApiError);
-        expect((e as ApiError).toJSON()).toEqual({ statusCode: 422, name: 'validation_error', message: invalidAddressMessage('to') });
+  test(
+    `${RUNS} generated and mangled addresses: null or a well-formed Address that round-trips, never an exception`,
+    () => {
+      const random = rng(20261201);
+      const seen = { address: 0, null: 0, named: 0 };
+      for (let i = 0; i < RUNS; i++) {
+        const text = address(random);
+        const a = parseAddress(text);
+        seen[wellFormed(a, JSON.stringify(text))]++;
+        if (a?.name) seen.named++;
+        wellFormed(parseEmail(text), JSON.stringify(text));
+        // The API field: the Address, or Resend's 422 naming the field.
+        try {
+          expect(addressField('to', text)).toEqual(a!);
+        } catch (e) {
+          expect(a).toBeNull();
+          expect(e).toBeInstanceOf(ApiError);
+          expect((e as ApiError).toJSON()).toEqual({ statusCode: 422, name: 'validation_error', message: invalidAddressMessage('to') });
+        }
       }
-    }
-    // Both outcomes occur, named addresses among the accepted ones.
-    expect(seen.address).toBeGreaterThan(RUNS / 20);
-    expect(seen.null).toBeGreaterThan(RUNS / 20);
-    expect(seen.named).toBeGreaterThan(0);
-  }, FUZZ_TIMEOUT);
+      // Both outcomes occur, named addresses among the accepted ones.
+      expect(seen.address).toBeGreaterThan(RUNS / 20);
+      expect(seen.null).toBeGreaterThan(RUNS / 20);
+      expect(seen.named).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  test(`${RUNS} domains: null or a canonical lowercase ASCII name`, () => {
-    const random = rng(20261202);
-    const seen = { ok: 0, null: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      const name = chance(random, 0.3) ? mutateText(random, domain(random)) : domain(random);
-      const ascii = asciiDomain(name);
-      if (ascii === null) {
-        seen.null++;
-        continue;
+  test(
+    `${RUNS} domains: null or a canonical lowercase ASCII name`,
+    () => {
+      const random = rng(20261202);
+      const seen = { ok: 0, null: 0 };
+      for (let i = 0; i < RUNS; i++) {
+        const name = chance(random, 0.3) ? mutateText(random, domain(random)) : domain(random);
+        const ascii = asciiDomain(name);
+        if (ascii === null) {
+          seen.null++;
+          continue;
+        }
+        seen.ok++;
+        expect(ascii).toMatch(/^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/);
+        expect(ascii.length).toBeLessThanOrEqual(253);
+        expect(asciiDomain(ascii)).toBe(ascii);
       }
-      seen.ok++;
-      expect(ascii).toMatch(/^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/);
-      expect(ascii.length).toBeLessThanOrEqual(253);
-      expect(asciiDomain(ascii)).toBe(ascii);
-    }
-    expect(seen.ok).toBeGreaterThan(0);
-    expect(seen.null).toBeGreaterThan(0);
-  }, FUZZ_TIMEOUT);
+      expect(seen.ok).toBeGreaterThan(0);
+      expect(seen.null).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -17,25 +17,35 @@ import { rng, pick, int, chance, mutateText, fuzzRuns, FUZZ_TIMEOUT } from '../h
 let rsa: DkimKey;
 let ed: DkimKey;
 const signTime = new Date('2026-11-25T10:00:00Z');
-const SIGNED = 'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive:BIMI-Selector';
+const SIGNED =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive:BIMI-Selector';
 
 beforeAll(async () => {
   rsa = await generateDkimKey('posthorn');
   ed = await generateEd25519Key('posthorn-ed');
 });
 
-const domain = (withEd: boolean): DkimDomain => ({ name: 'example.test', dkim: { selector: rsa.selector, private_key: rsa.private_key }, ...(withEd ? { ed25519: { selector: ed.selector, private_key: ed.private_key } } : {}) });
+const domain = (withEd: boolean): DkimDomain => ({
+  name: 'example.test',
+  dkim: { selector: rsa.selector, private_key: rsa.private_key },
+  ...(withEd ? { ed25519: { selector: ed.selector, private_key: ed.private_key } } : {}),
+});
 
 /** mailauth's own signer, as mail/dkim.ts called it before. */
 async function mailauthSignature(raw: Buffer, d: DkimDomain): Promise<string> {
-  const data = [{ signingDomain: d.name, selector: d.dkim.selector, privateKey: d.dkim.private_key, algorithm: 'rsa-sha256', canonicalization: 'relaxed/relaxed' }];
+  const data = [
+    { signingDomain: d.name, selector: d.dkim.selector, privateKey: d.dkim.private_key, algorithm: 'rsa-sha256', canonicalization: 'relaxed/relaxed' },
+  ];
   if (d.ed25519) data.push({ ...data[0]!, selector: d.ed25519.selector, privateKey: d.ed25519.private_key, algorithm: 'ed25519-sha256' });
   return (await dkimSign(raw, { ...data[0]!, headerList: SIGNED, signatureData: data, signTime })).signatures;
 }
 
 /** What mailauth's verifier says of the signed message, with the domain's keys as the only DNS. */
 async function verdicts(signed: Buffer): Promise<string[]> {
-  const txt: Record<string, string[][]> = { [`${rsa.selector}._domainkey.example.test`]: [[keyRecord(rsa, 'rsa')]], [`${ed.selector}._domainkey.example.test`]: [[keyRecord(ed, 'ed25519')]] };
+  const txt: Record<string, string[][]> = {
+    [`${rsa.selector}._domainkey.example.test`]: [[keyRecord(rsa, 'rsa')]],
+    [`${ed.selector}._domainkey.example.test`]: [[keyRecord(ed, 'ed25519')]],
+  };
   const resolver = async (name: string) => {
     if (txt[name]) return txt[name];
     throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
@@ -85,7 +95,10 @@ const MESSAGES: Record<string, Buffer> = {
     '',
   ]),
   'empty body': CRLF(['From: hello@example.test', 'Subject: nothing', '', '']),
-  'no body line end, 8-bit text': Buffer.concat([CRLF(['From: hello@example.test', 'Subject: =?UTF-8?B?w6Q=?=', '', '']), Buffer.from('grüße ohne Zeilenende', 'utf8')]),
+  'no body line end, 8-bit text': Buffer.concat([
+    CRLF(['From: hello@example.test', 'Subject: =?UTF-8?B?w6Q=?=', '', '']),
+    Buffer.from('grüße ohne Zeilenende', 'utf8'),
+  ]),
   'bare LFs (mailauth signs it)': Buffer.from('From: hello@example.test\nSubject: unix\n\nline one\nline two\n', 'latin1'),
   'no empty line (mailauth signs it)': CRLF(['From: hello@example.test', 'Subject: headers only']),
 };
@@ -97,7 +110,9 @@ describe('DKIM signatures', () => {
         const ours = await dkimSignature(raw, domain(withEd), { signTime });
         expect(ours).toBe(await mailauthSignature(raw, domain(withEd)));
         expect(ours.match(/^DKIM-Signature: /gm)).toHaveLength(withEd ? 2 : 1);
-        expect(await verdicts(Buffer.concat([Buffer.from(ours, 'latin1'), raw]))).toEqual(withEd ? ['rsa-sha256 pass', 'ed25519-sha256 pass'] : ['rsa-sha256 pass']);
+        expect(await verdicts(Buffer.concat([Buffer.from(ours, 'latin1'), raw]))).toEqual(
+          withEd ? ['rsa-sha256 pass', 'ed25519-sha256 pass'] : ['rsa-sha256 pass'],
+        );
       }
     });
   }

@@ -67,8 +67,38 @@ function wellTyped(r: Report): Report['kind'] {
   return r.kind;
 }
 
-const FIELD_NAMES = ['Final-Recipient', 'Original-Recipient', 'Action', 'Status', 'Diagnostic-Code', 'Reporting-MTA', 'Remote-MTA', 'Feedback-Type', 'Original-Rcpt-To', 'Auto-Submitted', 'X-Junk'];
-const FIELD_VALUES = ['rfc822; ann@dest.test', 'rfc822;<Bob@Dest.test>', 'utf-8; zoë@dest.test', 'x400; c=us', 'failed', 'delayed', 'FAILED (permanent)', '5.1.1', '4.4.7', '2.0.0', '9.9.9', '5.0.0 (see diagnostic)', 'smtp; 550 5.1.1 unknown', 'abuse', 'not-spam', 'auth-failure', 'dns; mx.dest.test'];
+const FIELD_NAMES = [
+  'Final-Recipient',
+  'Original-Recipient',
+  'Action',
+  'Status',
+  'Diagnostic-Code',
+  'Reporting-MTA',
+  'Remote-MTA',
+  'Feedback-Type',
+  'Original-Rcpt-To',
+  'Auto-Submitted',
+  'X-Junk',
+];
+const FIELD_VALUES = [
+  'rfc822; ann@dest.test',
+  'rfc822;<Bob@Dest.test>',
+  'utf-8; zoë@dest.test',
+  'x400; c=us',
+  'failed',
+  'delayed',
+  'FAILED (permanent)',
+  '5.1.1',
+  '4.4.7',
+  '2.0.0',
+  '9.9.9',
+  '5.0.0 (see diagnostic)',
+  'smtp; 550 5.1.1 unknown',
+  'abuse',
+  'not-spam',
+  'auth-failure',
+  'dns; mx.dest.test',
+];
 
 /** Random field groups, as a report part's body. */
 function randomFields(random: Random): string {
@@ -111,7 +141,11 @@ function mangle(random: Random, eml: string): Buffer {
     case 4: {
       // An oversized field: one huge value, or one field repeated thousands of times.
       const field = pick(random, FIELD_NAMES);
-      const huge = chance(random, 0.5) ? `${field}: ${'x'.repeat(20_000 + int(random, 100_000))}` : Array(500 + int(random, 2000)).fill(`${field}: ${pick(random, FIELD_VALUES)}`).join('\n');
+      const huge = chance(random, 0.5)
+        ? `${field}: ${'x'.repeat(20_000 + int(random, 100_000))}`
+        : Array(500 + int(random, 2000))
+            .fill(`${field}: ${pick(random, FIELD_VALUES)}`)
+            .join('\n');
       lines.splice(at, 0, huge);
       return crlf(lines.join('\n'));
     }
@@ -131,8 +165,21 @@ function mangle(random: Random, eml: string): Buffer {
         if (types.length) lines[pick(random, types)] = pick(random, ['Content-Type:', 'Content-Type: ', 'Content-Type: ;']);
         return crlf(lines.join('\n'));
       }
-      const type = pick(random, ['feedback-report', 'delivery-status', 'DELIVERY-STATUS', '"delivery-status"', 'disposition-notification', '', ';;', randomText(random, 12)]);
-      return crlf(chance(random, 0.8) ? eml.replace(/report-type=[^;\s]*/i, `report-type=${type}`) : eml.replace(/multipart\/report/i, pick(random, ['multipart/mixed', 'text/plain', 'multipart/report;;', 'message/rfc822'])));
+      const type = pick(random, [
+        'feedback-report',
+        'delivery-status',
+        'DELIVERY-STATUS',
+        '"delivery-status"',
+        'disposition-notification',
+        '',
+        ';;',
+        randomText(random, 12),
+      ]);
+      return crlf(
+        chance(random, 0.8)
+          ? eml.replace(/report-type=[^;\s]*/i, `report-type=${type}`)
+          : eml.replace(/multipart\/report/i, pick(random, ['multipart/mixed', 'text/plain', 'multipart/report;;', 'message/rfc822'])),
+      );
     }
     case 7: {
       // Boundaries: one or all delimiter lines gone, or the parameter naming another one.
@@ -143,7 +190,9 @@ function mangle(random: Random, eml: string): Buffer {
     }
     case 8: {
       // Bytes that are not UTF-8, or a charset that does not match them.
-      const bytes = crlf(chance(random, 0.3) ? eml.replace(/(Content-Type: [^\n]*)/i, `$1; charset=${pick(random, ['iso-8859-1', 'utf-16', 'x-unknown', 'shift_jis'])}`) : eml);
+      const bytes = crlf(
+        chance(random, 0.3) ? eml.replace(/(Content-Type: [^\n]*)/i, `$1; charset=${pick(random, ['iso-8859-1', 'utf-16', 'x-unknown', 'shift_jis'])}`) : eml,
+      );
       const pos = int(random, bytes.length);
       const junk = Buffer.from(Array.from({ length: 1 + int(random, 12) }, () => 0x80 + int(random, 128)));
       return Buffer.concat([bytes.subarray(0, pos), junk, bytes.subarray(pos)]);
@@ -161,49 +210,73 @@ function mangle(random: Random, eml: string): Buffer {
 describe('report reading', () => {
   test('the fixtures read as their README says', async () => {
     const kinds = await Promise.all(fixtures.map(async (eml) => wellTyped(readReport(await parse(Buffer.from(eml.replace(/\n/g, '\r\n')))))));
-    expect(kinds.sort()).toEqual(['delivery-status', 'delivery-status', 'delivery-status', 'delivery-status', 'delivery-status', 'feedback', 'feedback', 'none', 'none']);
+    expect(kinds.sort()).toEqual([
+      'delivery-status',
+      'delivery-status',
+      'delivery-status',
+      'delivery-status',
+      'delivery-status',
+      'feedback',
+      'feedback',
+      'none',
+      'none',
+    ]);
   });
 
-  test(`${RUNS} mangled reports: a well-typed Report, never an exception`, async () => {
-    const random = rng(20261207);
-    const seen: Record<string, number> = { 'delivery-status': 0, feedback: 0, none: 0, unparsed: 0 };
-    for (let i = 0; i < RUNS; i++) {
-      let raw = mangle(random, pick(random, fixtures));
-      if (chance(random, 0.3)) raw = mangle(random, raw.toString('latin1').replace(/\r\n/g, '\n'));
-      let mail: ParsedMail;
-      try {
-        mail = await parse(raw);
-      } catch {
-        // mailparser gave up: src/smtp/inbound.ts reads that as a malformed report.
-        seen.unparsed!++;
-        continue;
-      }
-      seen[wellTyped(readReport(mail))]!++;
-      expect(typeof isAutoReply(mail)).toBe('boolean');
-    }
-    // Every kind occurs: the mangling reached the reader, and some reports still read.
-    expect(seen['delivery-status']).toBeGreaterThan(RUNS / 20);
-    expect(seen.feedback).toBeGreaterThan(RUNS / 50);
-    expect(seen.none).toBeGreaterThan(RUNS / 20);
-  }, FUZZ_TIMEOUT);
-
-  test(`${FIELD_RUNS} random field blocks and addresses: fieldGroups and addressOf never throw`, () => {
-    const random = rng(20261208);
-    for (let i = 0; i < FIELD_RUNS; i++) {
-      const text = chance(random, 0.5) ? randomFields(random) : chance(random, 0.5) ? mutateText(random, randomFields(random), ['\n', '\r', ':']) : randomBytes(random, 200).toString('latin1');
-      for (const group of fieldGroups(text)) {
-        expect(group.size).toBeGreaterThan(0);
-        for (const [name, values] of group) {
-          expect(name).toMatch(/^[!-9;-~]+$/);
-          expect(name).toBe(name.toLowerCase());
-          for (const v of values) expect(typeof v).toBe('string');
+  test(
+    `${RUNS} mangled reports: a well-typed Report, never an exception`,
+    async () => {
+      const random = rng(20261207);
+      const seen: Record<string, number> = { 'delivery-status': 0, feedback: 0, none: 0, unparsed: 0 };
+      for (let i = 0; i < RUNS; i++) {
+        let raw = mangle(random, pick(random, fixtures));
+        if (chance(random, 0.3)) raw = mangle(random, raw.toString('latin1').replace(/\r\n/g, '\n'));
+        let mail: ParsedMail;
+        try {
+          mail = await parse(raw);
+        } catch {
+          // mailparser gave up: src/smtp/inbound.ts reads that as a malformed report.
+          seen.unparsed!++;
+          continue;
         }
+        seen[wellTyped(readReport(mail))]!++;
+        expect(typeof isAutoReply(mail)).toBe('boolean');
       }
-      const value = chance(random, 0.5) ? mutateText(random, pick(random, FIELD_VALUES)) : randomText(random, 40, [...TRICKY, 'a', 'b', '@', 'rfc822', ';', '<', '>']);
-      const a = addressOf(value);
-      if (a !== null) expect(a).toMatch(ADDRESS);
-    }
-  }, FUZZ_TIMEOUT);
+      // Every kind occurs: the mangling reached the reader, and some reports still read.
+      expect(seen['delivery-status']).toBeGreaterThan(RUNS / 20);
+      expect(seen.feedback).toBeGreaterThan(RUNS / 50);
+      expect(seen.none).toBeGreaterThan(RUNS / 20);
+    },
+    FUZZ_TIMEOUT,
+  );
+
+  test(
+    `${FIELD_RUNS} random field blocks and addresses: fieldGroups and addressOf never throw`,
+    () => {
+      const random = rng(20261208);
+      for (let i = 0; i < FIELD_RUNS; i++) {
+        const text = chance(random, 0.5)
+          ? randomFields(random)
+          : chance(random, 0.5)
+            ? mutateText(random, randomFields(random), ['\n', '\r', ':'])
+            : randomBytes(random, 200).toString('latin1');
+        for (const group of fieldGroups(text)) {
+          expect(group.size).toBeGreaterThan(0);
+          for (const [name, values] of group) {
+            expect(name).toMatch(/^[!-9;-~]+$/);
+            expect(name).toBe(name.toLowerCase());
+            for (const v of values) expect(typeof v).toBe('string');
+          }
+        }
+        const value = chance(random, 0.5)
+          ? mutateText(random, pick(random, FIELD_VALUES))
+          : randomText(random, 40, [...TRICKY, 'a', 'b', '@', 'rfc822', ';', '<', '>']);
+        const a = addressOf(value);
+        if (a !== null) expect(a).toMatch(ADDRESS);
+      }
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 /** Expected classification (docs/api.md §14.3): class 5 Permanent, 4 Transient, else Undetermined; sub-type from the code. */
@@ -211,11 +284,15 @@ function classification(status: string): { type: string; subType: string } {
   const [cls, subject, detail] = status.split('.');
   if (cls !== '5' && cls !== '4') return { type: 'Undetermined', subType: 'Undetermined' };
   const subType =
-    subject === '2' && detail === '2' ? 'MailboxFull'
-    : subject === '3' && detail === '4' ? 'MessageTooLarge'
-    : cls === '5' && subject === '1' ? 'NoEmail'
-    : cls === '5' && subject === '7' ? 'ContentRejected'
-    : 'General';
+    subject === '2' && detail === '2'
+      ? 'MailboxFull'
+      : subject === '3' && detail === '4'
+        ? 'MessageTooLarge'
+        : cls === '5' && subject === '1'
+          ? 'NoEmail'
+          : cls === '5' && subject === '7'
+            ? 'ContentRejected'
+            : 'General';
   return { type: cls === '5' ? 'Permanent' : 'Transient', subType };
 }
 
@@ -232,7 +309,9 @@ function generatedDsn(random: Random): { raw: Buffer; expected: RecipientStatus[
     const action = pick(random, ['failed', 'delayed', 'delivered', 'relayed', 'expanded']);
     const status = `${pick(random, ['2', '4', '5'])}.${int(random, 8)}.${int(random, 12)}`;
     const words = Array.from({ length: 1 + int(random, 8) }, () => randomText(random, 10, [...'abcdefXYZ0189<>@.']) || 'w');
-    const diagnostic = chance(random, 0.7) ? `smtp; ${status[0]}${int(random, 10)}${int(random, 10)} ${chance(random, 0.5) ? `${status} ` : ''}${words.join(' ')}` : null;
+    const diagnostic = chance(random, 0.7)
+      ? `smtp; ${status[0]}${int(random, 10)}${int(random, 10)} ${chance(random, 0.5) ? `${status} ` : ''}${words.join(' ')}`
+      : null;
     const fields = [
       `${casing(random, 'Final-Recipient')}: ${pick(random, ['rfc822; ', 'rfc822;', 'RFC822; ', 'rfc822; Someone <'])}${address}`.replace(/<(.*)$/, '<$1>'),
       ...(original ? [`${casing(random, 'Original-Recipient')}: rfc822;${original}`] : []),
@@ -281,17 +360,21 @@ function generatedDsn(random: Random): { raw: Buffer; expected: RecipientStatus[
 }
 
 describe('a well-formed DSN', () => {
-  test(`${DSN_RUNS} DSNs for random recipients, Actions and Statuses: exactly those recipients and their classification`, async () => {
-    const random = rng(20261209);
-    for (let i = 0; i < DSN_RUNS; i++) {
-      const { raw, expected } = generatedDsn(random);
-      const report = readReport(await parse(raw));
-      expect(report).toEqual({ kind: 'delivery-status', recipients: expected });
-      for (const r of (report as Extract<Report, { kind: 'delivery-status' }>).recipients) {
-        const b = bounceOf(r);
-        expect({ type: b.type as string, subType: b.subType as string }).toEqual(classification(r.status!));
-        expect(b.diagnosticCode).toEqual(r.diagnostic ? [r.diagnostic] : undefined);
+  test(
+    `${DSN_RUNS} DSNs for random recipients, Actions and Statuses: exactly those recipients and their classification`,
+    async () => {
+      const random = rng(20261209);
+      for (let i = 0; i < DSN_RUNS; i++) {
+        const { raw, expected } = generatedDsn(random);
+        const report = readReport(await parse(raw));
+        expect(report).toEqual({ kind: 'delivery-status', recipients: expected });
+        for (const r of (report as Extract<Report, { kind: 'delivery-status' }>).recipients) {
+          const b = bounceOf(r);
+          expect({ type: b.type as string, subType: b.subType as string }).toEqual(classification(r.status!));
+          expect(b.diagnosticCode).toEqual(r.diagnostic ? [r.diagnostic] : undefined);
+        }
       }
-    }
-  }, FUZZ_TIMEOUT);
+    },
+    FUZZ_TIMEOUT,
+  );
 });

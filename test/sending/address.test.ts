@@ -79,11 +79,14 @@ describe('formatAddress', () => {
   // Found by test/mail/address-fuzz.test.ts: a quoted name keeps a tab, a control character or
   // edge spaces, which were written back unquoted — text that parseAddress refused or read as
   // another name (the API's `from` of a stored email, an SMTP submission's From).
-  test.each(['"Ann\tExample" <a@acme.test>', '"Ann\u0000" <a@acme.test>', '"  Ann " <a@acme.test>', '" " <a@acme.test>'])('%p formats back to itself', (text) => {
-    const a = parseAddress(text)!;
-    expect(a.name).toBe(text.slice(1, text.lastIndexOf('"')));
-    expect(parseAddress(formatAddress(a))).toEqual(a);
-  });
+  test.each(['"Ann\tExample" <a@acme.test>', '"Ann\u0000" <a@acme.test>', '"  Ann " <a@acme.test>', '" " <a@acme.test>'])(
+    '%p formats back to itself',
+    (text) => {
+      const a = parseAddress(text)!;
+      expect(a.name).toBe(text.slice(1, text.lastIndexOf('"')));
+      expect(parseAddress(formatAddress(a))).toEqual(a);
+    },
+  );
 });
 
 describe('parseEmail', () => {

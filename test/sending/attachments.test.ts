@@ -4,7 +4,14 @@ import { MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
 import { ApiError } from '../../src/errors';
 import type { AttachmentInput } from '../../src/sending/types';
 
-const item = (patch: Partial<AttachmentInput>): AttachmentInput => ({ filename: null, content: null, path: null, content_type: null, content_id: null, ...patch });
+const item = (patch: Partial<AttachmentInput>): AttachmentInput => ({
+  filename: null,
+  content: null,
+  path: null,
+  content_type: null,
+  content_id: null,
+  ...patch,
+});
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
@@ -127,7 +134,11 @@ describe('path', () => {
 });
 
 describe('the 40 MB limit counts fetched attachments too', () => {
-  const tooLarge = { statusCode: 422, name: 'validation_error', message: 'Invalid `attachments` field: attachments may total at most 40 MB after base64 encoding.' };
+  const tooLarge = {
+    statusCode: 422,
+    name: 'validation_error',
+    message: 'Invalid `attachments` field: attachments may total at most 40 MB after base64 encoding.',
+  };
 
   test('a fetch that fills the budget exactly is fine', async () => {
     const [a] = await resolveAttachments([item({ path: `${base}/files/big.bin` })], allow);

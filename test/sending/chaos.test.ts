@@ -91,12 +91,22 @@ describe('chaos: repeated kill -9 during sends, deliveries and webhooks', () => 
       expect(duplicates).toBeLessThanOrEqual(ROUNDS * 40);
 
       // Every acknowledged email: stored, delivered, and both of its events delivered to the endpoint.
-      const eventsOf = (type: string) => new Set(receiver.delivered().filter((h) => h.payload.type === type).map((h) => h.payload.data.email_id as string));
-      await until(() => {
-        const sent = eventsOf('email.sent');
-        const done = eventsOf('email.delivered');
-        return accepted.every((id) => sent.has(id) && done.has(id));
-      }, 'webhook events of every acknowledged email', 600);
+      const eventsOf = (type: string) =>
+        new Set(
+          receiver
+            .delivered()
+            .filter((h) => h.payload.type === type)
+            .map((h) => h.payload.data.email_id as string),
+        );
+      await until(
+        () => {
+          const sent = eventsOf('email.sent');
+          const done = eventsOf('email.delivered');
+          return accepted.every((id) => sent.has(id) && done.has(id));
+        },
+        'webhook events of every acknowledged email',
+        600,
+      );
       for (const id of accepted.slice(0, 20)) expect((await server.api('GET', `/emails/${id}`)).body.last_event).toBe('delivered');
     } finally {
       await server.kill();

@@ -59,7 +59,13 @@ describe('a large attachment', () => {
 
   test('a unit of work that fails after its files were written leaves none of them in place', async () => {
     const team = w.p.creds.team_id;
-    const input = { from: 'big@example.test', to: 'bob@dest.test', subject: 'Never', text: 'x', attachments: [{ filename: 'b.bin', content: randomBytes(400 * 1024).toString('base64') }] };
+    const input = {
+      from: 'big@example.test',
+      to: 'bob@dest.test',
+      subject: 'Never',
+      text: 'x',
+      attachments: [{ filename: 'b.bin', content: randomBytes(400 * 1024).toString('base64') }],
+    };
     const p = await prepare(w.p.svc, { team, key: null }, input);
     const boom = new Error('refused inside the unit of work');
     await expect(commit(w.p.svc, [p], { also: () => Promise.reject(boom) })).rejects.toBe(boom);

@@ -50,7 +50,11 @@ describe('a daily limit (emails_per_day = 4)', () => {
   test('once reached: 429 with Retry-After until midnight UTC, and GET /usage shows the limit', async () => {
     const r = await p.api('POST', '/emails', { body: mail('f@dest.test') });
     expect(r.status).toBe(429);
-    expect(r.body).toEqual({ statusCode: 429, name: 'daily_quota_exceeded', message: `You have reached your daily email sending quota of 4 emails per day. It resets at ${tomorrow()}.` });
+    expect(r.body).toEqual({
+      statusCode: 429,
+      name: 'daily_quota_exceeded',
+      message: `You have reached your daily email sending quota of 4 emails per day. It resets at ${tomorrow()}.`,
+    });
     const wait = Number(r.headers.get('retry-after'));
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(86_400);
@@ -140,7 +144,10 @@ describe('an hourly limit (emails_per_hour = 2)', () => {
     expect((await p.resend.events.send({ event: 'signed.up', email: 'zed@dest.test', payload: {} } as never)).error).toBeNull();
     const d = new Date();
     const nextHour = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours() + 1);
-    await until(async () => (await p.svc.store.automationRuns.all(team)).some((r) => r.at === 'welcome' && (r.due ?? 0) >= nextHour), 'the run to wait for the next hour');
+    await until(
+      async () => (await p.svc.store.automationRuns.all(team)).some((r) => r.at === 'welcome' && (r.due ?? 0) >= nextHour),
+      'the run to wait for the next hour',
+    );
     const [run] = await p.svc.store.automationRuns.all(team);
     expect(run).toMatchObject({ status: 'running', at: 'welcome', attempts: 0 });
     expect((await p.svc.store.emails.all(team)).filter((e) => e.contact_id)).toEqual([]);

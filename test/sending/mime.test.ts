@@ -15,7 +15,8 @@ async function compose(input: EmailInput, opts: Partial<ComposeOptions> = {}) {
   return { raw, parsed: await simpleParser(raw) };
 }
 
-const addresses = (a: AddressObject | AddressObject[] | undefined) => [a ?? []].flat().flatMap((o) => o.value.map((v) => ({ name: v.name, address: v.address })));
+const addresses = (a: AddressObject | AddressObject[] | undefined) =>
+  [a ?? []].flat().flatMap((o) => o.value.map((v) => ({ name: v.name, address: v.address })));
 const header = (raw: Buffer, name: string) => {
   const head = raw.toString('latin1').split('\r\n\r\n')[0];
   return head.split(/\r\n(?![ \t])/).filter((line) => line.toLowerCase().startsWith(`${name.toLowerCase()}:`));
@@ -95,8 +96,25 @@ describe('composeMime', () => {
     expect(parsed.headers.get('x-note')).toBe('=?UTF-8?Q?Gr=C3=BC=C3=9Fe?=');
     expect(parsed.inReplyTo).toBe('<prev@acme.test>');
     expect(header(raw, 'List-Unsubscribe')).toEqual(['List-Unsubscribe: <https://acme.test/u/1>']);
-    const names = raw.toString('latin1').split('\r\n\r\n')[0].split(/\r\n(?![ \t])/).map((l) => l.split(':')[0]);
-    expect(names).toEqual(['From', 'To', 'Subject', 'Message-ID', 'Date', 'X-Entity-Ref-ID', 'List-Unsubscribe', 'In-Reply-To', 'X-Note', 'Content-Transfer-Encoding', 'MIME-Version', 'Content-Type']);
+    const names = raw
+      .toString('latin1')
+      .split('\r\n\r\n')[0]
+      .split(/\r\n(?![ \t])/)
+      .map((l) => l.split(':')[0]);
+    expect(names).toEqual([
+      'From',
+      'To',
+      'Subject',
+      'Message-ID',
+      'Date',
+      'X-Entity-Ref-ID',
+      'List-Unsubscribe',
+      'In-Reply-To',
+      'X-Note',
+      'Content-Transfer-Encoding',
+      'MIME-Version',
+      'Content-Type',
+    ]);
   });
 
   test('text is derived from html when not given', async () => {
@@ -126,7 +144,10 @@ describe('composeMime', () => {
   });
 
   test('text "" means no text part; textFromHtml false too', async () => {
-    for (const { raw, parsed } of [await compose({ html: '<p>Only html</p>', text: '' }), await compose({ html: '<p>Only html</p>' }, { textFromHtml: false })]) {
+    for (const { raw, parsed } of [
+      await compose({ html: '<p>Only html</p>', text: '' }),
+      await compose({ html: '<p>Only html</p>' }, { textFromHtml: false }),
+    ]) {
       expect(header(raw, 'Content-Type')[0]).toStartWith('Content-Type: text/html');
       expect((parsed.html as string).trim()).toBe('<p>Only html</p>');
       expect(raw.toString()).not.toContain('text/plain');
@@ -168,7 +189,9 @@ describe('composeMime', () => {
   });
 
   test('a content id makes any part inline', async () => {
-    const attachments: ResolvedAttachment[] = [{ filename: 'terms.pdf', content: new TextEncoder().encode('pdf'), content_type: 'application/pdf', content_id: 'terms' }];
+    const attachments: ResolvedAttachment[] = [
+      { filename: 'terms.pdf', content: new TextEncoder().encode('pdf'), content_type: 'application/pdf', content_id: 'terms' },
+    ];
     const { parsed } = await compose({ html: '<a href="cid:terms">terms</a>' }, { attachments });
     expect(parsed.attachments[0]).toMatchObject({ contentDisposition: 'inline', cid: 'terms' });
   });
@@ -176,7 +199,12 @@ describe('composeMime', () => {
   test('a long html line is transfer-encoded to fit RFC 5322 line limits', async () => {
     const html = `<p>${'word '.repeat(500)}</p>`;
     const { raw, parsed } = await compose({ html });
-    expect(raw.toString('latin1').split('\r\n').every((l) => l.length <= 998)).toBe(true);
+    expect(
+      raw
+        .toString('latin1')
+        .split('\r\n')
+        .every((l) => l.length <= 998),
+    ).toBe(true);
     expect((parsed as ParsedMail).html).toBe(html);
   });
 
@@ -191,7 +219,10 @@ describe('composeMime', () => {
   test('a message/* attachment, copied as given, has its line ends made CRLF (RFC 2046 §5.2.1)', async () => {
     const forwarded = new TextEncoder().encode('From: a@b.test\nSubject: fwd\n\nfirst\nsecond\rthird\r\n');
     for (const content_type of ['message/rfc822', 'message/delivery-status']) {
-      const { raw, parsed } = await compose({ text: 'see attached' }, { attachments: [{ filename: 'fwd.eml', content: forwarded, content_type, content_id: null }] });
+      const { raw, parsed } = await compose(
+        { text: 'see attached' },
+        { attachments: [{ filename: 'fwd.eml', content: forwarded, content_type, content_id: null }] },
+      );
       expect(raw.toString('latin1')).not.toMatch(/[^\r]\n|\r[^\n]/);
       expect(parsed.text?.trim()).toBe('see attached');
       expect(raw.toString('latin1')).toContain('\r\n\r\nFrom: a@b.test\r\nSubject: fwd\r\n\r\nfirst\r\nsecond\r\nthird\r\n');

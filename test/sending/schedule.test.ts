@@ -40,7 +40,9 @@ describe('parseScheduledAt', () => {
 
   test('at most 30 days ahead', () => {
     expect(parseScheduledAt('2025-04-03T09:00:00Z', 'scheduled_at', NOW)).toBe('2025-04-03T09:00:00.000Z');
-    expect(() => parseScheduledAt('2025-04-03T09:00:01Z', 'scheduled_at', NOW)).toThrow('Invalid `scheduled_at` field: it must be at most 30 days in the future.');
+    expect(() => parseScheduledAt('2025-04-03T09:00:01Z', 'scheduled_at', NOW)).toThrow(
+      'Invalid `scheduled_at` field: it must be at most 30 days in the future.',
+    );
   });
 
   test('bad values name the field', () => {

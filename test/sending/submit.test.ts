@@ -35,7 +35,10 @@ test('mail to a destination the team holds is queued held, out of the due range,
     await commit(p.svc, [e]);
     // Read at once, before the delivery thread's next claim could have held it there.
     const entries = await p.svc.store.queue.entriesOf(ctx.team, e.email.id);
-    expect(entries.map((q) => [q.domain, q.held ?? null]).sort()).toEqual([['held.test', 'destination'], ['open.test', null]]);
+    expect(entries.map((q) => [q.domain, q.held ?? null]).sort()).toEqual([
+      ['held.test', 'destination'],
+      ['open.test', null],
+    ]);
   } finally {
     await p.stop();
   }

@@ -66,7 +66,13 @@ describe('a valid email', () => {
   });
 
   test('fromText reads back as the same address', () => {
-    for (const from of ['news@acme.test', 'Acme News <news@acme.test>', '"Say \\"hi\\" <now>" <a@acme.test>', 'Zoë Ä <z@acme.test>', '"a\\\\b" <c@acme.test>']) {
+    for (const from of [
+      'news@acme.test',
+      'Acme News <news@acme.test>',
+      '"Say \\"hi\\" <now>" <a@acme.test>',
+      'Zoë Ä <z@acme.test>',
+      '"a\\\\b" <c@acme.test>',
+    ]) {
       const v = validateEmail({ ...base, from });
       expect(parseAddress(v.fromText)).toEqual(v.from);
     }
@@ -74,8 +80,34 @@ describe('a valid email', () => {
   });
 
   test('optional fields default to empty', () => {
-    const v = validateEmail({ from: 'news@acme.test', to: 'ann@example.test', subject: '', text: 'plain', cc: null, bcc: [], reply_to: '', headers: null, tags: null, scheduled_at: null, attachments: null, topic_id: null, template: null });
-    expect(v).toMatchObject({ fromText: 'news@acme.test', subject: '', html: null, text: 'plain', cc: [], bcc: [], reply_to: [], headers: {}, tags: [], scheduled_at: null, attachments: [] });
+    const v = validateEmail({
+      from: 'news@acme.test',
+      to: 'ann@example.test',
+      subject: '',
+      text: 'plain',
+      cc: null,
+      bcc: [],
+      reply_to: '',
+      headers: null,
+      tags: null,
+      scheduled_at: null,
+      attachments: null,
+      topic_id: null,
+      template: null,
+    });
+    expect(v).toMatchObject({
+      fromText: 'news@acme.test',
+      subject: '',
+      html: null,
+      text: 'plain',
+      cc: [],
+      bcc: [],
+      reply_to: [],
+      headers: {},
+      tags: [],
+      scheduled_at: null,
+      attachments: [],
+    });
   });
 
   test('text "" is kept (no text part); a past scheduled_at means now', () => {
@@ -201,20 +233,20 @@ describe('headers', () => {
     );
   });
 
-  test.each(['Date', 'message-id', 'MIME-Version', 'content-type', 'Content-Transfer-Encoding', 'DKIM-Signature', 'Return-Path'])(
-    '%p is reserved',
+  test.each(['Date', 'message-id', 'MIME-Version', 'content-type', 'Content-Transfer-Encoding', 'DKIM-Signature', 'Return-Path'])('%p is reserved', (name) => {
+    expect(failure({ ...base, headers: { 'X-Ok': 'fine', [name]: 'x' } })).toEqual(
+      invalid(`Invalid \`headers\` field: the \`${name}\` header is set by Posthorn and cannot be overridden.`),
+    );
+  });
+
+  test.each(['Resent-To', 'resent-cc', 'RESENT-BCC', 'Resent-From', 'Resent-Date', 'Resent-Message-ID', 'Resent-Sender'])(
+    '%p (a Resent-* field) is refused',
     (name) => {
-      expect(failure({ ...base, headers: { 'X-Ok': 'fine', [name]: 'x' } })).toEqual(
-        invalid(`Invalid \`headers\` field: the \`${name}\` header is set by Posthorn and cannot be overridden.`),
+      expect(failure({ ...base, headers: { 'X-Ok': 'fine', [name]: 'victim@elsewhere.test' } })).toEqual(
+        invalid(`Invalid \`headers\` field: the \`${name}\` header cannot be set: Resent-* fields are for re-sending (RFC 5322 §3.6.6).`),
       );
     },
   );
-
-  test.each(['Resent-To', 'resent-cc', 'RESENT-BCC', 'Resent-From', 'Resent-Date', 'Resent-Message-ID', 'Resent-Sender'])('%p (a Resent-* field) is refused', (name) => {
-    expect(failure({ ...base, headers: { 'X-Ok': 'fine', [name]: 'victim@elsewhere.test' } })).toEqual(
-      invalid(`Invalid \`headers\` field: the \`${name}\` header cannot be set: Resent-* fields are for re-sending (RFC 5322 §3.6.6).`),
-    );
-  });
 
   test.each(['X Space', 'X:Colon', 'Zoë', '', 'X-Tab\t', 'X-Line\r\nBcc'])('invalid name %p', (name) => {
     expect(failure({ ...base, headers: { [name]: 'x' } })).toEqual(invalid(`Invalid \`headers\` field: \`${name}\` is not a valid header name.`));
@@ -335,6 +367,7 @@ describe('topic_id', () => {
   test('a topic id is kept (lowercased); null or absent is none; anything else is refused', () => {
     expect(validateEmail({ ...base, topic_id: '0195608A-51E4-70ED-A079-D3BDE8E25D94' }).topic_id).toBe('0195608a-51e4-70ed-a079-d3bde8e25d94');
     expect(validateEmail({ ...base, topic_id: null }).topic_id).toBeNull();
-    for (const topic_id of ['weekly', 7, { id: 'x' }]) expect(failure({ ...base, topic_id })).toEqual(invalid('Invalid `topic_id` field: must be the id of a topic.'));
+    for (const topic_id of ['weekly', 7, { id: 'x' }])
+      expect(failure({ ...base, topic_id })).toEqual(invalid('Invalid `topic_id` field: must be the id of a topic.'));
   });
 });

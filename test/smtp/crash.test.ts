@@ -66,10 +66,14 @@ describe('kill -9 during a burst of inbound mail', () => {
 
       dns.failWith(null);
       await server.start();
-      await until(async () => {
-        const stored = new Set(await storedSubjects(server));
-        return accepted.every((s) => stored.has(s));
-      }, `${accepted.length} inbound messages stored`, 600);
+      await until(
+        async () => {
+          const stored = new Set(await storedSubjects(server));
+          return accepted.every((s) => stored.has(s));
+        },
+        `${accepted.length} inbound messages stored`,
+        600,
+      );
       const counts = new Map<string, number>();
       for (const s of await storedSubjects(server)) counts.set(s, (counts.get(s) ?? 0) + 1);
       // No loss, no duplicate; messages beyond `accepted` had their 250 cut off by the kill.

@@ -181,13 +181,32 @@ describe('receiving', () => {
   });
 
   test('list: literal path before /emails/{id}, newest first, no limit → all; item fields', async () => {
-    for (const n of [1, 2, 3]) expect(await deliver({ from: 'x@sender.test', to: ['list@inbound.test'] }, { from: 'x@sender.test', to: 'list@inbound.test', subject: `list ${n}`, text: 't' })).toBe('250 2.0.0 OK');
+    for (const n of [1, 2, 3])
+      expect(
+        await deliver(
+          { from: 'x@sender.test', to: ['list@inbound.test'] },
+          { from: 'x@sender.test', to: 'list@inbound.test', subject: `list ${n}`, text: 't' },
+        ),
+      ).toBe('250 2.0.0 OK');
     const all = await received();
     expect(all.object).toBe('list');
     expect(all.has_more).toBe(false);
     const subjects = all.data.map((e: { subject: string }) => e.subject);
     expect(subjects.indexOf('list 3')).toBeLessThan(subjects.indexOf('list 1'));
-    expect(Object.keys(all.data[0]).sort()).toEqual(['attachments', 'authentication', 'bcc', 'cc', 'created_at', 'from', 'id', 'message_id', 'received_for', 'reply_to', 'subject', 'to']);
+    expect(Object.keys(all.data[0]).sort()).toEqual([
+      'attachments',
+      'authentication',
+      'bcc',
+      'cc',
+      'created_at',
+      'from',
+      'id',
+      'message_id',
+      'received_for',
+      'reply_to',
+      'subject',
+      'to',
+    ]);
     const page = await s.p.api('GET', '/emails/receiving?limit=2');
     expect(page.body.data).toHaveLength(2);
     expect(page.body.has_more).toBe(true);
@@ -226,18 +245,29 @@ describe('receiving', () => {
       'From: Alice <alice@signed.test>\r\nTo: support@inbound.test\r\nSubject: Signed\r\nMessage-ID: <signed@signed.test>\r\n' +
         'Date: Tue, 04 Mar 2025 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nAuthentic.\r\n',
     );
-    const signature = { canonicalization: 'relaxed/relaxed', signingDomain: 'signed.test', selector: 'mail', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+    const signature = {
+      canonicalization: 'relaxed/relaxed',
+      signingDomain: 'signed.test',
+      selector: 'mail',
+      privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    };
     const signed = await dkimSign(message, { ...signature, signatureData: [signature] });
     expect(signed.signatures).toStartWith('DKIM-Signature:');
     expect(signed.errors).toEqual([]);
     await deliver({ from: 'alice@signed.test', to: ['support@inbound.test'] }, { raw: Buffer.concat([Buffer.from(signed.signatures), message]) });
     expect((await bySubject('Signed')).authentication).toEqual({ spf: 'pass', dkim: 'pass', dmarc: 'pass' });
 
-    await deliver({ from: 'nobody@unsigned.test', to: ['support@inbound.test'] }, { from: 'nobody@unsigned.test', to: 'support@inbound.test', subject: 'Unsigned', text: 't' });
+    await deliver(
+      { from: 'nobody@unsigned.test', to: ['support@inbound.test'] },
+      { from: 'nobody@unsigned.test', to: 'support@inbound.test', subject: 'Unsigned', text: 't' },
+    );
     expect((await bySubject('Unsigned')).authentication).toEqual({ spf: 'unknown', dkim: 'unknown', dmarc: 'unknown' });
 
     // A forged From: the SPF of the envelope domain passes, but DMARC for signed.test fails.
-    await deliver({ from: 'x@sender.test', to: ['support@inbound.test'] }, { from: 'alice@signed.test', to: 'support@inbound.test', subject: 'Forged', text: 't' });
+    await deliver(
+      { from: 'x@sender.test', to: ['support@inbound.test'] },
+      { from: 'alice@signed.test', to: 'support@inbound.test', subject: 'Forged', text: 't' },
+    );
     expect((await bySubject('Forged')).authentication).toMatchObject({ dkim: 'unknown', dmarc: 'fail' });
   });
 
@@ -246,7 +276,10 @@ describe('receiving', () => {
     try {
       const hook = await s.p.api('POST', '/webhooks', { body: { endpoint: r.url, events: ['email.received'] } });
       expect(hook.status).toBe(201);
-      await deliver({ from: 'hook@sender.test', to: ['hooks@inbound.test'] }, { from: 'Hook <hook@sender.test>', to: 'hooks@inbound.test', subject: 'Hooked', text: 't' });
+      await deliver(
+        { from: 'hook@sender.test', to: ['hooks@inbound.test'] },
+        { from: 'Hook <hook@sender.test>', to: 'hooks@inbound.test', subject: 'Hooked', text: 't' },
+      );
       await r.waitFor((reqs) => reqs.length >= 1, 'email.received');
       const [req] = r.requests;
       expect(req.id).toMatch(/^msg_/);

@@ -11,7 +11,6 @@ import { bufferedBytes } from '../../src/smtp/server';
 import { clientKey } from '../../src/limits/failures';
 import { captureLog } from '../helpers/log';
 
-
 describe('AUTH failure limits per client address', () => {
   let s: RunningSmtp;
   beforeAll(async () => {

@@ -22,7 +22,10 @@ afterEach(async () => {
 async function running(overrides: Record<string, unknown>): Promise<{ p: Running; smtp: SmtpListeners }> {
   const p = await startPosthorn(overrides);
   const smtp = await startSmtp(p.svc);
-  cleanup.push(() => p.stop(), () => smtp.stop());
+  cleanup.push(
+    () => p.stop(),
+    () => smtp.stop(),
+  );
   return { p, smtp };
 }
 

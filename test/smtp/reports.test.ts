@@ -128,14 +128,19 @@ describe('delivery status notifications (RFC 3464)', () => {
     const b = (await bounced(x))[0].data.bounce as { type: string; subType: string; diagnosticCode: string[] };
     expect(b.type).toBe('Permanent');
     expect(b.subType).toBe('MailboxFull');
-    expect(b.diagnosticCode[0]).toStartWith("smtp; 552-5.2.2 The recipient's inbox is out of storage space. Please direct the recipient to 552 5.2.2 https://support.google.com/");
+    expect(b.diagnosticCode[0]).toStartWith(
+      "smtp; 552-5.2.2 The recipient's inbox is out of storage space. Please direct the recipient to 552 5.2.2 https://support.google.com/",
+    );
   });
 
   // Found by test/mail/reports-fuzz.test.ts: mailparser gives `false` as the content type of a part
   // whose Content-Type is empty, and reading the report threw — the bounce was dropped as malformed.
   test('a part with an empty Content-Type beside the delivery-status part: still a bounce', async () => {
     const x = await sent();
-    await report(fixture('postfix-bounce.eml', x, (t) => t.replace('Content-Type: text/plain; charset=utf-8', 'Content-Type:')), x.verp);
+    await report(
+      fixture('postfix-bounce.eml', x, (t) => t.replace('Content-Type: text/plain; charset=utf-8', 'Content-Type:')),
+      x.verp,
+    );
     expect((await current(x)).recipients[x.rcpt]).toBe('bounced');
     expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
   });
@@ -150,7 +155,10 @@ describe('delivery status notifications (RFC 3464)', () => {
 
   test('an unclassifiable Status: Undetermined, not suppressed', async () => {
     const x = await sent();
-    await report(fixture('postfix-bounce.eml', x, (t) => t.replace('Status: 5.1.1', 'Status: unknown')), x.verp);
+    await report(
+      fixture('postfix-bounce.eml', x, (t) => t.replace('Status: 5.1.1', 'Status: unknown')),
+      x.verp,
+    );
     expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Undetermined', subType: 'Undetermined', message: 'The bounce could not be classified.' });
     expect(await suppression(x.rcpt)).toBeNull();
   });
@@ -169,8 +177,14 @@ describe('not bounces: accepted and dropped', () => {
   test('Action: delayed, delivered or relayed', async () => {
     const x = await sent();
     await ignored(x, fixture('postfix-delayed.eml', x));
-    await ignored(x, fixture('postfix-bounce.eml', x, (t) => t.replace('Action: failed', 'Action: delivered').replace('Status: 5.1.1', 'Status: 2.0.0')));
-    await ignored(x, fixture('postfix-bounce.eml', x, (t) => t.replace('Action: failed', 'Action: relayed').replace('Status: 5.1.1', 'Status: 2.0.0')));
+    await ignored(
+      x,
+      fixture('postfix-bounce.eml', x, (t) => t.replace('Action: failed', 'Action: delivered').replace('Status: 5.1.1', 'Status: 2.0.0')),
+    );
+    await ignored(
+      x,
+      fixture('postfix-bounce.eml', x, (t) => t.replace('Action: failed', 'Action: relayed').replace('Status: 5.1.1', 'Status: 2.0.0')),
+    );
   });
 
   test('an out-of-office auto-reply (RFC 3834)', async () => {
@@ -218,7 +232,7 @@ describe('complaints (ARF, RFC 5965)', () => {
     expect((await eventsOf(s.p.svc, x.email)).filter((v) => v.type === 'email.complained')).toHaveLength(1);
   });
 
-  test('the RFC 5965 example without Original-Rcpt-To: the email\'s only recipient', async () => {
+  test("the RFC 5965 example without Original-Rcpt-To: the email's only recipient", async () => {
     const x = await sent();
     await report(fixture('rfc5965-arf.eml', x), x.verp);
     expect((await current(x)).last_event).toBe('complained');
@@ -227,8 +241,14 @@ describe('complaints (ARF, RFC 5965)', () => {
 
   test('Feedback-Type not-spam and DMARC auth-failure reports are not complaints', async () => {
     const x = await sent();
-    await ignored(x, fixture('yahoo-arf.eml', x, (t) => t.replace('Feedback-Type: abuse', 'Feedback-Type: not-spam')));
-    await ignored(x, fixture('yahoo-arf.eml', x, (t) => t.replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure')));
+    await ignored(
+      x,
+      fixture('yahoo-arf.eml', x, (t) => t.replace('Feedback-Type: abuse', 'Feedback-Type: not-spam')),
+    );
+    await ignored(
+      x,
+      fixture('yahoo-arf.eml', x, (t) => t.replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure')),
+    );
   });
 
   test('later sends to a suppressed address are not attempted', async () => {

@@ -56,7 +56,17 @@ describe('inbound spool', () => {
   test('a large message is spooled in a file (fsynced before the 250), stored whole, and its spool file goes once it is processed', async () => {
     const payload = randomBytes(600 * 1024);
     const t = mta(s.starttls);
-    expect((await t.sendMail({ from: 'x@sender.test', to: 'desk@spool.test', subject: 'large', text: 'see attached', attachments: [{ filename: 'big.bin', content: payload }] } as never)).response).toBe('250 2.0.0 OK');
+    expect(
+      (
+        await t.sendMail({
+          from: 'x@sender.test',
+          to: 'desk@spool.test',
+          subject: 'large',
+          text: 'see attached',
+          attachments: [{ filename: 'big.bin', content: payload }],
+        } as never)
+      ).response,
+    ).toBe('250 2.0.0 OK');
     t.close();
     await inboundProcessed(s.p);
     const list = (await s.p.api('GET', '/emails/receiving')).body.data;
@@ -88,7 +98,11 @@ describe('inbound spool', () => {
       await s.p.svc.store.write(async (tx) => tx.inboundSpool.update(last, Date.now()));
       await inboundProcessed(s.p);
     });
-    expect(await s.p.svc.store.inboundSpool.get(last.id)).toMatchObject({ attempts: MAX_ATTEMPTS, attempting: false, error: 'the message bytes are missing from the spool' });
+    expect(await s.p.svc.store.inboundSpool.get(last.id)).toMatchObject({
+      attempts: MAX_ATTEMPTS,
+      attempting: false,
+      error: 'the message bytes are missing from the spool',
+    });
     expect(await s.p.svc.store.inboundSpool.counts()).toEqual({ waiting: 0, failed: 1 });
     expect(await s.p.svc.store.inboundSpool.nextDue()).toBeNull();
     expect(log.find((l) => l.event === 'inbound.failed')).toMatchObject({ level: 'error', spool_id: last.id, attempts: MAX_ATTEMPTS });

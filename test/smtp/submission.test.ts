@@ -87,7 +87,9 @@ describe('submission through the sending core', () => {
     expect(sent.data.headers).toEqual([{ name: 'X-Entity-Ref-ID', value: 'smtp-123' }]);
 
     // The same send through REST gives the same event sequence.
-    const rest = await s.p.api('POST', '/emails', { body: { from: 'Acme <hello@example.test>', to: 'ann@dest.test', subject: 'Hello over REST', text: 'Hi Ann' } });
+    const rest = await s.p.api('POST', '/emails', {
+      body: { from: 'Acme <hello@example.test>', to: 'ann@dest.test', subject: 'Hello over REST', text: 'Hi Ann' },
+    });
     await delivered(rest.body.id);
     expect(await eventTypes(s.p.svc, ref(rest.body.id))).toEqual(await eventTypes(s.p.svc, ref(id)));
   });
@@ -138,10 +140,30 @@ describe('submission through the sending core', () => {
   test('swaks over STARTTLS with AUTH PLAIN', async () => {
     const proc = Bun.spawn(
       [
-        'swaks', '--server', '127.0.0.1', '--port', String(s.starttls), '--tls',
-        '--auth', 'PLAIN', '--auth-user', 'resend', '--auth-password', s.p.apiKey,
-        '--ehlo', 'client.test', '--from', 'hello@example.test', '--to', 'swaks@dest.test',
-        '--header', 'Subject: From swaks', '--header', 'X-Tool: swaks', '--body', 'Sent by swaks.',
+        'swaks',
+        '--server',
+        '127.0.0.1',
+        '--port',
+        String(s.starttls),
+        '--tls',
+        '--auth',
+        'PLAIN',
+        '--auth-user',
+        'resend',
+        '--auth-password',
+        s.p.apiKey,
+        '--ehlo',
+        'client.test',
+        '--from',
+        'hello@example.test',
+        '--to',
+        'swaks@dest.test',
+        '--header',
+        'Subject: From swaks',
+        '--header',
+        'X-Tool: swaks',
+        '--body',
+        'Sent by swaks.',
       ],
       { stdout: 'pipe', stderr: 'pipe' },
     );
@@ -158,7 +180,13 @@ describe('submission through the sending core', () => {
 
   test('Resend-Idempotency-Key: replay answers the original id and sends nothing; another message with it → 554 5.7.0', async () => {
     const t = submitter(s.starttls, s.p.apiKey);
-    const mail = { from: 'hello@example.test', to: 'idem@dest.test', subject: 'Once', text: 'only once', headers: { 'Resend-Idempotency-Key': 'smtp-welcome/1' } };
+    const mail = {
+      from: 'hello@example.test',
+      to: 'idem@dest.test',
+      subject: 'Once',
+      text: 'only once',
+      headers: { 'Resend-Idempotency-Key': 'smtp-welcome/1' },
+    };
     const first = acceptedId((await t.sendMail(mail)).response);
     // nodemailer makes a new Message-ID and Date each time: they are not part of the message's identity.
     const again = await t.sendMail(mail);
@@ -169,7 +197,10 @@ describe('submission through the sending core', () => {
     await delivered(first);
     expect(sinkMessage(first)!.raw.toString()).not.toMatch(/resend-idempotency-key/i);
     expect((await email(first)).headers).toEqual({});
-    const rest = await s.p.api('POST', '/emails', { body: { from: 'hello@example.test', to: 'idem@dest.test', subject: 'Twice', text: 'x' }, headers: { 'idempotency-key': 'smtp-welcome/1' } });
+    const rest = await s.p.api('POST', '/emails', {
+      body: { from: 'hello@example.test', to: 'idem@dest.test', subject: 'Twice', text: 'x' },
+      headers: { 'idempotency-key': 'smtp-welcome/1' },
+    });
     expect(rest.status).toBe(200);
     expect(rest.body.id).not.toBe(first);
     const sent = (await s.p.api('GET', '/emails?limit=100')).body.data.filter((e: { subject: string }) => e.subject === 'Once');
@@ -183,9 +214,11 @@ describe('submission through the sending core', () => {
       '550 5.7.1 The `unverified.test` domain is not verified. Please, add and verify your domain.',
     );
     expect(await refusal(t.sendMail({ from: 'hello@example.test', to: 'a@dest.test', text: 't' }))).toBe('554 5.6.0 Missing `subject` field.');
-    expect(await refusal(t.sendMail({ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', headers: { 'Resend-Idempotency-Key': 'k'.repeat(257) } }))).toMatch(
-      /^554 5\.6\.0 The `Resend-Idempotency-Key` header must be between 1 and 256 characters\.$/,
-    );
+    expect(
+      await refusal(
+        t.sendMail({ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', headers: { 'Resend-Idempotency-Key': 'k'.repeat(257) } }),
+      ),
+    ).toMatch(/^554 5\.6\.0 The `Resend-Idempotency-Key` header must be between 1 and 256 characters\.$/);
     t.close();
 
     // A sending_access key bound to another domain.
@@ -327,7 +360,9 @@ describe('session rules', () => {
     const t = submitter(s.tls, s.p.apiKey, { secure: true });
     const big = Buffer.alloc(MAX_MESSAGE_BYTES, 'a');
     const before = (await s.p.api('GET', '/emails?limit=100')).body.data.length;
-    const r = await refusal(t.sendMail({ from: 'hello@example.test', to: 'big@dest.test', subject: 'big', text: 'x', attachments: [{ filename: 'big.bin', content: big }] }));
+    const r = await refusal(
+      t.sendMail({ from: 'hello@example.test', to: 'big@dest.test', subject: 'big', text: 'x', attachments: [{ filename: 'big.bin', content: big }] }),
+    );
     expect(r).toMatch(/^552 5\.3\.4 /);
     expect((await s.p.api('GET', '/emails?limit=100')).body.data.length).toBe(before);
     t.close();

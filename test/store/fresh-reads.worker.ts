@@ -10,10 +10,33 @@ const store = await openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
 const team = newId();
 const write: Record<string, (tx: Tx) => void> = {
   queue: (tx) =>
-    tx.queue.add({ id: newId(), team_id: team, email_id: newId(), domain: 'fresh.test', recipients: ['a@fresh.test'], attempts: 0, first_attempt_at: null, last_error: null }, 1_000),
+    tx.queue.add(
+      {
+        id: newId(),
+        team_id: team,
+        email_id: newId(),
+        domain: 'fresh.test',
+        recipients: ['a@fresh.test'],
+        attempts: 0,
+        first_attempt_at: null,
+        last_error: null,
+      },
+      1_000,
+    ),
   inboundSpool: (tx) =>
     tx.inboundSpool.add(
-      { id: newId(), received_at: new Date().toISOString(), envelope: { mail_from: 'a@b.test', rcpt_to: ['c@fresh.test'] } as never, session_id: 's', inbound: [], reports: ['c@fresh.test'], size: 1, attempts: 0, attempting: false, error: null },
+      {
+        id: newId(),
+        received_at: new Date().toISOString(),
+        envelope: { mail_from: 'a@b.test', rcpt_to: ['c@fresh.test'] } as never,
+        session_id: 's',
+        inbound: [],
+        reports: ['c@fresh.test'],
+        size: 1,
+        attempts: 0,
+        attempting: false,
+        error: null,
+      },
       new Uint8Array([10]),
       1_000,
     ),

@@ -32,8 +32,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const page = (q: PageQuery, def: number | null = null) =>
-  store.segments.page(TEAM, q, def, (r) => r.id);
+const page = (q: PageQuery, def: number | null = null) => store.segments.page(TEAM, q, def, (r) => r.id);
 
 describe('pagination engine', () => {
   test('no limit returns everything newest first when the list has no default', async () => {
@@ -115,7 +114,13 @@ describe('derived items among stored ones', () => {
       const together = sortedSource(ids.map((id) => ({ id })));
       const load = (_k: unknown, v: unknown) => v as { id: string };
       for (const limit of [1, 2, 3, 10])
-        for (const q of [{ limit }, ...ids.flatMap((c) => [{ limit, after: c }, { limit, before: c }])]) {
+        for (const q of [
+          { limit },
+          ...ids.flatMap((c) => [
+            { limit, after: c },
+            { limit, before: c },
+          ]),
+        ]) {
           const got = withDerived(paginate(stored, [], q, null, load), derived, q, null, (x) => x.id);
           expect(got).toEqual(paginate(together, [], q, null, load));
         }
@@ -129,7 +134,16 @@ describe('retention sweep', () => {
     const then = Date.now() - 40 * 86_400_000;
     const old = { id: Bun.randomUUIDv7('hex', then), team_id: TEAM, created_at: new Date(then).toISOString() };
     const fresh = { id: newId(), team_id: TEAM, created_at: nowIso() };
-    const base = { api_key_id: 'k', endpoint: '/x', method: 'GET', response_status: 200, user_agent: null, duration_ms: 1, request_json: null, response_json: null };
+    const base = {
+      api_key_id: 'k',
+      endpoint: '/x',
+      method: 'GET',
+      response_status: 200,
+      user_agent: null,
+      duration_ms: 1,
+      request_json: null,
+      response_json: null,
+    };
     await store.write(async (tx) => {
       tx.logs.put({ ...old, ...base });
       tx.logs.put({ ...fresh, ...base });

@@ -96,7 +96,14 @@ describe('several instances (nodes) on one database', () => {
     const t = team();
     const now = Date.now();
     const entries: QueueEntry[] = Array.from({ length: 60 }, (_, i) => ({
-      id: newId(), team_id: t, email_id: newId(), domain: `d${i % 3}.test`, recipients: [`r${i}@d${i % 3}.test`], attempts: 0, first_attempt_at: null, last_error: null,
+      id: newId(),
+      team_id: t,
+      email_id: newId(),
+      domain: `d${i % 3}.test`,
+      recipients: [`r${i}@d${i % 3}.test`],
+      attempts: 0,
+      first_attempt_at: null,
+      last_error: null,
     }));
     await a.write(async (tx) => entries.forEach((e) => tx.queue.put(e, now - 1000)));
     const taken = new Map<string, number>();
@@ -118,13 +125,33 @@ describe('several instances (nodes) on one database', () => {
     expect((await a.queue.stats(Date.now())).ready).toBe(0);
   });
 
-  test('automation runs are leased: each due run is taken by one instance, due again at the lease\'s end', async () => {
+  test("automation runs are leased: each due run is taken by one instance, due again at the lease's end", async () => {
     const t = team();
     const now = Date.now();
-    const runs: AutomationRunRec[] = Array.from({ length: 40 }, () => ({
-      id: newId(), team_id: t, created_at: nowIso(), automation_id: newId(), contact_id: newId(), status: 'running', started_at: nowIso(), completed_at: null,
-      trigger: { event: 'go', payload: {} }, received: {}, at: 'start', state: 'ready', resume: null, due: now - 1000, waiting_for: null, attempts: 0, rev: 0, steps: [],
-    }) as AutomationRunRec);
+    const runs: AutomationRunRec[] = Array.from(
+      { length: 40 },
+      () =>
+        ({
+          id: newId(),
+          team_id: t,
+          created_at: nowIso(),
+          automation_id: newId(),
+          contact_id: newId(),
+          status: 'running',
+          started_at: nowIso(),
+          completed_at: null,
+          trigger: { event: 'go', payload: {} },
+          received: {},
+          at: 'start',
+          state: 'ready',
+          resume: null,
+          due: now - 1000,
+          waiting_for: null,
+          attempts: 0,
+          rev: 0,
+          steps: [],
+        }) as AutomationRunRec,
+    );
     await a.write(async (tx) => runs.forEach((r) => saveRun(tx, null, r)));
     const taken = new Map<string, number>();
     const claimer = async (s: Store) => {
@@ -185,7 +212,7 @@ describe('several instances (nodes) on one database', () => {
     expect(await b.singleton('sweep-test', async () => {})).toBe(true);
   });
 
-  test('a sending limit holds across instances: the team\'s counts are locked while a unit reads them', async () => {
+  test("a sending limit holds across instances: the team's counts are locked while a unit reads them", async () => {
     const t = team();
     const now = Date.now();
     const take = (s: Store) =>
@@ -203,17 +230,36 @@ describe('several instances (nodes) on one database', () => {
   test('TLS-RPT days: attempts on both instances add up, failure kinds merge', async () => {
     const t = team();
     const policy = { type: 'sts' as const, string: ['version: STSv1', 'mode: enforce'], mx_host: ['mx.dest.test'] };
-    const failure = { result_type: 'certificate-expired' as never, receiving_mx_hostname: 'mx.dest.test', receiving_ip: '127.0.0.1', failure_reason_code: null, count: 1 };
-    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).write(async (tx) => tx.tlsReports.add(t, '2026-11-24', 'dest.test', policy, 2, i % 4 ? [] : [failure]))));
+    const failure = {
+      result_type: 'certificate-expired' as never,
+      receiving_mx_hostname: 'mx.dest.test',
+      receiving_ip: '127.0.0.1',
+      failure_reason_code: null,
+      count: 1,
+    };
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? a : b).write(async (tx) => tx.tlsReports.add(t, '2026-11-24', 'dest.test', policy, 2, i % 4 ? [] : [failure])),
+      ),
+    );
     const day = await a.tlsReports.get(t, '2026-11-24', 'dest.test');
     expect(day).toMatchObject({ team_id: t, day: '2026-11-24', domain: 'dest.test', success: 40, failure: 5 });
     expect(day!.failures).toEqual([{ ...failure, count: 5 }]);
     expect((await b.tlsReports.list(t, { limit: 10 })).map((d) => d.domain)).toEqual(['dest.test']);
   });
 
-  test('held queue entries wait out of the due range; a team\'s entries list by destination', async () => {
+  test("held queue entries wait out of the due range; a team's entries list by destination", async () => {
     const t = team();
-    const entry = (domain: string): QueueEntry => ({ id: newId(), team_id: t, email_id: newId(), domain, recipients: [`x@${domain}`], attempts: 0, first_attempt_at: null, last_error: null });
+    const entry = (domain: string): QueueEntry => ({
+      id: newId(),
+      team_id: t,
+      email_id: newId(),
+      domain,
+      recipients: [`x@${domain}`],
+      attempts: 0,
+      first_attempt_at: null,
+      last_error: null,
+    });
     const [held, free] = [{ ...entry('held.test'), held: 'destination' } as QueueEntry, entry('free.test')];
     await a.write(async (tx) => {
       tx.queue.put(held, 1);
@@ -221,14 +267,26 @@ describe('several instances (nodes) on one database', () => {
     });
     const due = await b.write(async (tx) => tx.queue.due(Date.now(), 10));
     expect(due.map((d) => d.entry.id)).not.toContain(held.id);
-    expect((await a.queue.ofTeam(t, { limit: 10 })).map((q) => [q.entry.domain, q.due])).toEqual([['free.test', 1], ['held.test', null]]);
+    expect((await a.queue.ofTeam(t, { limit: 10 })).map((q) => [q.entry.domain, q.due])).toEqual([
+      ['free.test', 1],
+      ['held.test', null],
+    ]);
     await a.write(async (tx) => tx.queue.defer('free.test', free.id, 1, 5));
     expect((await a.queue.ofTeam(t, { limit: 10, destination: 'free.test' }))[0]!.due).toBe(5);
   });
 
-  test('a new entry to a destination its team holds (held on another instance) is queued held; another team\'s is not', async () => {
+  test("a new entry to a destination its team holds (held on another instance) is queued held; another team's is not", async () => {
     const [t, other] = [team(), team()];
-    const entry = (team_id: string): QueueEntry => ({ id: newId(), team_id, email_id: newId(), domain: 'hold.test', recipients: ['x@hold.test'], attempts: 0, first_attempt_at: null, last_error: null });
+    const entry = (team_id: string): QueueEntry => ({
+      id: newId(),
+      team_id,
+      email_id: newId(),
+      domain: 'hold.test',
+      recipients: ['x@hold.test'],
+      attempts: 0,
+      first_attempt_at: null,
+      last_error: null,
+    });
     await a.write(async (tx) => tx.queueHolds.hold({ team_id: t, destination: 'hold.test', held_at: new Date().toISOString() }));
     const [mine, theirs] = [entry(t), entry(other)];
     await b.write(async (tx) => {

@@ -167,7 +167,7 @@ describe('a tracked email sent through the API', () => {
     expect(got.last_event).toBe('opened');
   });
 
-  test('a click answers 302 to exactly the original URL and is an email.clicked with Resend\'s click payload', async () => {
+  test("a click answers 302 to exactly the original URL and is an email.clicked with Resend's click payload", async () => {
     const res = await fetch(local(hrefs[0]), { redirect: 'manual', headers: { 'user-agent': THUNDERBIRD, 'x-forwarded-for': '203.0.113.7' } });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://shop.test/a?b=1&c=2');
@@ -175,7 +175,12 @@ describe('a tracked email sent through the API', () => {
     const hook = hooks.requests.find((h) => h.payload.type === 'email.clicked')!;
     expect(hook.payload.data.email_id).toBe(emailId);
     expect(hook.payload.data.to).toEqual(['reader@dest.test']);
-    expect(hook.payload.data.click).toEqual({ ipAddress: '203.0.113.7', link: 'https://shop.test/a?b=1&c=2', timestamp: expect.any(String), userAgent: THUNDERBIRD });
+    expect(hook.payload.data.click).toEqual({
+      ipAddress: '203.0.113.7',
+      link: 'https://shop.test/a?b=1&c=2',
+      timestamp: expect.any(String),
+      userAgent: THUNDERBIRD,
+    });
     expect(Date.parse(hook.payload.data.click.timestamp)).not.toBeNaN();
     const r = await lastEventBecomes(emailId, 'clicked');
     expect(r.last_event).toBe('clicked');
@@ -188,7 +193,18 @@ describe('a tracked email sent through the API', () => {
       return r.data!.totals.clicked === 1 && r.data;
     }, 'metrics');
     expect(m.object).toBe('metrics');
-    expect(m.totals).toMatchObject({ sent: 1, delivered: 1, opened: 1, unique_opened: 1, clicked: 1, unique_clicked: 1, bounced: 0, delivery_rate: 1, open_rate: 1, click_rate: 1 });
+    expect(m.totals).toMatchObject({
+      sent: 1,
+      delivered: 1,
+      opened: 1,
+      unique_opened: 1,
+      clicked: 1,
+      unique_clicked: 1,
+      bounced: 0,
+      delivery_rate: 1,
+      open_rate: 1,
+      click_rate: 1,
+    });
     expect(m.data).toBeUndefined();
   });
 
@@ -204,7 +220,12 @@ describe('a tracked email sent through the API', () => {
       const all = await eventsOf(w.p.svc, { team_id: team, id: emailId });
       return all.filter((e) => e.automated).length === 3 && all;
     }, 'automated events');
-    expect(events.filter((e) => e.automated).map((e) => e.automated).sort()).toEqual(['apple_privacy_proxy', 'no_user_agent', 'scanner']);
+    expect(
+      events
+        .filter((e) => e.automated)
+        .map((e) => e.automated)
+        .sort(),
+    ).toEqual(['apple_privacy_proxy', 'no_user_agent', 'scanner']);
     const after = (await w.p.resend.emails.metrics({ emailId: [emailId] } as never)).data!.totals;
     expect(after).toEqual(before);
   });
@@ -213,7 +234,12 @@ describe('a tracked email sent through the API', () => {
 describe('other ways in are tracked too', () => {
   test('an SMTP-submitted email', async () => {
     const t = submitter(w.smtp!.starttls, w.p.apiKey);
-    const info = await t.sendMail({ from: 'news@example.test', to: 'smtp-reader@dest.test', subject: 'By SMTP', html: '<p><a href="https://smtp.test/page">page</a></p>' });
+    const info = await t.sendMail({
+      from: 'news@example.test',
+      to: 'smtp-reader@dest.test',
+      subject: 'By SMTP',
+      html: '<p><a href="https://smtp.test/page">page</a></p>',
+    });
     expect(info.response).toMatch(/^250 /);
     const { html } = await htmlOf(await lastMessageTo(w.sink, 'smtp-reader@dest.test'));
     const { hrefs, imgs } = linksOf(html);
@@ -266,7 +292,11 @@ describe('other ways in are tracked too', () => {
     expect(missing.body.name).toBe('missing_required_parameter');
 
     // The unsubscribe link (RFC 8058 one-click) counts for this email.
-    const unsub = await fetch(local(hrefs[1]), { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const unsub = await fetch(local(hrefs[1]), {
+      method: 'POST',
+      body: 'List-Unsubscribe=One-Click',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(unsub.status).toBe(200);
     const u = await w.p.resend.emails.metrics({ broadcastId: [b.data!.id] } as never);
     expect(u.data!.totals).toMatchObject({ unsubscribed: 1, sent: 1, delivered: 1, unsubscribe_rate: 1 });

@@ -98,7 +98,17 @@ export function bytes(n: number): string {
 // Page structure
 // ---------------------------------------------------------------------------------------------
 
-export function PageHeader({ title, description, actions, back }: { title: ComponentChildren; description?: ComponentChildren; actions?: ComponentChildren; back?: { href: string; label: string } }) {
+export function PageHeader({
+  title,
+  description,
+  actions,
+  back,
+}: {
+  title: ComponentChildren;
+  description?: ComponentChildren;
+  actions?: ComponentChildren;
+  back?: { href: string; label: string };
+}) {
   useEffect(() => {
     document.title = `${typeof title === 'string' ? title : 'Posthorn'} · Posthorn`;
   }, [title]);
@@ -172,7 +182,17 @@ export interface Column<T> {
 }
 
 /** A list: a row links to `href(row)` when given (the first cell holds the link, for keyboards). */
-export function Table<T extends { id: string }>({ columns, rows, href, caption }: { columns: Column<T>[]; rows: T[]; href?: (r: T) => string; caption: string }) {
+export function Table<T extends { id: string }>({
+  columns,
+  rows,
+  href,
+  caption,
+}: {
+  columns: Column<T>[];
+  rows: T[];
+  href?: (r: T) => string;
+  caption: string;
+}) {
   return (
     <div class="table-wrap">
       <table>
@@ -239,12 +259,44 @@ export function PagedTable<T extends { id: string }>(props: {
 // ---------------------------------------------------------------------------------------------
 
 const TONES: Record<string, string> = {
-  delivered: 'green', verified: 'green', enabled: 'green', success: 'green', sent: 'blue', opened: 'blue', clicked: 'violet',
-  queued: 'gray', scheduled: 'violet', pending: 'amber', attempting: 'amber', delivery_delayed: 'amber', not_started: 'gray',
-  draft: 'gray', published: 'green', sending: 'blue', partially_verified: 'amber', temporary_failure: 'amber', canceled: 'gray', disabled: 'gray',
-  bounced: 'red', complained: 'red', failed: 'red', suppressed: 'red', partially_failed: 'red', unsubscribed: 'red',
-  owner: 'violet', member: 'gray', pass: 'green', fail: 'red', none: 'gray', neutral: 'gray', softfail: 'amber',
-  running: 'blue', completed: 'green', cancelled: 'gray', waiting: 'amber', skipped: 'gray',
+  delivered: 'green',
+  verified: 'green',
+  enabled: 'green',
+  success: 'green',
+  sent: 'blue',
+  opened: 'blue',
+  clicked: 'violet',
+  queued: 'gray',
+  scheduled: 'violet',
+  pending: 'amber',
+  attempting: 'amber',
+  delivery_delayed: 'amber',
+  not_started: 'gray',
+  draft: 'gray',
+  published: 'green',
+  sending: 'blue',
+  partially_verified: 'amber',
+  temporary_failure: 'amber',
+  canceled: 'gray',
+  disabled: 'gray',
+  bounced: 'red',
+  complained: 'red',
+  failed: 'red',
+  suppressed: 'red',
+  partially_failed: 'red',
+  unsubscribed: 'red',
+  owner: 'violet',
+  member: 'gray',
+  pass: 'green',
+  fail: 'red',
+  none: 'gray',
+  neutral: 'gray',
+  softfail: 'amber',
+  running: 'blue',
+  completed: 'green',
+  cancelled: 'gray',
+  waiting: 'amber',
+  skipped: 'gray',
 };
 
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {
@@ -302,7 +354,19 @@ export function Field({ label, hint, children, id }: { label: string; hint?: Com
   );
 }
 
-export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
+export function Dialog({
+  open,
+  title,
+  onClose,
+  children,
+  wide,
+}: {
+  open: boolean;
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+  wide?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -328,7 +392,15 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
 }
 
 /** A form whose submit runs `action` (no page load), with the action's error above its fields. */
-export function Form({ action, children, class: cls }: { action: { run: () => unknown; error: { message: string } | null }; children: ComponentChildren; class?: string }) {
+export function Form({
+  action,
+  children,
+  class: cls,
+}: {
+  action: { run: () => unknown; error: { message: string } | null };
+  children: ComponentChildren;
+  class?: string;
+}) {
   return (
     <form
       class={cls}
@@ -391,7 +463,17 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<u
   return { run, busy, error, setError };
 }
 
-export function Tabs({ tabs, current, onChange, label }: { tabs: { id: string; label: string }[]; current: string; onChange: (id: string) => void; label: string }) {
+export function Tabs({
+  tabs,
+  current,
+  onChange,
+  label,
+}: {
+  tabs: { id: string; label: string }[];
+  current: string;
+  onChange: (id: string) => void;
+  label: string;
+}) {
   return (
     <div class="tabs" role="tablist" aria-label={label}>
       {tabs.map((t) => (

@@ -26,10 +26,7 @@ export function idOrEmail(value: string | undefined | null): { id: string } | { 
 const LIMIT_MSG = 'The pagination limit must be a number between 1 and 100.';
 
 /** Validate `limit`, `after`, `before` (docs/api.md §4). */
-export function pageQuery(
-  query: Record<string, string | undefined>,
-  opts: { cursor?: (v: string) => boolean; before?: boolean } = {},
-): PageQuery {
+export function pageQuery(query: Record<string, string | undefined>, opts: { cursor?: (v: string) => boolean; before?: boolean } = {}): PageQuery {
   const valid = opts.cursor ?? isUuid;
   const q: PageQuery = {};
   if (query.limit !== undefined) {
@@ -38,10 +35,12 @@ export function pageQuery(
     q.limit = Number(raw);
   }
   const { after, before } = query;
-  if (after !== undefined && before !== undefined)
-    throw errors.validation('You can only use either `after` or `before`, not both.');
+  if (after !== undefined && before !== undefined) throw errors.validation('You can only use either `after` or `before`, not both.');
   if (before !== undefined && opts.before === false) throw errors.validation('The `before` parameter is not supported on this list.');
-  for (const [name, v] of [['after', after], ['before', before]] as const) {
+  for (const [name, v] of [
+    ['after', after],
+    ['before', before],
+  ] as const) {
     if (v === undefined) continue;
     if (!valid(v)) throw errors.validation(`The \`${name}\` cursor must be a valid id.`);
     q[name] = v.toLowerCase().startsWith('msg_') ? v : v.toLowerCase();

@@ -117,7 +117,10 @@ export function authRoutes(app: App, svc: ApiContext) {
     async ({ request }) => {
       const { url, cookie } = await auth.oidc.start();
       const headers = new Headers({ location: url, 'cache-control': 'no-store' });
-      headers.append('set-cookie', setCookie(OIDC_COOKIE, cookie, { maxAgeMs: 10 * 60_000, secure: overHttps(request, config.public_url), path: '/auth/oidc' }));
+      headers.append(
+        'set-cookie',
+        setCookie(OIDC_COOKIE, cookie, { maxAgeMs: 10 * 60_000, secure: overHttps(request, config.public_url), path: '/auth/oidc' }),
+      );
       return new Response(null, { status: 302, headers });
     },
     { detail: { summary: 'Start OpenID Connect sign-in (redirects to the provider)', tags } },

@@ -6,15 +6,7 @@ import { caller } from '../platform/context';
 import { objectBody } from '../platform/body';
 import { pageQuery, pathId, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import {
-  automationView,
-  createAutomation,
-  duplicateAutomation,
-  listAutomations,
-  removeAutomation,
-  stopAutomation,
-  updateAutomation,
-} from '../../automations';
+import { automationView, createAutomation, duplicateAutomation, listAutomations, removeAutomation, stopAutomation, updateAutomation } from '../../automations';
 import { findRun, listRuns, runStatuses, runView } from '../../automations/runs';
 
 const tags = ['Automations'];
@@ -47,7 +39,10 @@ export function automationsRoutes(app: App, { store }: ApiContext) {
 
   app.patch(
     '/automations/:id',
-    async ({ request, params, body }) => ({ object: 'automation', id: (await updateAutomation(store, caller(request).team, pathId(params.id), objectBody(body))).id }),
+    async ({ request, params, body }) => ({
+      object: 'automation',
+      id: (await updateAutomation(store, caller(request).team, pathId(params.id), objectBody(body))).id,
+    }),
     { detail: { summary: 'Update an automation', tags } },
   );
 

@@ -21,9 +21,7 @@ const content = {
   audience_id: t.Optional(Str('audience_id')),
   from: Str('from'),
   subject: Str('subject'),
-  reply_to: t.Optional(
-    t.Union([t.String(), t.Array(t.String()), t.Null()], { error: 'The `reply_to` field must be a string or an array of strings.' }),
-  ),
+  reply_to: t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()], { error: 'The `reply_to` field must be a string or an array of strings.' })),
   preview_text: t.Optional(NullableStr('preview_text')),
   html: t.Optional(NullableStr('html')),
   text: t.Optional(NullableStr('text')),
@@ -77,8 +75,7 @@ export function broadcastsRoutes(app: App, svc: ApiContext) {
       const { team } = caller(request);
       const c = await contentFields(store, team, body);
       if (c.segment_id === undefined) throw errors.missingField('segment_id');
-      if (body.scheduled_at != null && body.send !== true)
-        throw errors.validation('The `scheduled_at` field can only be used with `send: true`.');
+      if (body.scheduled_at != null && body.send !== true) throw errors.validation('The `scheduled_at` field can only be used with `send: true`.');
       const at = body.scheduled_at != null ? parseScheduledAt(body.scheduled_at) : null;
       const b: BroadcastRec = {
         id: newId(),

@@ -92,7 +92,9 @@ export function contactImportsRoutes(app: App, svc: ApiContext) {
       const status = query.status;
       if (status !== undefined && !IMPORT_STATUSES.includes(status as never))
         throw errors.validation(`\`status\` must be one of ${IMPORT_STATUSES.join(', ')}.`);
-      return listOf(await store.contactImports.page(caller(request).team, q, 20, (i) => (status === undefined || i.status === status ? importView(i) : undefined)));
+      return listOf(
+        await store.contactImports.page(caller(request).team, q, 20, (i) => (status === undefined || i.status === status ? importView(i) : undefined)),
+      );
     },
     { detail: { summary: 'List contact imports (optionally by status)', tags } },
   );

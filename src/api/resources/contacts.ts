@@ -97,12 +97,16 @@ export function contactsRoutes(app: App, svc: ApiContext) {
     { detail: { summary: 'List contacts (optionally of one segment; Posthorn: `q` searches email and name)', tags } },
   );
 
-  app.get('/contacts/:id_or_email', async ({ request, params }) => {
-    const { team } = caller(request);
-    return contactView(await load(team, params.id_or_email), await propertyDefs(store, team));
-  }, {
-    detail: { summary: 'Retrieve a contact by id or email', tags },
-  });
+  app.get(
+    '/contacts/:id_or_email',
+    async ({ request, params }) => {
+      const { team } = caller(request);
+      return contactView(await load(team, params.id_or_email), await propertyDefs(store, team));
+    },
+    {
+      detail: { summary: 'Retrieve a contact by id or email', tags },
+    },
+  );
 
   app.patch(
     '/contacts/:id_or_email',

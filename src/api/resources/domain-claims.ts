@@ -32,9 +32,7 @@ export function domainClaimsRoutes(app: App, { store, claims }: ApiContext) {
     { detail: { summary: 'Retrieve the claim of a domain', tags } },
   );
 
-  app.post(
-    '/domains/:id/claim/verify',
-    async ({ request, params }) => claimView(await claims.verify(caller(request).team, pathId(params.id))),
-    { detail: { summary: "Verify a domain claim's TXT record (asynchronous)", tags } },
-  );
+  app.post('/domains/:id/claim/verify', async ({ request, params }) => claimView(await claims.verify(caller(request).team, pathId(params.id))), {
+    detail: { summary: "Verify a domain claim's TXT record (asynchronous)", tags },
+  });
 }

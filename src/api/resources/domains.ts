@@ -108,7 +108,8 @@ export function domainsRoutes(app: App, { store, config, domains: verifier, clai
     async ({ request, params, body }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) throw errors.badJson('The request body must be a JSON object.');
+      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body)))
+        throw errors.badJson('The request body must be a JSON object.');
       const ed25519 = (body as { ed25519?: unknown } | undefined)?.ed25519 ?? false;
       if (typeof ed25519 !== 'boolean') throw errors.invalidField('ed25519', 'must be a boolean.');
       const d = await startRotation(store, team, id, { ed25519 });

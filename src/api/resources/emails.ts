@@ -73,8 +73,7 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     async ({ request, body, set }) => {
       const { team, key } = caller(request);
       const mode = (request.headers.get('x-batch-validation') ?? 'strict').toLowerCase();
-      if (mode !== 'strict' && mode !== 'permissive')
-        throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
+      if (mode !== 'strict' && mode !== 'permissive') throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
       if (!Array.isArray(body)) throw errors.badJson('The request body must be a JSON array.');
       if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
       const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
@@ -110,19 +109,30 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     { detail: { summary: 'Send up to 100 emails', tags } },
   );
 
-  app.get('/emails', async ({ request, query }) => {
-    const match = emailFilter(query);
-    return listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, match ? (e) => (match(e) ? summary(e) : undefined) : summary));
-  }, {
-    detail: { summary: 'List sent emails (Posthorn: filter by status, text and date, docs/api.md §7.4)', tags },
-  });
+  app.get(
+    '/emails',
+    async ({ request, query }) => {
+      const match = emailFilter(query);
+      return listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, match ? (e) => (match(e) ? summary(e) : undefined) : summary));
+    },
+    {
+      detail: { summary: 'List sent emails (Posthorn: filter by status, text and date, docs/api.md §7.4)', tags },
+    },
+  );
 
   app.get(
     '/emails/:id/events',
     async ({ request, params, query }) => {
       const e = await load(request, params.id);
       const q = pageQuery(query);
-      const shown = (ev: EventRec) => ({ object: 'event', id: ev.id, type: ev.type, created_at: ev.created_at, data: eventData(ev, e), automated: ev.automated ?? null });
+      const shown = (ev: EventRec) => ({
+        object: 'event',
+        id: ev.id,
+        type: ev.type,
+        created_at: ev.created_at,
+        data: eventData(ev, e),
+        automated: ev.automated ?? null,
+      });
       const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
       return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
     },
@@ -204,11 +214,28 @@ export function emailsRoutes(app: App, svc: ApiContext) {
         await run(team, id);
         return { object: 'email', id };
       },
-      { detail: { summary: `${summary} (Posthorn)`, description: `${description} Unknown → 404 \`not_found\`; not a UUID → 422 \`invalid_parameter\`.`, tags } },
+      {
+        detail: { summary: `${summary} (Posthorn)`, description: `${description} Unknown → 404 \`not_found\`; not a UUID → 422 \`invalid_parameter\`.`, tags },
+      },
     );
-  control('hold', (team, id) => controls.holdEmail(team, id), 'Hold a queued email', 'Its queue entries are not tried until it is released. Not queued, or already held → 422 `validation_error`.');
-  control('release', (team, id) => controls.releaseEmail(team, id), 'Release a held email', 'Due at once (held on with its destination when the team holds that). Not held → 422 `validation_error`.');
-  control('retry', (team, id) => controls.retryEmail(team, id), 'Retry a queued email now', 'Its queue entries are due at once. Not queued, or held → 422 `validation_error`.');
+  control(
+    'hold',
+    (team, id) => controls.holdEmail(team, id),
+    'Hold a queued email',
+    'Its queue entries are not tried until it is released. Not queued, or already held → 422 `validation_error`.',
+  );
+  control(
+    'release',
+    (team, id) => controls.releaseEmail(team, id),
+    'Release a held email',
+    'Due at once (held on with its destination when the team holds that). Not held → 422 `validation_error`.',
+  );
+  control(
+    'retry',
+    (team, id) => controls.retryEmail(team, id),
+    'Retry a queued email now',
+    'Its queue entries are due at once. Not queued, or held → 422 `validation_error`.',
+  );
 
   app.post(
     '/emails/:id/share',
@@ -225,7 +252,20 @@ export function emailsRoutes(app: App, svc: ApiContext) {
   attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });
 }
 
-const STATUSES = new Set(['scheduled', 'queued', 'canceled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'failed', 'suppressed']);
+const STATUSES = new Set([
+  'scheduled',
+  'queued',
+  'canceled',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'complained',
+  'opened',
+  'clicked',
+  'failed',
+  'suppressed',
+]);
 
 /**
  * Posthorn's filters on GET /emails (docs/api.md §7.4): `status` (a `last_event`), `q` (text in a

@@ -50,7 +50,10 @@ export function eventsRoutes(app: App, svc: ApiContext) {
 
   app.patch(
     '/events/:id_or_name',
-    async ({ request, params, body }) => ({ object: 'event', id: (await updateEvent(store, caller(request).team, params.id_or_name ?? '', objectBody(body))).id }),
+    async ({ request, params, body }) => ({
+      object: 'event',
+      id: (await updateEvent(store, caller(request).team, params.id_or_name ?? '', objectBody(body))).id,
+    }),
     { detail: { summary: "Update an event definition's schema", tags } },
   );
 

@@ -16,7 +16,9 @@ export function prometheusRoutes(app: App, svc: ApiContext) {
       const given = /^Bearer\s+(.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]?.trim() ?? '';
       // Digests of equal length: the comparison takes the same time whatever was sent.
       if (!timingSafeEqual(digest(given), digest(token)))
-        throw new ApiError(401, 'missing_api_key', 'Missing or wrong metrics token. Send the `metrics.token` as: Authorization: Bearer TOKEN', { 'www-authenticate': 'Bearer' });
+        throw new ApiError(401, 'missing_api_key', 'Missing or wrong metrics token. Send the `metrics.token` as: Authorization: Bearer TOKEN', {
+          'www-authenticate': 'Bearer',
+        });
       return new Response(await svc.telemetry.text(), { headers: { 'content-type': svc.telemetry.contentType, 'cache-control': 'no-store' } });
     },
     { detail: { summary: 'Operator metrics (Prometheus text format)', tags: ['Operations'], security: [] } },

@@ -44,26 +44,32 @@ export function queueRoutes(app: App, svc: ApiContext) {
         const affected = await run(team, destination);
         return { ...(await controls.destination(team, destination)), affected };
       },
-      { detail: { summary: `${summary} (Posthorn)`, description: `${description} Answers the destination as GET /queue lists it, with \`affected\` (queue entries changed). ${ERRORS}`, tags } },
+      {
+        detail: {
+          summary: `${summary} (Posthorn)`,
+          description: `${description} Answers the destination as GET /queue lists it, with \`affected\` (queue entries changed). ${ERRORS}`,
+          tags,
+        },
+      },
     );
 
   control(
     'hold',
     (team, d) => controls.holdDestination(team, d),
     'Hold all queued mail to a destination domain',
-    'Nothing of the team\'s mail to the destination is tried — mail queued later included — until it is released. Allowed with nothing queued. Already held → 422 `validation_error`.',
+    "Nothing of the team's mail to the destination is tried — mail queued later included — until it is released. Allowed with nothing queued. Already held → 422 `validation_error`.",
   );
   control(
     'release',
     (team, d) => controls.releaseDestination(team, d),
     'Release a held destination domain',
-    'The destination\'s held mail is due at once; emails held one by one stay held. Not held → 422 `validation_error`.',
+    "The destination's held mail is due at once; emails held one by one stay held. Not held → 422 `validation_error`.",
   );
   control(
     'retry',
     (team, d) => controls.retryDestination(team, d),
     'Retry all queued mail to a destination domain now',
-    'Every queued entry not held is due at once, and a suspension of the destination\'s site (after a throttling reply) ends. Nothing queued → 404 `not_found`; held → 422 `validation_error`.',
+    "Every queued entry not held is due at once, and a suspension of the destination's site (after a throttling reply) ends. Nothing queued → 404 `not_found`; held → 422 `validation_error`.",
   );
   control(
     'cancel',

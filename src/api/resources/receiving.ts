@@ -57,8 +57,7 @@ export function receivingRoutes(app: App, svc: ApiContext) {
     async ({ request, params, query }) => {
       const r = await load(request, params.id);
       const format = (query as Record<string, string | undefined>).html_format ?? 'cid';
-      if (!(HTML_FORMATS as readonly string[]).includes(format))
-        throw errors.validation('The `html_format` parameter must be `cid` or `data_uri`.');
+      if (!(HTML_FORMATS as readonly string[]).includes(format)) throw errors.validation('The `html_format` parameter must be `cid` or `data_uri`.');
       const content = await store.receivedContent.get(r.team_id, r.id);
       if (!content) throw errors.notFound('Email');
       const html = content.html !== null && format === 'data_uri' ? inlineImages(content.html, r.attachments, content.files) : content.html;

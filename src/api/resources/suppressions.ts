@@ -24,8 +24,7 @@ function emailField(field: string, value: string): string {
 }
 
 function checkBatchSize(field: string, items: unknown[]): void {
-  if (items.length < 1 || items.length > MAX_BATCH)
-    throw errors.validation(`The \`${field}\` field must contain between 1 and ${MAX_BATCH} items.`);
+  if (items.length < 1 || items.length > MAX_BATCH) throw errors.validation(`The \`${field}\` field must contain between 1 and ${MAX_BATCH} items.`);
 }
 
 export function suppressionsRoutes(app: App, { store }: ApiContext) {
@@ -48,8 +47,7 @@ export function suppressionsRoutes(app: App, { store }: ApiContext) {
     async ({ request, query }) => {
       const { team } = caller(request);
       const origin = query.origin as SuppressionOrigin | undefined;
-      if (origin !== undefined && !ORIGINS.includes(origin))
-        throw errors.validation(`The \`origin\` parameter must be one of ${ORIGINS.join(', ')}.`);
+      if (origin !== undefined && !ORIGINS.includes(origin)) throw errors.validation(`The \`origin\` parameter must be one of ${ORIGINS.join(', ')}.`);
       const page = await store.suppressions.page(team, pageQuery(query), 20, (s) => (origin && s.origin !== origin ? undefined : entry(s)));
       return listOf(page);
     },

@@ -11,11 +11,9 @@ const tags = ['Team'];
 export function teamRoutes(app: App, { auth }: ApiContext) {
   const { members } = auth;
 
-  app.get(
-    '/team/members',
-    async ({ request }) => ({ object: 'list', has_more: false, data: (await members.list(caller(request).team)).map(memberView) }),
-    { detail: { summary: 'List team members', tags } },
-  );
+  app.get('/team/members', async ({ request }) => ({ object: 'list', has_more: false, data: (await members.list(caller(request).team)).map(memberView) }), {
+    detail: { summary: 'List team members', tags },
+  });
 
   app.delete(
     '/team/members/:id',
@@ -29,11 +27,9 @@ export function teamRoutes(app: App, { auth }: ApiContext) {
     { detail: { summary: 'Remove a member (ends their sessions)', tags } },
   );
 
-  app.get(
-    '/team/invites',
-    async ({ request }) => ({ object: 'list', has_more: false, data: (await members.pending(caller(request).team)).map(inviteView) }),
-    { detail: { summary: 'List pending invitations', tags } },
-  );
+  app.get('/team/invites', async ({ request }) => ({ object: 'list', has_more: false, data: (await members.pending(caller(request).team)).map(inviteView) }), {
+    detail: { summary: 'List pending invitations', tags },
+  });
 
   app.post(
     '/team/invites',

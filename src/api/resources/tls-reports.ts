@@ -15,7 +15,8 @@ const CURSOR = /^(\d{4}-\d{2}-\d{2})\/([a-z0-9.-]{1,253})$/;
 /** A `YYYY-MM-DD` query value that is a real date, or undefined when absent. */
 function dayParam(name: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
-  if (!DAY.test(v) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v) throw errors.validation(`The \`${name}\` parameter must be a date as YYYY-MM-DD.`);
+  if (!DAY.test(v) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v)
+    throw errors.validation(`The \`${name}\` parameter must be a date as YYYY-MM-DD.`);
   return v;
 }
 

@@ -56,7 +56,14 @@ export async function deliver(w: WebhookRec, ev: WebhookEventRec, opts: { allowP
     };
   } catch (e) {
     const error = e instanceof GuardError ? e : new GuardError('network', String(e));
-    return { ok: false, sent_at, duration_ms: Date.now() - started, http_status_code: null, response: shortError(error), error: `${error.code}: ${error.message}` };
+    return {
+      ok: false,
+      sent_at,
+      duration_ms: Date.now() - started,
+      http_status_code: null,
+      response: shortError(error),
+      error: `${error.code}: ${error.message}`,
+    };
   }
 }
 

@@ -38,7 +38,6 @@ export interface RangeRetention {
   appendOnly?: boolean;
 }
 
-
 export class LmdbCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
   private readonly db: Database;
   private readonly idx: Database;

@@ -6,7 +6,10 @@ import type { DueIndexTx } from '../interface';
 export class LmdbDueIndex implements DueIndexTx {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, name: string) {
+  constructor(
+    private readonly env: LmdbEnv,
+    name: string,
+  ) {
     this.db = env.db(name);
   }
 

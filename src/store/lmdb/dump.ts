@@ -46,7 +46,10 @@ function strip<T extends object>(v: T & { _expires?: number }): T {
 export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
   const db = (name: string) => store.env.db(name);
   for (const table of tables) for (const { value } of db(table).getRange({})) yield { kind: 'record', table, rec: strip(value as Rec) };
-  for (const [repo, name] of [['emailContent', 'email_content'], ['receivedContent', 'received_content']] as const)
+  for (const [repo, name] of [
+    ['emailContent', 'email_content'],
+    ['receivedContent', 'received_content'],
+  ] as const)
     for (const key of db(name).getKeys({})) {
       const [team, id] = key as string[];
       yield { kind: 'content', repo, team: team!, id: id! };

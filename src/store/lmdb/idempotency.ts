@@ -9,7 +9,10 @@ import { IDEMPOTENCY_TTL_MS, type IdempotencyRecord, type IdempotencyTx } from '
 export class LmdbIdempotency implements IdempotencyTx {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, private readonly ttl: TtlIndex) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+  ) {
     this.db = env.db('idempotency');
     ttl.register('idempotency', (key) => this.db.remove(key as never));
   }

@@ -109,7 +109,13 @@ class Repos {
       ],
       (x) => x.expires_at,
     );
-    this.invites = new LmdbCollection<InviteRec, 'token'>(env, ttl, 'invites', [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }], (x) => x.expires_at);
+    this.invites = new LmdbCollection<InviteRec, 'token'>(
+      env,
+      ttl,
+      'invites',
+      [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
+      (x) => x.expires_at,
+    );
     this.apiKeys = new LmdbCollection(env, ttl, 'api_keys', [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }]);
     this.domains = new LmdbCollection(env, ttl, 'domains', [{ name: 'name', value: (d) => d.name, unique: true, global: true }]);
     this.segments = new LmdbCollection(env, ttl, 'segments');
@@ -123,9 +129,17 @@ class Repos {
     const byId = { minAgeMs: opts.retentionDays * DAY, appendOnly: true };
     this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
     this.emailContent = new LmdbContents(env, 'email_content', this.spill);
-    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(env, ttl, 'emails', [{ name: 'broadcast', value: (e) => e.broadcast_id, fixed: true }], retainedWork, (team, id) => this.emailContent.drop(team, id), {
-      minAgeMs: opts.retentionDays * DAY + opts.holdMs,
-    });
+    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(
+      env,
+      ttl,
+      'emails',
+      [{ name: 'broadcast', value: (e) => e.broadcast_id, fixed: true }],
+      retainedWork,
+      (team, id) => this.emailContent.drop(team, id),
+      {
+        minAgeMs: opts.retentionDays * DAY + opts.holdMs,
+      },
+    );
     this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
     this.queueHolds = new LmdbQueueHolds(env);
     this.queue = new LmdbQueue(env, this.queueHolds);
@@ -146,11 +160,25 @@ class Repos {
       ],
       retainedWork,
     );
-    this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(env, ttl, 'webhook_attempts', [{ name: 'event', value: (a) => a.event_id }], retained);
+    this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(
+      env,
+      ttl,
+      'webhook_attempts',
+      [{ name: 'event', value: (a) => a.event_id }],
+      retained,
+    );
     this.outbox = new LmdbOutbox(env);
     this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
     this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
-    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(env, ttl, 'received_emails', [], retained, (team, id) => this.receivedContent.drop(team, id), byId);
+    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(
+      env,
+      ttl,
+      'received_emails',
+      [],
+      retained,
+      (team, id) => this.receivedContent.drop(team, id),
+      byId,
+    );
     this.templates = new LmdbCollection<TemplateRec, 'alias'>(env, ttl, 'templates', [{ name: 'alias', value: (t) => t.alias, unique: true }]);
     this.topics = new LmdbCollection(env, ttl, 'topics');
     this.topicChoices = new LmdbTopicChoices(env);
@@ -233,23 +261,27 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   Object.defineProperties(proto, {
     queue: wrapper('queue', (tx) => noting(repos.queue, ['put', 'add'], () => tx.signals.add('queue'))),
     // Work for the automation runner: triggers to take, runs due, automations to clean up after.
-    automationTriggers: wrapper('automationTriggers', (tx) => noting<AutomationTriggersTx>(repos.automationTriggers, ['add'], () => tx.signals.add('automations'))),
+    automationTriggers: wrapper('automationTriggers', (tx) =>
+      noting<AutomationTriggersTx>(repos.automationTriggers, ['add'], () => tx.signals.add('automations')),
+    ),
     automationDue: wrapper('automationDue', (tx) => noting<DueIndexTx>(repos.automationDue, ['add'], () => tx.signals.add('automations'))),
     automationCleanup: wrapper('automationCleanup', (tx) => noting<DueIndexTx>(repos.automationCleanup, ['add'], () => tx.signals.add('automations'))),
     outbox: wrapper('outbox', (tx) => noting(repos.outbox, ['put'], () => tx.signals.add('outbox'))),
     domains: wrapper('domains', (tx) => noting(cached.domains.raw, ['put', 'remove'], () => tx.stale.add(cached.domains.cache as CachedRecords<never, never>))),
     apiKeys: wrapper('apiKeys', (tx) => noting(cached.apiKeys.raw, ['put', 'remove'], () => tx.stale.add(cached.apiKeys.cache as CachedRecords<never, never>))),
-    inboundSpool: wrapper('inboundSpool', (tx) =>
-      Object.assign(Object.create(repos.inboundSpool) as LmdbInboundSpool, {
-        add(msg: SpooledMessage, raw: Uint8Array, due: number) {
-          repos.inboundSpool.add(msg, raw, due);
-          tx.signals.add('inbound');
-        },
-        update(msg: SpooledMessage, due: number | null) {
-          repos.inboundSpool.update(msg, due);
-          if (due !== null) tx.signals.add('inbound');
-        },
-      }) as InboundSpoolTx,
+    inboundSpool: wrapper(
+      'inboundSpool',
+      (tx) =>
+        Object.assign(Object.create(repos.inboundSpool) as LmdbInboundSpool, {
+          add(msg: SpooledMessage, raw: Uint8Array, due: number) {
+            repos.inboundSpool.add(msg, raw, due);
+            tx.signals.add('inbound');
+          },
+          update(msg: SpooledMessage, due: number | null) {
+            repos.inboundSpool.update(msg, due);
+            if (due !== null) tx.signals.add('inbound');
+          },
+        }) as InboundSpoolTx,
     ),
   });
   proto.afterCommit = function (this: LmdbTx, fn: () => void) {
@@ -395,7 +427,10 @@ export class LmdbStore extends Repos implements Store {
           const note = (value as { _spill?: { raw: number; files: Record<string, number> } })._spill;
           if (!note) continue;
           const [team, id] = (key as string[]).map(String) as [string, string];
-          files += await this.spill.copyTo(`${dest}.content`, name, team, id, [...(note.raw >= 0 ? ['raw'] : []), ...Object.keys(note.files).map((a) => `file-${a}`)]);
+          files += await this.spill.copyTo(`${dest}.content`, name, team, id, [
+            ...(note.raw >= 0 ? ['raw'] : []),
+            ...Object.keys(note.files).map((a) => `file-${a}`),
+          ]);
         }
       }
       // The files of imports still being processed, so a restored store resumes them.

@@ -13,7 +13,14 @@ import type { TtlIndex } from './ttl';
 import { SWEEP_BATCH, teamsIn } from './teams';
 import {
   METRICS_TTL_MS,
-  type Counters, type EmailMetricBucket, type LinkClicks, type MetricBucket, type MetricDims, type MetricsTx, type Page, type PageQuery,
+  type Counters,
+  type EmailMetricBucket,
+  type LinkClicks,
+  type MetricBucket,
+  type MetricDims,
+  type MetricsTx,
+  type Page,
+  type PageQuery,
 } from '../interface';
 
 const HOUR = 3_600_000;
@@ -35,7 +42,11 @@ export class LmdbMetrics implements MetricsTx {
   private readonly email: Database;
   private readonly link: Database;
 
-  constructor(private readonly env: LmdbEnv, private readonly ttl: TtlIndex, private readonly emailTtlMs: number) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+    private readonly emailTtlMs: number,
+  ) {
     this.team = env.db('metrics');
     this.email = env.db('metrics_email');
     this.link = env.db('metrics_links');
@@ -103,9 +114,10 @@ export class LmdbMetrics implements MetricsTx {
     const lo: Key[] = [team, broadcastId, q.after !== undefined ? `${q.after}\u0000` : ''];
     const hi: Key[] = [team, broadcastId, q.before ?? '\uffff'];
     // `before` reads backwards from the cursor, so the page ends right before it.
-    const range = q.before !== undefined
-      ? this.link.getRange({ start: hi as Key, end: lo as Key, reverse: true, limit: limit + 2 })
-      : this.link.getRange({ start: lo as Key, end: hi as Key, limit: limit + 1 });
+    const range =
+      q.before !== undefined
+        ? this.link.getRange({ start: hi as Key, end: lo as Key, reverse: true, limit: limit + 2 })
+        : this.link.getRange({ start: lo as Key, end: hi as Key, limit: limit + 1 });
     // A reverse range starts at its start key inclusive: the cursor row itself is not part of the page.
     const rows = Array.from(range, ({ key, value }) => ({ ...(value as LinkClicks), cursor: (key as string[])[2] })).filter((r) => r.cursor !== q.before);
     const has_more = rows.length > limit;

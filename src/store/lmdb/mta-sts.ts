@@ -9,7 +9,10 @@ import type { MtaStsPolicy } from '../delivery-records';
 export class LmdbMtaSts implements MtaStsPoliciesTx {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, private readonly ttl: TtlIndex) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+  ) {
     this.db = env.db('mta_sts');
     ttl.register('mta_sts', ([domain]) => {
       // Replaced since (a later fetch): the new policy has its own entry.

@@ -11,7 +11,10 @@ const DAY = 24 * HOUR;
 export class LmdbSendCounts implements SendCountsTx {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, private readonly ttl: TtlIndex) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+  ) {
     this.db = env.db('send_counts');
     ttl.register('send_counts', (key) => this.db.remove(key as never));
   }

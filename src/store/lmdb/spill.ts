@@ -9,7 +9,20 @@
 // A crash before the commit leaves an orphan file, moved to the trash at the next start. Files are
 // never changed; when their record is deleted they go to `.trash/` after that commit and are
 // removed a day later, so a hot backup that read the record still finds the file (cli/backup.ts).
-import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 

@@ -12,12 +12,19 @@ const DAY = 86_400_000;
 const dayNumber = (day: string) => Math.floor(Date.parse(`${day}T00:00:00Z`) / DAY);
 
 const sameKind = (a: TlsFailure, b: TlsFailure) =>
-  a.result_type === b.result_type && a.receiving_mx_hostname === b.receiving_mx_hostname && a.receiving_ip === b.receiving_ip && a.failure_reason_code === b.failure_reason_code;
+  a.result_type === b.result_type &&
+  a.receiving_mx_hostname === b.receiving_mx_hostname &&
+  a.receiving_ip === b.receiving_ip &&
+  a.failure_reason_code === b.failure_reason_code;
 
 export class LmdbTlsReports implements TlsReportsTx {
   private readonly db: Database;
 
-  constructor(private readonly env: LmdbEnv, private readonly ttl: TtlIndex, private readonly keepMs: number) {
+  constructor(
+    private readonly env: LmdbEnv,
+    private readonly ttl: TtlIndex,
+    private readonly keepMs: number,
+  ) {
     this.db = env.db('tls_reports');
     ttl.register('tls_reports', (key) => this.db.remove(key as never));
   }

@@ -14,7 +14,9 @@ export class PgAutomationTriggers implements AutomationTriggersTx {
   }
 
   async next(limit: number): Promise<TriggerRec[]> {
-    const rows: { value: string }[] = await this.exec.query(`SELECT value::text AS value FROM automation_triggers ORDER BY id LIMIT $1${claimed(this.exec)}`, [limit]);
+    const rows: { value: string }[] = await this.exec.query(`SELECT value::text AS value FROM automation_triggers ORDER BY id LIMIT $1${claimed(this.exec)}`, [
+      limit,
+    ]);
     return rows.map((r) => parse<TriggerRec>(r.value));
   }
 
@@ -25,7 +27,10 @@ export class PgAutomationTriggers implements AutomationTriggersTx {
 
   add(t: TriggerRec): void {
     const unit = unitOf(this.exec);
-    unit.write('INSERT INTO automation_triggers (id, value) VALUES ($1, $2::text::json) ON CONFLICT (id) DO UPDATE SET value = excluded.value', [t.id, JSON.stringify(t)]);
+    unit.write('INSERT INTO automation_triggers (id, value) VALUES ($1, $2::text::json) ON CONFLICT (id) DO UPDATE SET value = excluded.value', [
+      t.id,
+      JSON.stringify(t),
+    ]);
     unit.signals.add('automations');
   }
 

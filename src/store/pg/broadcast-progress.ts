@@ -13,12 +13,19 @@ export class PgBroadcastProgress implements BroadcastProgressTx {
   }
 
   async has(team: string, broadcastId: string, contactId: string): Promise<boolean> {
-    return (await this.exec.query('SELECT 1 FROM broadcast_progress WHERE team = $1 AND broadcast = $2 AND contact = $3', [team, broadcastId, contactId])).length > 0;
+    return (
+      (await this.exec.query('SELECT 1 FROM broadcast_progress WHERE team = $1 AND broadcast = $2 AND contact = $3', [team, broadcastId, contactId])).length > 0
+    );
   }
 
   put(team: string, broadcastId: string, contactId: string, emailId: string | null): void {
     // A plain INSERT: a contact covered twice is a unique violation, and the unit runs again.
-    unitOf(this.exec).write('INSERT INTO broadcast_progress (team, broadcast, contact, email_id) VALUES ($1, $2, $3, $4)', [team, broadcastId, contactId, emailId]);
+    unitOf(this.exec).write('INSERT INTO broadcast_progress (team, broadcast, contact, email_id) VALUES ($1, $2, $3, $4)', [
+      team,
+      broadcastId,
+      contactId,
+      emailId,
+    ]);
   }
 
   async clear(team: string, broadcastId: string): Promise<void> {

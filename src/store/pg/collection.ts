@@ -59,9 +59,12 @@ export async function pageOf<R>(
   const n = params.length;
   // The page and one more first; more only when `load` left records out.
   let chunk = Number.isFinite(limit) ? limit + 1 : 1000;
-  for (;; chunk = Math.max(chunk, CHUNK)) {
+  for (; ; chunk = Math.max(chunk, CHUNK)) {
     const cmp = cursor === undefined ? '' : ` AND id ${upwards ? '>' : '<'} $${n + 1}`;
-    const rows = await exec.query(`${select} WHERE ${where}${cmp} ORDER BY id ${upwards ? 'ASC' : 'DESC'} LIMIT ${chunk}`, cursor === undefined ? params : [...params, cursor]);
+    const rows = await exec.query(
+      `${select} WHERE ${where}${cmp} ORDER BY id ${upwards ? 'ASC' : 'DESC'} LIMIT ${chunk}`,
+      cursor === undefined ? params : [...params, cursor],
+    );
     for (const row of rows) {
       const item = load(row);
       if (item === undefined) continue;
@@ -100,9 +103,15 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
     const t = def.table;
     const cols = ['team', 'id', 'value', 'expires', ...this.indexes.map((i) => `i_${i.name}`)];
     const vals = cols.map((c, i) => (c === 'value' ? `$${i + 1}::text::json` : `$${i + 1}`)).join(', ');
-    const set = cols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ');
+    const set = cols
+      .slice(2)
+      .map((c) => `${c} = excluded.${c}`)
+      .join(', ');
     this.upsertSql = `INSERT INTO ${t} (${cols.join(', ')}) VALUES (${vals}) ON CONFLICT (team, id) DO UPDATE SET ${set}`;
-    const assign = cols.slice(2).map((c, i) => `${c} = ${c === 'value' ? `$${i + 3}::text::json` : `$${i + 3}`}`).join(', ');
+    const assign = cols
+      .slice(2)
+      .map((c, i) => `${c} = ${c === 'value' ? `$${i + 3}::text::json` : `$${i + 3}`}`)
+      .join(', ');
     this.updateSql = `WITH w AS (UPDATE ${t} SET ${assign} WHERE team = $1 AND id = $2 AND xmin::text = $${cols.length + 1} RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`;
     this.insertSql = `WITH w AS (INSERT INTO ${t} (${cols.join(', ')}) VALUES (${vals}) ON CONFLICT (team, id) DO NOTHING RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`;
   }
@@ -127,7 +136,9 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
   }
 
   private select(where: string, params: unknown[], tail = ''): Promise<T[]> {
-    return this.exec.query(`SELECT value::text AS value, xmin::text AS v FROM ${this.def.table} WHERE ${where}${tail}`, params).then((rows) => this.records(rows));
+    return this.exec
+      .query(`SELECT value::text AS value, xmin::text AS v FROM ${this.def.table} WHERE ${where}${tail}`, params)
+      .then((rows) => this.records(rows));
   }
 
   async get(team: string, id: string): Promise<T | undefined> {
@@ -199,7 +210,11 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
     const seen = unit.written.has(key) ? undefined : unit.versions.get(key);
     const t = this.def.table;
     if (typeof seen === 'string')
-      unit.write(`WITH w AS (DELETE FROM ${t} WHERE team = $1 AND id = $2 AND xmin::text = $3 RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`, [team, id, seen]);
+      unit.write(`WITH w AS (DELETE FROM ${t} WHERE team = $1 AND id = $2 AND xmin::text = $3 RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`, [
+        team,
+        id,
+        seen,
+      ]);
     else unit.write(`DELETE FROM ${t} WHERE team = $1 AND id = $2`, [team, id]);
     for (const owned of this.def.owns ?? []) unit.write(`DELETE FROM ${owned} WHERE team = $1 AND id = $2`, [team, id]);
     unit.written.add(key);
@@ -273,7 +288,10 @@ export class PgContents<C extends ByteFields> implements ContentsTx<C>, Contents
   }
 
   async byteSize(team: string, id: string): Promise<number | undefined> {
-    const [row] = await this.exec.query(`SELECT coalesce(octet_length(raw), 0) + coalesce(octet_length(files), 0) AS n FROM ${this.table} WHERE team = $1 AND id = $2`, [team, id]);
+    const [row] = await this.exec.query(
+      `SELECT coalesce(octet_length(raw), 0) + coalesce(octet_length(files), 0) AS n FROM ${this.table} WHERE team = $1 AND id = $2`,
+      [team, id],
+    );
     return row ? Number(row.n) : undefined;
   }
 

@@ -59,22 +59,39 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
       case 'progress':
         return repos.broadcastProgress.bind(u).put(item.team, item.broadcast, item.contact, item.email);
       case 'membership':
-        return u.write('INSERT INTO memberships (team, segment, contact, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [item.team, item.segment, item.contact, item.at]);
+        return u.write('INSERT INTO memberships (team, segment, contact, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+          item.team,
+          item.segment,
+          item.contact,
+          item.at,
+        ]);
       case 'choice':
         return repos.topicChoices.bind(u).set(item.team, item.contact, item.topic, item.subscription);
       case 'idempotency':
         return repos.idempotency.bind(u).put(item.team, item.endpoint, item.key, item.rec);
       case 'metric':
         return u.write('INSERT INTO metrics (team, hour, domain_id, broadcast_id, counts, expires) VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)', [
-          item.team, item.hour, item.domain_id, item.broadcast_id ?? '', JSON.stringify(item.counts), item.hour + METRICS_TTL_MS,
+          item.team,
+          item.hour,
+          item.domain_id,
+          item.broadcast_id ?? '',
+          JSON.stringify(item.counts),
+          item.hour + METRICS_TTL_MS,
         ]);
       case 'emailMetric':
-        return u.write('INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, counts, expires) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)', [
-          item.team, item.hour, item.email_id, item.domain_id, item.broadcast_id, JSON.stringify(item.counts), item.hour + emailTtlMs,
-        ]);
+        return u.write(
+          'INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, counts, expires) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)',
+          [item.team, item.hour, item.email_id, item.domain_id, item.broadcast_id, JSON.stringify(item.counts), item.hour + emailTtlMs],
+        );
       case 'link':
         return u.write('INSERT INTO metrics_links (team, broadcast_id, url_hash, url, clicks, unique_clicks, expires) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-          item.team, item.broadcast_id, createHash('sha256').update(item.url).digest('hex'), item.url, item.clicks, item.unique_clicks, Date.now() + METRICS_TTL_MS,
+          item.team,
+          item.broadcast_id,
+          createHash('sha256').update(item.url).digest('hex'),
+          item.url,
+          item.clicks,
+          item.unique_clicks,
+          Date.now() + METRICS_TTL_MS,
         ]);
       case 'hold':
         return repos.queueHolds.bind(u).hold(item.hold);
@@ -85,12 +102,20 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
       case 'tlsReport': {
         const n = Math.floor(Date.parse(`${item.report.day}T00:00:00Z`) / DAY);
         return u.write('INSERT INTO tls_reports (team, day_n, domain, value, expires) VALUES ($1, $2, $3, $4::text::jsonb, $5)', [
-          item.report.team_id, n, item.report.domain, JSON.stringify(item.report), (n + 1) * DAY + emailTtlMs,
+          item.report.team_id,
+          n,
+          item.report.domain,
+          JSON.stringify(item.report),
+          (n + 1) * DAY + emailTtlMs,
         ]);
       }
       case 'sendCount':
         return u.write('INSERT INTO send_counts (team, period, start, n, expires) VALUES ($1, $2, $3, $4, $5)', [
-          item.team, item.period, item.start, item.n, item.start + (item.period === 'h' ? HOUR : DAY) + DAY,
+          item.team,
+          item.period,
+          item.start,
+          item.n,
+          item.start + (item.period === 'h' ? HOUR : DAY) + DAY,
         ]);
     }
   };
@@ -102,7 +127,10 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
     const items = batch;
     batch = [];
     bytes = 0;
-    await env.transaction(async (u) => items.forEach((r) => apply(u, r)), () => null);
+    await env.transaction(
+      async (u) => items.forEach((r) => apply(u, r)),
+      () => null,
+    );
     for (const { item } of items) copied[item.kind] = (copied[item.kind] ?? 0) + 1;
     progress(copied);
   };
@@ -128,9 +156,12 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
     copied.importFile = (copied.importFile ?? 0) + 1;
   }
   // The secrets the LMDB install signed its links and return paths with replace the new database's.
-  await env.transaction(async (u) => {
-    for (const name of SECRET_NAMES) u.write('UPDATE meta SET value = $2 WHERE name = $1', [`secret:${name}`, from.secret(name)]);
-  }, () => null);
+  await env.transaction(
+    async (u) => {
+      for (const name of SECRET_NAMES) u.write('UPDATE meta SET value = $2 WHERE name = $1', [`secret:${name}`, from.secret(name)]);
+    },
+    () => null,
+  );
   progress(copied);
   return copied;
 }

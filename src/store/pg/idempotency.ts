@@ -14,7 +14,12 @@ export class PgIdempotency implements IdempotencyTx {
   }
 
   async get(team: string, endpoint: string, key: string, now = Date.now()): Promise<IdempotencyRecord | undefined> {
-    const [row] = await this.exec.query('SELECT rec::text AS rec FROM idempotency WHERE team = $1 AND endpoint = $2 AND key = $3 AND expires > $4', [team, endpoint, key, now]);
+    const [row] = await this.exec.query('SELECT rec::text AS rec FROM idempotency WHERE team = $1 AND endpoint = $2 AND key = $3 AND expires > $4', [
+      team,
+      endpoint,
+      key,
+      now,
+    ]);
     return row ? parse<IdempotencyRecord>(row.rec) : undefined;
   }
 

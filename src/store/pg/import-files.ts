@@ -81,7 +81,10 @@ export class PgImportFiles implements ImportFilesTx {
   }
 
   async discard(team: string, id: string): Promise<void> {
-    await this.env.transaction(async (u) => u.write('DELETE FROM import_files WHERE team = $1 AND id = $2', [team, id]), () => null);
+    await this.env.transaction(
+      async (u) => u.write('DELETE FROM import_files WHERE team = $1 AND id = $2', [team, id]),
+      () => null,
+    );
   }
 
   drop(team: string, id: string): void {

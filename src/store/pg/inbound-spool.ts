@@ -58,7 +58,9 @@ export class PgInboundSpool implements InboundSpoolTx {
   }
 
   async counts(): Promise<{ waiting: number; failed: number }> {
-    const [row] = await this.exec.query('SELECT count(*) FILTER (WHERE due IS NOT NULL)::int AS waiting, count(*) FILTER (WHERE due IS NULL)::int AS failed FROM inbound_spool');
+    const [row] = await this.exec.query(
+      'SELECT count(*) FILTER (WHERE due IS NOT NULL)::int AS waiting, count(*) FILTER (WHERE due IS NULL)::int AS failed FROM inbound_spool',
+    );
     return { waiting: Number(row!.waiting), failed: Number(row!.failed) };
   }
 

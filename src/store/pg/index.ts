@@ -29,7 +29,17 @@ import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
 import { VERSION } from '../../version';
 import { log } from '../../log';
-import { SECRET_NAMES, type Rec, type SecretName, type Signal, type Store, type StoreOptions, type StoreStatus, type Tx, type WriteOptions } from '../interface';
+import {
+  SECRET_NAMES,
+  type Rec,
+  type SecretName,
+  type Signal,
+  type Store,
+  type StoreOptions,
+  type StoreStatus,
+  type Tx,
+  type WriteOptions,
+} from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
 import type { EmailRec, EmailContent, EventRec } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
@@ -49,7 +59,10 @@ const STATUS_TIMEOUT_MS = 2_000;
 
 /** Delete up to SWEEP_BATCH rows of `table` whose `expires` has passed. Resolves to how many. */
 async function sweepExpired(exec: Exec, table: string, now: number): Promise<number> {
-  const [row] = await exec.query(`WITH d AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE expires <= $1 LIMIT ${SWEEP_BATCH}) RETURNING 1) SELECT count(*)::int AS n FROM d`, [now]);
+  const [row] = await exec.query(
+    `WITH d AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE expires <= $1 LIMIT ${SWEEP_BATCH}) RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    [now],
+  );
   return Number(row!.n);
 }
 
@@ -76,15 +89,28 @@ function collections(opts: StoreOptions) {
       ],
       expiresAt: (x) => x.expires_at,
     }),
-    invites: def<InviteRec, 'token'>({ table: 'invites', indexes: [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }], expiresAt: (x) => x.expires_at }),
-    apiKeys: def<ApiKeyRec, 'hash'>({ table: 'api_keys', indexes: [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }], cache: 'apiKeys' }),
+    invites: def<InviteRec, 'token'>({
+      table: 'invites',
+      indexes: [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
+      expiresAt: (x) => x.expires_at,
+    }),
+    apiKeys: def<ApiKeyRec, 'hash'>({
+      table: 'api_keys',
+      indexes: [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }],
+      cache: 'apiKeys',
+    }),
     domains: def<DomainRec, 'name'>({ table: 'domains', indexes: [{ name: 'name', value: (d) => d.name, unique: true, global: true }], cache: 'domains' }),
     segments: def<SegmentRec>({ table: 'segments' }),
     contacts: def<ContactRec, 'email'>({ table: 'contacts', indexes: [{ name: 'email', value: (c) => c.email.toLowerCase(), unique: true }] }),
     broadcasts: def<BroadcastRec>({ table: 'broadcasts' }),
     suppressions: def<SuppressionRec, 'email'>({ table: 'suppressions', indexes: [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }] }),
     logs: def<LogRec>({ table: 'logs', expiresAt: retained }),
-    emails: def<EmailRec, 'broadcast'>({ table: 'emails', indexes: [{ name: 'broadcast', value: (e) => e.broadcast_id }], expiresAt: retainedWork, owns: ['email_content'] }),
+    emails: def<EmailRec, 'broadcast'>({
+      table: 'emails',
+      indexes: [{ name: 'broadcast', value: (e) => e.broadcast_id }],
+      expiresAt: retainedWork,
+      owns: ['email_content'],
+    }),
     events: def<EventRec, 'subject'>({ table: 'events', indexes: [{ name: 'subject', value: (e) => e.subject_id }], expiresAt: retained }),
     webhooks: def<WebhookRec>({ table: 'webhooks' }),
     webhookEvents: def<WebhookEventRec, 'webhook' | 'outstanding'>({
@@ -95,7 +121,11 @@ function collections(opts: StoreOptions) {
       ],
       expiresAt: retainedWork,
     }),
-    webhookAttempts: def<WebhookAttemptRec, 'event'>({ table: 'webhook_attempts', indexes: [{ name: 'event', value: (a) => a.event_id }], expiresAt: retained }),
+    webhookAttempts: def<WebhookAttemptRec, 'event'>({
+      table: 'webhook_attempts',
+      indexes: [{ name: 'event', value: (a) => a.event_id }],
+      expiresAt: retained,
+    }),
     receivedEmails: def<ReceivedEmailRec>({ table: 'received_emails', expiresAt: retained, owns: ['received_content'] }),
     templates: def<TemplateRec, 'alias'>({ table: 'templates', indexes: [{ name: 'alias', value: (t) => t.alias, unique: true }] }),
     topics: def<TopicRec>({ table: 'topics' }),
@@ -109,7 +139,10 @@ function collections(opts: StoreOptions) {
       ],
     }),
     customEvents: def<CustomEventRec, 'name'>({ table: 'custom_events', indexes: [{ name: 'name', value: (e) => e.name, unique: true }] }),
-    automations: def<AutomationRec, 'trigger'>({ table: 'automations', indexes: [{ name: 'trigger', value: (a) => (a.status === 'enabled' ? a.trigger : null) }] }),
+    automations: def<AutomationRec, 'trigger'>({
+      table: 'automations',
+      indexes: [{ name: 'trigger', value: (a) => (a.status === 'enabled' ? a.trigger : null) }],
+    }),
     // A run is kept while it runs (a loop with waits may run for ever), then for the retention period.
     automationRuns: def<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>({
       table: 'automation_runs',
@@ -126,7 +159,9 @@ function collections(opts: StoreOptions) {
 
 /** Every repository, on the pool: what units of work bind to their connection. */
 function repositories(env: PgEnv, opts: StoreOptions) {
-  const colls = Object.fromEntries(Object.entries(collections(opts)).map(([k, d]) => [k, new PgCollection(d as CollectionDef<Rec, string>, env)])) as unknown as {
+  const colls = Object.fromEntries(
+    Object.entries(collections(opts)).map(([k, d]) => [k, new PgCollection(d as CollectionDef<Rec, string>, env)]),
+  ) as unknown as {
     [K in keyof ReturnType<typeof collections>]: ReturnType<typeof collections>[K] extends CollectionDef<infer T, infer I> ? PgCollection<T, I> : never;
   };
   return {
@@ -242,9 +277,13 @@ export class PgStore implements Store {
 
   /** Per-install secrets, made by the first node that opens the database. */
   private async loadSecrets(): Promise<void> {
-    await this.env.transaction(async (u) => {
-      for (const name of SECRET_NAMES) u.write('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [`secret:${name}`, randomBytes(32)]);
-    }, () => null);
+    await this.env.transaction(
+      async (u) => {
+        for (const name of SECRET_NAMES)
+          u.write('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [`secret:${name}`, randomBytes(32)]);
+      },
+      () => null,
+    );
     const rows: { name: string; value: Uint8Array }[] = await this.env.query('SELECT name, value FROM meta WHERE name LIKE $1', ['secret:%']);
     for (const r of rows) this.secrets.set(r.name.slice('secret:'.length) as SecretName, Buffer.from(r.value));
   }
@@ -318,7 +357,10 @@ export class PgStore implements Store {
     // Each table in bounded transactions, until nothing expired is left.
     const each = async (sweep: (exec: Exec) => Promise<number>) => {
       for (;;) {
-        const { result: n } = await this.env.transaction((u) => sweep(u), () => null);
+        const { result: n } = await this.env.transaction(
+          (u) => sweep(u),
+          () => null,
+        );
         removed += n;
         if (n < SWEEP_BATCH) return;
       }
@@ -350,7 +392,9 @@ export class PgStore implements Store {
   }
 
   async backup(): Promise<{ files: number }> {
-    throw new Error('`posthorn backup` copies the embedded LMDB store; back a PostgreSQL database up with its own tools (pg_dump, or continuous archiving): README.md, "Cluster mode"');
+    throw new Error(
+      '`posthorn backup` copies the embedded LMDB store; back a PostgreSQL database up with its own tools (pg_dump, or continuous archiving): README.md, "Cluster mode"',
+    );
   }
 
   async close(): Promise<void> {

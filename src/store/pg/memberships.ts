@@ -18,7 +18,12 @@ export class PgMemberships implements MembershipsTx {
 
   async add(team: string, segmentId: string, contactId: string, at: string): Promise<boolean> {
     unitOf(this.exec);
-    const rows = await this.exec.query('INSERT INTO memberships (team, segment, contact, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1', [team, segmentId, contactId, at]);
+    const rows = await this.exec.query('INSERT INTO memberships (team, segment, contact, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1', [
+      team,
+      segmentId,
+      contactId,
+      at,
+    ]);
     return rows.length > 0;
   }
 
@@ -29,17 +34,26 @@ export class PgMemberships implements MembershipsTx {
   }
 
   async segmentsOf(team: string, contactId: string): Promise<string[]> {
-    const rows: { segment: string }[] = await this.exec.query('SELECT segment FROM memberships WHERE team = $1 AND contact = $2 ORDER BY segment', [team, contactId]);
+    const rows: { segment: string }[] = await this.exec.query('SELECT segment FROM memberships WHERE team = $1 AND contact = $2 ORDER BY segment', [
+      team,
+      contactId,
+    ]);
     return rows.map((r) => r.segment);
   }
 
   async membershipsOf(team: string, contactId: string): Promise<{ segment_id: string; at: string }[]> {
-    const rows: { segment: string; at: string }[] = await this.exec.query('SELECT segment, at FROM memberships WHERE team = $1 AND contact = $2 ORDER BY at, segment', [team, contactId]);
+    const rows: { segment: string; at: string }[] = await this.exec.query(
+      'SELECT segment, at FROM memberships WHERE team = $1 AND contact = $2 ORDER BY at, segment',
+      [team, contactId],
+    );
     return rows.map((r) => ({ segment_id: r.segment, at: r.at }));
   }
 
   async contactsOf(team: string, segmentId: string): Promise<string[]> {
-    const rows: { contact: string }[] = await this.exec.query('SELECT contact FROM memberships WHERE team = $1 AND segment = $2 ORDER BY contact', [team, segmentId]);
+    const rows: { contact: string }[] = await this.exec.query('SELECT contact FROM memberships WHERE team = $1 AND segment = $2 ORDER BY contact', [
+      team,
+      segmentId,
+    ]);
     return rows.map((r) => r.contact);
   }
 

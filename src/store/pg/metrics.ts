@@ -6,7 +6,14 @@ import { createHash } from 'node:crypto';
 import { unitOf, type Exec } from './env';
 import {
   METRICS_TTL_MS,
-  type Counters, type EmailMetricBucket, type LinkClicks, type MetricBucket, type MetricDims, type MetricsTx, type Page, type PageQuery,
+  type Counters,
+  type EmailMetricBucket,
+  type LinkClicks,
+  type MetricBucket,
+  type MetricDims,
+  type MetricsTx,
+  type Page,
+  type PageQuery,
 } from '../interface';
 
 const HOUR = 3_600_000;
@@ -59,7 +66,8 @@ export class PgMetrics implements MetricsTx {
       'SELECT hour, email_id, domain_id, broadcast_id, counts::text AS counts FROM metrics_email WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, email_id',
       [team, from, to],
     );
-    for (const r of rows) each({ hour: Number(r.hour), email_id: r.email_id, domain_id: r.domain_id, broadcast_id: r.broadcast_id, counts: JSON.parse(r.counts) });
+    for (const r of rows)
+      each({ hour: Number(r.hour), email_id: r.email_id, domain_id: r.domain_id, broadcast_id: r.broadcast_id, counts: JSON.parse(r.counts) });
   }
 
   async links(team: string, broadcastId: string, q: PageQuery): Promise<Page<LinkClicks & { cursor: string }>> {

@@ -198,7 +198,9 @@ export async function migrate(sql: SQL): Promise<{ from: number; to: number }> {
     await conn.unsafe('BEGIN');
     try {
       await conn.unsafe('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATE_LOCK]);
-      await conn.unsafe('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await conn.unsafe(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       const [row] = (await conn.unsafe('SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations')) as { v: number }[];
       const from = Number(row!.v);
       if (from > SCHEMA_VERSION)

@@ -20,10 +20,13 @@ export class PgSendCounts implements SendCountsTx {
   async used(team: string, at: number): Promise<{ hour: number; day: number }> {
     const [h, d] = [hourOf(at), dayOf(at)];
     if (this.exec.unit)
-      this.exec.write(
-        `INSERT INTO send_counts (team, period, start, n, expires) VALUES ($1, 'h', $2, 0, $3), ($1, 'd', $4, 0, $5) ON CONFLICT DO NOTHING`,
-        [team, h, h + HOUR + DAY, d, d + DAY + DAY],
-      );
+      this.exec.write(`INSERT INTO send_counts (team, period, start, n, expires) VALUES ($1, 'h', $2, 0, $3), ($1, 'd', $4, 0, $5) ON CONFLICT DO NOTHING`, [
+        team,
+        h,
+        h + HOUR + DAY,
+        d,
+        d + DAY + DAY,
+      ]);
     const rows: { period: string; n: string }[] = await this.exec.query(
       `SELECT period, n FROM send_counts WHERE team = $1 AND ((period = 'h' AND start = $2) OR (period = 'd' AND start = $3))${this.exec.unit ? ' FOR UPDATE' : ''}`,
       [team, h, d],

@@ -23,7 +23,10 @@ export class PgSites implements SitesTx {
   }
 
   put(state: SiteState): void {
-    unitOf(this.exec).write('INSERT INTO sites (site, value) VALUES ($1, $2::text::json) ON CONFLICT (site) DO UPDATE SET value = excluded.value', [state.site, JSON.stringify(state)]);
+    unitOf(this.exec).write('INSERT INTO sites (site, value) VALUES ($1, $2::text::json) ON CONFLICT (site) DO UPDATE SET value = excluded.value', [
+      state.site,
+      JSON.stringify(state),
+    ]);
   }
 
   remove(site: string): void {

@@ -22,7 +22,11 @@ export class PgTlsReports implements TlsReportsTx {
   }
 
   async get(team: string, day: string, domain: string): Promise<TlsReportDay | undefined> {
-    const [row] = await this.exec.query('SELECT value::text AS value FROM tls_reports WHERE team = $1 AND day_n = $2 AND domain = $3', [team, dayNumber(day), domain]);
+    const [row] = await this.exec.query('SELECT value::text AS value FROM tls_reports WHERE team = $1 AND day_n = $2 AND domain = $3', [
+      team,
+      dayNumber(day),
+      domain,
+    ]);
     return row ? parse<TlsReportDay>(row.value) : undefined;
   }
 
@@ -46,7 +50,15 @@ export class PgTlsReports implements TlsReportsTx {
   add(team: string, day: string, domain: string, policy: TlsReportPolicy, success: number, failures: TlsFailure[]): void {
     const n = dayNumber(day);
     unitOf(this.exec).write('SELECT posthorn_tls_add($1, $2, $3, $4, $5::text::jsonb, $6, $7::text::jsonb, $8, $9)', [
-      team, n, day, domain, JSON.stringify(policy), success, JSON.stringify(failures), (n + 1) * DAY + this.keepMs, MAX_TLS_FAILURE_KINDS,
+      team,
+      n,
+      day,
+      domain,
+      JSON.stringify(policy),
+      success,
+      JSON.stringify(failures),
+      (n + 1) * DAY + this.keepMs,
+      MAX_TLS_FAILURE_KINDS,
     ]);
   }
 }

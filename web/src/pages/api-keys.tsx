@@ -38,7 +38,16 @@ export function ApiKeysPage() {
         </div>
       )}
       {!keys.data && !keys.error && <Loading />}
-      {keys.data && !keys.data.data.length && <Empty title="No API keys." action={<button class="btn primary" onClick={() => setCreating(true)}>Create a key</button>} />}
+      {keys.data && !keys.data.data.length && (
+        <Empty
+          title="No API keys."
+          action={
+            <button class="btn primary" onClick={() => setCreating(true)}>
+              Create a key
+            </button>
+          }
+        />
+      )}
       {keys.data && keys.data.data.length > 0 && (
         <Table
           caption="API keys"
@@ -51,7 +60,11 @@ export function ApiKeysPage() {
             {
               label: 'Actions',
               render: (k) => (
-                <button class="btn small danger ghost" aria-label={`Revoke ${k.name}`} onClick={() => confirm(`Revoke ${k.name}? Clients using it stop working at once.`) && revoke.run(k.id)}>
+                <button
+                  class="btn small danger ghost"
+                  aria-label={`Revoke ${k.name}`}
+                  onClick={() => confirm(`Revoke ${k.name}? Clients using it stop working at once.`) && revoke.run(k.id)}
+                >
                   Revoke
                 </button>
               ),
@@ -68,7 +81,11 @@ function CreateKey({ open, onClose, onCreated }: { open: boolean; onClose: () =>
   const domains = useGet<{ data: { id: string; name: string }[] }>(open ? '/domains' : null);
   const [form, setForm] = useState({ name: '', permission: 'full_access', domain_id: '' });
   const action = useAction(async () => {
-    const k = await post<{ token: string }>('/api-keys', { name: form.name, permission: form.permission, ...(form.permission === 'sending_access' && form.domain_id ? { domain_id: form.domain_id } : {}) });
+    const k = await post<{ token: string }>('/api-keys', {
+      name: form.name,
+      permission: form.permission,
+      ...(form.permission === 'sending_access' && form.domain_id ? { domain_id: form.domain_id } : {}),
+    });
     setForm({ name: '', permission: 'full_access', domain_id: '' });
     onCreated(k.token);
     onClose();

@@ -2,7 +2,27 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, Card, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import {
+  Badge,
+  Card,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  KeyValue,
+  Loading,
+  notify,
+  PagedTable,
+  PageHeader,
+  Section,
+  Table,
+  Tabs,
+  Time,
+  useAction,
+  useGet,
+  usePaged,
+  val,
+} from '../ui';
 import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
 import { ImportDialog, Imports } from './imports';
 
@@ -95,7 +115,14 @@ function Contacts() {
           q || segment ? (
             <Empty title="No contact matches." />
           ) : (
-            <Empty title="No contacts yet." action={<button class="btn primary" onClick={() => setAdding(true)}>Add a contact</button>}>
+            <Empty
+              title="No contacts yet."
+              action={
+                <button class="btn primary" onClick={() => setAdding(true)}>
+                  Add a contact
+                </button>
+              }
+            >
               Add them here or with <code>POST /contacts</code>.
             </Empty>
           )
@@ -113,7 +140,17 @@ function Contacts() {
   );
 }
 
-function ContactDialog({ open, onClose, onDone, segments }: { open: boolean; onClose: () => void; onDone: () => void; segments: { id: string; name: string }[] }) {
+function ContactDialog({
+  open,
+  onClose,
+  onDone,
+  segments,
+}: {
+  open: boolean;
+  onClose: () => void;
+  onDone: () => void;
+  segments: { id: string; name: string }[];
+}) {
   const [form, setForm] = useState({ email: '', first_name: '', last_name: '', segment: '' });
   const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
@@ -322,7 +359,11 @@ function Segments() {
             {
               label: 'Actions',
               render: (s) => (
-                <button class="btn small ghost" aria-label={`Delete segment ${s.name}`} onClick={() => confirm(`Delete the segment ${s.name}? Its contacts stay.`) && remove.run(s.id)}>
+                <button
+                  class="btn small ghost"
+                  aria-label={`Delete segment ${s.name}`}
+                  onClick={() => confirm(`Delete the segment ${s.name}? Its contacts stay.`) && remove.run(s.id)}
+                >
                   Delete
                 </button>
               ),

@@ -59,7 +59,10 @@ export function AutomationsPage() {
   const tab = query.get('tab') === 'events' ? 'events' : 'automations';
   return (
     <>
-      <PageHeader title="Automations" description="Workflows started by your events, run step by step. Create and change them through the API (resend.automations)." />
+      <PageHeader
+        title="Automations"
+        description="Workflows started by your events, run step by step. Create and change them through the API (resend.automations)."
+      />
       <Tabs
         label="Automations and events"
         current={tab}
@@ -102,7 +105,19 @@ function EventList() {
       empty={<Empty title="No events defined.">Define one with resend.events.create(), then send it with resend.events.send().</Empty>}
       columns={[
         { label: 'Name', render: (e) => <span class="mono">{e.name}</span> },
-        { label: 'Schema', render: (e) => (e.schema ? <span class="mono small">{Object.entries(e.schema).map(([k, t]) => `${k}: ${t}`).join(', ')}</span> : <span class="muted">none</span>) },
+        {
+          label: 'Schema',
+          render: (e) =>
+            e.schema ? (
+              <span class="mono small">
+                {Object.entries(e.schema)
+                  .map(([k, t]) => `${k}: ${t}`)
+                  .join(', ')}
+              </span>
+            ) : (
+              <span class="muted">none</span>
+            ),
+        },
         { label: 'Created', render: (e) => <Time iso={e.created_at} /> },
       ]}
     />
@@ -122,9 +137,14 @@ function useTemplateNames(steps: Step[] | undefined): TemplateNames {
   const key = ids.join(',');
   useEffect(() => {
     let live = true;
-    Promise.all(ids.map((id) => get<{ name: string }>(`/templates/${encodeURIComponent(id)}`).then((t) => [id, t.name] as const, () => [id, null] as const))).then(
-      (pairs) => live && setNames(Object.fromEntries(pairs)),
-    );
+    Promise.all(
+      ids.map((id) =>
+        get<{ name: string }>(`/templates/${encodeURIComponent(id)}`).then(
+          (t) => [id, t.name] as const,
+          () => [id, null] as const,
+        ),
+      ),
+    ).then((pairs) => live && setNames(Object.fromEntries(pairs)));
     return () => void (live = false);
   }, [key]);
   return names;
@@ -220,8 +240,21 @@ export function AutomationPage({ id }: { id: string }) {
           columns={[
             { label: 'Key', render: (s) => <span class="mono">{s.key}</span> },
             { label: 'Type', render: (s) => <span class="mono small">{s.type}</span> },
-            { label: 'Does', render: (s) => (s.type === 'send_email' ? <span class="small break">{sendSummary(s, templateNames)}</span> : <span class="mono small break">{summary(s)}</span>) },
-            { label: 'Then', render: (s) => <span class="small">{next(s.key).map((c) => (c.type === 'default' ? c.to : `${c.type.replace(/_/g, ' ')} → ${c.to}`)).join('; ') || <span class="muted">end</span>}</span> },
+            {
+              label: 'Does',
+              render: (s) =>
+                s.type === 'send_email' ? <span class="small break">{sendSummary(s, templateNames)}</span> : <span class="mono small break">{summary(s)}</span>,
+            },
+            {
+              label: 'Then',
+              render: (s) => (
+                <span class="small">
+                  {next(s.key)
+                    .map((c) => (c.type === 'default' ? c.to : `${c.type.replace(/_/g, ' ')} → ${c.to}`))
+                    .join('; ') || <span class="muted">end</span>}
+                </span>
+              ),
+            },
           ]}
         />
       </Section>
@@ -252,7 +285,15 @@ export function AutomationPage({ id }: { id: string }) {
             />
           </Section>
         </div>
-        <aside class="detail-side">{selected ? <RunDetail automation={id} run={selected} /> : <Card><p class="muted">Choose a run to see its steps.</p></Card>}</aside>
+        <aside class="detail-side">
+          {selected ? (
+            <RunDetail automation={id} run={selected} />
+          ) : (
+            <Card>
+              <p class="muted">Choose a run to see its steps.</p>
+            </Card>
+          )}
+        </aside>
       </div>
     </>
   );

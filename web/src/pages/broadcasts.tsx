@@ -3,7 +3,29 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate } from '../router';
-import { Badge, Card, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, num, PagedTable, PageHeader, pct, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import {
+  Badge,
+  Card,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  KeyValue,
+  Loading,
+  notify,
+  num,
+  PagedTable,
+  PageHeader,
+  pct,
+  Section,
+  Table,
+  Tabs,
+  Time,
+  useAction,
+  useGet,
+  usePaged,
+  val,
+} from '../ui';
 import { EmailPreview } from './preview';
 
 interface Broadcast {
@@ -45,7 +67,14 @@ export function BroadcastsPage() {
         caption="Broadcasts"
         href={(b) => `/dashboard/broadcasts/${b.id}`}
         empty={
-          <Empty title="No broadcasts yet." action={<button class="btn primary" onClick={() => setCreating(true)}>Create a broadcast</button>}>
+          <Empty
+            title="No broadcasts yet."
+            action={
+              <button class="btn primary" onClick={() => setCreating(true)}>
+                Create a broadcast
+              </button>
+            }
+          >
             A broadcast needs a segment of contacts (see Audiences) and a verified domain to send from.
           </Empty>
         }
@@ -66,7 +95,10 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const [form, setForm] = useState({ name: '', segment_id: '', from: '', subject: '' });
   const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
-    const b = await post<{ id: string }>('/broadcasts', { ...form, html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>' });
+    const b = await post<{ id: string }>('/broadcasts', {
+      ...form,
+      html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
+    });
     onClose();
     navigate(`/dashboard/broadcasts/${b.id}`);
   });
@@ -107,7 +139,14 @@ export function BroadcastPage({ id }: { id: string }) {
 
 function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
   const segments = useSegments();
-  const [form, setForm] = useState({ name: b.name ?? '', segment_id: b.segment_id, from: b.from, subject: b.subject, preview_text: b.preview_text ?? '', html: b.html ?? '' });
+  const [form, setForm] = useState({
+    name: b.name ?? '',
+    segment_id: b.segment_id,
+    from: b.from,
+    subject: b.subject,
+    preview_text: b.preview_text ?? '',
+    html: b.html ?? '',
+  });
   const [when, setWhen] = useState('');
   const [dirty, setDirty] = useState(false);
   useEffect(() => setDirty(true), [form]);
@@ -174,7 +213,11 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
             <Field id="e-when" label="Schedule (optional)" hint="Leave empty to send now.">
               <input id="e-when" type="datetime-local" value={when} onInput={(e) => setWhen(val(e))} aria-describedby="e-when-hint" />
             </Field>
-            <button class="btn primary" disabled={send.busy} onClick={() => confirm(when ? 'Schedule this broadcast?' : 'Send this broadcast to every subscribed contact of the segment now?') && send.run()}>
+            <button
+              class="btn primary"
+              disabled={send.busy}
+              onClick={() => confirm(when ? 'Schedule this broadcast?' : 'Send this broadcast to every subscribed contact of the segment now?') && send.run()}
+            >
               {when ? 'Schedule' : 'Send now'}
             </button>
           </div>
@@ -196,10 +239,14 @@ const TYPES = ['delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsub
 
 function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   const start = new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString();
-  const metrics = useGet<{ totals: Record<string, number> }>(`/emails/metrics${qs({ broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() })}`);
+  const metrics = useGet<{ totals: Record<string, number> }>(
+    `/emails/metrics${qs({ broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() })}`,
+  );
   const links = useGet<{ data: { id: string; url: string; clicks: number; unique_clicks: number }[] }>(`/broadcasts/${b.id}/clicked-links${qs({ limit: 50 })}`);
   const [type, setType] = useState('delivered');
-  const recipients = useGet<{ data: { id: string; email: string; contact_id: string; count?: number; bounce_type?: string }[]; has_more: boolean }>(`/broadcasts/${b.id}/recipients${qs({ type, limit: 50 })}`);
+  const recipients = useGet<{ data: { id: string; email: string; contact_id: string; count?: number; bounce_type?: string }[]; has_more: boolean }>(
+    `/broadcasts/${b.id}/recipients${qs({ type, limit: 50 })}`,
+  );
   const cancel = useAction(async () => {
     await post(`/broadcasts/${b.id}/cancel`);
     reload();
@@ -212,8 +259,17 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
         title={b.name || b.subject}
         description={
           <>
-            <Badge value={b.status} /> {b.status === 'scheduled' && <span class="muted">for <Time iso={b.scheduled_at} exact /></span>}
-            {b.sent_at && <span class="muted">sent <Time iso={b.sent_at} exact /></span>}
+            <Badge value={b.status} />{' '}
+            {b.status === 'scheduled' && (
+              <span class="muted">
+                for <Time iso={b.scheduled_at} exact />
+              </span>
+            )}
+            {b.sent_at && (
+              <span class="muted">
+                sent <Time iso={b.sent_at} exact />
+              </span>
+            )}
           </>
         }
         actions={
@@ -238,24 +294,57 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
       <ErrorBox error={cancel.error} />
       {b.status === 'queued' && (
         <p class="callout" role="status">
-          Sending: recipient emails are being created. <button class="btn small" onClick={reload}>Refresh</button>
+          Sending: recipient emails are being created.{' '}
+          <button class="btn small" onClick={reload}>
+            Refresh
+          </button>
         </p>
       )}
       <div class="stats">
-        <div class="stat"><span class="stat-label">Sent</span><span class="stat-value">{num(t.sent)}</span></div>
-        <div class="stat"><span class="stat-label">Delivered</span><span class="stat-value">{num(t.delivered)}</span><span class="stat-sub muted">{pct(t.delivery_rate)}</span></div>
-        <div class="stat"><span class="stat-label">Opened</span><span class="stat-value">{num(t.unique_opened)}</span><span class="stat-sub muted">{pct(t.open_rate)}</span></div>
-        <div class="stat"><span class="stat-label">Clicked</span><span class="stat-value">{num(t.unique_clicked)}</span><span class="stat-sub muted">{pct(t.click_rate)}</span></div>
-        <div class="stat"><span class="stat-label">Bounced</span><span class="stat-value">{num(t.bounced)}</span><span class="stat-sub muted">{pct(t.bounce_rate)}</span></div>
-        <div class="stat"><span class="stat-label">Unsubscribed</span><span class="stat-value">{num(t.unsubscribed)}</span><span class="stat-sub muted">{pct(t.unsubscribe_rate)}</span></div>
+        <div class="stat">
+          <span class="stat-label">Sent</span>
+          <span class="stat-value">{num(t.sent)}</span>
+        </div>
+        <div class="stat">
+          <span class="stat-label">Delivered</span>
+          <span class="stat-value">{num(t.delivered)}</span>
+          <span class="stat-sub muted">{pct(t.delivery_rate)}</span>
+        </div>
+        <div class="stat">
+          <span class="stat-label">Opened</span>
+          <span class="stat-value">{num(t.unique_opened)}</span>
+          <span class="stat-sub muted">{pct(t.open_rate)}</span>
+        </div>
+        <div class="stat">
+          <span class="stat-label">Clicked</span>
+          <span class="stat-value">{num(t.unique_clicked)}</span>
+          <span class="stat-sub muted">{pct(t.click_rate)}</span>
+        </div>
+        <div class="stat">
+          <span class="stat-label">Bounced</span>
+          <span class="stat-value">{num(t.bounced)}</span>
+          <span class="stat-sub muted">{pct(t.bounce_rate)}</span>
+        </div>
+        <div class="stat">
+          <span class="stat-label">Unsubscribed</span>
+          <span class="stat-value">{num(t.unsubscribed)}</span>
+          <span class="stat-sub muted">{pct(t.unsubscribe_rate)}</span>
+        </div>
       </div>
       <div class="detail-grid">
         <div class="detail-main">
           <Section title="Recipients">
-            <Tabs label="Recipients by outcome" current={type} onChange={setType} tabs={TYPES.map((x) => ({ id: x, label: x[0].toUpperCase() + x.slice(1) }))} />
+            <Tabs
+              label="Recipients by outcome"
+              current={type}
+              onChange={setType}
+              tabs={TYPES.map((x) => ({ id: x, label: x[0].toUpperCase() + x.slice(1) }))}
+            />
             <div role="tabpanel" aria-labelledby={`tab-${type}`} class="tab-panel">
               {recipients.error && <ErrorBox error={recipients.error} />}
-              {recipients.data && !recipients.data.data.length && <p class="muted">No recipient {type === 'delivered' ? 'has been delivered to' : `has ${type}`} yet.</p>}
+              {recipients.data && !recipients.data.data.length && (
+                <p class="muted">No recipient {type === 'delivered' ? 'has been delivered to' : `has ${type}`} yet.</p>
+              )}
               {recipients.data && recipients.data.data.length > 0 && (
                 <Table
                   caption={`Recipients: ${type}`}

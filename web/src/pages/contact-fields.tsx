@@ -73,14 +73,33 @@ export function Topics() {
           caption="Topics"
           rows={list.data.data}
           columns={[
-            { label: 'Name', render: (t) => (t.description ? <>{t.name}<br /><span class="muted small">{t.description}</span></> : t.name) },
-            { label: 'Default', render: (t) => <Badge value={t.default_subscription === 'opt_in' ? 'enabled' : 'neutral'} label={t.default_subscription.replace('_', '-')} /> },
+            {
+              label: 'Name',
+              render: (t) =>
+                t.description ? (
+                  <>
+                    {t.name}
+                    <br />
+                    <span class="muted small">{t.description}</span>
+                  </>
+                ) : (
+                  t.name
+                ),
+            },
+            {
+              label: 'Default',
+              render: (t) => <Badge value={t.default_subscription === 'opt_in' ? 'enabled' : 'neutral'} label={t.default_subscription.replace('_', '-')} />,
+            },
             { label: 'Visibility', render: (t) => t.visibility },
             { label: 'Created', render: (t) => <Time iso={t.created_at} /> },
             {
               label: 'Actions',
               render: (t) => (
-                <button class="btn small ghost" aria-label={`Delete topic ${t.name}`} onClick={() => confirm(`Delete the topic ${t.name}? Contacts' choices about it go too.`) && remove.run(t.id)}>
+                <button
+                  class="btn small ghost"
+                  aria-label={`Delete topic ${t.name}`}
+                  onClick={() => confirm(`Delete the topic ${t.name}? Contacts' choices about it go too.`) && remove.run(t.id)}
+                >
                   Delete
                 </button>
               ),
@@ -113,7 +132,15 @@ export function Properties() {
         <h2 class="card-title">New property</h2>
         <Form action={create}>
           <div class="two">
-            <Field id="p-key" label="Key" hint={<>Letters, digits and underscores; used as <code>{'{{{contact.key}}}'}</code>.</>}>
+            <Field
+              id="p-key"
+              label="Key"
+              hint={
+                <>
+                  Letters, digits and underscores; used as <code>{'{{{contact.key}}}'}</code>.
+                </>
+              }
+            >
               <input id="p-key" required maxLength={50} pattern="[A-Za-z0-9_]+" placeholder="company_name" value={form.key} onInput={set('key')} />
             </Field>
             <Field id="p-type" label="Type">
@@ -132,7 +159,9 @@ export function Properties() {
         </Form>
       </Card>
       <ErrorBox error={list.error ?? remove.error} />
-      {list.data && !list.data.data.length && <Empty title="No properties yet.">Properties hold what you know about contacts, for placeholders in broadcasts.</Empty>}
+      {list.data && !list.data.data.length && (
+        <Empty title="No properties yet.">Properties hold what you know about contacts, for placeholders in broadcasts.</Empty>
+      )}
       {list.data && list.data.data.length > 0 && (
         <Table
           caption="Contact properties"
@@ -145,7 +174,11 @@ export function Properties() {
             {
               label: 'Actions',
               render: (x) => (
-                <button class="btn small ghost" aria-label={`Delete property ${x.key}`} onClick={() => confirm(`Delete the property ${x.key}? Contacts' values of it go too.`) && remove.run(x.id)}>
+                <button
+                  class="btn small ghost"
+                  aria-label={`Delete property ${x.key}`}
+                  onClick={() => confirm(`Delete the property ${x.key}? Contacts' values of it go too.`) && remove.run(x.id)}
+                >
                   Delete
                 </button>
               ),
@@ -181,7 +214,12 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
         <Form action={save}>
           {list.map((d) => (
             <Field id={`cv-${d.key}`} label={d.key}>
-              <input id={`cv-${d.key}`} inputMode={d.type === 'number' ? 'decimal' : 'text'} value={form[d.key] ?? ''} onInput={(e) => setForm({ ...form, [d.key]: val(e) })} />
+              <input
+                id={`cv-${d.key}`}
+                inputMode={d.type === 'number' ? 'decimal' : 'text'}
+                value={form[d.key] ?? ''}
+                onInput={(e) => setForm({ ...form, [d.key]: val(e) })}
+              />
             </Field>
           ))}
           <div class="form-actions">
@@ -200,11 +238,20 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
               {list.map((d) => (
                 <div>
                   <dt>{d.key}</dt>
-                  <dd>{values[d.key] !== undefined ? String(values[d.key].value) : <span class="muted">{d.fallback_value === null ? '—' : `${d.fallback_value} (fallback)`}</span>}</dd>
+                  <dd>
+                    {values[d.key] !== undefined ? (
+                      String(values[d.key].value)
+                    ) : (
+                      <span class="muted">{d.fallback_value === null ? '—' : `${d.fallback_value} (fallback)`}</span>
+                    )}
+                  </dd>
                 </div>
               ))}
             </dl>
-            <button class="btn" onClick={() => setForm(Object.fromEntries(list.map((d) => [d.key, values[d.key] !== undefined ? String(values[d.key].value) : ''])))}>
+            <button
+              class="btn"
+              onClick={() => setForm(Object.fromEntries(list.map((d) => [d.key, values[d.key] !== undefined ? String(values[d.key].value) : ''])))}
+            >
               Edit properties
             </button>
           </>
@@ -216,7 +263,9 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
 
 /** A contact's subscription to each topic, switched one at a time. */
 export function ContactTopics({ id }: { id: string }) {
-  const topics = useGet<{ data: { id: string; name: string; description: string | null; subscription: 'opt_in' | 'opt_out' }[] }>(`/contacts/${id}/topics?limit=100`);
+  const topics = useGet<{ data: { id: string; name: string; description: string | null; subscription: 'opt_in' | 'opt_out' }[] }>(
+    `/contacts/${id}/topics?limit=100`,
+  );
   const change = useAction(async (topic: string, subscription: 'opt_in' | 'opt_out') => {
     await patch(`/contacts/${id}/topics`, { topics: [{ id: topic, subscription }] });
     topics.reload();
@@ -231,7 +280,8 @@ export function ContactTopics({ id }: { id: string }) {
         {list.map((t) => (
           <li class="row-between">
             <label class="check">
-              <input type="checkbox" checked={t.subscription === 'opt_in'} onChange={(e) => change.run(t.id, e.currentTarget.checked ? 'opt_in' : 'opt_out')} /> {t.name}
+              <input type="checkbox" checked={t.subscription === 'opt_in'} onChange={(e) => change.run(t.id, e.currentTarget.checked ? 'opt_in' : 'opt_out')} />{' '}
+              {t.name}
             </label>
             <Badge value={t.subscription === 'opt_in' ? 'enabled' : 'neutral'} label={t.subscription === 'opt_in' ? 'subscribed' : 'not subscribed'} />
           </li>

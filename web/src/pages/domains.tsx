@@ -53,7 +53,14 @@ export function DomainsPage() {
       <ErrorBox error={list.error} />
       {!list.data && !list.error && <Loading />}
       {list.data && !list.data.data.length && (
-        <Empty title="No domains yet." action={<button class="btn primary" onClick={() => setAdding(true)}>Add your first domain</button>}>
+        <Empty
+          title="No domains yet."
+          action={
+            <button class="btn primary" onClick={() => setAdding(true)}>
+              Add your first domain
+            </button>
+          }
+        >
           Add the domain you send from; Posthorn shows the SPF and DKIM records to publish, then verifies them.
         </Empty>
       )}
@@ -140,8 +147,8 @@ export function DomainPage({ id }: { id: string }) {
       <ErrorBox error={verify.error ?? update.error ?? remove.error ?? rotate.error} />
       {x.status !== 'verified' && (
         <p class="callout">
-          Publish these records at your DNS provider, then press <strong>Verify DNS records</strong>. Changes can take from minutes to a few hours to
-          propagate; Posthorn keeps checking pending domains.
+          Publish these records at your DNS provider, then press <strong>Verify DNS records</strong>. Changes can take from minutes to a few hours to propagate;
+          Posthorn keeps checking pending domains.
         </p>
       )}
       <Section title="DNS records">
@@ -168,7 +175,8 @@ export function DomainPage({ id }: { id: string }) {
             </p>
             {x.dkim.rotation ? (
               <p class="callout">
-                Rotation pending since <Time iso={x.dkim.rotation.started_at} exact />: publish the records of <span class="mono">{x.dkim.rotation.selector}</span>
+                Rotation pending since <Time iso={x.dkim.rotation.started_at} exact />: publish the records of{' '}
+                <span class="mono">{x.dkim.rotation.selector}</span>
                 {x.dkim.rotation.ed25519_selector && (
                   <>
                     {' '}
@@ -205,9 +213,24 @@ export function DomainPage({ id }: { id: string }) {
       <Section title="Settings">
         <Card>
           <div class="settings-list">
-            <Toggle label="Open tracking" hint="Add a tracking pixel to HTML emails." checked={x.open_tracking} onChange={(v) => update.run({ open_tracking: v })} />
-            <Toggle label="Click tracking" hint="Route links through Posthorn to count clicks." checked={x.click_tracking} onChange={(v) => update.run({ click_tracking: v })} />
-            <Toggle label="Require TLS" hint="Never deliver over an unencrypted connection (enforced TLS)." checked={x.tls === 'enforced'} onChange={(v) => update.run({ tls: v ? 'enforced' : 'opportunistic' })} />
+            <Toggle
+              label="Open tracking"
+              hint="Add a tracking pixel to HTML emails."
+              checked={x.open_tracking}
+              onChange={(v) => update.run({ open_tracking: v })}
+            />
+            <Toggle
+              label="Click tracking"
+              hint="Route links through Posthorn to count clicks."
+              checked={x.click_tracking}
+              onChange={(v) => update.run({ click_tracking: v })}
+            />
+            <Toggle
+              label="Require TLS"
+              hint="Never deliver over an unencrypted connection (enforced TLS)."
+              checked={x.tls === 'enforced'}
+              onChange={(v) => update.run({ tls: v ? 'enforced' : 'opportunistic' })}
+            />
             <Toggle
               label="Receiving"
               hint="Accept inbound mail for this domain (needs the MX record)."
@@ -233,7 +256,15 @@ function Toggle({ label, hint, checked, onChange }: { label: string; hint: strin
           {hint}
         </p>
       </div>
-      <input id={id} type="checkbox" role="switch" class="switch" checked={checked} aria-describedby={`${id}-hint`} onChange={(e) => onChange(e.currentTarget.checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        role="switch"
+        class="switch"
+        checked={checked}
+        aria-describedby={`${id}-hint`}
+        onChange={(e) => onChange(e.currentTarget.checked)}
+      />
     </div>
   );
 }

@@ -4,10 +4,46 @@
 import { useState } from 'preact/hooks';
 import { post, patch, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, bytes, Card, Code, CopyButton, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import {
+  Badge,
+  bytes,
+  Card,
+  Code,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  KeyValue,
+  Loading,
+  notify,
+  PagedTable,
+  PageHeader,
+  Section,
+  Table,
+  Tabs,
+  Time,
+  useAction,
+  useGet,
+  usePaged,
+  val,
+} from '../ui';
 import { EmailPreview } from './preview';
 
-const STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'];
+const STATUSES = [
+  'queued',
+  'scheduled',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'complained',
+  'opened',
+  'clicked',
+  'canceled',
+  'failed',
+  'suppressed',
+];
 
 interface EmailRow {
   id: string;
@@ -86,7 +122,14 @@ export function EmailsPage() {
           filtered ? (
             <Empty title="No email matches these filters." action={<a href="/dashboard/emails">Clear the filters</a>} />
           ) : (
-            <Empty title="No emails yet." action={<button class="btn primary" onClick={() => setSending(true)}>Send your first email</button>}>
+            <Empty
+              title="No emails yet."
+              action={
+                <button class="btn primary" onClick={() => setSending(true)}>
+                  Send your first email
+                </button>
+              }
+            >
               Send one from here, with the API (<code>POST /emails</code>) or over SMTP. A verified domain is needed first.
             </Empty>
           )
@@ -112,7 +155,10 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const action = useAction(async () => {
     const res = await post<{ id: string }>('/emails', {
       from: form.from,
-      to: form.to.split(',').map((s) => s.trim()).filter(Boolean),
+      to: form.to
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       subject: form.subject,
       html: form.html,
       ...(form.scheduled_at ? { scheduled_at: form.scheduled_at } : {}),
@@ -175,7 +221,9 @@ interface Attempt {
 
 export function EmailPage({ id }: { id: string }) {
   const email = useGet<EmailDetail>(`/emails/${id}`);
-  const events = useGet<{ data: { id: string; type: string; created_at: string; data: any; automated: string | null }[] }>(`/emails/${id}/events${qs({ limit: 100 })}`);
+  const events = useGet<{ data: { id: string; type: string; created_at: string; data: any; automated: string | null }[] }>(
+    `/emails/${id}/events${qs({ limit: 100 })}`,
+  );
   const [tab, setTab] = useState('preview');
   const [rescheduling, setRescheduling] = useState(false);
   const act = (action: string, done: string) =>
@@ -229,7 +277,11 @@ export function EmailPage({ id }: { id: string }) {
                     </button>
                   </>
                 )}
-                <button class="btn danger" disabled={cancel.busy} onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}>
+                <button
+                  class="btn danger"
+                  disabled={cancel.busy}
+                  onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}
+                >
                   Cancel delivery
                 </button>
               </>
@@ -240,7 +292,11 @@ export function EmailPage({ id }: { id: string }) {
       <ErrorBox error={cancel.error ?? hold.error ?? release.error ?? retry.error} />
       {e.queue && (
         <p class="muted small">
-          {e.queue.held === 'email' ? 'Held: ' : e.queue.held === 'destination' ? 'Held with its destination (release it on the overview): ' : 'Waiting in the delivery queue: '}
+          {e.queue.held === 'email'
+            ? 'Held: '
+            : e.queue.held === 'destination'
+              ? 'Held with its destination (release it on the overview): '
+              : 'Waiting in the delivery queue: '}
           {e.queue.recipients.join(', ')}
         </p>
       )}
@@ -260,7 +316,8 @@ export function EmailPage({ id }: { id: string }) {
             />
             <div role="tabpanel" aria-labelledby={`tab-${tab}`} class="tab-panel">
               {tab === 'preview' && (e.html ? <EmailPreview html={e.html} /> : <p class="muted">This email has no HTML part.</p>)}
-              {tab === 'text' && (e.text ? <Code wrap>{e.text}</Code> : <p class="muted">No plain-text part was given; mail clients show one derived from the HTML.</p>)}
+              {tab === 'text' &&
+                (e.text ? <Code wrap>{e.text}</Code> : <p class="muted">No plain-text part was given; mail clients show one derived from the HTML.</p>)}
               {tab === 'source' && <RawSource id={id} />}
               {tab === 'attachments' && <Attachments id={id} />}
             </div>
@@ -309,7 +366,8 @@ export function EmailPage({ id }: { id: string }) {
                         {a.results.map((r) => (
                           <li>
                             <span class={`code-pill c${String(r.code)[0]}`}>{r.enhanced_code ? `${r.code} ${r.enhanced_code}` : r.code}</span>{' '}
-                            <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '').replace(/^\d\.\d{1,3}\.\d{1,3}\s+/, '')}</span> <span class="muted small">({r.recipient})</span>
+                            <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '').replace(/^\d\.\d{1,3}\.\d{1,3}\s+/, '')}</span>{' '}
+                            <span class="muted small">({r.recipient})</span>
                           </li>
                         ))}
                       </ul>
@@ -332,7 +390,12 @@ export function EmailPage({ id }: { id: string }) {
                 ['Reply to', e.reply_to?.length ? e.reply_to.join(', ') : null],
                 ['Created', <Time iso={e.created_at} exact />],
                 ['Scheduled for', e.scheduled_at ? <Time iso={e.scheduled_at} exact /> : null],
-                ['Email id', <span class="mono small">{e.id} <CopyButton text={e.id} /></span>],
+                [
+                  'Email id',
+                  <span class="mono small">
+                    {e.id} <CopyButton text={e.id} />
+                  </span>,
+                ],
                 ['Message-ID', <span class="mono small break">{e.message_id}</span>],
                 ['Tags', e.tags?.length ? e.tags.map((t) => <span class="tag">{`${t.name}: ${t.value}`}</span>) : null],
               ]}
@@ -405,7 +468,9 @@ function RawSource({ id }: { id: string }) {
 }
 
 function Attachments({ id }: { id: string }) {
-  const list = useGet<{ data: { id: string; filename: string | null; size: number; content_type: string; download_url: string }[] }>(`/emails/${id}/attachments`);
+  const list = useGet<{ data: { id: string; filename: string | null; size: number; content_type: string; download_url: string }[] }>(
+    `/emails/${id}/attachments`,
+  );
   if (list.error) return <ErrorBox error={list.error} />;
   if (!list.data) return <Loading />;
   if (!list.data.data.length) return <p class="muted">No attachments.</p>;
@@ -424,4 +489,3 @@ function Attachments({ id }: { id: string }) {
     </ul>
   );
 }
-

@@ -40,7 +40,17 @@ function Progress({ i }: { i: ContactImport }) {
   );
 }
 
-export function ImportDialog({ open, onClose, onDone, segments }: { open: boolean; onClose: () => void; onDone: () => void; segments: { id: string; name: string }[] }) {
+export function ImportDialog({
+  open,
+  onClose,
+  onDone,
+  segments,
+}: {
+  open: boolean;
+  onClose: () => void;
+  onDone: () => void;
+  segments: { id: string; name: string }[];
+}) {
   const [file, setFile] = useState<File | null>(null);
   const [form, setForm] = useState({ on_conflict: 'skip', segment: '' });
   const [running, setRunning] = useState<ContactImport | null>(null);

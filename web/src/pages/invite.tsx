@@ -39,7 +39,16 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
             </p>
             <Form action={action}>
               <Field id="new-password" label="Password" hint="At least 10 characters.">
-                <input id="new-password" type="password" autoComplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword(val(e))} aria-describedby="new-password-hint" />
+                <input
+                  id="new-password"
+                  type="password"
+                  autoComplete="new-password"
+                  minLength={10}
+                  required
+                  value={password}
+                  onInput={(e) => setPassword(val(e))}
+                  aria-describedby="new-password-hint"
+                />
               </Field>
               <Field id="repeat-password" label="Repeat the password">
                 <input id="repeat-password" type="password" autoComplete="new-password" required value={again} onInput={(e) => setAgain(val(e))} />

@@ -57,12 +57,16 @@ export function LogsPage() {
         paged={paged}
         caption="API requests"
         href={(l) => `/dashboard/logs/${l.id}`}
-        empty={<Empty title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}>Requests made with an API key appear here.</Empty>}
+        empty={
+          <Empty title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}>
+            Requests made with an API key appear here.
+          </Empty>
+        }
         columns={[
           { label: 'Endpoint', render: (l) => <span class="mono">{l.endpoint}</span> },
           { label: 'Method', render: (l) => <span class="mono">{l.method}</span> },
           { label: 'Status', render: (l) => <span class={`code-pill c${String(l.response_status)[0]}`}>{l.response_status}</span> },
-          { label: 'Key', render: (l) => (l.api_key_id ? names.get(l.api_key_id) ?? 'revoked key' : '—') },
+          { label: 'Key', render: (l) => (l.api_key_id ? (names.get(l.api_key_id) ?? 'revoked key') : '—') },
           { label: 'When', render: (l) => <Time iso={l.created_at} /> },
         ]}
       />
@@ -77,7 +81,11 @@ export function LogPage({ id }: { id: string }) {
   const x = l.data;
   return (
     <>
-      <PageHeader back={{ href: '/dashboard/logs', label: 'Logs' }} title={<span class="mono">{`${x.method} ${x.endpoint}`}</span>} description={<span class={`code-pill c${String(x.response_status)[0]}`}>{x.response_status}</span>} />
+      <PageHeader
+        back={{ href: '/dashboard/logs', label: 'Logs' }}
+        title={<span class="mono">{`${x.method} ${x.endpoint}`}</span>}
+        description={<span class={`code-pill c${String(x.response_status)[0]}`}>{x.response_status}</span>}
+      />
       <Card>
         <KeyValue
           rows={[

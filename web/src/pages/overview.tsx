@@ -55,13 +55,23 @@ export function OverviewPage() {
   const control = useAction(async (d: Destination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
     const r = await post<{ affected: number }>(`/queue/${encodeURIComponent(d.destination)}/${action}`);
     const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;
-    notify({ hold: `${d.destination} is held (${n}).`, release: `${d.destination} was released (${n}).`, retry: `${n} to ${d.destination} will be tried now.`, cancel: `${n} to ${d.destination} canceled.` }[action]);
+    notify(
+      {
+        hold: `${d.destination} is held (${n}).`,
+        release: `${d.destination} was released (${n}).`,
+        retry: `${n} to ${d.destination} will be tried now.`,
+        cancel: `${n} to ${d.destination} canceled.`,
+      }[action],
+    );
     queue.reload();
   });
 
   const chart = useMemo(() => {
     const rows = metrics.data?.data ?? [];
-    return { times: rows.map((x) => Date.parse(x.period) / 1000), series: SERIES.map((s) => ({ label: s.label, color: s.color, values: rows.map((x) => x[s.key] ?? 0) })) };
+    return {
+      times: rows.map((x) => Date.parse(x.period) / 1000),
+      series: SERIES.map((s) => ({ label: s.label, color: s.color, values: rows.map((x) => x[s.key] ?? 0) })),
+    };
   }, [metrics.data]);
 
   const t = metrics.data?.totals ?? {};
@@ -88,11 +98,23 @@ export function OverviewPage() {
         <Stat label="Delivered" value={num(t.delivered)} sub={`${pct(t.delivery_rate)} of sent`} />
         <Stat label="Opened" value={num(t.unique_opened)} sub={`${pct(t.open_rate)} open rate`} />
         <Stat label="Clicked" value={num(t.unique_clicked)} sub={`${pct(t.click_rate)} click rate`} />
-        <Stat label="In the queue" value={queue.data ? num(queued) : '…'} sub={queued ? `${queue.data!.data.length} destination${queue.data!.data.length === 1 ? '' : 's'}` : 'nothing waiting'} />
+        <Stat
+          label="In the queue"
+          value={queue.data ? num(queued) : '…'}
+          sub={queued ? `${queue.data!.data.length} destination${queue.data!.data.length === 1 ? '' : 's'}` : 'nothing waiting'}
+        />
       </div>
       <Card>
         <h2 class="card-title">Activity</h2>
-        {metrics.loading && !metrics.data ? <Loading /> : <TimeChart times={chart.times} series={chart.series} label={`Emails sent, delivered, bounced, complained, opened and clicked, ${r.label.toLowerCase()}`} />}
+        {metrics.loading && !metrics.data ? (
+          <Loading />
+        ) : (
+          <TimeChart
+            times={chart.times}
+            series={chart.series}
+            label={`Emails sent, delivered, bounced, complained, opened and clicked, ${r.label.toLowerCase()}`}
+          />
+        )}
       </Card>
       <div class="grid2">
         <Health
@@ -115,7 +137,9 @@ export function OverviewPage() {
       </div>
       <Section title="Delivery queue">
         {queue.error && <ErrorBox error={queue.error} />}
-        {queue.data && !queue.data.data.length && <Empty title="The queue is empty.">Every accepted email has been handed to its recipients' mail servers.</Empty>}
+        {queue.data && !queue.data.data.length && (
+          <Empty title="The queue is empty.">Every accepted email has been handed to its recipients' mail servers.</Empty>
+        )}
         {queue.data && queue.data.data.length > 0 && (
           <>
             <ErrorBox error={control.error} />
@@ -141,7 +165,10 @@ export function OverviewPage() {
                       {!d.held && d.held_emails > 0 && <Badge value="scheduled" label={`${d.held_emails} held`} />}{' '}
                       {d.suspended_until && (
                         <span title={`The site ${d.site} answered with a throttling reply`}>
-                          <Badge value="delivery_delayed" label="suspended" /> <span class="small">until <Time iso={d.suspended_until} exact /></span>
+                          <Badge value="delivery_delayed" label="suspended" />{' '}
+                          <span class="small">
+                            until <Time iso={d.suspended_until} exact />
+                          </span>
                         </span>
                       )}
                       {d.retrying > 0 && <Badge value="delivery_delayed" label={`${d.retrying} retrying`} />}
@@ -162,7 +189,12 @@ export function OverviewPage() {
                         </button>
                       ) : (
                         <>
-                          <button class="btn small" disabled={control.busy || !d.queued} onClick={() => control.run(d, 'retry')} aria-label={`Retry ${d.destination} now`}>
+                          <button
+                            class="btn small"
+                            disabled={control.busy || !d.queued}
+                            onClick={() => control.run(d, 'retry')}
+                            aria-label={`Retry ${d.destination} now`}
+                          >
                             Retry now
                           </button>
                           <button class="btn small" disabled={control.busy} onClick={() => control.run(d, 'hold')} aria-label={`Hold ${d.destination}`}>
@@ -200,17 +232,43 @@ function Stat({ label, value, sub }: { label: string; value: string; sub?: strin
   );
 }
 
-function Health({ title, rate, warn, limit, detail, advice, digits = 1 }: { title: string; rate: number; warn: number; limit: number; detail: string; advice: string; digits?: number }) {
+function Health({
+  title,
+  rate,
+  warn,
+  limit,
+  detail,
+  advice,
+  digits = 1,
+}: {
+  title: string;
+  rate: number;
+  warn: number;
+  limit: number;
+  detail: string;
+  advice: string;
+  digits?: number;
+}) {
   const state = rate >= limit ? 'bad' : rate >= warn ? 'warn' : 'good';
   const width = Math.min(100, (rate / (limit * 1.5)) * 100);
   return (
     <Card class={`health ${state}`}>
       <div class="health-head">
         <h2 class="card-title">{title}</h2>
-        <Badge value={state === 'good' ? 'delivered' : state === 'warn' ? 'delivery_delayed' : 'bounced'} label={state === 'good' ? 'Healthy' : state === 'warn' ? 'Watch' : 'Too high'} />
+        <Badge
+          value={state === 'good' ? 'delivered' : state === 'warn' ? 'delivery_delayed' : 'bounced'}
+          label={state === 'good' ? 'Healthy' : state === 'warn' ? 'Watch' : 'Too high'}
+        />
       </div>
       <p class="health-value">{pct(rate, digits)}</p>
-      <div class="meter" role="meter" aria-valuemin={0} aria-valuemax={limit * 1.5} aria-valuenow={rate} aria-label={`${title}: ${pct(rate, digits)}, limit ${pct(limit, digits)}`}>
+      <div
+        class="meter"
+        role="meter"
+        aria-valuemin={0}
+        aria-valuemax={limit * 1.5}
+        aria-valuenow={rate}
+        aria-label={`${title}: ${pct(rate, digits)}, limit ${pct(limit, digits)}`}
+      >
         <div class="meter-fill" style={{ width: `${width}%` }} />
         <div class="meter-mark" style={{ left: `${(warn / (limit * 1.5)) * 100}%` }} title={`Recommended: ${pct(warn, digits)}`} />
         <div class="meter-mark limit" style={{ left: `${100 / 1.5}%` }} title={`Limit: ${pct(limit, digits)}`} />

@@ -21,7 +21,8 @@ function Verdicts({ a }: { a: Received['authentication'] }) {
   if (!a) return <span class="muted">not checked</span>;
   return (
     <span class="verdicts">
-      <Badge value={tone(a.spf)} label={`SPF ${a.spf}`} /> <Badge value={tone(a.dkim)} label={`DKIM ${a.dkim}`} /> <Badge value={tone(a.dmarc)} label={`DMARC ${a.dmarc}`} />
+      <Badge value={tone(a.spf)} label={`SPF ${a.spf}`} /> <Badge value={tone(a.dkim)} label={`DKIM ${a.dkim}`} />{' '}
+      <Badge value={tone(a.dmarc)} label={`DMARC ${a.dmarc}`} />
     </span>
   );
 }
@@ -53,14 +54,20 @@ export function ReceivingPage() {
 }
 
 export function ReceivedPage({ id }: { id: string }) {
-  const r = useGet<Received & { html: string | null; text: string | null; headers: Record<string, string>; raw: { download_url: string } }>(`/emails/receiving/${id}?html_format=data_uri`);
+  const r = useGet<Received & { html: string | null; text: string | null; headers: Record<string, string>; raw: { download_url: string } }>(
+    `/emails/receiving/${id}?html_format=data_uri`,
+  );
   const [tab, setTab] = useState('preview');
   if (r.error) return <ErrorBox error={r.error} />;
   if (!r.data) return <Loading />;
   const e = r.data;
   return (
     <>
-      <PageHeader back={{ href: '/dashboard/receiving', label: 'Receiving' }} title={e.subject || '(no subject)'} description={<Verdicts a={e.authentication} />} />
+      <PageHeader
+        back={{ href: '/dashboard/receiving', label: 'Receiving' }}
+        title={e.subject || '(no subject)'}
+        description={<Verdicts a={e.authentication} />}
+      />
       <div class="detail-grid">
         <div class="detail-main">
           <Card>
@@ -77,7 +84,13 @@ export function ReceivedPage({ id }: { id: string }) {
             <div role="tabpanel" aria-labelledby={`tab-${tab}`} class="tab-panel">
               {tab === 'preview' && (e.html ? <EmailPreview html={e.html} /> : <p class="muted">No HTML part.</p>)}
               {tab === 'text' && (e.text ? <Code wrap>{e.text}</Code> : <p class="muted">No plain-text part.</p>)}
-              {tab === 'headers' && <Code>{Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`).join('\n')}</Code>}
+              {tab === 'headers' && (
+                <Code>
+                  {Object.entries(e.headers)
+                    .map(([k, v]) => `${k}: ${v}`)
+                    .join('\n')}
+                </Code>
+              )}
             </div>
           </Card>
         </div>

@@ -35,7 +35,16 @@ function Password() {
           <input id="pw-current" type="password" autoComplete="current-password" required value={current} onInput={(e) => setCurrent(val(e))} />
         </Field>
         <Field id="pw-new" label="New password" hint="At least 10 characters. Other sessions are signed out.">
-          <input id="pw-new" type="password" autoComplete="new-password" minLength={10} required value={next} onInput={(e) => setNext(val(e))} aria-describedby="pw-new-hint" />
+          <input
+            id="pw-new"
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            required
+            value={next}
+            onInput={(e) => setNext(val(e))}
+            aria-describedby="pw-new-hint"
+          />
         </Field>
         <button class="btn" disabled={action.busy}>
           Change password
@@ -69,9 +78,7 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
   });
   return (
     <Card>
-      <h2 class="card-title">
-        Two-factor sign-in {enabled ? <Badge value="verified" label="on" /> : <Badge value="none" label="off" />}
-      </h2>
+      <h2 class="card-title">Two-factor sign-in {enabled ? <Badge value="verified" label="on" /> : <Badge value="none" label="off" />}</h2>
       <ErrorBox error={begin.error ?? confirm.error ?? disable.error} />
       {codes && (
         <div class="callout success" role="status">
@@ -83,7 +90,10 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
               <li class="mono">{c}</li>
             ))}
           </ul>
-          <CopyButton text={codes.join('\n')} label="Copy codes" /> <button class="btn small" onClick={() => setCodes(null)}>I saved them</button>
+          <CopyButton text={codes.join('\n')} label="Copy codes" />{' '}
+          <button class="btn small" onClick={() => setCodes(null)}>
+            I saved them
+          </button>
         </div>
       )}
       {!enabled && !enrolment && (
@@ -102,7 +112,13 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
           }}
         >
           <p class="small">Scan the code with your authenticator app, or enter the key by hand.</p>
-          <img class="qr" alt="QR code of the authenticator key" src={`data:image/svg+xml;utf8,${encodeURIComponent(enrolment.qr_svg)}`} width="180" height="180" />
+          <img
+            class="qr"
+            alt="QR code of the authenticator key"
+            src={`data:image/svg+xml;utf8,${encodeURIComponent(enrolment.qr_svg)}`}
+            width="180"
+            height="180"
+          />
           <p class="copy-cell">
             <code class="token" data-testid="totp-secret">
               {enrolment.secret}
@@ -110,7 +126,15 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
             <CopyButton text={enrolment.secret} />
           </p>
           <Field id="totp-code" label="Code from the app">
-            <input id="totp-code" inputMode="numeric" autoComplete="one-time-code" required pattern="[0-9 ]{6,7}" value={code} onInput={(e) => setCode(val(e))} />
+            <input
+              id="totp-code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              pattern="[0-9 ]{6,7}"
+              value={code}
+              onInput={(e) => setCode(val(e))}
+            />
           </Field>
           <button class="btn primary" disabled={confirm.busy}>
             Turn on
@@ -143,7 +167,9 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
 }
 
 function Sessions() {
-  const list = useGet<{ data: { id: string; created_at: string; last_seen_at: string; user_agent: string | null; ip: string | null; method: string; current: boolean }[] }>('/auth/sessions');
+  const list = useGet<{
+    data: { id: string; created_at: string; last_seen_at: string; user_agent: string | null; ip: string | null; method: string; current: boolean }[];
+  }>('/auth/sessions');
   const end = useAction(async (id: string) => {
     await del(`/auth/sessions/${id}`);
     list.reload();
@@ -169,9 +195,26 @@ function Sessions() {
           columns={[
             { label: 'Browser', render: (s) => <span class="small">{browser(s.user_agent)}</span> },
             { label: 'Address', render: (s) => <span class="mono small">{s.ip ?? '—'}</span> },
-            { label: 'Signed in', render: (s) => <><Time iso={s.created_at} /> <span class="muted small">({s.method})</span></> },
+            {
+              label: 'Signed in',
+              render: (s) => (
+                <>
+                  <Time iso={s.created_at} /> <span class="muted small">({s.method})</span>
+                </>
+              ),
+            },
             { label: 'Last active', render: (s) => (s.current ? <Badge value="verified" label="this browser" /> : <Time iso={s.last_seen_at} />) },
-            { label: 'Actions', render: (s) => (s.current ? '' : <button class="btn small ghost" onClick={() => end.run(s.id)}>End session</button>) },
+            {
+              label: 'Actions',
+              render: (s) =>
+                s.current ? (
+                  ''
+                ) : (
+                  <button class="btn small ghost" onClick={() => end.run(s.id)}>
+                    End session
+                  </button>
+                ),
+            },
           ]}
         />
       )}
@@ -181,8 +224,26 @@ function Sessions() {
 
 function browser(ua: string | null): string {
   if (!ua) return 'Unknown';
-  const name = /Edg\//.test(ua) ? 'Edge' : /Chrome\//.test(ua) ? 'Chrome' : /Firefox\//.test(ua) ? 'Firefox' : /Safari\//.test(ua) ? 'Safari' : ua.split(' ')[0];
-  const os = /Windows/.test(ua) ? 'Windows' : /Mac OS X/.test(ua) ? 'macOS' : /Android/.test(ua) ? 'Android' : /iPhone|iPad/.test(ua) ? 'iOS' : /Linux/.test(ua) ? 'Linux' : '';
+  const name = /Edg\//.test(ua)
+    ? 'Edge'
+    : /Chrome\//.test(ua)
+      ? 'Chrome'
+      : /Firefox\//.test(ua)
+        ? 'Firefox'
+        : /Safari\//.test(ua)
+          ? 'Safari'
+          : ua.split(' ')[0];
+  const os = /Windows/.test(ua)
+    ? 'Windows'
+    : /Mac OS X/.test(ua)
+      ? 'macOS'
+      : /Android/.test(ua)
+        ? 'Android'
+        : /iPhone|iPad/.test(ua)
+          ? 'iOS'
+          : /Linux/.test(ua)
+            ? 'Linux'
+            : '';
   return os ? `${name} on ${os}` : name;
 }
 
@@ -238,7 +299,11 @@ function Team({ session }: { session: Session }) {
               label: 'Actions',
               render: (m) =>
                 owner && m.id !== session.user.id ? (
-                  <button class="btn small danger ghost" aria-label={`Remove ${m.email}`} onClick={() => confirm(`Remove ${m.email} from the team?`) && remove.run(m.id)}>
+                  <button
+                    class="btn small danger ghost"
+                    aria-label={`Remove ${m.email}`}
+                    onClick={() => confirm(`Remove ${m.email} from the team?`) && remove.run(m.id)}
+                  >
                     Remove
                   </button>
                 ) : (
@@ -258,7 +323,17 @@ function Team({ session }: { session: Session }) {
               { label: 'Email', render: (i) => i.email },
               { label: 'Role', render: (i) => <Badge value={i.role} /> },
               { label: 'Expires', render: (i) => <Time iso={i.expires_at} /> },
-              { label: 'Actions', render: (i) => (owner ? <button class="btn small ghost" onClick={() => withdraw.run(i.id)}>Withdraw</button> : '') },
+              {
+                label: 'Actions',
+                render: (i) =>
+                  owner ? (
+                    <button class="btn small ghost" onClick={() => withdraw.run(i.id)}>
+                      Withdraw
+                    </button>
+                  ) : (
+                    ''
+                  ),
+              },
             ]}
           />
         </>

@@ -54,7 +54,15 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             </>
           ) : (
             <Field id="code" label="Authentication code" hint="The 6-digit code from your authenticator app, or one of your recovery codes.">
-              <input id="code" inputMode="numeric" autoComplete="one-time-code" required value={code} onInput={(e) => setCode(val(e))} aria-describedby="code-hint" />
+              <input
+                id="code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                required
+                value={code}
+                onInput={(e) => setCode(val(e))}
+                aria-describedby="code-hint"
+              />
             </Field>
           )}
           <button class="btn primary block" type="submit" disabled={action.busy}>
@@ -71,9 +79,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             </a>
           </>
         )}
-        <p class="muted small center">The first admin's email and password are printed by <code>posthorn init</code>.</p>
+        <p class="muted small center">
+          The first admin's email and password are printed by <code>posthorn init</code>.
+        </p>
       </main>
     </div>
   );
 }
-

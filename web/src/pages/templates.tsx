@@ -4,7 +4,28 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { del, patch, post } from '../api';
 import { navigate } from '../router';
-import { Badge, Card, Code, CopyButton, Dialog, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Tabs, Time, useAction, useGet, usePaged, val } from '../ui';
+import {
+  Badge,
+  Card,
+  Code,
+  CopyButton,
+  Dialog,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  KeyValue,
+  Loading,
+  notify,
+  PagedTable,
+  PageHeader,
+  Tabs,
+  Time,
+  useAction,
+  useGet,
+  usePaged,
+  val,
+} from '../ui';
 import { renderPreview, type Values } from '../template-text';
 import { EmailPreview } from './preview';
 
@@ -59,8 +80,15 @@ export function TemplatesPage() {
         href={(t) => `/dashboard/templates/${t.id}`}
         empty={
           <Empty title="No templates yet." action={create()}>
-            Create one here, or from code with <code>resend.templates.create({'{'} name, html {'}'})</code>, then publish it and send it with{' '}
-            <code>template: {'{'} id, variables {'}'}</code> on <code>resend.emails.send()</code>.
+            Create one here, or from code with{' '}
+            <code>
+              resend.templates.create({'{'} name, html {'}'})
+            </code>
+            , then publish it and send it with{' '}
+            <code>
+              template: {'{'} id, variables {'}'}
+            </code>{' '}
+            on <code>resend.emails.send()</code>.
           </Empty>
         }
         columns={[
@@ -109,7 +137,16 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
         <input id="n-name" required value={form.name} onInput={set('name')} />
       </Field>
       <Field id="n-alias" label="Alias (optional)" hint="Send by this name instead of the id: letters, digits, dots, dashes and underscores.">
-        <input id="n-alias" class="mono" spellcheck={false} autocapitalize="off" placeholder="order-confirmation" value={form.alias} onInput={set('alias')} aria-describedby="n-alias-hint" />
+        <input
+          id="n-alias"
+          class="mono"
+          spellcheck={false}
+          autocapitalize="off"
+          placeholder="order-confirmation"
+          value={form.alias}
+          onInput={set('alias')}
+          aria-describedby="n-alias-hint"
+        />
       </Field>
       <Field id="n-from" label="From (optional)">
         <input id="n-from" placeholder="Acme <hello@example.com>" value={form.from} onInput={set('from')} />
@@ -175,7 +212,10 @@ function fallbackValue(v: VarRow): string | number | null {
 
 /** The fields of a PATCH (docs/api.md §20.2): an empty optional field clears it. */
 function toBody(f: Form, t: Template) {
-  const replyTo = f.reply_to.split(',').map((s) => s.trim()).filter(Boolean);
+  const replyTo = f.reply_to
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return {
     name: f.name,
     alias: f.alias.trim() || null,
@@ -312,7 +352,15 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
               <input id="t-name" value={form.name} onInput={set('name')} />
             </Field>
             <Field id="t-alias" label="Alias" hint="Optional: sends may name the template by it instead of the id.">
-              <input id="t-alias" class="mono" spellcheck={false} autocapitalize="off" value={form.alias} onInput={set('alias')} aria-describedby="t-alias-hint" />
+              <input
+                id="t-alias"
+                class="mono"
+                spellcheck={false}
+                autocapitalize="off"
+                value={form.alias}
+                onInput={set('alias')}
+                aria-describedby="t-alias-hint"
+              />
             </Field>
             <Field id="t-from" label="From">
               <input id="t-from" placeholder="Acme <hello@example.com>" value={form.from} onInput={set('from')} />
@@ -331,10 +379,33 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
           <Card>
             <h2 class="card-title">Content</h2>
             <Field id="t-html" label="HTML" hint="Write a variable as {{{KEY}}}; {{#KEY}}…{{/KEY}} shows a part only when KEY has a value.">
-              <textarea id="t-html" class="mono code-input" rows={16} spellcheck={false} autocapitalize="off" wrap="off" value={form.html} onInput={set('html')} aria-describedby="t-html-hint" />
+              <textarea
+                id="t-html"
+                class="mono code-input"
+                rows={16}
+                spellcheck={false}
+                autocapitalize="off"
+                wrap="off"
+                value={form.html}
+                onInput={set('html')}
+                aria-describedby="t-html-hint"
+              />
             </Field>
-            <Field id="t-text" label="Plain text" hint={t.text === '' ? 'Left empty, the email has no text part.' : 'Leave empty to make it from the HTML when sent.'}>
-              <textarea id="t-text" class="mono code-input" rows={8} spellcheck={false} autocapitalize="off" value={form.text} onInput={set('text')} aria-describedby="t-text-hint" />
+            <Field
+              id="t-text"
+              label="Plain text"
+              hint={t.text === '' ? 'Left empty, the email has no text part.' : 'Leave empty to make it from the HTML when sent.'}
+            >
+              <textarea
+                id="t-text"
+                class="mono code-input"
+                rows={8}
+                spellcheck={false}
+                autocapitalize="off"
+                value={form.text}
+                onInput={set('text')}
+                aria-describedby="t-text-hint"
+              />
             </Field>
           </Card>
           <SendCard t={t} />
@@ -372,7 +443,16 @@ function Variables({ rows, onChange }: { rows: VarRow[]; onChange: (rows: VarRow
           </div>
           {rows.map((r, i) => (
             <div class="var-row" key={r.uid}>
-              <input id={`v-key-${r.uid}`} class="mono v-key" aria-label={`Variable ${i + 1}: key`} spellcheck={false} autocapitalize="off" placeholder="KEY" value={r.key} onInput={(e) => update(r.uid, { key: val(e) })} />
+              <input
+                id={`v-key-${r.uid}`}
+                class="mono v-key"
+                aria-label={`Variable ${i + 1}: key`}
+                spellcheck={false}
+                autocapitalize="off"
+                placeholder="KEY"
+                value={r.key}
+                onInput={(e) => update(r.uid, { key: val(e) })}
+              />
               <select class="v-type" aria-label={`Variable ${i + 1}: type`} value={r.type} onChange={(e) => update(r.uid, { type: val(e) as VariableType })}>
                 {TYPES.map((x) => (
                   <option value={x}>{x}</option>
@@ -443,7 +523,9 @@ function Preview({ form }: { form: Form }) {
         <div>
           <dt>Subject</dt>
           <dd>
-            <strong>{subject.ok ? subject.out || <span class="muted">given by the send</span> : <span class="error-text">Not a valid template: {subject.error}</span>}</strong>
+            <strong>
+              {subject.ok ? subject.out || <span class="muted">given by the send</span> : <span class="error-text">Not a valid template: {subject.error}</span>}
+            </strong>
           </dd>
         </div>
       </dl>
@@ -486,7 +568,11 @@ function SendCard({ t }: { t: Template }) {
         <CopyButton text={snippet} label="Copy code" />
       </div>
       {t.status === 'draft' && <p class="callout">Publish the template first: sends use its published version only.</p>}
-      {t.has_unpublished_versions && <p class="callout">Sends use the version published <Time iso={t.published_at} /> until you publish the changes.</p>}
+      {t.has_unpublished_versions && (
+        <p class="callout">
+          Sends use the version published <Time iso={t.published_at} /> until you publish the changes.
+        </p>
+      )}
       <Code wrap label="Code to send with the template">
         {snippet}
       </Code>
@@ -506,7 +592,17 @@ function SendCard({ t }: { t: Template }) {
   );
 }
 
-function DeleteDialog({ open, name, action, onClose }: { open: boolean; name: string; action: { run: () => unknown; busy: boolean; error: { message: string } | null }; onClose: () => void }) {
+function DeleteDialog({
+  open,
+  name,
+  action,
+  onClose,
+}: {
+  open: boolean;
+  name: string;
+  action: { run: () => unknown; busy: boolean; error: { message: string } | null };
+  onClose: () => void;
+}) {
   return (
     <Dialog open={open} title="Delete template" onClose={onClose}>
       <ErrorBox error={action.error} />

@@ -3,9 +3,40 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post, qs } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, Card, Code, CopyButton, Empty, ErrorBox, Field, FormDialog, KeyValue, Loading, notify, PagedTable, PageHeader, Section, Table, Time, useAction, useGet, usePaged, val } from '../ui';
+import {
+  Badge,
+  Card,
+  Code,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  KeyValue,
+  Loading,
+  notify,
+  PagedTable,
+  PageHeader,
+  Section,
+  Table,
+  Time,
+  useAction,
+  useGet,
+  usePaged,
+  val,
+} from '../ui';
 
-const EVENTS = ['email.sent', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.complained', 'email.opened', 'email.clicked', 'email.received', 'contact.updated'];
+const EVENTS = [
+  'email.sent',
+  'email.delivered',
+  'email.delivery_delayed',
+  'email.bounced',
+  'email.complained',
+  'email.opened',
+  'email.clicked',
+  'email.received',
+  'contact.updated',
+];
 
 interface Webhook {
   id: string;
@@ -35,7 +66,14 @@ export function WebhooksPage() {
         caption="Webhook endpoints"
         href={(w) => `/dashboard/webhooks/${w.id}`}
         empty={
-          <Empty title="No webhook endpoints." action={<button class="btn primary" onClick={() => setCreating(true)}>Add an endpoint</button>}>
+          <Empty
+            title="No webhook endpoints."
+            action={
+              <button class="btn primary" onClick={() => setCreating(true)}>
+                Add an endpoint
+              </button>
+            }
+          >
             Posthorn signs each request the Svix way; verify it with the endpoint's signing secret.
           </Empty>
         }
@@ -67,7 +105,14 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
     }
   });
   return (
-    <FormDialog open={open} title={existing ? 'Edit endpoint' : 'Add a webhook endpoint'} onClose={onClose} action={action} submit={existing ? 'Save' : 'Add endpoint'} disabled={!events.length}>
+    <FormDialog
+      open={open}
+      title={existing ? 'Edit endpoint' : 'Add a webhook endpoint'}
+      onClose={onClose}
+      action={action}
+      submit={existing ? 'Save' : 'Add endpoint'}
+      disabled={!events.length}
+    >
       <Field id="w-endpoint" label="Endpoint URL">
         <input id="w-endpoint" type="url" required placeholder="https://example.com/webhooks/posthorn" value={endpoint} onInput={(e) => setEndpoint(val(e))} />
       </Field>
@@ -75,7 +120,12 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
         <legend>Events</legend>
         {EVENTS.map((ev) => (
           <label class="check">
-            <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> <span class="mono small">{ev}</span>
+            <input
+              type="checkbox"
+              checked={events.includes(ev)}
+              onChange={(e) => setEvents(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))}
+            />{' '}
+            <span class="mono small">{ev}</span>
           </label>
         ))}
       </fieldset>
@@ -172,7 +222,15 @@ export function WebhookPage({ id }: { id: string }) {
             />
           </Section>
         </div>
-        <aside class="detail-side">{selected ? <EventDetail webhook={id} event={selected} onClose={() => setQuery({ event: null })} /> : <Card><p class="muted">Choose a delivery to see its payload and attempts.</p></Card>}</aside>
+        <aside class="detail-side">
+          {selected ? (
+            <EventDetail webhook={id} event={selected} onClose={() => setQuery({ event: null })} />
+          ) : (
+            <Card>
+              <p class="muted">Choose a delivery to see its payload and attempts.</p>
+            </Card>
+          )}
+        </aside>
       </div>
       <WebhookDialog open={editing} existing={x} onClose={() => setEditing(false)} onDone={w.reload} />
     </>
@@ -181,7 +239,9 @@ export function WebhookPage({ id }: { id: string }) {
 
 function EventDetail({ webhook, event, onClose }: { webhook: string; event: string; onClose: () => void }) {
   const ev = useGet<WebhookEvent & { payload: unknown; next_attempt_at: string | null }>(`/webhooks/${webhook}/events/${event}`);
-  const attempts = useGet<{ data: { id: string; http_status_code: number | null; response: string; sent_at: string }[] }>(`/webhooks/${webhook}/events/${event}/attempts`);
+  const attempts = useGet<{ data: { id: string; http_status_code: number | null; response: string; sent_at: string }[] }>(
+    `/webhooks/${webhook}/events/${event}/attempts`,
+  );
   const replay = useAction(async () => {
     await post(`/webhooks/${webhook}/events/${event}/replay`);
     notify('Replay queued.');
@@ -202,7 +262,12 @@ function EventDetail({ webhook, event, onClose }: { webhook: string; event: stri
       {ev.data && (
         <>
           <p>
-            <Badge value={ev.data.status} /> {ev.data.next_attempt_at && <span class="muted small">next attempt <Time iso={ev.data.next_attempt_at} /></span>}
+            <Badge value={ev.data.status} />{' '}
+            {ev.data.next_attempt_at && (
+              <span class="muted small">
+                next attempt <Time iso={ev.data.next_attempt_at} />
+              </span>
+            )}
           </p>
           <button class="btn small" disabled={replay.busy} onClick={() => replay.run()}>
             Replay
