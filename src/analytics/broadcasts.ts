@@ -6,8 +6,19 @@
 // the metrics.
 import type { EmailRec, PageQuery, StoreReader } from '../store';
 import { errors } from '../errors';
+import type { Counter } from '../event-catalogue';
 
-export const RECIPIENT_TYPES = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'] as const;
+// Each one a counter of the catalogue: all but sent, opened and clicked are read from the email's `counted`.
+export const RECIPIENT_TYPES = [
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+  'suppressed',
+] as const satisfies readonly Counter[];
 export type RecipientType = (typeof RECIPIENT_TYPES)[number];
 const BOUNCE_TYPES = ['permanent', 'transient', 'undetermined'] as const;
 type BounceType = (typeof BOUNCE_TYPES)[number];

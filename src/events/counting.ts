@@ -1,27 +1,12 @@
-// Which metric counters an email event moves (docs/api.md §7.9). Delivery outcomes count
-// once per email, whatever number of recipients it had — so rates stay between 0 and 1 — and the
-// email remembers what it was counted in (`counted`). Opens and clicks count every human hit, and
-// `unique_opened` / `unique_clicked` the first one of each email; hits that looked automated count
-// apart (`automated_opened`, `automated_clicked`), outside Resend's metrics.
-import type { Counters, EmailRec, EmailStatus, Engagement } from '../store';
+// The metric counters an email event moves (docs/api.md §7.9), as its entry in the catalogue
+// (src/event-catalogue.ts `count`) says. Delivery outcomes count once per email, whatever number
+// of recipients it had — so rates stay between 0 and 1 — and the email remembers what it was
+// counted in (`counted`). Opens and clicks count every human hit, and `unique_opened` /
+// `unique_clicked` the first one of each email; hits that looked automated count apart
+// (`automated_opened`, `automated_clicked`), outside Resend's metrics.
+import type { Counters, EmailRec, Engagement } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
-
-/** Statuses counted once per email, under the metric of the same name. */
-const ONCE: Partial<Record<EmailStatus | 'unsubscribed', string>> = {
-  sent: 'sent',
-  delivered: 'delivered',
-  delivery_delayed: 'delivery_delayed',
-  bounced: 'bounced',
-  complained: 'complained',
-  suppressed: 'suppressed',
-  failed: 'failed',
-  unsubscribed: 'unsubscribed',
-};
-
-const BOUNCE_TYPE: Record<string, string> = {
-  Permanent: 'bounced_permanent',
-  Transient: 'bounced_transient',
-};
+import type { Count } from '../event-catalogue';
 
 export interface Counted {
   counts: Counters;
@@ -29,8 +14,8 @@ export interface Counted {
   counted: string[];
 }
 
-/** The counters `status` moves for `email` (its state before the event). */
-export function countersFor(email: EmailRec, status: EmailStatus | 'unsubscribed', d: { bounce?: Bounce; automated?: string | null }): Counted {
+/** The counters an event counted as `count` (its catalogue entry's) moves for `email` (its state before the event). */
+export function countersFor(email: EmailRec, count: Count | undefined, d: { bounce?: Bounce; automated?: string | null }): Counted {
   const counted = [...(email.counted ?? [])];
   const counts: Counters = {};
   const once = (metric: string) => {
@@ -39,15 +24,14 @@ export function countersFor(email: EmailRec, status: EmailStatus | 'unsubscribed
     counted.push(metric);
     return true;
   };
-  const hit = (metric: 'opened' | 'clicked') => {
-    if (d.automated) counts[`automated_${metric}`] = 1;
+  if (count?.per === 'hit') {
+    if (d.automated) counts[count.automated] = 1;
     else {
-      counts[metric] = 1;
-      once(`unique_${metric}`);
+      counts[count.counter] = 1;
+      once(count.unique);
     }
-  };
-  if (status === 'opened' || status === 'clicked') hit(status);
-  else if (ONCE[status] && once(ONCE[status]!) && status === 'bounced') counts[BOUNCE_TYPE[d.bounce?.type ?? ''] ?? 'bounced_undetermined'] = 1;
+  } else if (count?.per === 'email' && once(count.counter) && count.byBounceType) counts[count.byBounceType[d.bounce?.type ?? 'Undetermined']] = 1;
+  // (Kinds counted `per: 'event'` are not an email's: Events.other counts them.)
   return { counts, counted };
 }
 

@@ -6,33 +6,16 @@
 // every immediate send makes at once, is the email's `queued_at` (derivedEvents) — a row and its
 // index less per email accepted. And the row of an email's webhook event keeps only its own part of
 // the payload: the rest (addresses, subject, tags…) is the email's and is read from it (eventData).
-import type { EmailRec, EmailStatus, EventRec, EventType, RecipientState, StoreReader, TriggerRec, Tx } from '../store';
+import type { EmailRec, EmailStatus, EventRec, EventType, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import { newId, nowIso, uuidAt } from '../ids';
+import { infoOf, statusInfo, type Count, type StatusKind } from '../event-catalogue';
 import { countersFor, engagementAfter } from './counting';
 
 export type { Bounce };
 
-/** Statuses that Resend reports by webhook (docs/api.md §14.2); the rest are internal. */
-const WEBHOOK_KINDS: Partial<Record<EmailStatus, EventType>> = {
-  sent: 'email.sent',
-  delivered: 'email.delivered',
-  delivery_delayed: 'email.delivery_delayed',
-  bounced: 'email.bounced',
-  complained: 'email.complained',
-  opened: 'email.opened',
-  clicked: 'email.clicked',
-};
-
-/** Recipient state implied by an event about specific recipients. */
-const RECIPIENT_STATE: Partial<Record<EmailStatus, RecipientState>> = {
-  delivered: 'delivered',
-  delivery_delayed: 'delayed',
-  bounced: 'bounced',
-  complained: 'complained',
-  suppressed: 'suppressed',
-  canceled: 'canceled',
-};
+/** The webhook-visible kinds that are not an email's state change: made by `Events.other`. */
+export type OtherKind = Exclude<EventType, StatusKind>;
 
 export interface EmailEventDetails {
   /** The recipients the event concerns (bare addresses); default: the email's `to`. */
@@ -102,13 +85,14 @@ export class Events {
     const cur = details.current ? email : ((await tx.emails.get(email.team_id, email.id)) ?? email);
     const at = details.at ?? nowIso();
     const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
-    const state = RECIPIENT_STATE[status];
+    const info = statusInfo(status);
+    const state = info.recipients;
     if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'queued') next.queued_at = at;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
     if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
-    this.count(tx, next, status, details, at);
+    this.count(tx, next, info.count, details, at);
     tx.emails.put(next);
     if (status === 'queued') {
       // Stored as `queued_at` (derivedEvents); observed like any other.
@@ -117,9 +101,9 @@ export class Events {
       return next;
     }
 
-    const kind = WEBHOOK_KINDS[status];
-    if (!kind) {
-      await this.append(tx, next.team_id, `email.${status}`, next.id, { email_id: next.id, recipients: details.recipients ?? null }, at, false);
+    const kind = `email.${status}` as const;
+    if (info.emits !== 'webhook') {
+      await this.append(tx, next.team_id, kind, next.id, { email_id: next.id, recipients: details.recipients ?? null }, at, false);
       return next;
     }
     // Webhooks and observers get the whole payload; the row keeps only the event's own part.
@@ -136,7 +120,7 @@ export class Events {
     if (cur.counted?.includes('unsubscribed')) return;
     const at = nowIso();
     const next = { ...cur };
-    this.count(tx, next, 'unsubscribed', {}, at);
+    this.count(tx, next, infoOf('email.unsubscribed').count, {}, at);
     tx.emails.put(next);
     await this.append(tx, next.team_id, 'email.unsubscribed', next.id, { email_id: next.id, contact_id: next.contact_id ?? null }, at, false);
   }
@@ -148,19 +132,23 @@ export class Events {
     if (link !== null && !automated && email.broadcast_id) tx.metrics.addLink(email.team_id, email.broadcast_id, link, 1, firstClickOfLink ? 1 : 0);
   }
 
-  /** Move the metric counters of `email` (updating its `counted` in place, before it is stored). */
-  private count(tx: Tx, email: EmailRec, status: EmailStatus | 'unsubscribed', details: EmailEventDetails, at: string): void {
-    const { counts, counted } = countersFor(email, status, details);
+  /** Move the metric counters of `email` as `count` says (updating its `counted` in place, before it is stored). */
+  private count(tx: Tx, email: EmailRec, count: Count | undefined, details: EmailEventDetails, at: string): void {
+    const { counts, counted } = countersFor(email, count, details);
     if (Object.keys(counts).length === 0) return;
     email.counted = counted;
     tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, email_id: email.id }, counts);
   }
 
-  /** In a unit of work: an event that is not an email state change (email.received, contact.updated). */
-  other(tx: Tx, team: string, type: EventType, subjectId: string, data: Record<string, unknown>, received?: { domain_id: string }): Promise<EventRec> {
+  /**
+   * In a unit of work: an event that is not an email state change (email.received, contact.updated).
+   * A kind counted every time (received mail: the `received` metric) is counted under `counted`'s domain.
+   */
+  other(tx: Tx, team: string, type: OtherKind, subjectId: string, data: Record<string, unknown>, counted?: { domain_id: string }): Promise<EventRec> {
     const at = nowIso();
-    // Received mail is counted under its receiving domain (the `received` metric).
-    if (received) tx.metrics.add(team, Date.parse(at), { domain_id: received.domain_id, broadcast_id: null, email_id: subjectId }, { received: 1 });
+    const { count } = infoOf(type);
+    if (counted && count?.per === 'event')
+      tx.metrics.add(team, Date.parse(at), { domain_id: counted.domain_id, broadcast_id: null, email_id: subjectId }, { [count.counter]: 1 });
     return this.append(tx, team, type, subjectId, data, at, true);
   }
 

@@ -2,21 +2,10 @@
 // the delivery queue and the schedule (docs/api.md §7, §14).
 import type { Rec } from './interface';
 import type { Address } from '../mail/address';
+import type { EmailStatus, EmittedWebhookKind, LoggedKind, RecipientState } from '../event-catalogue';
 
-/** `last_event` values (docs/api.md §7.8). */
-export type EmailStatus =
-  | 'scheduled'
-  | 'queued'
-  | 'canceled'
-  | 'sent'
-  | 'delivered'
-  | 'delivery_delayed'
-  | 'bounced'
-  | 'complained'
-  | 'opened'
-  | 'clicked'
-  | 'failed'
-  | 'suppressed';
+// Statuses, recipient states and event kinds are the catalogue's (src/event-catalogue.ts).
+export type { EmailStatus, RecipientState };
 
 export interface AttachmentMeta {
   id: string;
@@ -26,12 +15,6 @@ export interface AttachmentMeta {
   content_id: string | null;
   size: number; // decoded bytes
 }
-
-/**
- * `opted_out`: skipped because the email's topic is not one the recipient receives (docs/api.md §7.1);
- * `canceled`: taken out of the delivery queue by a cancel (docs/api.md §7.6).
- */
-export type RecipientState = 'pending' | 'delivered' | 'delayed' | 'bounced' | 'suppressed' | 'complained' | 'opted_out' | 'canceled';
 
 export interface EmailRec extends Rec {
   from: string; // as sent, display name included
@@ -141,17 +124,8 @@ export interface MessageParts {
   tracking: { open: boolean; click: boolean };
 }
 
-export type EventType =
-  | 'email.sent'
-  | 'email.delivered'
-  | 'email.delivery_delayed'
-  | 'email.bounced'
-  | 'email.complained'
-  | 'email.opened'
-  | 'email.clicked'
-  | 'email.received'
-  | 'contact.updated'
-  | 'contact.topics.updated';
+/** The kinds of webhook-visible events (docs/api.md §14.2). */
+export type EventType = EmittedWebhookKind;
 
 /**
  * One entry of an email's (or contact's) event log. Webhook-visible kinds carry the payload data of
@@ -159,7 +133,7 @@ export type EventType =
  * are logged too, with `webhook: false`.
  */
 export interface EventRec extends Rec {
-  type: EventType | `email.${EmailStatus}` | 'email.unsubscribed';
+  type: LoggedKind;
   webhook: boolean;
   /** The email (sent or received) or contact the event concerns. */
   subject_id: string;

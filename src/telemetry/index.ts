@@ -6,6 +6,7 @@
 // the prom-client counters at scrape time, so recording one costs a map update.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventRec, StoreReader } from '../store';
+import { kindInfo } from '../event-catalogue';
 
 /**
  * Email events counted by type since start (`email.delivered` → n), in one thread: a map update per
@@ -23,9 +24,6 @@ export class EventCounts {
     return new Map(this.counts);
   }
 }
-
-/** Delivery outcomes per recipient, by the event that records them. */
-const DELIVERY_RESULT: Record<string, string> = { delivered: 'delivered', bounced: 'bounced', delivery_delayed: 'deferred' };
 
 export class Telemetry {
   readonly registry = new Registry();
@@ -149,11 +147,11 @@ export class Telemetry {
     };
     let accepted = 0;
     for (const [type, n] of totals) {
-      const t = type.slice('email.'.length);
-      add(this.events, type, { type: t }, n);
-      if (t === 'queued' || t === 'scheduled') accepted += n;
-      const result = DELIVERY_RESULT[t];
-      if (result) add(this.deliveries, `deliveries ${result}`, { result }, n);
+      add(this.events, type, { type: type.slice('email.'.length) }, n);
+      // Accepted emails, and delivery outcomes per recipient: what the catalogue counts them as.
+      const result = kindInfo(type)?.operator;
+      if (result === 'accepted') accepted += n;
+      else if (result) add(this.deliveries, `deliveries ${result}`, { result }, n);
     }
     add(this.accepted, 'accepted', null, accepted);
   }

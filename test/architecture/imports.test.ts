@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /** Layers, lowest first. A unit is a top-level folder of src/, or a file directly in src/. */
 const LAYERS: string[][] = [
-  ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry'], // leaves: standards and vocabulary
+  ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'], // leaves: standards and vocabulary
   ['work'], // shared machinery: the due-work loop, retry schedules
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits', 'telemetry'],
@@ -23,7 +23,7 @@ const LAYERS: string[][] = [
   ['main'],
 ];
 /** Units that import nothing of the app but themselves. */
-const PURE = ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry'];
+const PURE = ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'];
 
 const layerOf = new Map(LAYERS.flatMap((units, i) => units.map((u) => [u, i] as const)));
 

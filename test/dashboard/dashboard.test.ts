@@ -14,6 +14,7 @@ import { waitForEmail } from '../helpers/emails';
 import { until } from '../helpers/child';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
+import { EMITTED_WEBHOOK_KINDS } from '../../src/event-catalogue';
 
 let world: MailWorld;
 let smtp: SmtpListeners;
@@ -341,6 +342,17 @@ describe('every page shows the data made through the SDK', () => {
     expect(topics.find((t: { name: string }) => t.name === 'Offers').subscription).toBe('opt_in');
     await screenshot(page, 'contact-edited');
     expect(await axeViolations(page)).toEqual([]);
+  }, 20_000);
+
+  test("the webhook form offers every kind Posthorn sends (the catalogue's), all ticked", async () => {
+    await page.goto(`${base}/dashboard/webhooks`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+    const boxes = dialog.getByRole('checkbox');
+    await boxes.first().waitFor();
+    const offered = await boxes.evaluateAll((els) => els.map((el) => [el.parentElement!.textContent!.trim(), (el as HTMLInputElement).checked]));
+    expect(offered).toEqual(EMITTED_WEBHOOK_KINDS.map((k) => [k, true]));
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
   }, 20_000);
 
   test('a CSV import from the dialog shows its progress and counts; the imports tab lists it', async () => {

@@ -4,6 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, get, qs, type List } from './api';
 import { setQuery, useLocation } from './router';
+import { EMAIL_BADGES } from '../../src/event-catalogue';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -258,33 +259,22 @@ export function PagedTable<T extends { id: string }>(props: {
 // Small pieces
 // ---------------------------------------------------------------------------------------------
 
+/** Badge colours by value: an email's statuses and events are the catalogue's (src/event-catalogue.ts), the rest other records' states. */
 const TONES: Record<string, string> = {
-  delivered: 'green',
+  ...Object.fromEntries(Object.entries(EMAIL_BADGES).map(([name, b]) => [name, b.tone])),
   verified: 'green',
   enabled: 'green',
   success: 'green',
-  sent: 'blue',
-  opened: 'blue',
-  clicked: 'violet',
-  queued: 'gray',
-  scheduled: 'violet',
   pending: 'amber',
   attempting: 'amber',
-  delivery_delayed: 'amber',
   not_started: 'gray',
   draft: 'gray',
   published: 'green',
   sending: 'blue',
   partially_verified: 'amber',
   temporary_failure: 'amber',
-  canceled: 'gray',
   disabled: 'gray',
-  bounced: 'red',
-  complained: 'red',
-  failed: 'red',
-  suppressed: 'red',
   partially_failed: 'red',
-  unsubscribed: 'red',
   owner: 'violet',
   member: 'gray',
   pass: 'green',
@@ -302,6 +292,13 @@ const TONES: Record<string, string> = {
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {
   const v = value ?? 'none';
   return <span class={`badge ${TONES[v] ?? 'gray'}`}>{label ?? v.replace(/_/g, ' ')}</span>;
+}
+
+/** An email's status (`delivery_delayed`) or an event of its log (`email.opened`), as the catalogue shows it. */
+export function EmailBadge({ event }: { event: string }) {
+  const name = event.replace(/^email\./, '');
+  const b = EMAIL_BADGES[name];
+  return b ? <span class={`badge ${b.tone}`}>{b.label}</span> : <Badge value={name} />;
 }
 
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {

@@ -9,6 +9,7 @@ import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { idempotencyKey } from '../platform/idempotency';
 import { ApiError, errors } from '../../errors';
+import { EMAIL_STATUSES } from '../../event-catalogue';
 import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
 import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
@@ -252,20 +253,7 @@ export function emailsRoutes(app: App, svc: ApiContext) {
   attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });
 }
 
-const STATUSES = new Set([
-  'scheduled',
-  'queued',
-  'canceled',
-  'sent',
-  'delivered',
-  'delivery_delayed',
-  'bounced',
-  'complained',
-  'opened',
-  'clicked',
-  'failed',
-  'suppressed',
-]);
+const STATUSES = new Set<string>(EMAIL_STATUSES);
 
 /**
  * Posthorn's filters on GET /emails (docs/api.md §7.4): `status` (a `last_event`), `q` (text in a

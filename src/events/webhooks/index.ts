@@ -5,7 +5,7 @@ import type { Store, WebhookEventRec, WebhookRec, WebhookStatus } from '../../st
 import { ApiError, errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';
-import { isWebhookEventKind } from './kinds';
+import { isWebhookKind } from '../../event-catalogue';
 import { newSigningSecret } from './signing';
 import { dropOutstanding, fanOut, moveEvent } from './outbox';
 import { Events } from '../index';
@@ -58,7 +58,7 @@ export async function checkEndpoint(endpoint: string, allowPrivate: boolean): Pr
 /** At least one kind, each one of Resend's (docs/api.md §14.1); duplicates dropped. */
 export function checkEvents(events: string[]): string[] {
   if (events.length === 0) throw errors.validation('The `events` field must list at least one event type.');
-  const unknown = events.find((k) => !isWebhookEventKind(k));
+  const unknown = events.find((k) => !isWebhookKind(k));
   if (unknown !== undefined) throw errors.invalidField('events', `\`${unknown}\` is not a webhook event type.`);
   return [...new Set(events)];
 }

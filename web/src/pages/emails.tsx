@@ -10,6 +10,7 @@ import {
   Card,
   Code,
   CopyButton,
+  EmailBadge,
   Empty,
   ErrorBox,
   Field,
@@ -29,21 +30,7 @@ import {
   val,
 } from '../ui';
 import { EmailPreview } from './preview';
-
-const STATUSES = [
-  'queued',
-  'scheduled',
-  'sent',
-  'delivered',
-  'delivery_delayed',
-  'bounced',
-  'complained',
-  'opened',
-  'clicked',
-  'canceled',
-  'failed',
-  'suppressed',
-];
+import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
 
 interface EmailRow {
   id: string;
@@ -97,8 +84,8 @@ export function EmailsPage() {
           <span class="sr-only">Status</span>
           <select value={status} onChange={(e) => setQuery({ status: val(e), after: null, before: null })}>
             <option value="">All statuses</option>
-            {STATUSES.map((s) => (
-              <option value={s}>{s.replace(/_/g, ' ')}</option>
+            {EMAIL_STATUSES.map((s) => (
+              <option value={s}>{EMAIL_BADGES[s].label}</option>
             ))}
           </select>
         </label>
@@ -137,7 +124,7 @@ export function EmailsPage() {
         columns={[
           { label: 'To', render: (e) => <span class="truncate">{e.to.join(', ')}</span> },
           { label: 'Subject', render: (e) => <span class="truncate">{e.subject}</span> },
-          { label: 'Status', render: (e) => <Badge value={e.last_event} /> },
+          { label: 'Status', render: (e) => <EmailBadge event={e.last_event} /> },
           { label: 'Sent', render: (e) => <Time iso={e.scheduled_at ?? e.created_at} /> },
         ]}
       />
@@ -247,7 +234,7 @@ export function EmailPage({ id }: { id: string }) {
         title={e.subject || '(no subject)'}
         description={
           <>
-            <Badge value={e.last_event} /> <span class="muted">to {e.to.join(', ')}</span>
+            <EmailBadge event={e.last_event} /> <span class="muted">to {e.to.join(', ')}</span>
           </>
         }
         actions={
@@ -407,7 +394,7 @@ export function EmailPage({ id }: { id: string }) {
             <ol class="timeline">
               {(events.data?.data ?? []).map((ev) => (
                 <li>
-                  <Badge value={ev.type.replace(/^email\./, '')} />
+                  <EmailBadge event={ev.type} />
                   {ev.automated && <span class="muted small"> automated ({ev.automated})</span>}
                   <div class="small muted">
                     <Time iso={ev.created_at} exact />

@@ -25,18 +25,10 @@ import {
   usePaged,
   val,
 } from '../ui';
+import { EMITTED_WEBHOOK_KINDS } from '../../../src/event-catalogue';
 
-const EVENTS = [
-  'email.sent',
-  'email.delivered',
-  'email.delivery_delayed',
-  'email.bounced',
-  'email.complained',
-  'email.opened',
-  'email.clicked',
-  'email.received',
-  'contact.updated',
-];
+/** The kinds Posthorn sends (src/event-catalogue.ts); the API also accepts Resend's others, which never fire. */
+const EVENTS: string[] = [...EMITTED_WEBHOOK_KINDS];
 
 interface Webhook {
   id: string;
