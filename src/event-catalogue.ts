@@ -80,7 +80,8 @@ export interface KindInfo {
   tone?: Tone;
 }
 
-const never = (record: KindInfo['record']) => ({ record, webhook: true, emits: null }) as const;
+/** A Resend kind POST /webhooks accepts and Posthorn never makes (docs/api.md §14.2). */
+const neverMade = (record: KindInfo['record']) => ({ record, webhook: true, emits: null }) as const;
 
 /**
  * Every event kind, in this order: an email's statuses in the order of docs/api.md §7.8 (which
@@ -179,32 +180,32 @@ export const EVENT_KINDS = {
   // A broadcast email's unsubscribe link was used: logged and counted on the email, no status.
   'email.unsubscribed': { record: 'email', webhook: false, emits: 'log', count: { per: 'email', counter: 'unsubscribed' }, label: 'unsubscribed', tone: 'red' },
   'email.received': { record: 'received_email', webhook: true, emits: 'webhook', count: { per: 'event', counter: 'received' } },
-  'contact.created': never('contact'),
+  'contact.created': neverMade('contact'),
   'contact.updated': { record: 'contact', webhook: true, emits: 'webhook' },
-  'contact.deleted': never('contact'),
+  'contact.deleted': neverMade('contact'),
   'contact.topics.updated': { record: 'contact', webhook: true, emits: 'webhook' },
-  'domain.created': never('domain'),
-  'domain.updated': never('domain'),
-  'domain.deleted': never('domain'),
-  'suppression.added': never('suppression'),
-  'suppression.removed': never('suppression'),
-  'topic.created': never('topic'),
-  'topic.updated': never('topic'),
-  'topic.deleted': never('topic'),
-  'inbox.created': never('inbox'),
-  'inbox.updated': never('inbox'),
-  'inbox.deleted': never('inbox'),
-  'inbox.thread.created': never('inbox'),
-  'inbox.thread.folder.updated': never('inbox'),
-  'inbox.thread.assigned': never('inbox'),
-  'inbox.thread.unassigned': never('inbox'),
-  'inbox.thread.labels.updated': never('inbox'),
-  'inbox.email.received': never('inbox'),
-  'inbox.email.sent': never('inbox'),
-  'inbox.draft.created': never('inbox'),
-  'inbox.draft.updated': never('inbox'),
-  'inbox.draft.sent': never('inbox'),
-  'inbox.draft.deleted': never('inbox'),
+  'domain.created': neverMade('domain'),
+  'domain.updated': neverMade('domain'),
+  'domain.deleted': neverMade('domain'),
+  'suppression.added': neverMade('suppression'),
+  'suppression.removed': neverMade('suppression'),
+  'topic.created': neverMade('topic'),
+  'topic.updated': neverMade('topic'),
+  'topic.deleted': neverMade('topic'),
+  'inbox.created': neverMade('inbox'),
+  'inbox.updated': neverMade('inbox'),
+  'inbox.deleted': neverMade('inbox'),
+  'inbox.thread.created': neverMade('inbox'),
+  'inbox.thread.folder.updated': neverMade('inbox'),
+  'inbox.thread.assigned': neverMade('inbox'),
+  'inbox.thread.unassigned': neverMade('inbox'),
+  'inbox.thread.labels.updated': neverMade('inbox'),
+  'inbox.email.received': neverMade('inbox'),
+  'inbox.email.sent': neverMade('inbox'),
+  'inbox.draft.created': neverMade('inbox'),
+  'inbox.draft.updated': neverMade('inbox'),
+  'inbox.draft.sent': neverMade('inbox'),
+  'inbox.draft.deleted': neverMade('inbox'),
 } as const satisfies Record<string, KindInfo>;
 
 type Kinds = typeof EVENT_KINDS;
