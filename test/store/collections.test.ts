@@ -168,9 +168,10 @@ describe('one declaration of the collections', () => {
       1: '8e22ffbfc5eb81493206df3158b9b64b76318dfe9e6210cc5b5233d51fed4153',
       2: 'd016e790db76170d073d97d7f5ea4c851856426901a30efc19dff55a0a51f4b3',
     };
-    for (const m of MIGRATIONS)
-      if (RELEASED[m.version])
-        expect({ version: m.version, sha256: createHash('sha256').update(m.sql).digest('hex') }).toEqual({ version: m.version, sha256: RELEASED[m.version]! });
+    for (const m of MIGRATIONS) {
+      const released = RELEASED[m.version];
+      if (released) expect({ version: m.version, sha256: createHash('sha256').update(m.sql).digest('hex') }).toEqual({ version: m.version, sha256: released });
+    }
   });
 });
 
@@ -243,13 +244,17 @@ describe('which write wakes which worker', () => {
           const sample = SAMPLES[name]?.[method];
           expect(sample ? `${name}.${method}` : `no sample call for ${name}.${method}`).toBe(`${name}.${method}`);
           if (!sample) continue;
-          const repo = (tx: Tx) => (tx as unknown as Record<string, Record<string, (...a: unknown[]) => void>>)[name]!;
-          expect({ write: `${name}.${method}`, fired: await firedBy(store, (tx) => repo(tx)[method]!(...sample.wakes())) }).toEqual({
+          // The repository's write as the unit of work offers it (a wrapper noting the signal).
+          const write = (tx: Tx, args: unknown[]) => {
+            const repo = (tx as unknown as Record<string, Record<string, (...a: unknown[]) => void>>)[name];
+            repo?.[method]?.(...args);
+          };
+          expect({ write: `${name}.${method}`, fired: await firedBy(store, (tx) => write(tx, sample.wakes())) }).toEqual({
             write: `${name}.${method}`,
             fired: [waking.signal],
           });
           const quiet = sample.quiet;
-          if (quiet) expect(await firedBy(store, (tx) => repo(tx)[method]!(...quiet()))).toEqual([]);
+          if (quiet) expect(await firedBy(store, (tx) => write(tx, quiet()))).toEqual([]);
         }
       // A due index, a collection and a repository the declaration does not say wake anyone.
       expect(await firedBy(store, (tx) => tx.schedule.add(1_000, newId(), newId()))).toEqual([]);
