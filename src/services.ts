@@ -2,7 +2,7 @@
 // wires them together — the event sinks, which worker the store wakes when work becomes due, and
 // the order of shutdown. Every part receives only what it names in its own deps type.
 import type { Config } from './config';
-import { openStore, storeOptions, type Store } from './store';
+import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { DomainClaims } from './domains/claims';
@@ -53,12 +53,9 @@ export async function createServices(config: Config): Promise<Services> {
   const telemetry = new Telemetry(store);
   events.observe((ev) => telemetry.event(ev));
   telemetry.addCounts(() => backOffice.counts());
-  // Work committed here to the queue, the outbox, the inbound spool or the automations wakes the back office, which does it.
-  store.on('queue', () => backOffice.kick('queue'));
-  store.on('outbox', () => backOffice.kick('outbox'));
-  store.on('inbound', () => backOffice.kick('inbound'));
-  // Automation triggers, and runs made due (an event, an enabled automation), are the back office's to advance.
-  store.on('automations', () => backOffice.kick('automations'));
+  // Work committed here to the queue, the outbox, the inbound spool or the automations wakes the
+  // back office, which does it (store/collections.ts: which write fires which signal).
+  for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => backOffice.kick(signal));
   return {
     config,
     store,

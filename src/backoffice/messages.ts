@@ -1,9 +1,9 @@
 // What the HTTP thread (host.ts) and the back office's thread (thread.ts) say to each other.
 import type { Config } from '../config';
-import type { Signal } from '../store';
+import type { Signal, SIGNALS } from '../store';
 
-/** The back office's workers, which the host may ask to be idle. */
-export type Worker = 'delivery' | 'webhooks' | 'inbound' | 'automations';
+/** The back office's workers, which the host may ask to be idle: one per store signal, which wakes it. */
+export type Worker = (typeof SIGNALS)[Signal];
 
 export type ToThread =
   | { t: 'init'; config: Config; quiet: boolean }

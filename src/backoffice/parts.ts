@@ -6,7 +6,7 @@
 // never hold up an accept (docs/ARCHITECTURE.md §2, "Two threads"). It reads and writes the same
 // store (LMDB is safe to share between threads) and hears of new work through the store's signals.
 import type { Config } from '../config';
-import type { Store } from '../store';
+import { SIGNALS, type Signal, type Store } from '../store';
 import { Resolver } from '../dns/resolver';
 import { DeliveryEngine } from '../delivery';
 import { WebhookDispatcher, createEvents } from '../events/webhooks';
@@ -38,16 +38,11 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const webhooks = new WebhookDispatcher({ store, config });
   const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
   const automations = new AutomationRunner({ store, events, config });
+  const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
-  store.on('queue', () => delivery.kick());
-  store.on('outbox', () => webhooks.kick());
-  store.on('inbound', () => inbound.kick());
-  store.on('automations', () => automations.kick());
+  for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => workers[SIGNALS[signal]].kick());
   return {
-    delivery,
-    webhooks,
-    inbound,
-    automations,
+    ...workers,
     counts,
     async start() {
       // Spooled mail first: a restart after a crash stores what was accepted before sending more.

@@ -3,7 +3,7 @@
 // `init` (the configuration), `kick` (the other thread committed work of this kind), `idle` and
 // `counts` (questions, answered by id), `stop` (finish, close the store, say `stopped`).
 import type { Config } from '../config';
-import { openStore, storeOptions, type Signal, type Store } from '../store';
+import { openStore, storeOptions, SIGNALS, type Signal, type Store } from '../store';
 import { log, setQuiet, setSink } from '../log';
 import { createBackOffice, type BackOffice } from './parts';
 import { keepMemoryTidy } from '../limits/memory';
@@ -44,10 +44,7 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
 };
 
 function kick(signal: Signal): void {
-  if (signal === 'queue') office?.delivery.kick();
-  else if (signal === 'outbox') office?.webhooks.kick();
-  else if (signal === 'inbound') office?.inbound.kick();
-  else if (signal === 'automations') office?.automations.kick();
+  office?.[SIGNALS[signal]].kick();
 }
 
 async function init(config: Config, quiet: boolean): Promise<void> {

@@ -16,14 +16,13 @@
 //     side effects outside `tx`; work to do after the commit goes to `tx.afterCommit`.
 //   - Writes (`put`, `remove`, `add`…) return nothing and need no await: the backend orders them
 //     before the unit's next read and before its commit.
-import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from './records';
-import type { EmailRec, EmailContent, EventRec, QueueEntry } from './email-records';
-import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
-import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
-import type { TemplateRec } from './template-records';
-import type { TopicRec, Subscription, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
+import type { SegmentRec, ContactRec, LogRec } from './records';
+import type { QueueEntry } from './email-records';
+import type { SpooledMessage } from './inbound-records';
+import type { Subscription } from './audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
-import type { CustomEventRec, AutomationRec, AutomationRunRec, TriggerRec } from './automation-records';
+import type { TriggerRec } from './automation-records';
+import type { Collections, Contentses, ContentOf, DueIndexes, IndexOf, RecordOf, Signal } from './collections';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -466,36 +465,20 @@ type Repo<M extends Mode, R, W extends R> = M extends 'write' ? W : R;
 type Mode = 'read' | 'write';
 type Coll<M extends Mode, T extends Rec, I extends string = never> = Repo<M, Records<T, I>, RecordsTx<T, I>>;
 
-/** Every repository of the store, the one list both access modes are made from. */
-interface Repositories<M extends Mode> {
-  teams: Coll<M, TeamRec>;
-  users: Coll<M, UserRec, 'email'>;
-  /** Dashboard sessions: by token hash (install-wide) and per user. */
-  sessions: Coll<M, SessionRec, 'token' | 'user'>;
-  /** Pending team invitations, by token hash (install-wide). */
-  invites: Coll<M, InviteRec, 'token'>;
-  apiKeys: Coll<M, ApiKeyRec, 'hash'>;
-  domains: Coll<M, DomainRec, 'name'>;
-  segments: Coll<M, SegmentRec>;
-  contacts: Coll<M, ContactRec, 'email'>;
-  broadcasts: Coll<M, BroadcastRec>;
-  suppressions: Coll<M, SuppressionRec, 'email'>;
-  /** The API request log. */
-  logs: Coll<M, LogRec>;
-  /** Sent emails; a broadcast's through the `broadcast` index. */
-  emails: Coll<M, EmailRec, 'broadcast'>;
-  /** Bodies and attachments of sent emails. */
-  emailContent: Repo<M, Contents<EmailContent>, ContentsTx<EmailContent>>;
-  /** Event log of emails and contacts, listed per subject through the `subject` index. */
-  events: Coll<M, EventRec, 'subject'>;
-  webhooks: Coll<M, WebhookRec>;
-  /** One record per webhook and event (`msg_…` ids), listed per webhook; `outstanding` while due. */
-  webhookEvents: Coll<M, WebhookEventRec, 'webhook' | 'outstanding'>;
-  webhookAttempts: Coll<M, WebhookAttemptRec, 'event'>;
-  receivedEmails: Coll<M, ReceivedEmailRec>;
-  receivedContent: Repo<M, Contents<ReceivedContent>, ContentsTx<ReceivedContent>>;
-  /** Email templates; `alias` is unique per team. */
-  templates: Coll<M, TemplateRec, 'alias'>;
+/** The collections of records, their bodies and the due indexes, typed from their declaration (collections.ts). */
+type Declared<M extends Mode> = {
+  [K in keyof Collections]: Coll<M, RecordOf<Collections[K]>, IndexOf<Collections[K]>>;
+} & {
+  [K in keyof Contentses]: Repo<M, Contents<ContentOf<Contentses[K]>>, ContentsTx<ContentOf<Contentses[K]>>>;
+} & {
+  [K in keyof DueIndexes]: Repo<M, DueIndex, DueIndexTx>;
+};
+
+/**
+ * Every repository of the store, the one list both access modes are made from: the declared ones,
+ * and those with layouts of their own (collections.ts `REPOSITORIES`).
+ */
+interface Repositories<M extends Mode> extends Declared<M> {
   /** Inbound messages answered 250, waiting for the inbound processor. */
   inboundSpool: Repo<M, InboundSpool, InboundSpoolTx>;
   memberships: Repo<M, Memberships, MembershipsTx>;
@@ -510,38 +493,12 @@ interface Repositories<M extends Mode> {
   tlsReports: Repo<M, TlsReports, TlsReportsTx>;
   /** Emails accepted per team, hour and day (sending limits). */
   sendCounts: Repo<M, SendCounts, SendCountsTx>;
-  /** Scheduled emails by send time. */
-  schedule: Repo<M, DueIndex, DueIndexTx>;
-  /** Broadcasts with work to do: scheduled ones at their time, queued ones at 0 (due now). */
-  broadcastSchedule: Repo<M, DueIndex, DueIndexTx>;
   broadcastProgress: Repo<M, BroadcastProgress, BroadcastProgressTx>;
   idempotency: Repo<M, Idempotency, IdempotencyTx>;
   outbox: Repo<M, Outbox, OutboxTx>;
   metrics: Repo<M, Metrics, MetricsTx>;
-  topics: Coll<M, TopicRec>;
   topicChoices: Repo<M, TopicChoices, TopicChoicesTx>;
-  /** Contact property definitions, one per key and team. */
-  contactProperties: Coll<M, ContactPropertyRec, 'key'>;
-  contactImports: Coll<M, ContactImportRec>;
   importFiles: Repo<M, ImportFiles, ImportFilesTx>;
-  /** Imports with rows still to process (due at 0): the durable to-do list a restart resumes. */
-  importQueue: Repo<M, DueIndex, DueIndexTx>;
-  /** Domain claims, by the id their domain gets (`domain`, unique) and by name. */
-  domainClaims: Coll<M, DomainClaimRec, 'domain' | 'name'>;
-  /** Custom event definitions, one per name and team. */
-  customEvents: Coll<M, CustomEventRec, 'name'>;
-  /** Automations; `trigger` indexes the enabled ones by their trigger's event name. */
-  automations: Coll<M, AutomationRec, 'trigger'>;
-  /**
-   * Automation runs, by automation (`automation`), running ones by automation (`active`), paused
-   * ones by automation (`paused`), and those waiting for an event by `<contact id>:<event name>`
-   * (`waiting`).
-   */
-  automationRuns: Coll<M, AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>;
-  /** Runs by the time their next step is due (the runner's due-work loop reads the head). */
-  automationDue: Repo<M, DueIndex, DueIndexTx>;
-  /** Automations whose runs are to be cancelled, resumed or deleted in batches (due at 0). */
-  automationCleanup: Repo<M, DueIndex, DueIndexTx>;
   automationTriggers: Repo<M, AutomationTriggers, AutomationTriggersTx>;
 }
 
@@ -554,8 +511,8 @@ export interface Tx extends Repositories<'write'> {
   afterCommit(fn: () => void): void;
 }
 
-/** Due work the store announces after a commit: a worker sleeping on it looks again. */
-export type Signal = 'queue' | 'outbox' | 'inbound' | 'automations';
+/** Due work the store announces after a commit: a worker sleeping on it looks again (collections.ts `SIGNALS`). */
+export type { Signal };
 
 /** Per-install secrets (link signing, VERP tags…): 32 random bytes each, created on first open. */
 export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;

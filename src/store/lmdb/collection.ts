@@ -8,20 +8,7 @@ import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../i
 import { SPILL_BYTES, type SpillFiles } from './spill';
 import { uuidFloor } from '../../ids';
 import { SWEEP_BATCH, teamsIn } from './teams';
-
-export interface IndexDef<T, I extends string> {
-  name: I;
-  /** Index value of a record; null/undefined = not indexed. */
-  value: (r: T) => string | null | undefined;
-  /** unique: one record per value; global: across teams (domain names, API key hashes). */
-  unique?: boolean;
-  global?: boolean;
-  /**
-   * The value is set when the record is made and never changes (an email's broadcast): a put
-   * writes its row again rather than reading the stored record to remove the old one.
-   */
-  fixed?: boolean;
-}
+import type { IndexDef } from '../collections';
 
 interface Stored {
   _expires?: number;
@@ -51,7 +38,7 @@ export class LmdbCollection<T extends Rec, I extends string = never> implements 
     private readonly env: LmdbEnv,
     private readonly ttl: TtlIndex,
     readonly name: string,
-    private readonly indexes: IndexDef<T, I>[] = [],
+    readonly indexes: IndexDef<T, I>[] = [],
     /** Expiry time (ms) of a record, or null to keep it forever. */
     private readonly expiresAt: ((r: T) => number | null) | null = null,
     /** Inside the deleting transaction: remove what belongs to the record (bodies, blobs). */

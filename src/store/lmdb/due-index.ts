@@ -8,7 +8,7 @@ export class LmdbDueIndex implements DueIndexTx {
 
   constructor(
     private readonly env: LmdbEnv,
-    name: string,
+    readonly name: string,
   ) {
     this.db = env.db(name);
   }

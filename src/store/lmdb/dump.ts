@@ -11,10 +11,11 @@ import type { SpooledMessage } from '../inbound-records';
 import type { TriggerRec } from '../automation-records';
 import type { Subscription } from '../audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay } from '../delivery-records';
+import { CONTENTS, DUE_INDEXES } from '../collections';
 
 export type DumpItem =
   | { kind: 'record'; table: string; rec: Rec }
-  | { kind: 'content'; repo: 'emailContent' | 'receivedContent'; team: string; id: string }
+  | { kind: 'content'; repo: keyof typeof CONTENTS; team: string; id: string }
   | { kind: 'queue'; due: number; entry: QueueEntry }
   | { kind: 'outbox'; team: string; webhook: string; due: number; id: string }
   | { kind: 'due'; name: string; due: number; team: string; id: string }
@@ -33,9 +34,6 @@ export type DumpItem =
   | { kind: 'tlsReport'; report: TlsReportDay }
   | { kind: 'sendCount'; team: string; period: 'h' | 'd'; start: number; n: number };
 
-/** The due indexes, by the name of their database. */
-const DUE_INDEXES = ['schedule', 'broadcast_schedule', 'import_queue', 'automation_due', 'automation_cleanup'];
-
 function strip<T extends object>(v: T & { _expires?: number }): T {
   if (v._expires === undefined) return v;
   const { _expires, ...rest } = v;
@@ -46,11 +44,8 @@ function strip<T extends object>(v: T & { _expires?: number }): T {
 export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
   const db = (name: string) => store.env.db(name);
   for (const table of tables) for (const { value } of db(table).getRange({})) yield { kind: 'record', table, rec: strip(value as Rec) };
-  for (const [repo, name] of [
-    ['emailContent', 'email_content'],
-    ['receivedContent', 'received_content'],
-  ] as const)
-    for (const key of db(name).getKeys({})) {
+  for (const [repo, { table }] of Object.entries(CONTENTS) as [keyof typeof CONTENTS, { table: string }][])
+    for (const key of db(table).getKeys({})) {
       const [team, id] = key as string[];
       yield { kind: 'content', repo, team: team!, id: id! };
     }
@@ -59,7 +54,7 @@ export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
     const [team, webhook, due, id] = key as [string, string, number, string];
     yield { kind: 'outbox', team, webhook, due, id };
   }
-  for (const name of DUE_INDEXES)
+  for (const { name } of Object.values(DUE_INDEXES))
     for (const key of db(name).getKeys({})) {
       const [due, team, id] = key as [number, string, string];
       yield { kind: 'due', name, due, team, id };

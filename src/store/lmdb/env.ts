@@ -56,7 +56,7 @@ export class LmdbEnv {
       path: join(dataDir, 'posthorn.mdb'),
       // 1 TiB of address space; the file only grows as data is written.
       mapSize: 2 ** 40,
-      // Named databases: two per collection (records and indexes) and a few more; 61 are in use.
+      // Named databases: two per collection (records and indexes) and a few more, 81 in all (store/collections.ts lists them).
       maxDbs: MAX_DBS,
       // Structured records with shared msgpack structures.
       ...ENCODING,

@@ -4,9 +4,10 @@
 import type { LmdbEnv } from './env';
 import type { SpillFiles } from './spill';
 import type { ImportFilesTx } from '../interface';
+import { COLLECTIONS } from '../collections';
 
-/** The namespace of the files, also the name of the collection whose records name them. */
-export const IMPORT_FILES = 'contact_imports';
+/** The namespace of the files: the name of the collection whose records own them. */
+export const IMPORT_FILES = COLLECTIONS.contactImports.table;
 const PART = 'csv';
 
 export class LmdbImportFiles implements ImportFilesTx {

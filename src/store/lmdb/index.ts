@@ -27,39 +27,58 @@ import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
 import { log } from '../../log';
-import type { Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, WriteOptions, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
-import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
-import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
-import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
-import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from '../inbound-records';
-import type { TemplateRec } from '../template-records';
-import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from '../audience-records';
-import type { CustomEventRec, AutomationRec, AutomationRunRec } from '../automation-records';
+import {
+  COLLECTIONS,
+  CONTENTS,
+  DUE_INDEXES,
+  WAKING,
+  retentionPolicy,
+  type CollectionDecl,
+  type Collections,
+  type ContentOf,
+  type Contentses,
+  type DueIndexes,
+  type IndexOf,
+  type RecordOf,
+  type RetentionPolicy,
+} from '../collections';
+import { noting } from '../noting';
+import type { Rec, Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, WriteOptions } from '../interface';
+import type { LogRec } from '../records';
+import type { ContactImportRec } from '../audience-records';
 
-const DAY = 86_400_000;
+/** The declared repositories (../collections.ts), as this backend keeps them. */
+type Declared = { readonly [K in keyof Collections]: LmdbCollection<RecordOf<Collections[K]>, IndexOf<Collections[K]>> } & {
+  readonly [K in keyof Contentses]: LmdbContents<ContentOf<Contentses[K]>>;
+} & { readonly [K in keyof DueIndexes]: LmdbDueIndex };
+
+/** What a record takes with it when it goes (its body, an import's file): `owns`. */
+interface Owned {
+  drop(team: string, id: string): void;
+}
+
+/** A declared collection on LMDB: its indexes, its retention, what its records own. */
+function collectionOf(env: LmdbEnv, ttl: TtlIndex, d: CollectionDecl<Rec, string>, p: RetentionPolicy, repos: Record<string, unknown>) {
+  const owned = d.owns;
+  const minAgeMs = d.retention?.minAgeMs;
+  if (d.byId && !minAgeMs) throw new Error(`${d.table}: retention by id needs a least age`);
+  return new LmdbCollection<Rec, string>(
+    env,
+    ttl,
+    d.table,
+    d.indexes,
+    d.retention?.expiresAt(p) ?? null,
+    owned ? (team, id) => (repos[owned] as Owned).drop(team, id) : null,
+    d.byId && minAgeMs ? { minAgeMs: minAgeMs(p), appendOnly: d.byId === 'append' } : null,
+  );
+}
+
+// biome-ignore lint/correctness/noUnusedVariables: merged with the class below, whose constructor assigns the declared repositories.
+interface Repos extends Declared {}
 
 /** The repositories, shared by every unit of work (LMDB reads inside one see its writes). */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the declared repositories (the interface above) are assigned in the constructor.
 class Repos {
-  readonly teams: LmdbCollection<TeamRec>;
-  readonly users: LmdbCollection<UserRec, 'email'>;
-  readonly sessions: LmdbCollection<SessionRec, 'token' | 'user'>;
-  readonly invites: LmdbCollection<InviteRec, 'token'>;
-  readonly apiKeys: LmdbCollection<ApiKeyRec, 'hash'>;
-  readonly domains: LmdbCollection<DomainRec, 'name'>;
-  readonly segments: LmdbCollection<SegmentRec>;
-  readonly contacts: LmdbCollection<ContactRec, 'email'>;
-  readonly broadcasts: LmdbCollection<BroadcastRec>;
-  readonly suppressions: LmdbCollection<SuppressionRec, 'email'>;
-  readonly logs: LmdbCollection<LogRec>;
-  readonly emails: LmdbCollection<EmailRec, 'broadcast'>;
-  readonly emailContent: LmdbContents<EmailContent>;
-  readonly events: LmdbCollection<EventRec, 'subject'>;
-  readonly webhooks: LmdbCollection<WebhookRec>;
-  readonly webhookEvents: LmdbCollection<WebhookEventRec, 'webhook' | 'outstanding'>;
-  readonly webhookAttempts: LmdbCollection<WebhookAttemptRec, 'event'>;
-  readonly receivedEmails: LmdbCollection<ReceivedEmailRec>;
-  readonly receivedContent: LmdbContents<ReceivedContent>;
-  readonly templates: LmdbCollection<TemplateRec, 'alias'>;
   readonly inboundSpool: LmdbInboundSpool;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
@@ -68,150 +87,53 @@ class Repos {
   readonly mtaSts: LmdbMtaSts;
   readonly tlsReports: LmdbTlsReports;
   readonly sendCounts: LmdbSendCounts;
-  readonly schedule: LmdbDueIndex;
-  readonly broadcastSchedule: LmdbDueIndex;
   readonly broadcastProgress: LmdbBroadcastProgress;
   readonly idempotency: LmdbIdempotency;
   readonly outbox: LmdbOutbox;
   readonly metrics: LmdbMetrics;
-  readonly topics: LmdbCollection<TopicRec>;
   readonly topicChoices: LmdbTopicChoices;
-  readonly contactProperties: LmdbCollection<ContactPropertyRec, 'key'>;
-  readonly contactImports: LmdbCollection<ContactImportRec>;
   readonly importFiles: LmdbImportFiles;
-  readonly importQueue: LmdbDueIndex;
-  readonly domainClaims: LmdbCollection<DomainClaimRec, 'domain' | 'name'>;
-  readonly customEvents: LmdbCollection<CustomEventRec, 'name'>;
-  readonly automations: LmdbCollection<AutomationRec, 'trigger'>;
-  readonly automationRuns: LmdbCollection<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>;
-  readonly automationDue: LmdbDueIndex;
-  readonly automationCleanup: LmdbDueIndex;
   readonly automationTriggers: LmdbAutomationTriggers;
 
   /** Large bodies' byte fields, in files beside the database. */
   readonly spill: SpillFiles;
+  /** The collections whose retention walks ids (`byId`): the sweep's. */
+  protected readonly rangedCollections: LmdbCollection<Rec, string>[] = [];
 
   constructor(env: LmdbEnv, ttl: TtlIndex, opts: StoreOptions) {
     this.spill = new SpillFiles(join(opts.dataDir, 'content'));
-    const retained = (r: { created_at: string }) => Date.parse(r.created_at) + opts.retentionDays * DAY;
-    // Kept for the retention period after the later of creation and scheduled send, plus the hold.
-    const retainedWork = (r: { created_at: string; scheduled_at?: string | null }) =>
-      Math.max(Date.parse(r.created_at), r.scheduled_at ? Date.parse(r.scheduled_at) : 0) + opts.retentionDays * DAY + opts.holdMs;
-    this.teams = new LmdbCollection(env, ttl, 'teams');
-    this.users = new LmdbCollection(env, ttl, 'users', [{ name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true }]);
-    this.sessions = new LmdbCollection<SessionRec, 'token' | 'user'>(
-      env,
-      ttl,
-      'sessions',
-      [
-        { name: 'token', value: (x) => x.token_hash, unique: true, global: true },
-        { name: 'user', value: (x) => x.user_id },
-      ],
-      (x) => x.expires_at,
-    );
-    this.invites = new LmdbCollection<InviteRec, 'token'>(
-      env,
-      ttl,
-      'invites',
-      [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
-      (x) => x.expires_at,
-    );
-    this.apiKeys = new LmdbCollection(env, ttl, 'api_keys', [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }]);
-    this.domains = new LmdbCollection(env, ttl, 'domains', [{ name: 'name', value: (d) => d.name, unique: true, global: true }]);
-    this.segments = new LmdbCollection(env, ttl, 'segments');
-    this.contacts = new LmdbCollection(env, ttl, 'contacts', [{ name: 'email', value: (c) => c.email.toLowerCase(), unique: true }]);
+    const policy = retentionPolicy(opts);
+    const declared = this as unknown as Record<string, unknown>;
+    for (const [name, d] of Object.entries(CONTENTS)) declared[name] = new LmdbContents(env, d.table, this.spill);
+    for (const [name, d] of Object.entries(COLLECTIONS) as [string, CollectionDecl<Rec, string>][]) {
+      const c = collectionOf(env, ttl, d, policy, declared);
+      declared[name] = c;
+      if (d.byId) this.rangedCollections.push(c);
+    }
+    for (const [name, d] of Object.entries(DUE_INDEXES)) declared[name] = new LmdbDueIndex(env, d.name);
     this.memberships = new LmdbMemberships(env, this.contacts, this.segments);
-    this.broadcasts = new LmdbCollection(env, ttl, 'broadcasts');
-    this.broadcastSchedule = new LmdbDueIndex(env, 'broadcast_schedule');
     this.broadcastProgress = new LmdbBroadcastProgress(env);
-    this.suppressions = new LmdbCollection(env, ttl, 'suppressions', [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }]);
-    // Ids are UUIDv7 made at creation: retention walks them (no TTL row per email, event, log or received email).
-    const byId = { minAgeMs: opts.retentionDays * DAY, appendOnly: true };
-    this.logs = new LmdbCollection<LogRec>(env, ttl, 'logs', [], retained, null, byId);
-    this.emailContent = new LmdbContents(env, 'email_content', this.spill);
-    this.emails = new LmdbCollection<EmailRec, 'broadcast'>(
-      env,
-      ttl,
-      'emails',
-      [{ name: 'broadcast', value: (e) => e.broadcast_id, fixed: true }],
-      retainedWork,
-      (team, id) => this.emailContent.drop(team, id),
-      {
-        minAgeMs: opts.retentionDays * DAY + opts.holdMs,
-      },
-    );
-    this.events = new LmdbCollection<EventRec, 'subject'>(env, ttl, 'events', [{ name: 'subject', value: (e) => e.subject_id }], retained, null, byId);
     this.queueHolds = new LmdbQueueHolds(env);
     this.queue = new LmdbQueue(env, this.queueHolds);
     this.sites = new LmdbSites(env);
     this.mtaSts = new LmdbMtaSts(env, ttl);
-    this.tlsReports = new LmdbTlsReports(env, ttl, opts.retentionDays * DAY);
+    this.tlsReports = new LmdbTlsReports(env, ttl, policy.retentionMs);
     this.sendCounts = new LmdbSendCounts(env, ttl);
-    this.schedule = new LmdbDueIndex(env, 'schedule');
     this.idempotency = new LmdbIdempotency(env, ttl);
-    this.webhooks = new LmdbCollection(env, ttl, 'webhooks');
-    this.webhookEvents = new LmdbCollection<WebhookEventRec, 'webhook' | 'outstanding'>(
-      env,
-      ttl,
-      'webhook_events',
-      [
-        { name: 'webhook', value: (e) => e.webhook_id },
-        { name: 'outstanding', value: (e) => (e.due === null ? null : e.webhook_id) },
-      ],
-      retainedWork,
-    );
-    this.webhookAttempts = new LmdbCollection<WebhookAttemptRec, 'event'>(
-      env,
-      ttl,
-      'webhook_attempts',
-      [{ name: 'event', value: (a) => a.event_id }],
-      retained,
-    );
     this.outbox = new LmdbOutbox(env);
-    this.metrics = new LmdbMetrics(env, ttl, opts.retentionDays * DAY);
-    this.receivedContent = new LmdbContents(env, 'received_content', this.spill);
-    this.receivedEmails = new LmdbCollection<ReceivedEmailRec>(
-      env,
-      ttl,
-      'received_emails',
-      [],
-      retained,
-      (team, id) => this.receivedContent.drop(team, id),
-      byId,
-    );
-    this.templates = new LmdbCollection<TemplateRec, 'alias'>(env, ttl, 'templates', [{ name: 'alias', value: (t) => t.alias, unique: true }]);
-    this.topics = new LmdbCollection(env, ttl, 'topics');
+    this.metrics = new LmdbMetrics(env, ttl, policy.retentionMs);
     this.topicChoices = new LmdbTopicChoices(env);
-    this.contactProperties = new LmdbCollection(env, ttl, 'contact_properties', [{ name: 'key', value: (p) => p.key, unique: true }]);
-    this.contactImports = new LmdbCollection<ContactImportRec>(env, ttl, IMPORT_FILES, [], null, (team, id) => this.importFiles.drop(team, id));
     this.importFiles = new LmdbImportFiles(env, this.spill, (team, id) => {
       const imp = this.contactImports.read(team, id);
       return !imp || imp.status === 'completed' || imp.status === 'failed';
     });
-    this.importQueue = new LmdbDueIndex(env, 'import_queue');
-    this.domainClaims = new LmdbCollection<DomainClaimRec, 'domain' | 'name'>(env, ttl, 'domain_claims', [
-      { name: 'domain', value: (c) => c.domain_id, unique: true },
-      { name: 'name', value: (c) => c.name },
-    ]);
-    this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, opts.retentionDays * DAY);
-    this.customEvents = new LmdbCollection(env, ttl, 'custom_events', [{ name: 'name', value: (e) => e.name, unique: true }]);
-    this.automations = new LmdbCollection(env, ttl, 'automations', [{ name: 'trigger', value: (a) => (a.status === 'enabled' ? a.trigger : null) }]);
-    // A run is kept while it runs (a loop with waits may run for ever), then for the retention period.
-    this.automationRuns = new LmdbCollection<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>(
-      env,
-      ttl,
-      'automation_runs',
-      [
-        { name: 'automation', value: (r) => r.automation_id },
-        { name: 'active', value: (r) => (r.status === 'running' ? r.automation_id : null) },
-        { name: 'paused', value: (r) => (r.state === 'paused' ? r.automation_id : null) },
-        { name: 'waiting', value: (r) => (r.state === 'waiting' && r.waiting_for !== null ? `${r.contact_id}:${r.waiting_for}` : null) },
-      ],
-      (r) => (r.completed_at ? Date.parse(r.completed_at) + opts.retentionDays * DAY : null),
-    );
-    this.automationDue = new LmdbDueIndex(env, 'automation_due');
-    this.automationCleanup = new LmdbDueIndex(env, 'automation_cleanup');
+    this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, policy.retentionMs);
     this.automationTriggers = new LmdbAutomationTriggers(env);
+  }
+
+  /** Every store of bodies, the inbound spool's too (files beside the database, backups). */
+  protected contents(): LmdbContents<{ files: Record<string, Uint8Array> }>[] {
+    return [...Object.keys(CONTENTS).map((k) => this[k as keyof Contentses]), this.inboundSpool.content];
   }
 }
 
@@ -223,67 +145,44 @@ interface LmdbTx extends Tx {
   wrappers: Map<string, object>;
 }
 
-/** Collections read through a cache outside units of work (cached.ts), and their backend. */
-interface Cached {
-  domains: { raw: LmdbCollection<DomainRec, 'name'>; cache: CachedRecords<DomainRec, 'name'> };
-  apiKeys: { raw: LmdbCollection<ApiKeyRec, 'hash'>; cache: CachedRecords<ApiKeyRec, 'hash'> };
-}
+/** Collections read through a cache outside units of work (`cached` in ../collections.ts), and their backend. */
+type Cached = Map<string, { raw: LmdbCollection<Rec, string>; cache: CachedRecords<Rec, string> }>;
 
-/** `repo` whose write methods `methods` also call `note` (a signal to fire, a cache to clear, after the commit). */
-function noting<R extends object>(repo: R, methods: string[], note: () => void): R {
-  const wrapped = Object.create(repo) as Record<string, unknown>;
-  for (const m of methods) {
-    const write = (repo as Record<string, (...a: unknown[]) => void>)[m]!;
-    wrapped[m] = (...args: unknown[]) => {
-      write.apply(repo, args);
-      note();
-    };
-  }
-  return wrapped as R;
-}
+/** The writes of a collection that make its cache stale. */
+const CACHE_WRITES = [
+  ['put', true],
+  ['remove', true],
+] as const;
 
 /**
  * The prototype of every unit of work over `repos`: reads and writes go straight to the shared
- * repositories (cached ones to their backend); queue and outbox writes also note the signal to
- * fire after the commit (inbound spool writes that make work due, and automation work, too), domain and key writes the
- * cache to clear. A unit of work itself is one
- * small object holding what to run after its commit.
+ * repositories (cached ones to their backend); the writes that make work due (../collections.ts
+ * `WAKING`) also note the signal to fire after the commit, writes of a cached collection the cache
+ * to clear. A unit of work itself is one small object holding what to run after its commit.
  */
 function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   const proto = Object.create(repos) as LmdbTx;
-  const wrapper = (name: string, make: (tx: LmdbTx) => object) => ({
-    get(this: LmdbTx) {
-      let w = this.wrappers.get(name);
-      if (!w) this.wrappers.set(name, (w = make(this)));
-      return w;
-    },
-  });
-  Object.defineProperties(proto, {
-    queue: wrapper('queue', (tx) => noting(repos.queue, ['put', 'add'], () => tx.signals.add('queue'))),
-    // Work for the automation runner: triggers to take, runs due, automations to clean up after.
-    automationTriggers: wrapper('automationTriggers', (tx) =>
-      noting<AutomationTriggersTx>(repos.automationTriggers, ['add'], () => tx.signals.add('automations')),
-    ),
-    automationDue: wrapper('automationDue', (tx) => noting<DueIndexTx>(repos.automationDue, ['add'], () => tx.signals.add('automations'))),
-    automationCleanup: wrapper('automationCleanup', (tx) => noting<DueIndexTx>(repos.automationCleanup, ['add'], () => tx.signals.add('automations'))),
-    outbox: wrapper('outbox', (tx) => noting(repos.outbox, ['put'], () => tx.signals.add('outbox'))),
-    domains: wrapper('domains', (tx) => noting(cached.domains.raw, ['put', 'remove'], () => tx.stale.add(cached.domains.cache as CachedRecords<never, never>))),
-    apiKeys: wrapper('apiKeys', (tx) => noting(cached.apiKeys.raw, ['put', 'remove'], () => tx.stale.add(cached.apiKeys.cache as CachedRecords<never, never>))),
-    inboundSpool: wrapper(
-      'inboundSpool',
-      (tx) =>
-        Object.assign(Object.create(repos.inboundSpool) as LmdbInboundSpool, {
-          add(msg: SpooledMessage, raw: Uint8Array, due: number) {
-            repos.inboundSpool.add(msg, raw, due);
-            tx.signals.add('inbound');
-          },
-          update(msg: SpooledMessage, due: number | null) {
-            repos.inboundSpool.update(msg, due);
-            if (due !== null) tx.signals.add('inbound');
-          },
-        }) as InboundSpoolTx,
-    ),
-  });
+  const all = repos as unknown as Record<string, object>;
+  for (const name of new Set([...WAKING.keys(), ...cached.keys()])) {
+    const waking = WAKING.get(name);
+    const c = cached.get(name);
+    const make = (tx: LmdbTx) => {
+      let repo = c ? noting(c.raw, CACHE_WRITES, () => tx.stale.add(c.cache as CachedRecords<never, never>)) : all[name];
+      if (!repo) throw new Error(`no repository ${name}`);
+      if (waking) repo = noting(repo, waking.writes, () => tx.signals.add(waking.signal));
+      return repo;
+    };
+    Object.defineProperty(proto, name, {
+      get(this: LmdbTx) {
+        let w = this.wrappers.get(name);
+        if (!w) {
+          w = make(this);
+          this.wrappers.set(name, w);
+        }
+        return w;
+      },
+    });
+  }
   proto.afterCommit = function (this: LmdbTx, fn: () => void) {
     this.after.push(fn);
   };
@@ -302,7 +201,7 @@ function newTx(proto: LmdbTx): LmdbTx {
 export class LmdbStore extends Repos implements Store {
   private readonly listeners = new Map<Signal, (() => void)[]>();
   private txProto?: LmdbTx;
-  private readonly cached: Cached;
+  private readonly cached: Cached = new Map();
 
   private constructor(
     readonly env: LmdbEnv,
@@ -311,13 +210,14 @@ export class LmdbStore extends Repos implements Store {
     opts: StoreOptions,
   ) {
     super(env, ttl, opts);
-    this.cached = {
-      domains: { raw: this.domains, cache: new CachedRecords(this.domains) },
-      apiKeys: { raw: this.apiKeys, cache: new CachedRecords(this.apiKeys) },
-    };
-    // Outside a unit of work these two are read through their cache (the Store interface reads).
-    Object.defineProperty(this, 'domains', { value: this.cached.domains.cache });
-    Object.defineProperty(this, 'apiKeys', { value: this.cached.apiKeys.cache });
+    // Outside a unit of work these are read through their cache (the Store interface reads).
+    for (const [name, d] of Object.entries(COLLECTIONS) as [keyof Collections, CollectionDecl<Rec, string>][]) {
+      if (!d.cached) continue;
+      const raw = this[name] as unknown as LmdbCollection<Rec, string>;
+      const cache = new CachedRecords(raw);
+      this.cached.set(name, { raw, cache });
+      Object.defineProperty(this, name, { value: cache });
+    }
   }
 
   static async open(opts: StoreOptions): Promise<LmdbStore> {
@@ -389,13 +289,13 @@ export class LmdbStore extends Repos implements Store {
       this.spill.purge(now);
     }
     let removed = await this.ttl.sweep(now);
-    for (const c of [this.emails, this.events, this.logs, this.receivedEmails]) removed += await c.sweepRange(now);
+    for (const c of this.rangedCollections) removed += await c.sweepRange(now);
     removed += await this.metrics.sweepEmails(now);
     return removed;
   }
 
   async sweepFiles(): Promise<{ orphans: number; purged: number }> {
-    const contents = [this.emailContent, this.receivedContent, this.inboundSpool.content];
+    const contents = this.contents();
     // An import's file is live while its import still has rows to read.
     const importLive = (team: string, id: string) => ['queued', 'in_progress'].includes(this.contactImports.read(team, id)?.status ?? '');
     return this.spill.sweep((ns, team, id) => (ns === IMPORT_FILES ? importLive(team, id) : contents.some((c) => c.collection === ns && c.has(team, id))));
@@ -421,7 +321,7 @@ export class LmdbStore extends Repos implements Store {
     const snapshot = open({ path: dest, readOnly: true, maxDbs: MAX_DBS, ...ENCODING });
     let files = 0;
     try {
-      for (const name of ['email_content', 'received_content', 'inbound_spool_content']) {
+      for (const name of this.contents().map((c) => c.collection)) {
         const db = snapshot.openDB({ name, ...ENCODING });
         for (const { key, value } of db.getRange({})) {
           const note = (value as { _spill?: { raw: number; files: Record<string, number> } })._spill;

@@ -26,12 +26,10 @@ export class PgAutomationTriggers implements AutomationTriggersTx {
   }
 
   add(t: TriggerRec): void {
-    const unit = unitOf(this.exec);
-    unit.write('INSERT INTO automation_triggers (id, value) VALUES ($1, $2::text::json) ON CONFLICT (id) DO UPDATE SET value = excluded.value', [
+    unitOf(this.exec).write('INSERT INTO automation_triggers (id, value) VALUES ($1, $2::text::json) ON CONFLICT (id) DO UPDATE SET value = excluded.value', [
       t.id,
       JSON.stringify(t),
     ]);
-    unit.signals.add('automations');
   }
 
   remove(id: string): void {

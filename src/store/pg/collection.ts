@@ -6,17 +6,9 @@
 // there check it is unchanged (env.ts), so a read-modify-write never overwrites another node's.
 import { unitOf, type Exec, type Row } from './env';
 import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
+import type { IndexDef } from '../collections';
 
-export interface IndexDef<T, I extends string> {
-  name: I;
-  /** Index value of a record; null/undefined = not indexed. */
-  value: (r: T) => string | null | undefined;
-  unique?: boolean;
-  /** Across teams (domain names, API key hashes). */
-  global?: boolean;
-}
-
-/** A collection as the store declares it (the table exists: schema.ts). */
+/** A collection as ../collections.ts declares it, made for this backend (its table exists: schema.ts). */
 export interface CollectionDef<T extends Rec, I extends string = never> {
   table: string;
   indexes?: IndexDef<T, I>[];
@@ -82,7 +74,7 @@ export async function pageOf<R>(
 }
 
 export class PgCollection<T extends Rec, I extends string = never> implements RecordsTx<T, I> {
-  private readonly indexes: IndexDef<T, I>[];
+  readonly indexes: IndexDef<T, I>[];
   private readonly upsertSql: string;
   private readonly updateSql: string;
   private readonly insertSql: string;

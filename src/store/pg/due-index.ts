@@ -3,24 +3,20 @@
 // of work `due` claims what it returns (`FOR UPDATE SKIP LOCKED`): a scheduled email is released
 // by one node, the other passes over it while that unit runs, and after it the entry is gone.
 import { claimed, unitOf, type Exec } from './env';
-import type { DueIndexTx, Signal } from '../interface';
+import type { DueIndexTx } from '../interface';
 
 export class PgDueIndex implements DueIndexTx {
   constructor(
-    private readonly name: string,
+    readonly name: string,
     private readonly exec: Exec,
-    /** The signal an addition fires (work for the automation runner), if any. */
-    private readonly signal: Signal | null = null,
   ) {}
 
   bind(exec: Exec): PgDueIndex {
-    return new PgDueIndex(this.name, exec, this.signal);
+    return new PgDueIndex(this.name, exec);
   }
 
   add(due: number, team: string, id: string): void {
-    const unit = unitOf(this.exec);
-    unit.write('INSERT INTO due_index (name, due, team, id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [this.name, due, team, id]);
-    if (this.signal) unit.signals.add(this.signal);
+    unitOf(this.exec).write('INSERT INTO due_index (name, due, team, id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [this.name, due, team, id]);
   }
 
   remove(due: number, team: string, id: string): void {

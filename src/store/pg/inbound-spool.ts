@@ -17,16 +17,17 @@ export class PgInboundSpool implements InboundSpoolTx {
   }
 
   add(msg: SpooledMessage, raw: Uint8Array, due: number): void {
-    const unit = unitOf(this.exec);
-    unit.write('INSERT INTO inbound_spool (id, due, value, raw) VALUES ($1, $2, $3::text::json, $4)', [msg.id, due, JSON.stringify(msg), raw]);
-    unit.signals.add('inbound');
+    unitOf(this.exec).write('INSERT INTO inbound_spool (id, due, value, raw) VALUES ($1, $2, $3::text::json, $4)', [msg.id, due, JSON.stringify(msg), raw]);
   }
 
   update(msg: SpooledMessage, due: number | null): void {
-    const unit = unitOf(this.exec);
     const expires = due === null ? Date.parse(msg.received_at) + this.retentionMs : null;
-    unit.write('UPDATE inbound_spool SET due = $2, expires = $3, value = $4::text::json WHERE id = $1', [msg.id, due, expires, JSON.stringify(msg)]);
-    if (due !== null) unit.signals.add('inbound');
+    unitOf(this.exec).write('UPDATE inbound_spool SET due = $2, expires = $3, value = $4::text::json WHERE id = $1', [
+      msg.id,
+      due,
+      expires,
+      JSON.stringify(msg),
+    ]);
   }
 
   remove(id: string): void {

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { PgEnv, unreachable, type Exec, type PgUnit } from './env';
 import { migrate } from './schema';
-import { PgCollection, PgContents, type CollectionDef } from './collection';
+import { PgCollection, PgContents } from './collection';
 import { PgQueue } from './queue';
 import { PgQueueHolds } from './queue-holds';
 import { PgSites } from './sites';
@@ -27,6 +27,23 @@ import { Signals } from './signals';
 import { Locks } from './locks';
 import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
+import { noting } from '../noting';
+import {
+  COLLECTIONS,
+  CONTENTS,
+  DUE_INDEXES,
+  WAKING,
+  pgTablesOf,
+  retentionPolicy,
+  type CollectionDecl,
+  type Collections,
+  type ContentOf,
+  type Contentses,
+  type DueIndexes,
+  type IndexOf,
+  type RecordOf,
+  type RetentionPolicy,
+} from '../collections';
 import { VERSION } from '../../version';
 import { log } from '../../log';
 import {
@@ -40,15 +57,8 @@ import {
   type Tx,
   type WriteOptions,
 } from '../interface';
-import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
-import type { EmailRec, EmailContent, EventRec } from '../email-records';
-import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
-import type { ReceivedEmailRec, ReceivedContent } from '../inbound-records';
-import type { TemplateRec } from '../template-records';
-import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from '../audience-records';
-import type { CustomEventRec, AutomationRec, AutomationRunRec } from '../automation-records';
+import type { LogRec } from '../records';
 
-const DAY = 86_400_000;
 /** Rows deleted per sweep transaction. */
 const SWEEP_BATCH = 1000;
 /** How often a node says it is alive, and how long it counts as alive after. */
@@ -71,122 +81,42 @@ interface Bindable {
   bind(exec: Exec): object;
 }
 
-/** The collections of the store, as the LMDB backend declares them (lmdb/index.ts): same indexes, same retention. */
-function collections(opts: StoreOptions) {
-  const retained = (r: { created_at: string }) => Date.parse(r.created_at) + opts.retentionDays * DAY;
-  // Kept for the retention period after the later of creation and scheduled send, plus the hold.
-  const retainedWork = (r: { created_at: string; scheduled_at?: string | null }) =>
-    Math.max(Date.parse(r.created_at), r.scheduled_at ? Date.parse(r.scheduled_at) : 0) + opts.retentionDays * DAY + opts.holdMs;
-  const def = <T extends Rec, I extends string = never>(d: CollectionDef<T, I>) => d;
-  return {
-    teams: def<TeamRec>({ table: 'teams' }),
-    users: def<UserRec, 'email'>({ table: 'users', indexes: [{ name: 'email', value: (u) => u.email.toLowerCase(), unique: true, global: true }] }),
-    sessions: def<SessionRec, 'token' | 'user'>({
-      table: 'sessions',
-      indexes: [
-        { name: 'token', value: (x) => x.token_hash, unique: true, global: true },
-        { name: 'user', value: (x) => x.user_id },
-      ],
-      expiresAt: (x) => x.expires_at,
-    }),
-    invites: def<InviteRec, 'token'>({
-      table: 'invites',
-      indexes: [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
-      expiresAt: (x) => x.expires_at,
-    }),
-    apiKeys: def<ApiKeyRec, 'hash'>({
-      table: 'api_keys',
-      indexes: [{ name: 'hash', value: (k) => k.token_hash, unique: true, global: true }],
-      cache: 'apiKeys',
-    }),
-    domains: def<DomainRec, 'name'>({ table: 'domains', indexes: [{ name: 'name', value: (d) => d.name, unique: true, global: true }], cache: 'domains' }),
-    segments: def<SegmentRec>({ table: 'segments' }),
-    contacts: def<ContactRec, 'email'>({ table: 'contacts', indexes: [{ name: 'email', value: (c) => c.email.toLowerCase(), unique: true }] }),
-    broadcasts: def<BroadcastRec>({ table: 'broadcasts' }),
-    suppressions: def<SuppressionRec, 'email'>({ table: 'suppressions', indexes: [{ name: 'email', value: (s) => s.email.toLowerCase(), unique: true }] }),
-    logs: def<LogRec>({ table: 'logs', expiresAt: retained }),
-    emails: def<EmailRec, 'broadcast'>({
-      table: 'emails',
-      indexes: [{ name: 'broadcast', value: (e) => e.broadcast_id }],
-      expiresAt: retainedWork,
-      owns: ['email_content'],
-    }),
-    events: def<EventRec, 'subject'>({ table: 'events', indexes: [{ name: 'subject', value: (e) => e.subject_id }], expiresAt: retained }),
-    webhooks: def<WebhookRec>({ table: 'webhooks' }),
-    webhookEvents: def<WebhookEventRec, 'webhook' | 'outstanding'>({
-      table: 'webhook_events',
-      indexes: [
-        { name: 'webhook', value: (e) => e.webhook_id },
-        { name: 'outstanding', value: (e) => (e.due === null ? null : e.webhook_id) },
-      ],
-      expiresAt: retainedWork,
-    }),
-    webhookAttempts: def<WebhookAttemptRec, 'event'>({
-      table: 'webhook_attempts',
-      indexes: [{ name: 'event', value: (a) => a.event_id }],
-      expiresAt: retained,
-    }),
-    receivedEmails: def<ReceivedEmailRec>({ table: 'received_emails', expiresAt: retained, owns: ['received_content'] }),
-    templates: def<TemplateRec, 'alias'>({ table: 'templates', indexes: [{ name: 'alias', value: (t) => t.alias, unique: true }] }),
-    topics: def<TopicRec>({ table: 'topics' }),
-    contactProperties: def<ContactPropertyRec, 'key'>({ table: 'contact_properties', indexes: [{ name: 'key', value: (p) => p.key, unique: true }] }),
-    contactImports: def<ContactImportRec>({ table: 'contact_imports', owns: ['import_files'] }),
-    domainClaims: def<DomainClaimRec, 'domain' | 'name'>({
-      table: 'domain_claims',
-      indexes: [
-        { name: 'domain', value: (c) => c.domain_id, unique: true },
-        { name: 'name', value: (c) => c.name },
-      ],
-    }),
-    customEvents: def<CustomEventRec, 'name'>({ table: 'custom_events', indexes: [{ name: 'name', value: (e) => e.name, unique: true }] }),
-    automations: def<AutomationRec, 'trigger'>({
-      table: 'automations',
-      indexes: [{ name: 'trigger', value: (a) => (a.status === 'enabled' ? a.trigger : null) }],
-    }),
-    // A run is kept while it runs (a loop with waits may run for ever), then for the retention period.
-    automationRuns: def<AutomationRunRec, 'automation' | 'active' | 'paused' | 'waiting'>({
-      table: 'automation_runs',
-      indexes: [
-        { name: 'automation', value: (r) => r.automation_id },
-        { name: 'active', value: (r) => (r.status === 'running' ? r.automation_id : null) },
-        { name: 'paused', value: (r) => (r.state === 'paused' ? r.automation_id : null) },
-        { name: 'waiting', value: (r) => (r.state === 'waiting' && r.waiting_for !== null ? `${r.contact_id}:${r.waiting_for}` : null) },
-      ],
-      expiresAt: (r) => (r.completed_at ? Date.parse(r.completed_at) + opts.retentionDays * DAY : null),
-    }),
-  };
+/** A declared collection on PostgreSQL: its table (pg/schema.ts), indexes, retention, what its records own. */
+function collectionOf(name: string, d: CollectionDecl<Rec, string>, p: RetentionPolicy, env: PgEnv): PgCollection<Rec, string> {
+  return new PgCollection(
+    { table: d.table, indexes: d.indexes, expiresAt: d.retention?.expiresAt(p) ?? null, owns: d.owns && pgTablesOf(d.owns), cache: d.cached && name },
+    env,
+  );
 }
+
+/** The declared repositories (../collections.ts), as this backend keeps them. */
+type Declared = { [K in keyof Collections]: PgCollection<RecordOf<Collections[K]>, IndexOf<Collections[K]>> } & {
+  [K in keyof Contentses]: PgContents<ContentOf<Contentses[K]>>;
+} & { [K in keyof DueIndexes]: PgDueIndex };
 
 /** Every repository, on the pool: what units of work bind to their connection. */
 function repositories(env: PgEnv, opts: StoreOptions) {
-  const colls = Object.fromEntries(
-    Object.entries(collections(opts)).map(([k, d]) => [k, new PgCollection(d as CollectionDef<Rec, string>, env)]),
-  ) as unknown as {
-    [K in keyof ReturnType<typeof collections>]: ReturnType<typeof collections>[K] extends CollectionDef<infer T, infer I> ? PgCollection<T, I> : never;
-  };
+  const policy = retentionPolicy(opts);
+  const declared: Record<string, Bindable> = {};
+  for (const [name, d] of Object.entries(COLLECTIONS) as [string, CollectionDecl<Rec, string>][]) declared[name] = collectionOf(name, d, policy, env);
+  for (const [name, d] of Object.entries(CONTENTS)) declared[name] = new PgContents(d.table, env);
+  for (const [name, d] of Object.entries(DUE_INDEXES)) declared[name] = new PgDueIndex(d.name, env);
   return {
-    ...colls,
-    emailContent: new PgContents<EmailContent>('email_content', env),
-    receivedContent: new PgContents<ReceivedContent>('received_content', env),
-    inboundSpool: new PgInboundSpool(env, opts.retentionDays * DAY),
+    ...(declared as unknown as Declared),
+    inboundSpool: new PgInboundSpool(env, policy.retentionMs),
     memberships: new PgMemberships(env),
     queue: new PgQueue(env),
     queueHolds: new PgQueueHolds(env),
     sites: new PgSites(env),
     mtaSts: new PgMtaSts(env),
-    tlsReports: new PgTlsReports(env, opts.retentionDays * DAY),
+    tlsReports: new PgTlsReports(env, policy.retentionMs),
     sendCounts: new PgSendCounts(env),
-    schedule: new PgDueIndex('schedule', env),
-    broadcastSchedule: new PgDueIndex('broadcast_schedule', env),
     broadcastProgress: new PgBroadcastProgress(env),
     idempotency: new PgIdempotency(env),
     outbox: new PgOutbox(env),
-    metrics: new PgMetrics(env, opts.retentionDays * DAY),
+    metrics: new PgMetrics(env, policy.retentionMs),
     topicChoices: new PgTopicChoices(env),
     importFiles: new PgImportFiles(env, env),
-    importQueue: new PgDueIndex('import_queue', env),
-    automationDue: new PgDueIndex('automation_due', env, 'automations'),
-    automationCleanup: new PgDueIndex('automation_cleanup', env, 'automations'),
     automationTriggers: new PgAutomationTriggers(env),
   };
 }
@@ -199,16 +129,28 @@ interface PgTx extends Tx {
   _bound: Map<string, object>;
 }
 
+/**
+ * The prototype of every unit of work: a repository is bound to the unit's connection on first
+ * use; the writes that make work due (../collections.ts `WAKING`) also note the signal the commit
+ * sends.
+ */
 function txPrototype(repos: Repositories): PgTx {
   const proto = {} as PgTx;
-  for (const [name, repo] of Object.entries(repos) as [string, Bindable][])
+  for (const [name, repo] of Object.entries(repos) as [string, Bindable][]) {
+    const waking = WAKING.get(name);
     Object.defineProperty(proto, name, {
       get(this: PgTx) {
         let r = this._bound.get(name);
-        if (!r) this._bound.set(name, (r = repo.bind(this._unit)));
+        if (!r) {
+          const unit = this._unit;
+          r = repo.bind(unit);
+          if (waking) r = noting(r, waking.writes, () => unit.signals.add(waking.signal));
+          this._bound.set(name, r);
+        }
         return r;
       },
     });
+  }
   proto.afterCommit = function (this: PgTx, fn: () => void) {
     this._unit.after.push(fn);
   };
@@ -226,11 +168,13 @@ export function redacted(url: string): string {
   }
 }
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the repositories (the interface below) are assigned in the constructor.
 export class PgStore implements Store {
   readonly exclusive = false;
   private readonly repos: Repositories;
   private readonly txProto: PgTx;
-  private readonly caches: { domains: CachedRecords<DomainRec, 'name'>; apiKeys: CachedRecords<ApiKeyRec, 'hash'> };
+  /** Collections read through a cache outside units of work (`cached` in ../collections.ts), by name. */
+  private readonly caches = new Map<string, CachedRecords<Rec, string>>();
   private readonly signals: Signals;
   private readonly locks: Locks;
   private readonly node = `${hostname()}:${process.pid}`;
@@ -244,11 +188,12 @@ export class PgStore implements Store {
   ) {
     this.repos = repositories(env, opts);
     this.txProto = txPrototype(this.repos);
-    this.caches = { domains: new CachedRecords(this.repos.domains), apiKeys: new CachedRecords(this.repos.apiKeys) };
-    this.signals = new Signals(randomBytes(8).toString('hex'), (name) => this.caches[name as keyof typeof this.caches]?.clear());
+    for (const [name, d] of Object.entries(COLLECTIONS) as [keyof Collections, CollectionDecl<Rec, string>][])
+      if (d.cached) this.caches.set(name, new CachedRecords(this.repos[name] as unknown as PgCollection<Rec, string>));
+    this.signals = new Signals(randomBytes(8).toString('hex'), (name) => this.caches.get(name)?.clear());
     this.locks = new Locks(env.opts.url);
-    // The read side of the interface: the repositories on the pool (domains and keys through their cache).
-    Object.assign(this, this.repos, this.caches);
+    // The read side of the interface: the repositories on the pool (cached ones through their cache).
+    Object.assign(this, this.repos, Object.fromEntries(this.caches));
   }
 
   static async open(opts: StoreOptions): Promise<PgStore> {
@@ -272,7 +217,7 @@ export class PgStore implements Store {
 
   /** What `posthorn db copy` (copy.ts) writes with: the pool and the repositories. */
   internals() {
-    return { env: this.env, repos: this.repos, emailTtlMs: this.opts.retentionDays * DAY };
+    return { env: this.env, repos: this.repos, emailTtlMs: retentionPolicy(this.opts).retentionMs };
   }
 
   /** Per-install secrets, made by the first node that opens the database. */
@@ -314,7 +259,7 @@ export class PgStore implements Store {
         (u) => this.signals.payload(u),
       );
       // Committed: whatever follows must not make the caller believe it failed.
-      for (const c of unit.stale) this.caches[c as keyof typeof this.caches]?.clear();
+      for (const c of unit.stale) this.caches.get(c)?.clear();
       for (const s of unit.signals) this.signals.fire(s);
       for (const f of unit.after) guarded(f);
       return result;
@@ -405,9 +350,6 @@ export class PgStore implements Store {
   }
 }
 
-// The read side of the interface comes from the repositories (Object.assign in the constructor).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface PgStore extends Omit<Repositories, 'domains' | 'apiKeys'> {
-  domains: CachedRecords<DomainRec, 'name'>;
-  apiKeys: CachedRecords<ApiKeyRec, 'hash'>;
-}
+// The read side of the interface comes from the repositories (Object.assign in the constructor;
+// cached collections are read through their CachedRecords).
+export interface PgStore extends Repositories {}

@@ -15,9 +15,12 @@ export class PgOutbox implements OutboxTx {
   }
 
   put(team: string, webhook: string, due: number, eventId: string): void {
-    const unit = unitOf(this.exec);
-    unit.write('INSERT INTO webhook_outbox (team, webhook, due, event_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [team, webhook, due, eventId]);
-    unit.signals.add('outbox');
+    unitOf(this.exec).write('INSERT INTO webhook_outbox (team, webhook, due, event_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+      team,
+      webhook,
+      due,
+      eventId,
+    ]);
   }
 
   remove(team: string, webhook: string, due: number, eventId: string): void {

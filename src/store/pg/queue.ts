@@ -18,28 +18,24 @@ export class PgQueue implements QueueTx {
   }
 
   put(entry: QueueEntry, due: number): void {
-    const unit = unitOf(this.exec);
-    unit.write(
+    unitOf(this.exec).write(
       `INSERT INTO queue (id, team, email_id, domain, due, entry) VALUES ($1, $2, $3, $4, $5, $6::text::json)
        ON CONFLICT (id) DO UPDATE SET domain = excluded.domain, due = excluded.due, entry = excluded.entry`,
       [entry.id, entry.team_id, entry.email_id, entry.domain, entry.held ? HELD_DUE : due, JSON.stringify(entry)],
     );
-    unit.signals.add('queue');
   }
 
   add(entry: QueueEntry, due: number): void {
     if (entry.held) return this.put(entry, due);
     // Held at once when the team holds the destination: decided by the insert itself, which costs
     // no round trip of its own (a hold committed meanwhile on another node: the claim holds it).
-    const unit = unitOf(this.exec);
-    unit.write(
+    unitOf(this.exec).write(
       `INSERT INTO queue (id, team, email_id, domain, due, entry)
        SELECT $1, $2, $3, $4, CASE WHEN h.held THEN ${HELD_DUE} ELSE $5 END,
               CASE WHEN h.held THEN jsonb_set($6::text::jsonb, '{held}', '"destination"')::json ELSE $6::text::json END
        FROM (SELECT EXISTS (SELECT 1 FROM queue_holds WHERE team = $2 AND destination = $4) AS held) h`,
       [entry.id, entry.team_id, entry.email_id, entry.domain, due, JSON.stringify(entry)],
     );
-    unit.signals.add('queue');
   }
 
   defer(domain: string, entryId: string, from: number, to: number): void {

@@ -6,7 +6,10 @@
 //
 // Layout (src/store/pg/): each collection of records is a table (team, id) → `value` (the record as
 // JSON text, key order kept) with a column per index (`i_<name>`) and `expires` (ms, retention).
+// Those tables, and the bodies', are made from their declaration (../collections.ts: `since` names
+// the migration that creates each); the work tables, counters and functions are written here.
 import type { SQL } from 'bun';
+import { COLLECTIONS, CONTENTS } from '../collections';
 
 export interface Migration {
   version: number;
@@ -48,6 +51,22 @@ function contentsTable(table: string): string {
   ].join('\n');
 }
 
+/**
+ * The tables of the collections and bodies declared `since` schema version `version`
+ * (../collections.ts), in the order declared: part of that version's migration. Every migration
+ * has them, so that a collection declared for a new version gets its table there.
+ */
+export function declaredTables(version: number): string[] {
+  return [
+    ...Object.values(COLLECTIONS)
+      .filter((c) => c.since === version)
+      .map((c) => recordsTable(c.table, c.indexes)),
+    ...Object.values(CONTENTS)
+      .filter((c) => c.since === version)
+      .map((c) => contentsTable(c.table)),
+  ];
+}
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -65,33 +84,7 @@ END $$;`,
 SELECT coalesce(jsonb_object_agg(k, coalesce((a->>k)::bigint, 0) + coalesce((b->>k)::bigint, 0)), '{}'::jsonb)
 FROM (SELECT jsonb_object_keys(a) AS k UNION SELECT jsonb_object_keys(b)) keys
 $$;`,
-      recordsTable('teams'),
-      recordsTable('users', [{ name: 'email', unique: true, global: true }]),
-      recordsTable('sessions', [{ name: 'token', unique: true, global: true }, { name: 'user' }]),
-      recordsTable('invites', [{ name: 'token', unique: true, global: true }]),
-      recordsTable('api_keys', [{ name: 'hash', unique: true, global: true }]),
-      recordsTable('domains', [{ name: 'name', unique: true, global: true }]),
-      recordsTable('segments'),
-      recordsTable('contacts', [{ name: 'email', unique: true }]),
-      recordsTable('broadcasts'),
-      recordsTable('suppressions', [{ name: 'email', unique: true }]),
-      recordsTable('logs'),
-      recordsTable('emails', [{ name: 'broadcast' }]),
-      recordsTable('events', [{ name: 'subject' }]),
-      recordsTable('webhooks'),
-      recordsTable('webhook_events', [{ name: 'webhook' }, { name: 'outstanding' }]),
-      recordsTable('webhook_attempts', [{ name: 'event' }]),
-      recordsTable('received_emails'),
-      recordsTable('templates', [{ name: 'alias', unique: true }]),
-      recordsTable('topics'),
-      recordsTable('contact_properties', [{ name: 'key', unique: true }]),
-      recordsTable('contact_imports'),
-      recordsTable('domain_claims', [{ name: 'domain', unique: true }, { name: 'name' }]),
-      recordsTable('custom_events', [{ name: 'name', unique: true }]),
-      recordsTable('automations', [{ name: 'trigger' }]),
-      recordsTable('automation_runs', [{ name: 'automation' }, { name: 'active' }, { name: 'paused' }, { name: 'waiting' }]),
-      contentsTable('email_content'),
-      contentsTable('received_content'),
+      ...declaredTables(1),
       // The delivery queue: due first, so "what is due" reads the head of one index.
       `CREATE TABLE queue (id ${KEY} PRIMARY KEY, team ${KEY} NOT NULL, email_id ${KEY} NOT NULL, domain ${KEY} NOT NULL, due bigint NOT NULL, entry json NOT NULL);
 CREATE INDEX queue_due ON queue (due, domain, id);
@@ -176,6 +169,7 @@ END $$;`,
       // Emails accepted per team and clock hour ('h') or UTC day ('d').
       `CREATE TABLE send_counts (team ${KEY} NOT NULL, period ${KEY} NOT NULL, start bigint NOT NULL, n bigint NOT NULL, expires bigint NOT NULL, PRIMARY KEY (team, period, start));
 CREATE INDEX send_counts_expires ON send_counts (expires);`,
+      ...declaredTables(2),
     ].join('\n'),
   },
 ];

@@ -10,9 +10,9 @@ import type { SQL } from 'bun';
 import { CHANNEL, type PgUnit } from './env';
 import { guarded } from '../guarded';
 import { log } from '../../log';
-import type { Signal } from '../interface';
+import { SIGNALS as DECLARED, type Signal } from '../collections';
 
-const SIGNALS: Signal[] = ['queue', 'outbox', 'inbound', 'automations'];
+const SIGNALS = Object.keys(DECLARED) as Signal[];
 export const POLL_MS = 10_000;
 
 export class Signals {
