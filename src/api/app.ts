@@ -28,6 +28,7 @@ import type { Telemetry } from '../telemetry';
 import type { Auth } from '../accounts/auth';
 import type { DashboardAssets } from '../dashboard/assets';
 import { SignedLinks } from '../links/signed';
+import { requireSession } from './platform/session';
 import { VERSION } from '../version';
 import { RESOURCES, LEGACY_RESOURCES, LEGACY_PUBLIC } from './resources';
 
@@ -93,7 +94,10 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
       },
       { detail: { hide: true } },
     );
-  registerRoutes(app as never, table, { checkResponses: process.env[CHECK_RESPONSES_ENV] === '1' });
+  registerRoutes(app as never, table, {
+    checkResponses: process.env[CHECK_RESPONSES_ENV] === '1',
+    session: (request) => requireSession(svc.auth.sessions, request),
+  });
   for (const legacy of LEGACY_RESOURCES) legacy(app, svc);
   table.addLegacy(app.routes.map((r) => ({ method: r.method, path: r.path })));
   registerShadows(app as never, table);
@@ -109,7 +113,13 @@ function createBase(table: RouteTable) {
         path: OPENAPI_PATH,
         documentation: {
           info: { title: 'Posthorn API', version: VERSION, description: 'Resend-compatible email API' },
-          components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+          components: {
+            securitySchemes: {
+              bearer: { type: 'http', scheme: 'bearer' },
+              // The dashboard's session (docs/api.md §19.2): the cookie, with its CSRF token in the X-CSRF-Token header.
+              session: { type: 'apiKey', in: 'cookie', name: 'posthorn_session' },
+            },
+          },
           security: [{ bearer: [] }],
           paths: openApiPaths(table) as never,
         },

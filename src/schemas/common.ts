@@ -65,3 +65,7 @@ export const IgnoredBody = Type.Unknown({ description: 'No fields: any JSON is a
 /** An error answer (docs/api.md §3.1). */
 export const ErrorBody = Type.Object({ statusCode: Type.Integer(), name: Type.String(), message: Type.String() });
 export type ErrorBody = Static<typeof ErrorBody>;
+
+/** The token of a signed link (downloads, tracking, unsubscribe, shared pages, invitations): the link's authority. */
+// A broken percent-encoding in the path reads as null (Elysia): no token, so the link's 404.
+export const TokenParams = Type.Object({ token: Nullable(Type.String({ description: 'A signed token' })) });

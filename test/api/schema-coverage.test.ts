@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => p.stop());
 
 const isSchema = (s: unknown) => !!s && typeof s === 'object' && Kind in (s as object);
-const pathParams = (path: string) => [...path.matchAll(/:([^/]+)/g)].map((m) => m[1]).sort();
+const pathParams = (path: string) => [...path.matchAll(/:([^/]+)|(\*)/g)].map((m) => m[1] ?? m[2]).sort();
 
 describe('schema coverage', () => {
   test('every declared route names its parameters, body and answer with schemas', () => {

@@ -60,6 +60,7 @@ function operation(r: TableRoute): Json {
   };
   if (r.description) op.description = r.description;
   if (r.access === 'public') op.security = [];
+  if (r.access === 'session') op.security = [{ session: [] }];
   if (r.access === 'sending') op['x-posthorn-sending-key'] = true;
   if (r.idempotent) op['x-posthorn-idempotent'] = true;
   if (typeof r.body === 'object') op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body) } } };

@@ -9,7 +9,8 @@ import { ApiError, errors } from '../../errors';
 import { compile, validate } from '../../schemas/validate';
 import { ErrorBody } from '../../schemas/common';
 import { stateOf } from './context';
-import { type HandlerContext, isRaw, type Access, type Caller } from './route';
+import { type HandlerContext, isRaw, type Access, type Caller, type SessionCaller } from './route';
+import type { SignedIn } from '../../accounts/sessions';
 import type { RouteTable, TableRoute } from './route-table';
 
 /** Set by `npm test` (scripts/test.ts): answers that do not match their schema become a 500 naming the mismatch. */
@@ -23,11 +24,17 @@ type ElysiaContext = {
   set: HandlerContext<Access, undefined, undefined, 'none'>['set'];
 };
 
-export function registerRoutes(app: Elysia, table: RouteTable, opts: { checkResponses: boolean }): void {
+export interface RegisterOptions {
+  checkResponses: boolean;
+  /** The signed-in user of a request (cookie and CSRF header), or the documented 401: routes for sessions only. */
+  session(request: Request): Promise<SignedIn>;
+}
+
+export function registerRoutes(app: Elysia, table: RouteTable, opts: RegisterOptions): void {
   for (const r of table.routes) {
     // Compiled now, not on the first request.
     for (const s of [r.params, r.query, typeof r.body === 'object' ? r.body : undefined, isRaw(r.response) ? undefined : r.response]) if (s) compile(s);
-    app.route(r.method, r.path, handlerOf(r, opts.checkResponses) as never, { detail: { hide: true } });
+    app.route(r.method, r.path, handlerOf(r, opts) as never, { detail: { hide: true } });
   }
 }
 
@@ -44,14 +51,16 @@ export function registerShadows(app: Elysia, table: RouteTable): void {
     );
 }
 
-function handlerOf(r: TableRoute, checkResponses: boolean) {
+function handlerOf(r: TableRoute, { checkResponses, session }: RegisterOptions) {
   const bodySchema = typeof r.body === 'object' ? r.body : null;
   return async (ctx: ElysiaContext) => {
+    // Authentication comes first (docs/api.md §3.3); API keys were checked by the server before routing.
+    const signedIn = r.access === 'session' ? await session(ctx.request) : null;
     const body = bodySchema ? (r.idempotent ? topLevel(bodySchema, ctx.body) : validate(bodySchema, ctx.body, 'body')) : undefined;
     const query = r.query ? validate(r.query, ctx.query, 'query') : ctx.query;
     const params = r.params ? validate(r.params, ctx.params, 'params') : ctx.params;
     if (r.status !== undefined) ctx.set.status = r.status;
-    const caller = r.access === 'public' ? undefined : callerOf(ctx.request);
+    const caller = r.access === 'public' ? undefined : signedIn ? sessionCaller(signedIn) : callerOf(ctx.request);
     const out = await r.handler({ request: ctx.request, params, query, body, set: ctx.set, caller } as never);
     if (checkResponses) checkResponse(r, out, ctx.set.status);
     return out;
@@ -64,6 +73,10 @@ function topLevel(schema: TSchema, body: unknown): unknown {
   const got = Array.isArray(body) ? 'array' : body === null ? 'null' : typeof body;
   if ((want === 'object' || want === 'array') && got !== want) throw errors.badJson(`The request body must be a JSON ${want}.`);
   return body;
+}
+
+function sessionCaller({ user, session }: SignedIn): SessionCaller {
+  return { team: user.team_id, user, session };
 }
 
 function callerOf(request: Request): Caller {

@@ -42,7 +42,8 @@ export class RouteTable {
       const key = `${r.method} ${r.path}`;
       if (this.byPattern.has(key)) throw new Error(`route declared twice: ${key}`);
       this.byPattern.set(key, r);
-      if (r.access === 'public') this.addPublic(r.path);
+      // Routes for sessions check the session themselves (register.ts): no API key is asked for.
+      if (r.access === 'public' || r.access === 'session') this.addPublic(r.path);
       if (r.access === 'sending') this.sending.add(key);
     }
     for (const p of extraPublic) this.addPublic(p);

@@ -17,7 +17,12 @@ export type Access =
   /** A `full_access` API key, or a dashboard session (cookie and CSRF header). */
   | 'team'
   /** A `sending_access` key too: the two sending routes (docs/api.md §1.2). */
-  | 'sending';
+  | 'sending'
+  /**
+   * A dashboard session only (cookie and CSRF header, docs/api.md §19.2): the signed-in user's own
+   * sessions, password and second factor. No API key reaches these.
+   */
+  | 'session';
 
 /**
  * What a route reads as its body: a schema (a JSON body, validated), `'none'` (never read — GET,
@@ -46,6 +51,13 @@ export interface Caller {
   state: RequestState;
 }
 
+/** The signed-in user of a route for sessions only. */
+export interface SessionCaller {
+  team: string;
+  user: UserRec;
+  session: SessionRec;
+}
+
 type In<S, Fallback> = S extends TSchema ? StaticDecode<S> : Fallback;
 
 export interface HandlerContext<A extends Access, P, Q, B, I extends boolean = false> {
@@ -57,7 +69,7 @@ export interface HandlerContext<A extends Access, P, Q, B, I extends boolean = f
   /** The response's status and headers (a handler sets them when they vary). */
   set: { status?: number | string; headers: Record<string, string | number> };
   /** The authenticated caller; routes that need none have none. */
-  caller: A extends 'public' ? undefined : Caller;
+  caller: A extends 'public' ? undefined : A extends 'session' ? SessionCaller : Caller;
 }
 
 type Answer<R> = R extends TSchema ? Static<R> | Response : Response;
