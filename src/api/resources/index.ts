@@ -19,13 +19,13 @@ import { emailsResource } from './emails';
 import { apiKeysRoutes } from './api-keys';
 import { domainClaimsRoutes } from './domain-claims';
 import { domainsRoutes } from './domains';
-import { segmentsRoutes } from './segments';
-import { contactImportsRoutes } from './contact-imports';
-import { contactsRoutes } from './contacts';
-import { contactTopicsRoutes } from './contact-topics';
-import { topicsRoutes } from './topics';
-import { contactPropertiesRoutes } from './contact-properties';
-import { broadcastsRoutes } from './broadcasts';
+import { audiencesResource, segmentsResource } from './segments';
+import { contactImportsResource } from './contact-imports';
+import { contactsResource } from './contacts';
+import { contactTopicsResource } from './contact-topics';
+import { topicsResource } from './topics';
+import { contactPropertiesResource } from './contact-properties';
+import { broadcastsResource } from './broadcasts';
 import { suppressionsRoutes } from './suppressions';
 import { logsRoutes } from './logs';
 import { webhooksResource } from './webhooks';
@@ -36,7 +36,19 @@ import { eventsRoutes } from './events';
 import { automationsRoutes } from './automations';
 
 /** The resources declared with `resource()`. */
-export const RESOURCES: Resource<ApiContext>[] = [receivingResource, emailsResource, webhooksResource];
+export const RESOURCES: Resource<ApiContext>[] = [
+  receivingResource,
+  emailsResource,
+  webhooksResource,
+  segmentsResource,
+  audiencesResource,
+  contactImportsResource,
+  contactsResource,
+  contactTopicsResource,
+  topicsResource,
+  contactPropertiesResource,
+  broadcastsResource,
+];
 
 /** Resources not yet declared: they register on the app themselves (a conversion under way). */
 export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
@@ -55,13 +67,6 @@ export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
   apiKeysRoutes,
   domainClaimsRoutes,
   domainsRoutes,
-  segmentsRoutes,
-  contactImportsRoutes,
-  contactsRoutes,
-  contactTopicsRoutes,
-  topicsRoutes,
-  contactPropertiesRoutes,
-  broadcastsRoutes,
   suppressionsRoutes,
   logsRoutes,
   templatesRoutes,
