@@ -6,6 +6,7 @@
 // the metrics.
 import type { EmailRec, PageQuery, StoreReader } from '../store';
 import { errors } from '../errors';
+import type { BroadcastRecipient, ClickedLink } from '../schemas/broadcasts';
 
 export const RECIPIENT_TYPES = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'] as const;
 export type RecipientType = (typeof RECIPIENT_TYPES)[number];
@@ -59,7 +60,7 @@ export function broadcastRecipients(store: StoreReader, team: string, broadcastI
     if (!has(e, type)) return undefined;
     const address = addressOf(e);
     if (email && address.toLowerCase() !== email) return undefined;
-    const row: Record<string, unknown> = { id: e.id, contact_id: e.contact_id ?? null, email: address };
+    const row: BroadcastRecipient = { id: e.id, contact_id: e.contact_id ?? null, email: address };
     if (type === 'opened') row.count = e.engagement?.opens ?? 0;
     if (type === 'clicked') {
       row.count = e.engagement?.clicks ?? 0;
@@ -76,5 +77,5 @@ export function broadcastRecipients(store: StoreReader, team: string, broadcastI
 
 export async function clickedLinks(store: StoreReader, team: string, broadcastId: string, page: PageQuery) {
   const p = await store.metrics.links(team, broadcastId, page);
-  return { has_more: p.has_more, data: p.data.map((l) => ({ id: l.cursor, url: l.url, clicks: l.clicks, unique_clicks: l.unique_clicks })) };
+  return { has_more: p.has_more, data: p.data.map((l): ClickedLink => ({ id: l.cursor, url: l.url, clicks: l.clicks, unique_clicks: l.unique_clicks })) };
 }

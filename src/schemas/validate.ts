@@ -76,9 +76,11 @@ function failure(schema: TSchema, value: unknown, place: Place, all: ValueError[
   const missing = all.find((e) => e.type === ValueErrorType.ObjectRequiredProperty && e.path.split('/').length === 2);
   if (missing) return missingError(fieldName(missing.path), place);
   const field = fieldName(first.path);
+  // Before the wording: a required property's error carries the property's schema, whose wording
+  // is for a value of the wrong kind, not for an absent one (`topics[0].id`).
+  if (first.type === ValueErrorType.ObjectRequiredProperty) return missingError(field, place);
   const own = worded(first, field, place);
   if (own) return own;
-  if (first.type === ValueErrorType.ObjectRequiredProperty) return missingError(field, place);
   if (place === 'params') return errors.invalidParameter(`The \`${field}\` is not valid.`);
   return errors.invalidField(field, `${first.message.toLowerCase()}.`);
 }

@@ -19,13 +19,13 @@ import { emailsResource } from './emails';
 import { apiKeysRoutes } from './api-keys';
 import { domainClaimsRoutes } from './domain-claims';
 import { domainsRoutes } from './domains';
-import { segmentsRoutes } from './segments';
-import { contactImportsRoutes } from './contact-imports';
-import { contactsRoutes } from './contacts';
-import { contactTopicsRoutes } from './contact-topics';
-import { topicsRoutes } from './topics';
-import { contactPropertiesRoutes } from './contact-properties';
-import { broadcastsRoutes } from './broadcasts';
+import { audiencesResource, segmentsResource } from './segments';
+import { contactImportsResource } from './contact-imports';
+import { contactsResource } from './contacts';
+import { contactTopicsResource } from './contact-topics';
+import { topicsResource } from './topics';
+import { contactPropertiesResource } from './contact-properties';
+import { broadcastsResource } from './broadcasts';
 import { suppressionsRoutes } from './suppressions';
 import { logsResource } from './logs';
 import { webhooksResource } from './webhooks';
@@ -55,6 +55,14 @@ export const RESOURCES: Resource<ApiContext>[] = [
   logsResource,
   usageResource,
   oauthGrantsResource,
+  segmentsResource,
+  audiencesResource,
+  contactImportsResource,
+  contactsResource,
+  contactTopicsResource,
+  topicsResource,
+  contactPropertiesResource,
+  broadcastsResource,
 ];
 
 /** Resources not yet declared: they register on the app themselves (a conversion under way). */
@@ -62,13 +70,6 @@ export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
   apiKeysRoutes,
   domainClaimsRoutes,
   domainsRoutes,
-  segmentsRoutes,
-  contactImportsRoutes,
-  contactsRoutes,
-  contactTopicsRoutes,
-  topicsRoutes,
-  contactPropertiesRoutes,
-  broadcastsRoutes,
   suppressionsRoutes,
   templatesRoutes,
   eventsRoutes,
