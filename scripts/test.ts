@@ -12,7 +12,8 @@
  * (test/helpers/postgres.ts); the closing line adds both passes up.
  *
  * Runs `bun test` as a child process (process.execPath, so the same Bun that runs this script),
- * with POSTHORN_LOG=silent and --timeout=60000 (unless given). The child's stdout and stderr pass
+ * with POSTHORN_LOG=silent, POSTHORN_CHECK_RESPONSES=1 (every JSON answer of the API is checked against its
+ * route's response schema: src/api/platform/register.ts) and --timeout=60000 (unless given). The child's stdout and stderr pass
  * through unchanged; stderr is also read for bun's summary (` N pass`, ` N fail`, ` N skip`, ` N todo`, ` N error`,
  * `Ran N tests across N files.`). The last line printed is always
  *
@@ -168,7 +169,7 @@ function write(stream: NodeJS.WriteStream, chunk: string | Uint8Array): Promise<
 
 /** One `bun test` child: its output passes through; its summary and exit code come back. */
 async function runBun(args: string[], extraEnv: Record<string, string>): Promise<{ summary: Summary | null; code: number }> {
-  const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent', ...extraEnv };
+  const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent', POSTHORN_CHECK_RESPONSES: '1', ...extraEnv };
   // stderr goes through a pipe: keep bun's colours when our own stderr is a terminal.
   if (process.stderr.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined) env.FORCE_COLOR = '1';
 

@@ -9,6 +9,7 @@ import { newId, nowIso, sha256hex } from '../ids';
 import { parseEmail } from '../mail/address';
 import { log } from '../log';
 import { checkPassword } from './signin';
+import type { Invite, InviteRequest, Member } from '../schemas/accounts';
 
 export const INVITE_DAYS = 7;
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -18,11 +19,11 @@ export function roleOf(user: UserRec): Role {
   return user.role === 'member' ? 'member' : 'owner';
 }
 
-export function memberView(u: UserRec) {
+export function memberView(u: UserRec): Member {
   return { object: 'member', id: u.id, email: u.email, role: roleOf(u), totp_enabled: !!u.totp?.enabled_at, created_at: u.created_at };
 }
 
-export function inviteView(i: InviteRec) {
+export function inviteView(i: InviteRec): Invite {
   return { object: 'invite', id: i.id, email: i.email, role: i.role, created_at: i.created_at, expires_at: new Date(i.expires_at).toISOString() };
 }
 
@@ -30,8 +31,8 @@ export function onlyOwner(user: UserRec | null): void {
   if (user && roleOf(user) !== 'owner') throw new ApiError(403, 'restricted_role', 'Only a team owner can manage members.');
 }
 
-function checkEmail(text: unknown): string {
-  if (typeof text !== 'string' || !text.trim()) throw errors.missingField('email');
+function checkEmail(text: string): string {
+  if (!text.trim()) throw errors.missingField('email');
   const addr = parseEmail(text.trim());
   if (!addr) throw errors.invalidField('email', 'give a plain address such as ana@example.com.');
   return addr.address.toLowerCase();
@@ -47,10 +48,9 @@ export class Members {
     return `${this.publicUrl}/dashboard/invite/${token}`;
   }
 
-  async invite(team: string, by: UserRec | null, body: { email?: unknown; role?: unknown }) {
+  async invite(team: string, by: UserRec | null, body: InviteRequest) {
     const email = checkEmail(body.email);
     const role = body.role ?? 'member';
-    if (role !== 'owner' && role !== 'member') throw errors.invalidField('role', 'use "owner" or "member".');
     if (await this.store.users.find('email', email)) throw errors.validation(`${email} already has an account.`);
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
@@ -87,16 +87,15 @@ export class Members {
   }
 
   /** The live invitation a link's token stands for, with its team's name. */
-  async lookup(token: string, now = Date.now()): Promise<{ invite: InviteRec; team: string }> {
-    const invite = TOKEN_RE.test(token) ? await this.store.invites.find('token', sha256hex(token)) : undefined;
+  async lookup(token: string | null, now = Date.now()): Promise<{ invite: InviteRec; team: string }> {
+    const invite = token !== null && TOKEN_RE.test(token) ? await this.store.invites.find('token', sha256hex(token)) : undefined;
     if (!invite || invite.expires_at <= now) throw errors.notFound('Invite');
     const team = await this.store.teams.get(invite.team_id, invite.team_id);
     return { invite, team: team?.name ?? 'Posthorn' };
   }
 
   /** Join the team: a user with the invited email, role and a chosen password. */
-  async accept(token: string, password: unknown): Promise<UserRec> {
-    if (typeof password !== 'string') throw errors.missingField('password');
+  async accept(token: string | null, password: string): Promise<UserRec> {
     checkPassword(password);
     const { invite } = await this.lookup(token);
     const user: UserRec = {

@@ -7,6 +7,7 @@
 import type { EmailRec, PageQuery, StoreReader } from '../store';
 import { errors } from '../errors';
 import type { Counter } from '../event-catalogue';
+import type { BroadcastRecipient, ClickedLink } from '../schemas/broadcasts';
 
 // Each one a counter of the catalogue: all but sent, opened and clicked are read from the email's `counted`.
 export const RECIPIENT_TYPES = [
@@ -70,7 +71,7 @@ export function broadcastRecipients(store: StoreReader, team: string, broadcastI
     if (!has(e, type)) return undefined;
     const address = addressOf(e);
     if (email && address.toLowerCase() !== email) return undefined;
-    const row: Record<string, unknown> = { id: e.id, contact_id: e.contact_id ?? null, email: address };
+    const row: BroadcastRecipient = { id: e.id, contact_id: e.contact_id ?? null, email: address };
     if (type === 'opened') row.count = e.engagement?.opens ?? 0;
     if (type === 'clicked') {
       row.count = e.engagement?.clicks ?? 0;
@@ -87,5 +88,5 @@ export function broadcastRecipients(store: StoreReader, team: string, broadcastI
 
 export async function clickedLinks(store: StoreReader, team: string, broadcastId: string, page: PageQuery) {
   const p = await store.metrics.links(team, broadcastId, page);
-  return { has_more: p.has_more, data: p.data.map((l) => ({ id: l.cursor, url: l.url, clicks: l.clicks, unique_clicks: l.unique_clicks })) };
+  return { has_more: p.has_more, data: p.data.map((l): ClickedLink => ({ id: l.cursor, url: l.url, clicks: l.clicks, unique_clicks: l.unique_clicks })) };
 }

@@ -32,17 +32,9 @@ const MAX_HOURLY_DAYS = 31;
 /** Most rows one answer carries; a wider question is refused with a way to narrow it. */
 export const MAX_ROWS = 10_000;
 
-export interface MetricsQuery {
-  start_date?: string;
-  end_date?: string;
-  timezone?: string;
-  granularity?: string;
-  metrics?: string;
-  dimensions?: string;
-  domain_id?: string;
-  email_id?: string;
-  broadcast_id?: string;
-}
+/** The query of GET /emails/metrics, its values as given (src/schemas/metrics.ts). */
+export type { MetricsQuery } from '../schemas/metrics';
+import type { MetricsQuery } from '../schemas/metrics';
 
 interface Parsed {
   start: number;
@@ -182,9 +174,9 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
 
   const domainNames = new Map<string, string | null>();
   const broadcastNames = new Map<string, string | null>();
-  const data: Record<string, unknown>[] = [];
+  const data: Record<string, string | number>[] = [];
   for (const { dims, counts } of rows.values()) {
-    const row: Record<string, unknown> = {};
+    const row: Record<string, string | number> = {};
     if (dims.period !== undefined) row.period = new Date(dims.period).toISOString();
     // The SDK types the dimension fields optional, never null: a value that is not there is left
     // out (the row of emails outside any broadcast has no `broadcast_id`).
@@ -204,7 +196,7 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     }
     data.push(Object.assign(row, values(counts, p.metrics)));
   }
-  const order = (r: Record<string, unknown>) => [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? ''].join('\u0000');
+  const order = (r: Record<string, string | number>) => [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? ''].join('\u0000');
   data.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 
   return {

@@ -1,8 +1,7 @@
 // The HTTP front door. Order of checks (docs/api.md §3.3): path normalisation → authentication
 // (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
-import { buildApp, isPublic, type ApiDeps } from './app';
-import { allowedFor } from './platform/auth';
+import { buildApp, type ApiDeps } from './app';
 import { setPeer, setState, type RequestState } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
@@ -15,7 +14,7 @@ import { log } from '../log';
 type PeerSource = { requestIP(r: Request): { address: string } | null };
 
 export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.store)) {
-  const app = buildApp({ ...svc, requestLog });
+  const { app, table } = buildApp({ ...svc, requestLog });
   // The team's limit is shared with SMTP submission (docs/api.md §6): one instance, made by the root.
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
@@ -36,7 +35,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       req = new Request(url, incoming);
     }
     const path = url.pathname;
-    if (isPublic(path)) {
+    if (table.isPublic(path)) {
       const peer = server?.requestIP(incoming)?.address;
       if (peer) setPeer(req, peer);
       return app.handle(req);
@@ -69,7 +68,8 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     touchKey(svc.store, key);
 
     let res: Response;
-    if (!allowedFor(key, req.method, path)) {
+    // A sending_access key may call only the routes that say so (docs/api.md §1.2).
+    if (key.permission !== 'full_access' && !table.allowsSendingKey(req.method, path)) {
       // Not counted against the team (an authorisation failure), but it shows the window all the same.
       s.responseHeaders = limiter.peek(key.team_id).headers;
       res = errorResponse(req, errors.restrictedApiKey());

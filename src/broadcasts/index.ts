@@ -7,24 +7,11 @@ import { isUuid } from '../ids';
 import { addressField, addressList } from '../sending/address';
 import { sendingDomain } from '../sending/sender';
 import { topicField } from '../topics';
-
-/** Content fields as the API takes them (create and update; all optional here). */
-export interface BroadcastInput {
-  name?: string | null;
-  segment_id?: string;
-  audience_id?: string;
-  from?: string;
-  subject?: string;
-  reply_to?: string | string[] | null;
-  preview_text?: string | null;
-  html?: string | null;
-  text?: string | null;
-  topic_id?: string | null;
-}
+import type { BroadcastInput } from '../schemas/broadcasts';
 
 export type BroadcastContent = Pick<BroadcastRec, 'name' | 'segment_id' | 'from' | 'subject' | 'reply_to' | 'preview_text' | 'html' | 'text' | 'topic_id'>;
 
-/** Validate the content fields given (docs/api.md §13.2); only those present are returned. */
+/** Check the content fields given (docs/api.md §13.2), their types checked by their schema; only those present are returned. */
 export async function contentFields(store: StoreReader, team: string, input: BroadcastInput): Promise<Partial<BroadcastContent>> {
   const out: Partial<BroadcastContent> = {};
   const segmentId = await segmentField(store, team, input);

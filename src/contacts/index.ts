@@ -8,7 +8,9 @@ import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { parseEmail } from '../mail/address';
 import { setChoices, topicsChanged } from '../topics';
-import { propertyDefs, propertyValues, visibleProperties, type PropertyDefs } from './properties';
+import { propertyDefs, propertyValues } from './properties';
+import type { ContactSummary, UpdateContactRequest } from '../schemas/contacts';
+import type { SegmentSummary } from '../schemas/segments';
 
 /** What contact writes need: the store, and the event function for `contact.updated`. */
 export interface ContactDeps {
@@ -19,17 +21,8 @@ export interface ContactDeps {
 /** A contact named by a path segment: its id or its email. */
 export type ContactRef = { id: string } | { email: string };
 
-/**
- * What a create or update may set: a missing key keeps the stored value, `null` clears a name.
- * `properties` arrives unchecked (see propertyValues in properties.ts).
- */
-export interface ContactFields {
-  email?: string;
-  first_name?: string | null;
-  last_name?: string | null;
-  unsubscribed?: boolean;
-  properties?: unknown;
-}
+/** What a create or update may set: a missing key keeps the stored value, `null` clears a name. */
+export type ContactFields = UpdateContactRequest;
 
 /** A segment a create adds the contact to, and the error to answer when it does not exist. */
 export interface SegmentTarget {
@@ -37,23 +30,16 @@ export interface SegmentTarget {
   ifMissing: ApiError;
 }
 
-// Views (docs/api.md §11, §12.3).
-export const segmentSummary = (s: SegmentRec) => ({ id: s.id, name: s.name, created_at: s.created_at });
+// Views (docs/api.md §11, §12.3) that more than one route answers with.
+export const segmentSummary = (s: SegmentRec): SegmentSummary => ({ id: s.id, name: s.name, created_at: s.created_at });
 
-export const contactSummary = (c: ContactRec) => ({
+export const contactSummary = (c: ContactRec): ContactSummary => ({
   id: c.id,
   email: c.email,
   first_name: c.first_name,
   last_name: c.last_name,
   created_at: c.created_at,
   unsubscribed: c.unsubscribed,
-});
-
-/** GET /contacts/{id}: `properties` holds the contact's values of the team's properties (docs/api.md §12.7). */
-export const contactView = (c: ContactRec, defs: PropertyDefs) => ({
-  object: 'contact' as const,
-  ...contactSummary(c),
-  properties: visibleProperties(c, defs),
 });
 
 /**

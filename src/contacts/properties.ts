@@ -6,27 +6,16 @@
 import type { ContactPropertyRec, ContactRec, PropertyType, PropertyValue, StoreReader } from '../store';
 import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
+import type { CreateContactPropertyRequest, UpdateContactPropertyRequest } from '../schemas/contact-properties';
 
-export const MAX_KEY = 50;
 /** Posthorn: at most this many properties per team, and this long a string value. */
 export const MAX_PROPERTIES = 100;
 export const MAX_STRING_VALUE = 2000;
-const KEY = /^[A-Za-z0-9_]+$/;
-const TYPES: PropertyType[] = ['string', 'number'];
 /** Contact fields of their own, which `{{{contact.<key>}}}` already names; and the one key a plain object cannot hold. */
 const RESERVED = new Set(['email', 'first_name', 'last_name', 'unsubscribed', '__proto__']);
 
 /** Definitions by key. */
 export type PropertyDefs = Map<string, ContactPropertyRec>;
-
-export const propertyView = (p: ContactPropertyRec) => ({
-  object: 'contact_property' as const,
-  id: p.id,
-  key: p.key,
-  type: p.type,
-  fallback_value: p.fallback_value,
-  created_at: p.created_at,
-});
 
 export async function propertyDefs(store: StoreReader, team: string): Promise<PropertyDefs> {
   return new Map((await store.contactProperties.all(team)).map((p) => [p.key, p]));
@@ -43,22 +32,23 @@ function typedValue(field: string, type: PropertyType, v: unknown): string | num
   return v;
 }
 
-/** A definition from a create body; the key's uniqueness and the team's limit are checked by the caller's unit of work. */
-export function newProperty(team: string, body: Record<string, unknown>): ContactPropertyRec {
-  if (body.key === undefined || body.key === null) throw errors.missingField('key');
-  if (body.type === undefined || body.type === null) throw errors.missingField('type');
-  const key = body.key;
-  if (typeof key !== 'string' || !KEY.test(key) || key.length > MAX_KEY)
-    throw errors.invalidField('key', `must be 1 to ${MAX_KEY} letters, digits or underscores.`);
+/**
+ * A definition from a create body, its key's format and type checked by its schema
+ * (src/schemas/contact-properties.ts); the key's uniqueness and the team's limit are checked by the
+ * caller's unit of work.
+ */
+export function newProperty(team: string, body: CreateContactPropertyRequest): ContactPropertyRec {
+  // `null` reads as not given (docs/api.md §1.4).
+  if (body.key === null) throw errors.missingField('key');
+  if (body.type === null) throw errors.missingField('type');
+  const { key, type } = body;
   if (RESERVED.has(key.toLowerCase())) throw errors.invalidField('key', `\`${key}\` is a contact field of its own.`);
-  if (typeof body.type !== 'string' || !TYPES.includes(body.type as PropertyType)) throw errors.invalidField('type', 'must be `string` or `number`.');
-  const type = body.type as PropertyType;
   const fallback = body.fallback_value === undefined || body.fallback_value === null ? null : typedValue('fallback_value', type, body.fallback_value);
   return { id: newId(), team_id: team, created_at: nowIso(), key, type, fallback_value: fallback };
 }
 
 /** A PATCH: only `fallback_value` changes (null clears it); `key` and `type` are fixed. */
-export function propertyChanges(cur: ContactPropertyRec, body: Record<string, unknown>): ContactPropertyRec {
+export function propertyChanges(cur: ContactPropertyRec, body: UpdateContactPropertyRequest): ContactPropertyRec {
   for (const f of ['key', 'type'] as const)
     if (body[f] !== undefined && body[f] !== cur[f]) throw errors.invalidField(f, 'cannot be changed after the property is created.');
   if (body.fallback_value === undefined) return cur;
@@ -66,14 +56,12 @@ export function propertyChanges(cur: ContactPropertyRec, body: Record<string, un
 }
 
 /**
- * `properties` of a contact create or update, checked against the definitions: an object of
- * defined keys, each value of its property's type, or null to clear it. Checked here rather than
- * by a TypeBox t.Record, which Elysia's default body normaliser reshapes before validating.
+ * `properties` of a contact create or update (an object: its schema says so, or an automation's
+ * step built it), checked against the definitions: defined keys, each value of its property's
+ * type, or null to clear it.
  */
-export function propertyValues(defs: PropertyDefs, given: unknown): Record<string, PropertyValue | null> {
+export function propertyValues(defs: PropertyDefs, given: Record<string, unknown> | undefined): Record<string, PropertyValue | null> {
   if (given === undefined) return {};
-  if (given === null || typeof given !== 'object' || Array.isArray(given))
-    throw errors.validation('The `properties` field must be an object of property keys and values.');
   const out: Record<string, PropertyValue | null> = {};
   for (const [key, v] of Object.entries(given)) {
     const def = defs.get(key);

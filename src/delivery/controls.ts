@@ -4,6 +4,7 @@
 // (large destinations in chunks); state changes of emails (cancel) go through the one event
 // function. The delivery engine sees them at its next claim: held entries are out of the due range,
 // retried ones are due now, a retried destination's site is no longer suspended.
+import type { QueueDestination } from '../schemas/operations';
 import type { Config } from '../config';
 import type { Events } from '../events';
 import type { EmailRec, QueueEntry, QueuedEntry, Store, Tx } from '../store';
@@ -19,20 +20,8 @@ export interface ControlDeps {
 }
 
 /** One destination of GET /queue (docs/api.md §19.6). */
-export interface DestinationRow {
-  object: 'queue_destination';
-  destination: string;
-  site: string;
-  queued: number;
-  recipients: number;
-  retrying: number;
-  held: boolean;
-  held_emails: number;
-  oldest_queued_at: string | null;
-  next_attempt_at: string | null;
-  last_error: string | null;
-  suspended_until: string | null;
-}
+/** A destination of the team's queue as GET /queue lists it (src/schemas/operations.ts). */
+export type DestinationRow = QueueDestination;
 
 /** Queue entries read per GET /queue at most: memory stays bounded on a huge queue. */
 export const QUEUE_SCAN = 50_000;

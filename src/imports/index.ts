@@ -2,7 +2,7 @@
 // POST /contacts/imports stores the file (streamed to disk and made durable, never held whole in
 // memory), then creates the import and its queue entry in one unit of work; the runner
 // (runner.ts) does the rest, a chunk of rows per unit of work.
-import type { ContactImportRec, ImportStatus, Store } from '../store';
+import type { ContactImportRec, Store } from '../store';
 import { ApiError } from '../errors';
 import { nowIso } from '../ids';
 import { checkTargets, type ImportOptions } from './options';
@@ -12,20 +12,6 @@ export { ImportRunner, runImport } from './runner';
 
 /** The largest file an import takes (docs/api.md §12.9). */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
-export const IMPORT_STATUSES: ImportStatus[] = ['queued', 'in_progress', 'completed', 'failed'];
-
-/** GET /contacts/imports[/{id}]: Resend's fields, then Posthorn's (progress and why rows failed). */
-export const importView = (i: ContactImportRec) => ({
-  object: 'contact_import' as const,
-  id: i.id,
-  status: i.status,
-  created_at: i.created_at,
-  completed_at: i.completed_at,
-  counts: i.counts,
-  progress: { processed_bytes: i.cursor.offset, file_bytes: i.file_size },
-  failures: i.failures,
-  failure_reason: i.failure_reason,
-});
 
 /**
  * Create the import of a stored file: its segments, topics and properties checked, the record

@@ -1,11 +1,10 @@
-// The options of a contact import as its multipart form gives them (docs/api.md §12.9):
-// `column_map`, `segments` and `topics` are JSON strings, `on_conflict` a plain word. Checked
+// The options of a contact import as its multipart form gives them (docs/api.md §12.9), checked
 // before the import is created; the segments, topics and properties they name are checked against
 // the store in the creating unit of work (`checkTargets`).
 import type { ImportColumns, StoreReader, Subscription } from '../store';
-import { ApiError, errors } from '../errors';
+import { type ApiError, errors } from '../errors';
 import { isUuid } from '../ids';
-import { choicesField } from '../topics';
+import type { ImportForm } from '../schemas/contact-imports';
 
 export interface ImportOptions {
   columns: ImportColumns;
@@ -16,78 +15,41 @@ export interface ImportOptions {
   topics: { id: string; subscription: Subscription }[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function json(field: string, text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw errors.invalidField(field, 'must be a JSON-encoded string.');
-  }
-}
-
-function column(field: string, v: unknown): string {
-  if (typeof v !== 'string' || v === '') throw errors.invalidField(field, 'must be the name of a column of the file.');
-  return v;
-}
-
 /** `column_map` (docs/api.md §12.9): without one, the header names `email`, `first_name`, `last_name`, `unsubscribed`. */
-function columnMap(value: unknown): { columns: ImportColumns; propertyTypes: Record<string, string> } {
+function columnMap(map: ImportForm['column_map']): { columns: ImportColumns; propertyTypes: Record<string, string> } {
   const required: string[] = [];
   const propertyTypes: Record<string, string> = {};
-  const named = (field: string, v: unknown, usual: string | null) => {
+  const named = (v: string | null | undefined, usual: string) => {
     if (v === undefined || v === null) return usual;
-    const name = column(field, v);
-    required.push(name);
-    return name;
+    required.push(v);
+    return v;
   };
-  if (value === undefined)
-    return {
-      columns: { email: 'email', first_name: 'first_name', last_name: 'last_name', unsubscribed: 'unsubscribed', properties: {}, required },
-      propertyTypes,
-    };
-  if (!isObject(value)) throw errors.invalidField('column_map', 'must be an object.');
   const properties: Record<string, string> = {};
-  if (value.properties !== undefined && value.properties !== null) {
-    if (!isObject(value.properties)) throw errors.invalidField('column_map.properties', 'must be an object of property keys.');
-    for (const [key, m] of Object.entries(value.properties)) {
-      const field = `column_map.properties.${key}`;
-      if (!isObject(m)) throw errors.invalidField(field, 'must be an object with a `column`.');
-      if (m.column === undefined) throw errors.missingField(`${field}.column`);
-      properties[key] = column(`${field}.column`, m.column);
-      required.push(properties[key]);
-      if (m.type !== undefined && !['string', 'number', 'boolean'].includes(m.type as string))
-        throw errors.invalidField(`${field}.type`, 'must be `string`, `number` or `boolean`.');
-      if (m.type !== undefined) propertyTypes[key] = m.type as string;
-    }
+  for (const [key, m] of Object.entries(map?.properties ?? {})) {
+    properties[key] = m.column;
+    required.push(m.column);
+    if (m.type !== undefined) propertyTypes[key] = m.type;
   }
   const columns = {
-    email: named('column_map.email', value.email, 'email')!,
-    first_name: named('column_map.first_name', value.first_name, 'first_name'),
-    last_name: named('column_map.last_name', value.last_name, 'last_name'),
-    unsubscribed: named('column_map.unsubscribed', value.unsubscribed, 'unsubscribed'),
+    email: named(map?.email, 'email'),
+    first_name: named(map?.first_name, 'first_name'),
+    last_name: named(map?.last_name, 'last_name'),
+    unsubscribed: named(map?.unsubscribed, 'unsubscribed'),
     properties,
     required: [...new Set(required)],
   };
   return { columns, propertyTypes };
 }
 
-/** Every option of the form, or the documented 422 naming the first bad one. */
-export function importOptions(fields: Map<string, string>): ImportOptions {
-  const { columns, propertyTypes } = columnMap(json('column_map', fields.get('column_map')));
-  const conflict = fields.get('on_conflict') ?? 'skip';
-  if (conflict !== 'upsert' && conflict !== 'skip') throw errors.invalidField('on_conflict', 'must be `upsert` or `skip`.');
-  const segs = json('segments', fields.get('segments'));
-  if (segs !== undefined && !Array.isArray(segs)) throw errors.invalidField('segments', 'must be an array of `{ id }` objects.');
-  const segments = (segs ?? []).map((s: unknown, i: number) => {
-    const id = typeof s === 'string' ? s : isObject(s) ? s.id : undefined;
-    if (typeof id !== 'string') throw errors.invalidField(`segments[${i}]`, 'must be an object with an `id`.');
+/** The options of the form, its fields' types checked by their schema (src/schemas/contact-imports.ts). */
+export function importOptions(form: ImportForm): ImportOptions {
+  const { columns, propertyTypes } = columnMap(form.column_map);
+  const segments = (form.segments ?? []).map((s, i) => {
+    const id = typeof s === 'string' ? s : s.id;
+    if (id === undefined) throw errors.invalidField(`segments[${i}]`, 'must be an object with an `id`.');
     return id.toLowerCase();
   });
-  const topicsJson = json('topics', fields.get('topics'));
-  const topics = topicsJson === undefined ? [] : choicesField(topicsJson);
-  return { columns, propertyTypes, on_conflict: conflict, segments, topics };
+  return { columns, propertyTypes, on_conflict: form.on_conflict ?? 'skip', segments, topics: form.topics ?? [] };
 }
 
 /**

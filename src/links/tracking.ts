@@ -40,12 +40,12 @@ export class TrackingLinks {
   }
 
   /** The target of a pixel token, or null when forged, malformed or of another kind. */
-  verifyOpen(token: string): TrackingTarget | null {
+  verifyOpen(token: string | null): TrackingTarget | null {
     const p = this.signer.open(token);
     return p && p.k === 'o' ? target(p) : null;
   }
 
-  verifyClick(token: string): ClickTarget | null {
+  verifyClick(token: string | null): ClickTarget | null {
     const p = this.signer.open(token);
     if (!p || p.k !== 'c' || typeof p.u !== 'string') return null;
     const t = target(p);

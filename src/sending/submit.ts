@@ -20,6 +20,8 @@ import { applyTemplate } from './template';
 import { topicField } from '../topics';
 import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
+import { validate } from '../schemas/validate';
+import { SendEmailRequest } from '../schemas/emails';
 import { takeQuota, type EmailLimits } from '../limits/quota';
 
 /** What the sending core needs. */
@@ -54,8 +56,11 @@ export async function prepare(
   input: EmailInput,
   opts: { batchItem?: boolean; validated?: ValidatedEmail } = {},
 ): Promise<Prepared> {
-  // A template becomes the send's subject and body first, so every later check sees a plain send.
-  const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input, ctx.templateValues);
+  // The fields' types first (the wire schema, src/schemas/emails.ts), then a template becomes the
+  // send's subject and body, so every later check sees a plain send.
+  const t = opts.validated
+    ? { input, templateId: null }
+    : await applyTemplate(deps.store, ctx.team, validate(SendEmailRequest, input, 'body'), ctx.templateValues);
   const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).

@@ -4,7 +4,7 @@
 // `from`, `subject` and `reply_to` win over the template's; `html` and `text` may not be given.
 import type { StoreReader } from '../store';
 import { renderForSend, sendTemplate, bodyWithTemplate } from '../templates';
-import type { EmailInput } from './types';
+import type { SendEmailRequest } from '../schemas/emails';
 
 const given = (v: unknown) => v !== undefined && v !== null;
 
@@ -15,16 +15,17 @@ const given = (v: unknown) => v !== undefined && v !== null;
 export async function applyTemplate(
   r: StoreReader,
   team: string,
-  input: EmailInput,
+  input: SendEmailRequest,
   system: Record<string, string> = {},
-): Promise<{ input: EmailInput; templateId: string | null }> {
+): Promise<{ input: SendEmailRequest; templateId: string | null }> {
   if (!given(input.template)) return { input, templateId: null };
   // `react` never reaches a server (the SDK renders it to html), but a plain client may send it.
-  for (const field of ['html', 'text', 'react']) if (given(input[field])) throw bodyWithTemplate(field);
+  for (const field of ['html', 'text', 'react'] as const) if (given(input[field])) throw bodyWithTemplate(field);
   const { ref, variables } = sendTemplate(input.template);
   const t = await renderForSend(r, team, ref, { ...variables, ...system });
   const { template: _, ...rest } = input;
-  const or = (field: string, fallback: unknown) => (given(input[field]) ? input[field] : (fallback ?? undefined));
+  const or = <K extends 'from' | 'subject' | 'reply_to'>(field: K, fallback: SendEmailRequest[K]) =>
+    given(input[field]) ? input[field] : (fallback ?? undefined);
   return {
     templateId: t.template_id,
     input: {

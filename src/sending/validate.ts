@@ -1,13 +1,16 @@
-// Every check of a send request that needs no I/O (docs/api.md §7.1; batch items §7.2), in the
-// order Resend reports them: unsupported features, required fields, addresses, body, headers,
-// tags, schedule, attachments. The first failure is thrown as an ApiError naming its field.
-// Attachment `path`s are fetched later (attachments.ts); unknown keys are ignored (§1.4).
+// Every check of a send request that needs no I/O (docs/api.md §7.1; batch items §7.2) beyond the
+// types of its fields, which the wire schema checked first (src/schemas/emails.ts), in the order
+// Resend reports them: required fields, addresses, body, headers, tags, schedule, attachments.
+// The first failure is thrown as an ApiError naming its field. Attachment `path`s are fetched
+// later (attachments.ts); unknown keys were dropped by the schema (§1.4).
 import { ApiError, errors } from '../errors';
 import { isUuid } from '../ids';
 import { formatAddress, type Address } from '../mail/address';
 import { addressField, addressList } from './address';
 import { parseScheduledAt } from './schedule';
-import type { AttachmentInput, EmailInput, ValidatedEmail } from './types';
+import type { AttachmentInput, ValidatedEmail } from './types';
+import { isObject } from '../schemas/common';
+import type { SendEmailRequest } from '../schemas/emails';
 
 export const MAX_TO = 50;
 export const MAX_TAGS = 75;
@@ -42,8 +45,8 @@ const MIME_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\
 // A Content-ID's id-left (RFC 2392): printable ASCII without space or angle brackets.
 const CONTENT_ID = /^[!-;=?-~]{1,127}$/;
 
-const given = (v: unknown) => v !== undefined && v !== null;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Given: neither left out nor null (null reads as "not given", docs/api.md §1.4). */
+const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
 /** A Content-Type value (`type/subtype` and optional parameters) safe to put in a header. */
 export const isMimeType = (text: string) => MIME_TYPE.test(text);
@@ -64,63 +67,48 @@ export interface ValidateOptions {
 }
 
 /** One send, its `template` already resolved into subject and body (template.ts). */
-export function validateEmail(input: EmailInput, opts: ValidateOptions = {}): ValidatedEmail {
-  for (const f of ['from', 'to', 'subject'])
-    if (!given(input[f]) || (f !== 'subject' && (input[f] === '' || (Array.isArray(input[f]) && (input[f] as unknown[]).length === 0))))
-      throw errors.missingField(f);
+export function validateEmail(input: SendEmailRequest, opts: ValidateOptions = {}): ValidatedEmail {
+  const { from: fromText, to: toValue, subject } = input;
+  if (!given(fromText) || fromText === '') throw errors.missingField('from');
+  if (!given(toValue) || toValue === '' || (Array.isArray(toValue) && toValue.length === 0)) throw errors.missingField('to');
+  if (!given(subject)) throw errors.missingField('subject');
 
-  if (typeof input.from !== 'string') throw errors.invalidField('from', 'must be a string.');
-  const from = addressField('from', input.from);
-  const to = recipients('to', input.to);
+  const from = addressField('from', fromText);
+  const to = recipients('to', toValue);
   if (to.length > MAX_TO) throw errors.invalidField('to', `must contain at most ${MAX_TO} addresses.`);
-  if (typeof input.subject !== 'string') throw errors.invalidField('subject', 'must be a string.');
   const cc = recipients('cc', input.cc);
   const bcc = recipients('bcc', input.bcc);
   const reply_to = recipients('reply_to', input.reply_to);
 
-  const html = optionalString(input, 'html');
-  const text = optionalString(input, 'text');
+  const html = input.html ?? null;
+  const text = input.text ?? null;
   if (!html && !text) throw errors.validation('Missing `html` or `text` field.');
 
   const headers = customHeaders(input.headers);
   const tags = emailTags(input.tags);
-  let scheduled_at: string | null = null;
-  if (given(input.scheduled_at)) {
-    if (typeof input.scheduled_at !== 'string') throw errors.invalidField('scheduled_at', 'must be a string.');
-    scheduled_at = parseScheduledAt(input.scheduled_at, 'scheduled_at', opts.now ?? Date.now());
-  }
+  const scheduled_at = given(input.scheduled_at) ? parseScheduledAt(input.scheduled_at, 'scheduled_at', opts.now ?? Date.now()) : null;
   if (opts.batchItem && given(input.attachments)) throw errors.validation('The `attachments` field is not supported in batch emails.');
   const attachments = attachmentInputs(input.attachments);
   const topic_id = topicId(input.topic_id);
 
-  return { from, fromText: formatAddress(from), to, cc, bcc, reply_to, subject: input.subject, html, text, headers, tags, scheduled_at, attachments, topic_id };
+  return { from, fromText: formatAddress(from), to, cc, bcc, reply_to, subject, html, text, headers, tags, scheduled_at, attachments, topic_id };
 }
 
 /** `topic_id`: a topic's id, or null/absent for none (that the topic exists is checked by `prepare`). */
-function topicId(value: unknown): string | null {
+function topicId(value: string | null | undefined): string | null {
   if (!given(value)) return null;
-  if (typeof value !== 'string' || !isUuid(value)) throw errors.invalidField('topic_id', 'must be the id of a topic.');
+  if (!isUuid(value)) throw errors.invalidField('topic_id', 'must be the id of a topic.');
   return value.toLowerCase();
 }
 
 /** An address field taking a string or an array of strings; absent, `""` or `[]` = none. */
-function recipients(field: string, value: unknown): Address[] {
+function recipients(field: string, value: string | string[] | null | undefined): Address[] {
   if (!given(value) || value === '') return [];
-  if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
-    throw errors.invalidField(field, 'must be a string or an array of strings.');
   return addressList(field, value);
 }
 
-function optionalString(obj: Record<string, unknown>, key: string, field = key): string | null {
-  const v = obj[key];
-  if (!given(v)) return null;
-  if (typeof v !== 'string') throw errors.invalidField(field, 'must be a string.');
-  return v;
-}
-
-function customHeaders(value: unknown): Record<string, string> {
+function customHeaders(value: Record<string, unknown> | null | undefined): Record<string, string> {
   if (!given(value)) return {};
-  if (!isObject(value)) throw errors.invalidField('headers', 'must be an object of header names and string values.');
   const entries = Object.entries(value);
   for (const [name, v] of entries) {
     if (!FIELD_NAME.test(name)) throw errors.invalidField('headers', `\`${name}\` is not a valid header name.`);
@@ -145,9 +133,8 @@ function customHeaders(value: unknown): Record<string, string> {
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
-function emailTags(value: unknown): { name: string; value: string }[] {
+function emailTags(value: unknown[] | null | undefined): { name: string; value: string }[] {
   if (!given(value)) return [];
-  if (!Array.isArray(value)) throw errors.invalidField('tags', 'must be an array of `{ name, value }` objects.');
   if (value.length > MAX_TAGS) throw errors.invalidField('tags', `must contain at most ${MAX_TAGS} tags.`);
   return value.map((tag, i) => {
     if (!isObject(tag)) throw errors.invalidField(`tags[${i}]`, 'must be an object with `name` and `value`.');
@@ -164,20 +151,18 @@ function tagText(tag: Record<string, unknown>, prefix: string, key: 'name' | 'va
   return v;
 }
 
-function attachmentInputs(value: unknown): AttachmentInput[] {
+function attachmentInputs(value: NonNullable<SendEmailRequest['attachments']> | null | undefined): AttachmentInput[] {
   if (!given(value)) return [];
-  if (!Array.isArray(value)) throw errors.invalidField('attachments', 'must be an array.');
   let total = 0;
   return value.map((item, i): AttachmentInput => {
     const field = `attachments[${i}]`;
-    if (!isObject(item)) throw errors.invalidField(field, 'must be an object.');
-    const filename = optionalString(item, 'filename', `${field}.filename`);
-    const content_type = optionalString(item, 'content_type', `${field}.content_type`);
+    const filename = item.filename ?? null;
+    const content_type = item.content_type ?? null;
     if (content_type !== null && !isMimeType(content_type))
       throw errors.invalidField(`${field}.content_type`, 'must be a MIME type such as `application/pdf`.');
     // SDK 4.x–5.x send `inline_content_id`, 6.x `content_id`; the latter wins (§2 item 6).
     const cidKey = given(item.content_id) ? 'content_id' : 'inline_content_id';
-    let content_id = optionalString(item, cidKey, `${field}.${cidKey}`);
+    let content_id = item[cidKey] ?? null;
     if (content_id !== null) {
       content_id = content_id.replace(/^<(.*)>$/, '$1');
       if (!CONTENT_ID.test(content_id))
@@ -187,7 +172,6 @@ function attachmentInputs(value: unknown): AttachmentInput[] {
     const content = item.content;
     const path = item.path;
     if (given(content)) {
-      if (typeof content !== 'string') throw invalidAttachment(`Invalid \`${field}.content\` field: it must be a base64 string.`);
       const compact = content.replace(/[\t\n\r ]+/g, '');
       if (!BASE64.test(compact) || compact.length % 4 === 1 || (compact.endsWith('=') && compact.length % 4 !== 0))
         throw invalidAttachment(`Invalid \`${field}.content\` field: it is not valid base64.`);
@@ -196,7 +180,7 @@ function attachmentInputs(value: unknown): AttachmentInput[] {
       return { filename, content, path: null, content_type, content_id };
     }
     if (given(path)) {
-      if (typeof path !== 'string' || !isHttpUrl(path)) throw invalidAttachment(`Invalid \`${field}.path\` field: it must be an http or https URL.`);
+      if (!isHttpUrl(path)) throw invalidAttachment(`Invalid \`${field}.path\` field: it must be an http or https URL.`);
       return { filename, content: null, path, content_type, content_id };
     }
     throw invalidAttachment(`Invalid \`${field}\` field: an attachment needs \`content\` or \`path\`.`);

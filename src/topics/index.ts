@@ -5,56 +5,37 @@
 // `topicAllows`, read by the sending core when the email is queued.
 import type { ContactRec, StoreReader, Subscription, TopicRec, Tx, PageQuery } from '../store';
 import type { Events } from '../events';
-import { ApiError, errors } from '../errors';
+import { type ApiError, errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
+import type { ContactTopic, CreateTopicRequest, TopicChoice, UpdateTopicRequest } from '../schemas/topics';
 
 export const MAX_NAME = 50;
 export const MAX_DESCRIPTION = 200;
-const SUBSCRIPTIONS = ['opt_in', 'opt_out'];
-const VISIBILITIES = ['public', 'private'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export const topicView = (t: TopicRec) => ({
-  object: 'topic' as const,
-  id: t.id,
-  name: t.name,
-  description: t.description,
-  default_subscription: t.default_subscription,
-  visibility: t.visibility,
-  created_at: t.created_at,
-});
-
-function name(v: unknown): string {
-  if (typeof v !== 'string') throw errors.invalidField('name', 'must be a string.');
+// The fields' types are checked by their schemas (src/schemas/topics.ts); their lengths here.
+function name(v: string): string {
   if (v.trim() === '' || v.length > MAX_NAME) throw errors.invalidField('name', `must be 1 to ${MAX_NAME} characters.`);
   return v;
 }
 
-function description(v: unknown): string | null {
-  if (v === null) return null;
-  if (typeof v !== 'string') throw errors.invalidField('description', 'must be a string.');
-  if (v.length > MAX_DESCRIPTION) throw errors.invalidField('description', `must be at most ${MAX_DESCRIPTION} characters.`);
+function description(v: string | null): string | null {
+  if (v !== null && v.length > MAX_DESCRIPTION) throw errors.invalidField('description', `must be at most ${MAX_DESCRIPTION} characters.`);
   return v;
 }
 
-function oneOf<T extends string>(field: string, v: unknown, values: string[]): T {
-  if (typeof v !== 'string' || !values.includes(v)) throw errors.invalidField(field, `must be ${values.map((x) => `\`${x}\``).join(' or ')}.`);
-  return v as T;
-}
-
 /** A topic from a create body (docs/api.md §12.8); throws the documented 422s. */
-export function newTopic(team: string, body: Record<string, unknown>): TopicRec {
-  if (body.name === undefined || body.name === null) throw errors.missingField('name');
-  if (body.default_subscription === undefined || body.default_subscription === null) throw errors.missingField('default_subscription');
+export function newTopic(team: string, body: CreateTopicRequest): TopicRec {
+  // `null` reads as not given (docs/api.md §1.4).
+  if (body.name === null) throw errors.missingField('name');
+  if (body.default_subscription === null) throw errors.missingField('default_subscription');
   return {
     id: newId(),
     team_id: team,
     created_at: nowIso(),
     name: name(body.name),
     description: body.description === undefined ? null : description(body.description),
-    default_subscription: oneOf<Subscription>('default_subscription', body.default_subscription, SUBSCRIPTIONS),
-    visibility: body.visibility === undefined ? 'private' : oneOf<'public' | 'private'>('visibility', body.visibility, VISIBILITIES),
+    default_subscription: body.default_subscription,
+    visibility: body.visibility ?? 'private',
   };
 }
 
@@ -62,11 +43,11 @@ export function newTopic(team: string, body: Record<string, unknown>): TopicRec 
  * The fields a PATCH changes. `id` in the body is ignored (the SDK echoes it, docs/api.md §2
  * item 10); `default_subscription` is fixed at creation: repeating it is fine, changing it is a 422.
  */
-export function topicChanges(cur: TopicRec, body: Record<string, unknown>): TopicRec {
+export function topicChanges(cur: TopicRec, body: UpdateTopicRequest): TopicRec {
   const next = { ...cur };
   if (body.name !== undefined) next.name = name(body.name);
   if (body.description !== undefined) next.description = description(body.description);
-  if (body.visibility !== undefined) next.visibility = oneOf('visibility', body.visibility, VISIBILITIES);
+  if (body.visibility !== undefined) next.visibility = body.visibility;
   if (body.default_subscription !== undefined && body.default_subscription !== cur.default_subscription)
     throw errors.invalidField('default_subscription', 'cannot be changed after the topic is created.');
   return next;
@@ -79,18 +60,6 @@ export async function topicField(store: StoreReader, team: string, id: unknown, 
   return t;
 }
 
-/** Topic choices as a request gives them: `[{id, subscription}]` (checked for shape, not existence). */
-export function choicesField(value: unknown, field = 'topics'): { id: string; subscription: Subscription }[] {
-  if (!Array.isArray(value)) throw errors.invalidField(field, 'must be an array of `{ id, subscription }` objects.');
-  return value.map((item, i) => {
-    if (!isObject(item)) throw errors.invalidField(`${field}[${i}]`, 'must be an object with `id` and `subscription`.');
-    if (item.id === undefined) throw errors.missingField(`${field}[${i}].id`);
-    if (typeof item.id !== 'string') throw errors.invalidField(`${field}[${i}].id`, 'must be a string.');
-    if (item.subscription === undefined) throw errors.missingField(`${field}[${i}].subscription`);
-    return { id: item.id.toLowerCase(), subscription: oneOf<Subscription>(`${field}[${i}].subscription`, item.subscription, SUBSCRIPTIONS) };
-  });
-}
-
 /**
  * In a unit of work: store a contact's choices, every topic checked first (an unknown one is the
  * 422 naming it, and nothing is written). Resolves with the choices that changed.
@@ -99,7 +68,7 @@ export async function setChoices(
   tx: Tx,
   team: string,
   contactId: string,
-  choices: { id: string; subscription: Subscription }[],
+  choices: TopicChoice[],
   field = 'topics',
 ): Promise<{ id: string; subscription: Subscription }[] | ApiError> {
   for (const [i, c] of choices.entries())
@@ -126,12 +95,17 @@ export async function subscriptionOf(store: StoreReader, topic: TopicRec, contac
 /** A page of the team's topics with one contact's subscription to each (GET /contacts/{id}/topics). */
 export async function contactTopics(store: StoreReader, c: ContactRec, q: PageQuery) {
   const choices = await store.topicChoices.of(c.team_id, c.id);
-  return store.topics.page(c.team_id, q, 20, (t) => ({
-    id: t.id,
-    name: t.name,
-    description: t.description,
-    subscription: choices[t.id] ?? t.default_subscription,
-  }));
+  return store.topics.page(
+    c.team_id,
+    q,
+    20,
+    (t): ContactTopic => ({
+      id: t.id,
+      name: t.name,
+      description: t.description,
+      subscription: choices[t.id] ?? t.default_subscription,
+    }),
+  );
 }
 
 /**

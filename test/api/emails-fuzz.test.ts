@@ -8,7 +8,12 @@
 // — and a rejected request creates no email. Seeded, so a failure repeats; POSTHORN_FUZZ_RUNS
 // raises the count for a longer run (the HTTP part takes a tenth of it).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
-import { validateEmail } from '../../src/sending/validate';
+import { validateEmail as validateFields, type ValidateOptions } from '../../src/sending/validate';
+import { validate } from '../../src/schemas/validate';
+import { SendEmailRequest } from '../../src/schemas/emails';
+
+/** A send checked as the sending core checks it: the wire schema's types, then the rest. */
+const validateEmail = (input: unknown, opts: ValidateOptions = {}) => validateFields(validate(SendEmailRequest, input, 'body'), opts);
 import { composeMime } from '../../src/sending/mime';
 import { ApiError } from '../../src/errors';
 import { startPosthorn, type Running } from '../helpers/posthorn';

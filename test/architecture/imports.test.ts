@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 /** Layers, lowest first. A unit is a top-level folder of src/, or a file directly in src/. */
 const LAYERS: string[][] = [
   ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'], // leaves: standards and vocabulary
-  ['work'], // shared machinery: the due-work loop, retry schedules
+  ['work', 'schemas'], // shared machinery: the due-work loop, retry schedules; the wire schemas and their check
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits', 'telemetry'],
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],

@@ -1,8 +1,13 @@
 import { describe, expect, test } from 'bun:test';
-import { validateEmail, MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
+import { validateEmail as validateFields, MAX_ATTACHMENTS_BASE64, type ValidateOptions } from '../../src/sending/validate';
+import { validate } from '../../src/schemas/validate';
+import { SendEmailRequest } from '../../src/schemas/emails';
 import { ApiError } from '../../src/errors';
 import { parseAddress } from '../../src/mail/address';
 import type { EmailInput } from '../../src/sending/types';
+
+/** A send checked as the sending core checks it: the wire schema's types, then the rest. */
+const validateEmail = (input: EmailInput, opts: ValidateOptions = {}) => validateFields(validate(SendEmailRequest, input, 'body'), opts);
 
 const NOW = Date.parse('2025-03-04T09:00:00.000Z');
 const base = { from: 'Acme <news@acme.test>', to: 'ann@example.test', subject: 'Hello', html: '<p>Hi</p>' };

@@ -1,20 +1,36 @@
 // Dashboard sign-in (docs/api.md §19): password and TOTP, OpenID Connect, invitations, the
 // signed-in user's sessions and second factor. These routes sit outside API-key authentication:
-// the public ones create a session, the others take the session cookie with its CSRF header.
-import { t } from 'elysia';
-import type { App, ApiContext } from '../app';
+// the public ones create a session, the others (`access: 'session'`) take the session cookie with
+// its CSRF header.
+import type { ApiContext } from '../app';
 import { clientIp } from '../platform/context';
-import { clearCookie, overHttps, readCookie, requireSession, sessionToken, setCookie } from '../platform/session';
-import { pathId } from '../platform/params';
+import { clearCookie, overHttps, readCookie, sessionToken, setCookie } from '../platform/session';
 import { ApiError, errors } from '../../errors';
 import { SESSION_COOKIE, type NewSession, type SessionMeta, type SignedIn } from '../../accounts/sessions';
 import { OIDC_COOKIE } from '../../accounts/oidc';
 import { memberView } from '../../accounts/members';
 import type { SessionRec } from '../../store';
+import { resource, route } from '../platform/route';
+import { Deleted, IgnoredBody, TokenParams, UuidParams } from '../../schemas/common';
+import {
+  AcceptInviteRequest,
+  InviteByToken,
+  PasswordChanged,
+  PasswordRequest,
+  Providers,
+  Session,
+  SessionItem,
+  SessionList,
+  SessionsEnded,
+  SignInRequest,
+  TotpConfirmRequest,
+  TotpDisabled,
+  TotpDisableRequest,
+  TotpEnabled,
+  TotpEnrolment,
+} from '../../schemas/accounts';
 
-const tags = ['Dashboard sign-in'];
-
-export function authRoutes(app: App, svc: ApiContext) {
+export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
   const { auth, store, config } = svc;
 
   const meta = (request: Request, method: SessionMeta['method']): SessionMeta => ({
@@ -35,7 +51,7 @@ export function authRoutes(app: App, svc: ApiContext) {
       throw new ApiError(403, 'invalid_origin', 'This request must come from the dashboard of this server.');
   };
 
-  async function sessionView(s: SignedIn, csrf: string) {
+  async function sessionView(s: SignedIn, csrf: string): Promise<Session> {
     const team = await store.teams.get(s.user.team_id, s.user.team_id);
     return {
       object: 'session',
@@ -51,203 +67,231 @@ export function authRoutes(app: App, svc: ApiContext) {
     set.headers['set-cookie'] = setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure: overHttps(request, config.public_url) });
   }
 
-  /** The session of a request that changes something: cookie and CSRF header together. */
-  const signedIn = (request: Request) => requireSession(auth.sessions, request);
+  const sessionItem =
+    (current: string) =>
+    (s: SessionRec): SessionItem => ({
+      object: 'session',
+      id: s.id,
+      created_at: s.created_at,
+      last_seen_at: s.last_seen_at,
+      expires_at: new Date(s.expires_at).toISOString(),
+      user_agent: s.user_agent,
+      ip: s.ip,
+      method: s.method,
+      current: s.id === current,
+    });
 
-  const sessionItem = (current: string) => (s: SessionRec) => ({
-    object: 'session',
-    id: s.id,
-    created_at: s.created_at,
-    last_seen_at: s.last_seen_at,
-    expires_at: new Date(s.expires_at).toISOString(),
-    user_agent: s.user_agent,
-    ip: s.ip,
-    method: s.method,
-    current: s.id === current,
-  });
-
-  app.get(
-    '/auth/providers',
-    () => ({ object: 'providers', password: true, oidc: auth.oidc.enabled ? { name: auth.oidc.name, start_url: '/auth/oidc/start' } : null }),
-    { detail: { summary: 'How one can sign in to the dashboard', tags } },
-  );
-
-  app.get(
-    '/auth/session',
-    async ({ request }) => {
-      const token = sessionToken(request);
-      const s = await auth.sessions.resolve(token);
-      if (!s || !token) throw errors.notSignedIn();
-      return sessionView(s, auth.sessions.csrfFor(token));
-    },
-    { detail: { summary: 'The signed-in user, team and CSRF token', tags } },
-  );
-
-  app.post(
-    '/auth/sign-in',
-    async ({ request, body, set }) => {
-      sameOrigin(request);
-      const s = await auth.signIn.withPassword(body, meta(request, 'password'));
-      withCookie(request, set, s);
-      return sessionView(s, s.csrf);
-    },
-    {
-      body: t.Object({
-        email: t.String({ minLength: 1, maxLength: 254, error: 'The `email` field must be an email address.' }),
-        password: t.String({ minLength: 1, maxLength: 200, error: 'The `password` field must be a string.' }),
-        code: t.Optional(t.String({ maxLength: 40, error: 'The `code` field must be a string.' })),
+  return [
+    route({
+      method: 'GET',
+      path: '/auth/providers',
+      summary: 'How one can sign in to the dashboard',
+      access: 'public',
+      body: 'none',
+      response: Providers,
+      handler: () => ({
+        object: 'providers' as const,
+        password: true as const,
+        oidc: auth.oidc.enabled ? { name: auth.oidc.name, start_url: '/auth/oidc/start' } : null,
       }),
-      detail: { summary: 'Sign in with email, password and (when enabled) a TOTP or recovery code', tags },
-    },
-  );
-
-  app.post(
-    '/auth/sign-out',
-    async ({ request, set }) => {
-      const s = await signedIn(request);
-      await auth.sessions.revoke(s.user, s.session.id);
-      set.headers['set-cookie'] = clearCookie(SESSION_COOKIE, overHttps(request, config.public_url));
-      return { object: 'session', id: s.session.id, deleted: true };
-    },
-    { detail: { summary: 'Sign out this browser', tags } },
-  );
-
-  app.get(
-    '/auth/oidc/start',
-    async ({ request }) => {
-      const { url, cookie } = await auth.oidc.start();
-      const headers = new Headers({ location: url, 'cache-control': 'no-store' });
-      headers.append(
-        'set-cookie',
-        setCookie(OIDC_COOKIE, cookie, { maxAgeMs: 10 * 60_000, secure: overHttps(request, config.public_url), path: '/auth/oidc' }),
-      );
-      return new Response(null, { status: 302, headers });
-    },
-    { detail: { summary: 'Start OpenID Connect sign-in (redirects to the provider)', tags } },
-  );
-
-  app.get(
-    '/auth/oidc/callback',
-    async ({ request }) => {
-      const secure = overHttps(request, config.public_url);
-      const headers = new Headers({ 'cache-control': 'no-store' });
-      headers.append('set-cookie', clearCookie(OIDC_COOKIE, secure, '/auth/oidc'));
-      try {
-        const user = await auth.oidc.finish(new URL(request.url), readCookie(request, OIDC_COOKIE));
-        // The provider vouches for the person, its own second factor included (docs/api.md §19.3).
-        const s = await auth.sessions.create(user, meta(request, 'oidc'));
-        headers.append('set-cookie', setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure }));
-        headers.set('location', '/dashboard');
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        headers.set('location', `/dashboard/sign-in?error=${encodeURIComponent(e.message)}`);
-      }
-      return new Response(null, { status: 302, headers });
-    },
-    { detail: { summary: 'The provider’s redirect back (OpenID Connect)', tags } },
-  );
-
-  app.get(
-    '/auth/invites/:token',
-    async ({ params }) => {
-      const { invite, team } = await auth.members.lookup(params.token);
-      return { object: 'invite', email: invite.email, role: invite.role, team, expires_at: new Date(invite.expires_at).toISOString() };
-    },
-    { detail: { summary: 'An invitation, by its link token', tags } },
-  );
-
-  app.post(
-    '/auth/invites/:token/accept',
-    async ({ request, params, body, set }) => {
-      sameOrigin(request);
-      const user = await auth.members.accept(params.token, body.password);
-      const s = await auth.sessions.create(user, meta(request, 'invite'));
-      withCookie(request, set, s);
-      set.status = 201;
-      return sessionView(s, s.csrf);
-    },
-    { body: t.Object({ password: t.Optional(t.Unknown()) }), detail: { summary: 'Join a team: choose a password and sign in', tags } },
-  );
-
-  app.get(
-    '/auth/sessions',
-    async ({ request }) => {
-      const s = await signedIn(request);
-      return { object: 'list', has_more: false, data: (await auth.sessions.list(s.user)).map(sessionItem(s.session.id)) };
-    },
-    { detail: { summary: 'The signed-in user’s sessions', tags } },
-  );
-
-  app.delete(
-    '/auth/sessions/:id',
-    async ({ request, params }) => {
-      const s = await signedIn(request);
-      const id = pathId(params.id);
-      if (!(await auth.sessions.revoke(s.user, id))) throw errors.notFound('Session');
-      return { object: 'session', id, deleted: true };
-    },
-    { detail: { summary: 'End one session', tags } },
-  );
-
-  app.delete(
-    '/auth/sessions',
-    async ({ request, set }) => {
-      const s = await signedIn(request);
-      const ended = await auth.sessions.revokeAll(s.user);
-      set.headers['set-cookie'] = clearCookie(SESSION_COOKIE, overHttps(request, config.public_url));
-      return { object: 'list', deleted: ended };
-    },
-    { detail: { summary: 'Sign out everywhere (every session of the user, this one included)', tags } },
-  );
-
-  app.post(
-    '/auth/password',
-    async ({ request, body }) => {
-      const s = await signedIn(request);
-      await auth.signIn.changePassword(s.user, body.current_password, body.new_password, clientIp(request) || null, s.session.id);
-      return { object: 'user', id: s.user.id, password_changed: true };
-    },
-    {
-      body: t.Object({
-        current_password: t.String({ maxLength: 200, error: 'The `current_password` field must be a string.' }),
-        new_password: t.String({ maxLength: 200, error: 'The `new_password` field must be a string.' }),
+    }),
+    route({
+      method: 'GET',
+      path: '/auth/session',
+      summary: 'The signed-in user, team and CSRF token',
+      access: 'public',
+      body: 'none',
+      response: Session,
+      async handler({ request }) {
+        const token = sessionToken(request);
+        const s = await auth.sessions.resolve(token);
+        if (!s || !token) throw errors.notSignedIn();
+        return sessionView(s, auth.sessions.csrfFor(token));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/sign-in',
+      summary: 'Sign in with email, password and (when enabled) a TOTP or recovery code',
+      access: 'public',
+      body: SignInRequest,
+      response: Session,
+      async handler({ request, body, set }) {
+        sameOrigin(request);
+        const s = await auth.signIn.withPassword(body, meta(request, 'password'));
+        withCookie(request, set, s);
+        return sessionView(s, s.csrf);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/sign-out',
+      summary: 'Sign out this browser',
+      access: 'session',
+      body: IgnoredBody,
+      response: Deleted('session'),
+      async handler({ request, caller, set }) {
+        await auth.sessions.revoke(caller.user, caller.session.id);
+        set.headers['set-cookie'] = clearCookie(SESSION_COOKIE, overHttps(request, config.public_url));
+        return { object: 'session' as const, id: caller.session.id, deleted: true as const };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/auth/oidc/start',
+      summary: 'Start OpenID Connect sign-in (redirects to the provider)',
+      access: 'public',
+      body: 'none',
+      response: { raw: 'redirect', description: 'To the provider' },
+      async handler({ request }) {
+        const { url, cookie } = await auth.oidc.start();
+        const headers = new Headers({ location: url, 'cache-control': 'no-store' });
+        headers.append(
+          'set-cookie',
+          setCookie(OIDC_COOKIE, cookie, { maxAgeMs: 10 * 60_000, secure: overHttps(request, config.public_url), path: '/auth/oidc' }),
+        );
+        return new Response(null, { status: 302, headers });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/auth/oidc/callback',
+      summary: 'The provider’s redirect back (OpenID Connect)',
+      access: 'public',
+      body: 'none',
+      response: { raw: 'redirect', description: 'To the dashboard, signed in, or to the sign-in page with the reason' },
+      async handler({ request }) {
+        const secure = overHttps(request, config.public_url);
+        const headers = new Headers({ 'cache-control': 'no-store' });
+        headers.append('set-cookie', clearCookie(OIDC_COOKIE, secure, '/auth/oidc'));
+        try {
+          const user = await auth.oidc.finish(new URL(request.url), readCookie(request, OIDC_COOKIE));
+          // The provider vouches for the person, its own second factor included (docs/api.md §19.3).
+          const s = await auth.sessions.create(user, meta(request, 'oidc'));
+          headers.append('set-cookie', setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure }));
+          headers.set('location', '/dashboard');
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          headers.set('location', `/dashboard/sign-in?error=${encodeURIComponent(e.message)}`);
+        }
+        return new Response(null, { status: 302, headers });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/auth/invites/:token',
+      summary: 'An invitation, by its link token',
+      access: 'public',
+      params: TokenParams,
+      body: 'none',
+      response: InviteByToken,
+      async handler({ params }) {
+        const { invite, team } = await auth.members.lookup(params.token);
+        return { object: 'invite' as const, email: invite.email, role: invite.role, team, expires_at: new Date(invite.expires_at).toISOString() };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/invites/:token/accept',
+      summary: 'Join a team: choose a password and sign in',
+      access: 'public',
+      params: TokenParams,
+      body: AcceptInviteRequest,
+      status: 201,
+      response: Session,
+      async handler({ request, params, body, set }) {
+        sameOrigin(request);
+        const user = await auth.members.accept(params.token, body.password);
+        const s = await auth.sessions.create(user, meta(request, 'invite'));
+        withCookie(request, set, s);
+        return sessionView(s, s.csrf);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/auth/sessions',
+      summary: 'The signed-in user’s sessions',
+      access: 'session',
+      body: 'none',
+      response: SessionList,
+      handler: async ({ caller }) => ({
+        object: 'list' as const,
+        has_more: false as const,
+        data: (await auth.sessions.list(caller.user)).map(sessionItem(caller.session.id)),
       }),
-      detail: { summary: 'Change the password (ends the user’s other sessions)', tags },
-    },
-  );
-
-  app.post(
-    '/auth/totp',
-    async ({ request, set }) => {
-      const s = await signedIn(request);
-      set.status = 201;
-      return { object: 'totp_enrolment', ...(await auth.signIn.beginTotp(s.user)) };
-    },
-    { detail: { summary: 'Start TOTP enrolment: a new key, its URI and QR code', tags } },
-  );
-
-  app.post(
-    '/auth/totp/confirm',
-    async ({ request, body }) => {
-      const s = await signedIn(request);
-      return { object: 'totp', enabled: true, recovery_codes: await auth.signIn.confirmTotp(s.user, body.code) };
-    },
-    {
-      body: t.Object({ code: t.String({ maxLength: 12, error: 'The `code` field must be the 6-digit code.' }) }),
-      detail: { summary: 'Confirm TOTP enrolment with a first code; returns the recovery codes once', tags },
-    },
-  );
-
-  app.delete(
-    '/auth/totp',
-    async ({ request, body }) => {
-      const s = await signedIn(request);
-      await auth.signIn.disableTotp(s.user, body.password, clientIp(request) || null);
-      return { object: 'totp', enabled: false };
-    },
-    {
-      body: t.Object({ password: t.String({ maxLength: 200, error: 'The `password` field must be a string.' }) }),
-      detail: { summary: 'Turn TOTP off (needs the password)', tags },
-    },
-  );
-}
+    }),
+    route({
+      method: 'DELETE',
+      path: '/auth/sessions/:id',
+      summary: 'End one session',
+      access: 'session',
+      params: UuidParams('id'),
+      body: IgnoredBody,
+      response: Deleted('session'),
+      async handler({ caller, params }) {
+        if (!(await auth.sessions.revoke(caller.user, params.id))) throw errors.notFound('Session');
+        return { object: 'session' as const, id: params.id, deleted: true as const };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/auth/sessions',
+      summary: 'Sign out everywhere (every session of the user, this one included)',
+      access: 'session',
+      body: IgnoredBody,
+      response: SessionsEnded,
+      async handler({ request, caller, set }) {
+        const ended = await auth.sessions.revokeAll(caller.user);
+        set.headers['set-cookie'] = clearCookie(SESSION_COOKIE, overHttps(request, config.public_url));
+        return { object: 'list' as const, deleted: ended };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/password',
+      summary: 'Change the password (ends the user’s other sessions)',
+      access: 'session',
+      body: PasswordRequest,
+      response: PasswordChanged,
+      async handler({ request, caller, body }) {
+        await auth.signIn.changePassword(caller.user, body.current_password, body.new_password, clientIp(request) || null, caller.session.id);
+        return { object: 'user' as const, id: caller.user.id, password_changed: true as const };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/totp',
+      summary: 'Start TOTP enrolment: a new key, its URI and QR code',
+      access: 'session',
+      body: IgnoredBody,
+      status: 201,
+      response: TotpEnrolment,
+      handler: async ({ caller }) => ({ object: 'totp_enrolment' as const, ...(await auth.signIn.beginTotp(caller.user)) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/totp/confirm',
+      summary: 'Confirm TOTP enrolment with a first code; returns the recovery codes once',
+      access: 'session',
+      body: TotpConfirmRequest,
+      response: TotpEnabled,
+      handler: async ({ caller, body }) => ({
+        object: 'totp' as const,
+        enabled: true as const,
+        recovery_codes: await auth.signIn.confirmTotp(caller.user, body.code),
+      }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/auth/totp',
+      summary: 'Turn TOTP off (needs the password)',
+      access: 'session',
+      body: TotpDisableRequest,
+      response: TotpDisabled,
+      async handler({ request, caller, body }) {
+        await auth.signIn.disableTotp(caller.user, body.password, clientIp(request) || null);
+        return { object: 'totp' as const, enabled: false as const };
+      },
+    }),
+  ];
+});

@@ -2,38 +2,47 @@
 // (their own choice, or the topic's default), and changes to those choices. The SDK sends the
 // changes as a bare array; Resend's reference documents `{ topics: [...] }`: both are taken
 // (docs/api.md §2 item 3).
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
+import type { ApiContext } from '../app';
 import { idOrEmail, pageQuery, listOf } from '../platform/params';
 import { ApiError, errors } from '../../errors';
 import { findContact, settle } from '../../contacts';
-import { choicesField, contactTopics, setChoices, topicsChanged } from '../../topics';
+import { contactTopics, setChoices, topicsChanged } from '../../topics';
+import { resource, route } from '../platform/route';
+import { validate } from '../../schemas/validate';
+import { isObject, List, PageQuery } from '../../schemas/common';
+import { ContactParams } from '../../schemas/contacts';
+import { ContactTopic, ContactTopicsBody, ContactTopicsUpdated, UpdateContactTopicsRequest } from '../../schemas/topics';
 
-const tags = ['Contacts'];
-
-export function contactTopicsRoutes(app: App, svc: ApiContext) {
-  const { store, events } = svc;
-
-  app.get(
-    '/contacts/:id_or_email/topics',
-    async ({ request, params, query }) => {
-      const { team } = caller(request);
+export const contactTopicsResource = resource('Contacts', ({ store, events }: ApiContext) => [
+  route({
+    method: 'GET',
+    path: '/contacts/:id_or_email/topics',
+    summary: "List a contact's topics with their subscription",
+    access: 'team',
+    params: ContactParams,
+    query: PageQuery,
+    body: 'none',
+    response: List(ContactTopic),
+    async handler({ caller, params, query }) {
       const q = pageQuery(query);
-      const c = await findContact(store, team, idOrEmail(params.id_or_email));
+      const c = await findContact(store, caller.team, idOrEmail(params.id_or_email));
       if (!c) throw errors.notFound('Contact');
       return listOf(await contactTopics(store, c, q));
     },
-    { detail: { summary: "List a contact's topics with their subscription", tags } },
-  );
-
-  app.patch(
-    '/contacts/:id_or_email/topics',
-    async ({ request, params, body }) => {
-      const { team } = caller(request);
+  }),
+  route({
+    method: 'PATCH',
+    path: '/contacts/:id_or_email/topics',
+    summary: "Change a contact's topic subscriptions",
+    access: 'team',
+    params: ContactParams,
+    body: ContactTopicsBody,
+    response: ContactTopicsUpdated,
+    async handler({ caller, params, body }) {
+      const { team } = caller;
       const ref = idOrEmail(params.id_or_email);
-      const given = Array.isArray(body) ? body : (body as { topics?: unknown } | undefined)?.topics;
-      if (given === undefined) throw errors.missingField('topics');
-      const choices = choicesField(given);
+      // Either form is checked as `{ topics }`, so the fields are named alike (`topics[0].id`).
+      const { topics: choices } = validate(UpdateContactTopicsRequest, Array.isArray(body) ? { topics: body } : isObject(body) ? body : {}, 'body');
       const result = await settle(store, async (tx) => {
         const c = await findContact(tx, team, ref);
         if (!c) return errors.notFound('Contact');
@@ -43,9 +52,7 @@ export function contactTopicsRoutes(app: App, svc: ApiContext) {
         return { contact: c, topics: await tx.topicChoices.of(team, c.id) };
       });
       const topics = choices.map((ch) => ({ id: ch.id, subscription: result.topics[ch.id] }));
-      // `id` is what the SDK's type reads; `contact_id` and `topics` what Resend's reference lists.
-      return { object: 'contact_topics', id: result.contact.id, contact_id: result.contact.id, topics };
+      return { object: 'contact_topics' as const, id: result.contact.id, contact_id: result.contact.id, topics };
     },
-    { detail: { summary: "Change a contact's topic subscriptions", tags } },
-  );
-}
+  }),
+]);

@@ -1,42 +1,49 @@
 // GET /d/{token}: signed, expiring download links (no API key), for attachments of sent and
 // received emails and raw received messages (docs/api.md §7.7, §8).
-import type { App, ApiContext } from '../app';
-import { SignedLinks } from '../../links/signed';
+import type { ApiContext } from '../app';
 import { errors } from '../../errors';
+import { resource, route } from '../platform/route';
+import { TokenParams } from '../../schemas/common';
 
-export function downloadsRoutes(app: App, svc: ApiContext) {
-  const { store } = svc;
-  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
-  app.get(
-    '/d/:token',
-    async ({ params }) => {
-      const target = await links.verify(params.token);
-      if (!target) throw errors.notFound('Download');
-      if (target.kind === 'sent-attachment') {
-        const email = await store.emails.get(target.team, target.email);
-        const meta = email?.attachments.find((a) => a.id === target.attachment);
-        const bytes = meta && (await store.emailContent.file(target.team, target.email, meta.id));
-        if (!meta || !bytes) throw errors.notFound('Attachment');
-        return file(bytes, meta.content_type, meta.filename ?? 'attachment');
-      }
-      // Received mail (docs/api.md §8): an attachment, or the original message as an .eml file.
-      const received = await store.receivedEmails.get(target.team, target.email);
-      if (target.kind === 'received-raw') {
-        const raw = received && (await store.receivedContent.raw(target.team, target.email));
-        if (!received || !raw) throw errors.notFound('Email');
-        return file(raw, 'message/rfc822', `${received.id}.eml`);
-      }
-      if (target.kind === 'received-attachment') {
-        const meta = received?.attachments.find((a) => a.id === target.attachment);
-        const bytes = meta && (await store.receivedContent.file(target.team, target.email, meta.id));
-        if (!meta || !bytes) throw errors.notFound('Attachment');
-        return file(bytes, meta.content_type, meta.filename ?? 'attachment');
-      }
-      throw errors.notFound('Download');
-    },
-    { detail: { summary: 'Download through a signed link', tags: ['Downloads'], security: [] } },
-  );
-}
+export const downloadsResource = resource('Downloads', (svc: ApiContext) => {
+  const { store, links } = svc;
+  return [
+    route({
+      method: 'GET',
+      path: '/d/:token',
+      summary: 'Download through a signed link',
+      access: 'public',
+      params: TokenParams,
+      body: 'none',
+      response: { raw: 'application/octet-stream', description: 'The file (its own content type), as an attachment' },
+      async handler({ params }) {
+        const target = await links.verify(params.token);
+        if (!target) throw errors.notFound('Download');
+        if (target.kind === 'sent-attachment') {
+          const email = await store.emails.get(target.team, target.email);
+          const meta = email?.attachments.find((a) => a.id === target.attachment);
+          const bytes = meta && (await store.emailContent.file(target.team, target.email, meta.id));
+          if (!meta || !bytes) throw errors.notFound('Attachment');
+          return file(bytes, meta.content_type, meta.filename ?? 'attachment');
+        }
+        // Received mail (docs/api.md §8): an attachment, or the original message as an .eml file.
+        const received = await store.receivedEmails.get(target.team, target.email);
+        if (target.kind === 'received-raw') {
+          const raw = received && (await store.receivedContent.raw(target.team, target.email));
+          if (!received || !raw) throw errors.notFound('Email');
+          return file(raw, 'message/rfc822', `${received.id}.eml`);
+        }
+        if (target.kind === 'received-attachment') {
+          const meta = received?.attachments.find((a) => a.id === target.attachment);
+          const bytes = meta && (await store.receivedContent.file(target.team, target.email, meta.id));
+          if (!meta || !bytes) throw errors.notFound('Attachment');
+          return file(bytes, meta.content_type, meta.filename ?? 'attachment');
+        }
+        throw errors.notFound('Download');
+      },
+    }),
+  ];
+});
 
 /** The bytes as a download, named (RFC 6266: a plain fallback name and the UTF-8 one). */
 function file(bytes: Uint8Array, contentType: string, filename: string): Response {

@@ -1,12 +1,10 @@
-// Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, attachments, share.
-// Sending goes through the one sending core (src/sending/submit.ts).
-import { t } from 'elysia';
-import type { App, ApiContext } from '../app';
+// Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, queue controls,
+// attachments, share. Sending goes through the one sending core (src/sending/submit.ts).
+import type { ApiContext } from '../app';
 import type { EmailRec, EventRec } from '../../store';
 import { withDerived } from '../../store/paginate';
 import { derivedEvents, eventData } from '../../events';
-import { caller } from '../platform/context';
-import { pathId, pageQuery, listOf } from '../platform/params';
+import { pageQuery, listOf } from '../platform/params';
 import { idempotencyKey } from '../platform/idempotency';
 import { ApiError, errors } from '../../errors';
 import { EMAIL_STATUSES } from '../../event-catalogue';
@@ -16,24 +14,35 @@ import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule } from '../../sending/scheduled';
 import { QueueControls } from '../../delivery/controls';
 import { composeEmail } from '../../sending/message';
-import { SignedLinks } from '../../links/signed';
 import { attachmentRoutes } from '../platform/attachments';
 import { parseExpiresIn, shareEmail } from '../../sharing';
+import { resource, route } from '../platform/route';
+import { IgnoredBody, isObject, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import {
+  BatchRequest,
+  BatchResponse,
+  Email,
+  EmailEvents,
+  EmailListQuery,
+  EmailSummary,
+  RescheduleRequest,
+  SendEmailRequest,
+  SendEmailResponse,
+  ShareRequest,
+  ShareResponse,
+} from '../../schemas/emails';
 
-const tags = ['Emails'];
+const Params = UuidParams('id');
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-export function emailsRoutes(app: App, svc: ApiContext) {
-  const { store } = svc;
-  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+export const emailsResource = resource('Emails', (svc: ApiContext) => {
+  const { store, links } = svc;
   const controls = new QueueControls(svc);
-  const load = async (request: Request, raw: string) => {
-    const email = await store.emails.get(caller(request).team, pathId(raw));
+  const load = async (team: string, id: string) => {
+    const email = await store.emails.get(team, id);
     if (!email) throw errors.notFound('Email');
     return email;
   };
-  const summary = (e: EmailRec) => ({
+  const summary = (e: EmailRec): EmailSummary => ({
     id: e.id,
     message_id: e.message_id,
     to: e.to,
@@ -47,211 +56,244 @@ export function emailsRoutes(app: App, svc: ApiContext) {
     scheduled_at: e.scheduled_at,
   });
   /** The recipients still queued, and what holds them: the email's hold or its destination's (null: nothing queued). */
-  const queueOf = async (e: EmailRec) => {
+  const queueOf = async (e: EmailRec): Promise<Email['queue']> => {
     const entries = await store.queue.entriesOf(e.team_id, e.id);
     if (!entries.length) return null;
     const held = entries.some((q) => q.held === 'email') ? 'email' : entries.some((q) => q.held === 'destination') ? 'destination' : null;
     return { recipients: entries.flatMap((q) => q.recipients), held };
   };
-  const reply = (set: { status?: unknown }, o: Outcome) => {
+  const reply = <T>(set: { status?: unknown }, o: Outcome) => {
     set.status = o.status;
-    return o.body;
+    return o.body as T;
   };
 
-  app.post(
-    '/emails',
-    async ({ request, body, set }) => {
-      const { team, key } = caller(request);
-      if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-      const outcome = await sendOnce(svc, { team, key }, body, { endpoint: '/emails', key: idempotencyKey(request.headers) });
-      return reply(set, outcome);
-    },
-    { detail: { summary: 'Send an email', tags } },
-  );
-
-  app.post(
-    '/emails/batch',
-    async ({ request, body, set }) => {
-      const { team, key } = caller(request);
-      const mode = (request.headers.get('x-batch-validation') ?? 'strict').toLowerCase();
-      if (mode !== 'strict' && mode !== 'permissive') throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
-      if (!Array.isArray(body)) throw errors.badJson('The request body must be a JSON array.');
-      if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
-      const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
-      const outcome = await withIdempotency(store, scope, async (remember) => {
-        const results = await Promise.allSettled(
-          body.map((item) => {
-            if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
-            return prepare(svc, { team, key }, item, { batchItem: true });
-          }),
-        );
-        const failure = (r: PromiseSettledResult<Prepared>) => {
-          if (r.status === 'fulfilled') return null;
-          if (r.reason instanceof ApiError) return r.reason;
-          throw r.reason;
-        };
-        const accepted: Prepared[] = [];
-        const failed: { index: number; message: string }[] = [];
-        results.forEach((r, index) => {
-          const err = failure(r);
-          if (err) {
-            if (mode === 'strict') throw new ApiError(err.statusCode, err.errorName, `[${index}] ${err.message}`);
-            failed.push({ index, message: err.message });
-          } else accepted.push((r as PromiseFulfilledResult<Prepared>).value);
-        });
-        const data = accepted.map((p) => ({ id: p.email.id }));
-        const o = { status: 200, body: mode === 'strict' ? { data } : { data, errors: failed } };
-        if (accepted.length) await commit(svc, accepted, { also: remember && ((tx) => remember(tx, o)) });
-        else if (remember) await store.write(async (tx) => remember(tx, o));
-        return o;
-      });
-      return reply(set, outcome);
-    },
-    { detail: { summary: 'Send up to 100 emails', tags } },
-  );
-
-  app.get(
-    '/emails',
-    async ({ request, query }) => {
-      const match = emailFilter(query);
-      return listOf(await store.emails.page(caller(request).team, pageQuery(query), 20, match ? (e) => (match(e) ? summary(e) : undefined) : summary));
-    },
-    {
-      detail: { summary: 'List sent emails (Posthorn: filter by status, text and date, docs/api.md §7.4)', tags },
-    },
-  );
-
-  app.get(
-    '/emails/:id/events',
-    async ({ request, params, query }) => {
-      const e = await load(request, params.id);
-      const q = pageQuery(query);
-      const shown = (ev: EventRec) => ({
-        object: 'event',
-        id: ev.id,
-        type: ev.type,
-        created_at: ev.created_at,
-        data: eventData(ev, e),
-        automated: ev.automated ?? null,
-      });
-      const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
-      return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
-    },
-    { detail: { summary: 'The event log of an email, newest first (Posthorn)', tags } },
-  );
-
-  app.get(
-    '/emails/:id/raw',
-    async ({ request, params }) => {
-      const e = await load(request, params.id);
-      const content = await store.emailContent.get(e.team_id, e.id);
-      if (!content) throw errors.notFound('Email content');
-      const raw = await composeEmail(svc, e, content, (await store.domains.get(e.team_id, e.domain_id)) ?? null);
-      return new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
-    },
-    { detail: { summary: 'The email as it is sent (RFC 5322, before DKIM signing) (Posthorn)', tags } },
-  );
-
-  app.get(
-    '/emails/:id',
-    async ({ request, params }) => {
-      const e = await load(request, params.id);
-      const content = await store.emailContent.get(e.team_id, e.id);
-      return {
-        object: 'email',
-        ...summary(e),
-        html: content?.html ?? null,
-        text: content?.text ?? null,
-        tags: e.tags,
-        topic_id: e.topic_id ?? null,
-        // Posthorn: every delivery attempt, and what of the email waits in the queue (docs/api.md §7.3).
-        attempts: e.attempts ?? [],
-        queue: await queueOf(e),
-      };
-    },
-    { detail: { summary: 'Retrieve an email', tags } },
-  );
-
-  app.patch(
-    '/emails/:id',
-    async ({ request, params, body }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
-      const at = parseScheduledAt(body.scheduled_at);
-      await reschedule(svc, team, id, at);
-      return { object: 'email', id };
-    },
-    {
-      body: t.Object({ scheduled_at: t.String({ error: 'The `scheduled_at` field must be a string.' }) }),
-      detail: { summary: 'Reschedule a scheduled email', tags },
-    },
-  );
-
-  app.post(
-    '/emails/:id/cancel',
-    async ({ request, params }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
-      await controls.cancelEmail(team, id);
-      return { object: 'email', id };
-    },
-    {
-      detail: {
-        summary: 'Cancel a scheduled or queued email',
-        description:
-          'A scheduled email is taken off the schedule; a queued one (Posthorn) leaves the delivery queue and its waiting recipients end `canceled`. Neither → 422 `validation_error`.',
-        tags,
-      },
-    },
-  );
-
-  // Queue controls of one email (Posthorn, docs/api.md §19.7).
+  /** Queue controls of one email (Posthorn, docs/api.md §19.7). */
   const control = (action: 'hold' | 'release' | 'retry', run: (team: string, id: string) => Promise<void>, summary: string, description: string) =>
-    app.post(
-      `/emails/:id/${action}`,
-      async ({ request, params }) => {
-        const { team } = caller(request);
-        const id = pathId(params.id);
-        await run(team, id);
-        return { object: 'email', id };
+    route({
+      method: 'POST',
+      path: `/emails/:id/${action}`,
+      summary: `${summary} (Posthorn)`,
+      description: `${description} Unknown → 404 \`not_found\`; not a UUID → 422 \`invalid_parameter\`.`,
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: Ref('email'),
+      async handler({ caller, params }) {
+        await run(caller.team, params.id);
+        return { object: 'email' as const, id: params.id };
       },
-      {
-        detail: { summary: `${summary} (Posthorn)`, description: `${description} Unknown → 404 \`not_found\`; not a UUID → 422 \`invalid_parameter\`.`, tags },
+    });
+
+  return [
+    route({
+      method: 'POST',
+      path: '/emails',
+      summary: 'Send an email',
+      access: 'sending',
+      idempotent: true,
+      body: SendEmailRequest,
+      response: SendEmailResponse,
+      async handler({ caller, request, body, set }) {
+        const { team, key } = caller;
+        const outcome = await sendOnce(svc, { team, key }, body as Record<string, unknown>, { endpoint: '/emails', key: idempotencyKey(request.headers) });
+        return reply(set, outcome);
       },
-    );
-  control(
-    'hold',
-    (team, id) => controls.holdEmail(team, id),
-    'Hold a queued email',
-    'Its queue entries are not tried until it is released. Not queued, or already held → 422 `validation_error`.',
-  );
-  control(
-    'release',
-    (team, id) => controls.releaseEmail(team, id),
-    'Release a held email',
-    'Due at once (held on with its destination when the team holds that). Not held → 422 `validation_error`.',
-  );
-  control(
-    'retry',
-    (team, id) => controls.retryEmail(team, id),
-    'Retry a queued email now',
-    'Its queue entries are due at once. Not queued, or held → 422 `validation_error`.',
-  );
+    }),
 
-  app.post(
-    '/emails/:id/share',
-    async ({ request, params, body }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
-      if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-      const url = await shareEmail(store, links, team, id, parseExpiresIn(body.expires_in));
-      return { object: 'email', id, url };
-    },
-    { detail: { summary: 'Share an email (sent or received): a signed, read-only public page', tags } },
-  );
+    route({
+      method: 'POST',
+      path: '/emails/batch',
+      summary: 'Send up to 100 emails',
+      description: 'Each item is a send (POST /emails); `x-batch-validation: permissive` accepts the valid items and reports the others by index.',
+      access: 'sending',
+      idempotent: true,
+      body: BatchRequest,
+      response: BatchResponse,
+      async handler({ caller, request, body: raw, set }) {
+        const { team, key } = caller;
+        const mode = (request.headers.get('x-batch-validation') ?? 'strict').toLowerCase();
+        if (mode !== 'strict' && mode !== 'permissive') throw errors.validation('The `x-batch-validation` header must be `strict` or `permissive`.');
+        const body = raw as unknown[];
+        if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
+        const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
+        const outcome = await withIdempotency(store, scope, async (remember) => {
+          const results = await Promise.allSettled(
+            body.map((item) => {
+              if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
+              return prepare(svc, { team, key }, item, { batchItem: true });
+            }),
+          );
+          const failure = (r: PromiseSettledResult<Prepared>) => {
+            if (r.status === 'fulfilled') return null;
+            if (r.reason instanceof ApiError) return r.reason;
+            throw r.reason;
+          };
+          const accepted: Prepared[] = [];
+          const failed: { index: number; message: string }[] = [];
+          results.forEach((r, index) => {
+            const err = failure(r);
+            if (err) {
+              if (mode === 'strict') throw new ApiError(err.statusCode, err.errorName, `[${index}] ${err.message}`);
+              failed.push({ index, message: err.message });
+            } else accepted.push((r as PromiseFulfilledResult<Prepared>).value);
+          });
+          const data = accepted.map((p) => ({ id: p.email.id }));
+          const o = { status: 200, body: mode === 'strict' ? { data } : { data, errors: failed } };
+          if (accepted.length) await commit(svc, accepted, { also: remember && ((tx) => remember(tx, o)) });
+          else if (remember) await store.write(async (tx) => remember(tx, o));
+          return o;
+        });
+        return reply(set, outcome);
+      },
+    }),
 
-  attachmentRoutes(app, { base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links, tags });
-}
+    route({
+      method: 'GET',
+      path: '/emails',
+      summary: 'List sent emails (Posthorn: filter by status, text and date, docs/api.md §7.4)',
+      access: 'team',
+      query: EmailListQuery,
+      body: 'none',
+      response: List(EmailSummary),
+      async handler({ caller, query }) {
+        const match = emailFilter(query);
+        return listOf(await store.emails.page(caller.team, pageQuery(query), 20, match ? (e) => (match(e) ? summary(e) : undefined) : summary));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/emails/:id/events',
+      summary: 'The event log of an email, newest first (Posthorn)',
+      access: 'team',
+      params: Params,
+      query: PageQuery,
+      body: 'none',
+      response: EmailEvents,
+      async handler({ caller, params, query }) {
+        const e = await load(caller.team, params.id);
+        const q = pageQuery(query);
+        const shown = (ev: EventRec) => ({
+          object: 'event' as const,
+          id: ev.id,
+          type: ev.type,
+          created_at: ev.created_at,
+          data: eventData(ev, e),
+          automated: ev.automated ?? null,
+        });
+        const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
+        return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/emails/:id/raw',
+      summary: 'The email as it is sent (RFC 5322, before DKIM signing) (Posthorn)',
+      access: 'team',
+      params: Params,
+      body: 'none',
+      response: { raw: 'message/rfc822', description: 'The message' },
+      async handler({ caller, params }) {
+        const e = await load(caller.team, params.id);
+        const content = await store.emailContent.get(e.team_id, e.id);
+        if (!content) throw errors.notFound('Email content');
+        const raw = await composeEmail(svc, e, content, (await store.domains.get(e.team_id, e.domain_id)) ?? null);
+        return new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/emails/:id',
+      summary: 'Retrieve an email',
+      access: 'team',
+      params: Params,
+      body: 'none',
+      response: Email,
+      async handler({ caller, params }) {
+        const e = await load(caller.team, params.id);
+        const content = await store.emailContent.get(e.team_id, e.id);
+        return {
+          object: 'email' as const,
+          ...summary(e),
+          html: content?.html ?? null,
+          text: content?.text ?? null,
+          tags: e.tags,
+          topic_id: e.topic_id ?? null,
+          // Posthorn: every delivery attempt, and what of the email waits in the queue (docs/api.md §7.3).
+          attempts: e.attempts ?? [],
+          queue: await queueOf(e),
+        };
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/emails/:id',
+      summary: 'Reschedule a scheduled email',
+      access: 'team',
+      params: Params,
+      body: RescheduleRequest,
+      response: Ref('email'),
+      async handler({ caller, params, body }) {
+        await reschedule(svc, caller.team, params.id, parseScheduledAt(body.scheduled_at));
+        return { object: 'email' as const, id: params.id };
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/emails/:id/cancel',
+      summary: 'Cancel a scheduled or queued email',
+      description:
+        'A scheduled email is taken off the schedule; a queued one (Posthorn) leaves the delivery queue and its waiting recipients end `canceled`. Neither → 422 `validation_error`.',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: Ref('email'),
+      async handler({ caller, params }) {
+        await controls.cancelEmail(caller.team, params.id);
+        return { object: 'email' as const, id: params.id };
+      },
+    }),
+
+    control(
+      'hold',
+      (team, id) => controls.holdEmail(team, id),
+      'Hold a queued email',
+      'Its queue entries are not tried until it is released. Not queued, or already held → 422 `validation_error`.',
+    ),
+    control(
+      'release',
+      (team, id) => controls.releaseEmail(team, id),
+      'Release a held email',
+      'Due at once (held on with its destination when the team holds that). Not held → 422 `validation_error`.',
+    ),
+    control(
+      'retry',
+      (team, id) => controls.retryEmail(team, id),
+      'Retry a queued email now',
+      'Its queue entries are due at once. Not queued, or held → 422 `validation_error`.',
+    ),
+
+    route({
+      method: 'POST',
+      path: '/emails/:id/share',
+      summary: 'Share an email (sent or received): a signed, read-only public page',
+      access: 'team',
+      params: Params,
+      body: ShareRequest,
+      response: ShareResponse,
+      async handler({ caller, params, body }) {
+        const url = await shareEmail(store, links, caller.team, params.id, parseExpiresIn(body.expires_in));
+        return { object: 'email' as const, id: params.id, url };
+      },
+    }),
+
+    ...attachmentRoutes({ base: '/emails', load, kind: 'sent-attachment', defaultLimit: 20, links }),
+  ];
+});
 
 const STATUSES = new Set<string>(EMAIL_STATUSES);
 
@@ -260,7 +302,7 @@ const STATUSES = new Set<string>(EMAIL_STATUSES);
  * recipient, the sender or the subject), `since`/`until` (ISO 8601 bounds on `created_at`).
  * Null when none is given.
  */
-function emailFilter(query: Record<string, string | undefined>): ((e: EmailRec) => boolean) | null {
+function emailFilter(query: { status?: string; q?: string; since?: string; until?: string }): ((e: EmailRec) => boolean) | null {
   const { status, q, since, until } = query;
   if (status !== undefined && !status.split(',').every((s) => STATUSES.has(s)))
     throw errors.validation(`\`status\` must be one of ${[...STATUSES].join(', ')}.`);

@@ -2,17 +2,27 @@
 // `200 {"status":"ok"}`. In cluster mode each node also says whether it reaches the database, and
 // how many nodes share it; a node that cannot reach it answers 503, so that a load balancer sends
 // its traffic to the others until it can again (it accepts nothing meanwhile: README "Cluster mode").
-import type { App, ApiContext } from '../app';
+import type { ApiContext } from '../app';
+import { resource, route } from '../platform/route';
+import { Health } from '../../schemas/operations';
 
-export function healthRoutes(app: App, { store }: ApiContext) {
-  app.get(
-    '/health',
-    async ({ set }) => {
+export const healthResource = resource('Health', ({ store }: ApiContext) => [
+  route({
+    method: 'GET',
+    path: '/health',
+    summary: 'Liveness check (and, in cluster mode, the database)',
+    access: 'public',
+    body: 'none',
+    response: Health,
+    async handler({ set }) {
       const s = await store.status();
-      if (s.backend === 'lmdb') return { status: 'ok' };
+      if (s.backend === 'lmdb') return { status: 'ok' as const };
       if (!s.reachable) set.status = 503;
-      return { status: s.reachable ? 'ok' : 'unavailable', database: s.reachable ? 'reachable' : 'unreachable', nodes: s.nodes };
+      return {
+        status: s.reachable ? ('ok' as const) : ('unavailable' as const),
+        database: s.reachable ? ('reachable' as const) : ('unreachable' as const),
+        nodes: s.nodes,
+      };
     },
-    { detail: { summary: 'Liveness check (and, in cluster mode, the database)', tags: ['Health'] } },
-  );
-}
+  }),
+]);

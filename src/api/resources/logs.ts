@@ -1,15 +1,15 @@
 // API request logs (docs/api.md §15). Entries are written behind responses: each read flushes them
 // first, so a client always sees its own requests.
-import type { App, ApiContext } from '../app';
+import type { ApiContext } from '../app';
 import type { LogRec } from '../../store';
-import { caller } from '../platform/context';
-import { pathId, pageQuery, listOf } from '../platform/params';
+import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { isUuid } from '../../ids';
+import { resource, route } from '../platform/route';
+import { List, UuidParams } from '../../schemas/common';
+import { Log, LogSummary, LogQuery } from '../../schemas/operations';
 
-const tags = ['Logs'];
-
-const summary = (l: LogRec) => ({
+const summary = (l: LogRec): LogSummary => ({
   id: l.id,
   created_at: l.created_at,
   endpoint: l.endpoint,
@@ -20,33 +20,39 @@ const summary = (l: LogRec) => ({
   api_key_id: l.api_key_id,
 });
 
-const parse = (json: string | null) => (json === null ? null : JSON.parse(json));
+const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
 
-export function logsRoutes(app: App, { store, requestLog }: ApiContext) {
-  app.get(
-    '/logs',
-    async ({ request, query }) => {
-      const { team } = caller(request);
+export const logsResource = resource('Logs', ({ store, requestLog }: ApiContext) => [
+  route({
+    method: 'GET',
+    path: '/logs',
+    summary: 'List API request logs',
+    access: 'team',
+    query: LogQuery,
+    body: 'none',
+    response: List(LogSummary),
+    async handler({ caller, query }) {
       await requestLog.flush();
       const match = logFilter(query);
-      return listOf(await store.logs.page(team, pageQuery(query), 20, match ? (l) => (match(l) ? summary(l) : undefined) : summary));
+      return listOf(await store.logs.page(caller.team, pageQuery(query), 20, match ? (l) => (match(l) ? summary(l) : undefined) : summary));
     },
-    { detail: { summary: 'List API request logs', tags } },
-  );
-
-  app.get(
-    '/logs/:id',
-    async ({ request, params }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
+  }),
+  route({
+    method: 'GET',
+    path: '/logs/:id',
+    summary: 'Retrieve an API request log',
+    access: 'team',
+    params: UuidParams('id'),
+    body: 'none',
+    response: Log,
+    async handler({ caller, params }) {
       await requestLog.flush();
-      const l = await store.logs.get(team, id);
+      const l = await store.logs.get(caller.team, params.id);
       if (!l) throw errors.notFound('Log');
-      return { object: 'log', ...summary(l), duration_ms: l.duration_ms, request_body: parse(l.request_json), response_body: parse(l.response_json) };
+      return { object: 'log' as const, ...summary(l), duration_ms: l.duration_ms, request_body: parse(l.request_json), response_body: parse(l.response_json) };
     },
-    { detail: { summary: 'Retrieve an API request log', tags } },
-  );
-}
+  }),
+]);
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -54,7 +60,7 @@ const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
  * Posthorn's filters on GET /logs (docs/api.md §15): `method`, `status` (a code such as 422, or a
  * class such as 4xx) and `api_key_id`. Null when none is given.
  */
-function logFilter(query: Record<string, string | undefined>): ((l: LogRec) => boolean) | null {
+function logFilter(query: { method?: string; status?: string; api_key_id?: string }): ((l: LogRec) => boolean) | null {
   const method = query.method?.toUpperCase();
   const { status, api_key_id: key } = query;
   if (method !== undefined && !METHODS.has(method)) throw errors.validation(`\`method\` must be one of ${[...METHODS].join(', ')}.`);

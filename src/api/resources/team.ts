@@ -1,59 +1,74 @@
 // Team members and invitations (docs/api.md §19.4): listed by anyone of the team, managed by an
 // owner (or a full_access API key, which already holds the team's keys).
-import { t } from 'elysia';
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
-import { pathId } from '../platform/params';
+import type { ApiContext } from '../app';
 import { inviteView, memberView, onlyOwner } from '../../accounts/members';
+import { resource, route } from '../platform/route';
+import { Deleted, IgnoredBody, UuidParams } from '../../schemas/common';
+import { InviteCreated, InviteList, InviteRequest, MemberList } from '../../schemas/accounts';
 
-const tags = ['Team'];
+const Params = UuidParams('id');
 
-export function teamRoutes(app: App, { auth }: ApiContext) {
+export const teamResource = resource('Team', ({ auth }: ApiContext) => {
   const { members } = auth;
-
-  app.get('/team/members', async ({ request }) => ({ object: 'list', has_more: false, data: (await members.list(caller(request).team)).map(memberView) }), {
-    detail: { summary: 'List team members', tags },
-  });
-
-  app.delete(
-    '/team/members/:id',
-    async ({ request, params }) => {
-      const { team, user } = caller(request);
-      onlyOwner(user ?? null);
-      const id = pathId(params.id);
-      await members.remove(team, id);
-      return { object: 'member', id, deleted: true };
-    },
-    { detail: { summary: 'Remove a member (ends their sessions)', tags } },
-  );
-
-  app.get('/team/invites', async ({ request }) => ({ object: 'list', has_more: false, data: (await members.pending(caller(request).team)).map(inviteView) }), {
-    detail: { summary: 'List pending invitations', tags },
-  });
-
-  app.post(
-    '/team/invites',
-    async ({ request, body, set }) => {
-      const { team, user } = caller(request);
-      onlyOwner(user ?? null);
-      set.status = 201;
-      return members.invite(team, user ?? null, body);
-    },
-    {
-      body: t.Object({ email: t.Optional(t.Unknown()), role: t.Optional(t.Unknown()) }),
-      detail: { summary: 'Invite a user by email: returns the invitation link (valid 7 days)', tags },
-    },
-  );
-
-  app.delete(
-    '/team/invites/:id',
-    async ({ request, params }) => {
-      const { team, user } = caller(request);
-      onlyOwner(user ?? null);
-      const id = pathId(params.id);
-      await members.revokeInvite(team, id);
-      return { object: 'invite', id, deleted: true };
-    },
-    { detail: { summary: 'Withdraw an invitation', tags } },
-  );
-}
+  return [
+    route({
+      method: 'GET',
+      path: '/team/members',
+      summary: 'List team members',
+      access: 'team',
+      body: 'none',
+      response: MemberList,
+      handler: async ({ caller }) => ({ object: 'list' as const, has_more: false as const, data: (await members.list(caller.team)).map(memberView) }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/team/members/:id',
+      summary: 'Remove a member (ends their sessions)',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: Deleted('member'),
+      async handler({ caller, params }) {
+        onlyOwner(caller.user ?? null);
+        await members.remove(caller.team, params.id);
+        return { object: 'member' as const, id: params.id, deleted: true as const };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/team/invites',
+      summary: 'List pending invitations',
+      access: 'team',
+      body: 'none',
+      response: InviteList,
+      handler: async ({ caller }) => ({ object: 'list' as const, has_more: false as const, data: (await members.pending(caller.team)).map(inviteView) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/team/invites',
+      summary: 'Invite a user by email: returns the invitation link (valid 7 days)',
+      access: 'team',
+      body: InviteRequest,
+      status: 201,
+      response: InviteCreated,
+      async handler({ caller, body }) {
+        onlyOwner(caller.user ?? null);
+        return members.invite(caller.team, caller.user ?? null, body);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/team/invites/:id',
+      summary: 'Withdraw an invitation',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: Deleted('invite'),
+      async handler({ caller, params }) {
+        onlyOwner(caller.user ?? null);
+        await members.revokeInvite(caller.team, params.id);
+        return { object: 'invite' as const, id: params.id, deleted: true as const };
+      },
+    }),
+  ];
+});

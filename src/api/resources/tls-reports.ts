@@ -3,11 +3,12 @@
 // which failed and why. Each item's `policy`, `summary` and `failure-details` use RFC 8460 §4.4's
 // field names, so an item is one entry of an aggregate report's `policies` array. Read-only: the
 // delivery engine writes the data with the attempts it comes from.
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
+import type { ApiContext } from '../app';
 import { pageQuery } from '../platform/params';
 import { errors } from '../../errors';
 import type { TlsReportDay } from '../../store';
+import { resource, route } from '../platform/route';
+import { type TlsReport, TlsReportList, TlsReportQuery } from '../../schemas/operations';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const CURSOR = /^(\d{4}-\d{2}-\d{2})\/([a-z0-9.-]{1,253})$/;
@@ -21,9 +22,9 @@ function dayParam(name: string, v: string | undefined): string | undefined {
 }
 
 /** One day of one policy domain, shaped as RFC 8460 §4.4 shapes a policy's results. */
-export function tlsReportItem(r: TlsReportDay) {
+export function tlsReportItem(r: TlsReportDay): TlsReport {
   return {
-    object: 'tls_report' as const,
+    object: 'tls_report',
     id: `${r.day}/${r.domain}`,
     date: r.day,
     policy_domain: r.domain,
@@ -39,31 +40,30 @@ export function tlsReportItem(r: TlsReportDay) {
   };
 }
 
-export function tlsReportsRoutes(app: App, { store }: ApiContext) {
-  app.get(
-    '/tls-reports',
-    async ({ request, query }) => {
-      const q = query as Record<string, string | undefined>;
-      const page = pageQuery(q, { cursor: (v) => CURSOR.test(v.toLowerCase()), before: false });
-      const since = dayParam('since', q.since);
-      const until = dayParam('until', q.until);
+export const tlsReportsResource = resource('Queue', ({ store }: ApiContext) => [
+  route({
+    method: 'GET',
+    path: '/tls-reports',
+    summary: 'TLS-RPT data of MTA-STS destinations (Posthorn)',
+    description:
+      "The team's TLS sessions per UTC day and MTA-STS policy domain (RFC 8460): newest day first, policy domains in order within a day, with RFC 8460 §4.4's field names. A bad value → 422 `validation_error`.",
+    access: 'team',
+    query: TlsReportQuery,
+    body: 'none',
+    response: TlsReportList,
+    async handler({ caller, query }) {
+      const page = pageQuery(query, { cursor: (v) => CURSOR.test(v.toLowerCase()), before: false });
+      const since = dayParam('since', query.since);
+      const until = dayParam('until', query.until);
       const cursor = page.after ? CURSOR.exec(page.after)! : null;
       const limit = page.limit ?? 20;
-      const rows = await store.tlsReports.list(caller(request).team, {
+      const rows = await store.tlsReports.list(caller.team, {
         limit: limit + 1,
         since,
         until,
         after: cursor ? { day: cursor[1]!, domain: cursor[2]! } : undefined,
       });
-      return { object: 'list', has_more: rows.length > limit, data: rows.slice(0, limit).map(tlsReportItem) };
+      return { object: 'list' as const, has_more: rows.length > limit, data: rows.slice(0, limit).map(tlsReportItem) };
     },
-    {
-      detail: {
-        summary: 'TLS-RPT data of MTA-STS destinations (Posthorn)',
-        description:
-          'The team\'s TLS sessions per UTC day and MTA-STS policy domain (RFC 8460): newest day first, policy domains in order within a day. Items `{object:"tls_report", id, date, policy_domain, policy, summary, failure-details}` (RFC 8460 §4.4 names). Query: `since`, `until` (YYYY-MM-DD, inclusive), `limit` (1–100, default 20), `after` (an item\'s `id`). A bad value → 422 `validation_error`.',
-        tags: ['Queue'],
-      },
-    },
-  );
-}
+  }),
+]);

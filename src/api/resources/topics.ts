@@ -1,68 +1,101 @@
 // Topics (docs/api.md §12.8): create, list, retrieve, update, delete. A contact's choices are
 // served under /contacts/{id_or_email}/topics (contact-topics.ts); the logic lives in src/topics.
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
-import { pathId, pageQuery, listOf } from '../platform/params';
-import { objectBody } from '../platform/body';
+import type { ApiContext } from '../app';
+import type { TopicRec } from '../../store';
+import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import { newTopic, topicChanges, topicView } from '../../topics';
+import { newTopic, topicChanges } from '../../topics';
 import { settle } from '../../contacts';
+import { resource, route } from '../platform/route';
+import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import { CreateTopicRequest, Topic, UpdateTopicRequest } from '../../schemas/topics';
 
-const tags = ['Topics'];
+const topicView = (t: TopicRec): Topic => ({
+  object: 'topic',
+  id: t.id,
+  name: t.name,
+  description: t.description,
+  default_subscription: t.default_subscription,
+  visibility: t.visibility,
+  created_at: t.created_at,
+});
 
-export function topicsRoutes(app: App, { store }: ApiContext) {
-  const load = async (request: Request, raw: string) => {
-    const topic = await store.topics.get(caller(request).team, pathId(raw));
-    if (!topic) throw errors.notFound('Topic');
-    return topic;
-  };
+const Params = UuidParams('id');
 
-  app.post(
-    '/topics',
-    async ({ request, body, set }) => {
-      const topic = newTopic(caller(request).team, objectBody(body));
+export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
+  route({
+    method: 'POST',
+    path: '/topics',
+    summary: 'Create a topic',
+    access: 'team',
+    body: CreateTopicRequest,
+    status: 201,
+    response: Ref('topic'),
+    async handler({ caller, body }) {
+      const topic = newTopic(caller.team, body);
       await store.write(async (tx) => tx.topics.put(topic));
-      set.status = 201;
-      return { object: 'topic', id: topic.id };
+      return { object: 'topic' as const, id: topic.id };
     },
-    { detail: { summary: 'Create a topic', tags } },
-  );
-
-  app.get('/topics', async ({ request, query }) => listOf(await store.topics.page(caller(request).team, pageQuery(query), 20, topicView)), {
-    detail: { summary: 'List topics', tags },
-  });
-
-  app.get('/topics/:id', async ({ request, params }) => topicView(await load(request, params.id)), { detail: { summary: 'Retrieve a topic', tags } });
-
-  app.patch(
-    '/topics/:id',
-    async ({ request, params, body }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
-      const changes = objectBody(body);
+  }),
+  route({
+    method: 'GET',
+    path: '/topics',
+    summary: 'List topics',
+    access: 'team',
+    query: PageQuery,
+    body: 'none',
+    response: List(Topic),
+    handler: async ({ caller, query }) => listOf(await store.topics.page(caller.team, pageQuery(query), 20, topicView)),
+  }),
+  route({
+    method: 'GET',
+    path: '/topics/:id',
+    summary: 'Retrieve a topic',
+    access: 'team',
+    params: Params,
+    body: 'none',
+    response: Topic,
+    async handler({ caller, params }) {
+      const topic = await store.topics.get(caller.team, params.id);
+      if (!topic) throw errors.notFound('Topic');
+      return topicView(topic);
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/topics/:id',
+    summary: 'Update a topic (its default subscription is fixed)',
+    access: 'team',
+    params: Params,
+    body: UpdateTopicRequest,
+    response: Ref('topic'),
+    async handler({ caller, params, body }) {
+      const { team } = caller;
       await settle(store, async (tx) => {
-        const cur = await tx.topics.get(team, id);
+        const cur = await tx.topics.get(team, params.id);
         if (!cur) return errors.notFound('Topic');
-        tx.topics.put(topicChanges(cur, changes));
+        tx.topics.put(topicChanges(cur, body));
       });
-      return { object: 'topic', id };
+      return { object: 'topic' as const, id: params.id };
     },
-    { detail: { summary: 'Update a topic (its default subscription is fixed)', tags } },
-  );
-
-  app.delete(
-    '/topics/:id',
-    async ({ request, params }) => {
-      const { team } = caller(request);
-      const id = pathId(params.id);
+  }),
+  route({
+    method: 'DELETE',
+    path: '/topics/:id',
+    summary: 'Delete a topic',
+    access: 'team',
+    params: Params,
+    body: IgnoredBody,
+    response: Deleted('topic'),
+    async handler({ caller, params }) {
+      const { team } = caller;
       await settle(store, async (tx) => {
-        if (!(await tx.topics.get(team, id))) return errors.notFound('Topic');
+        if (!(await tx.topics.get(team, params.id))) return errors.notFound('Topic');
         // The contacts' choices about it go with it.
-        await tx.topicChoices.removeTopic(team, id);
-        tx.topics.remove(team, id);
+        await tx.topicChoices.removeTopic(team, params.id);
+        tx.topics.remove(team, params.id);
       });
-      return { object: 'topic', id, deleted: true };
+      return { object: 'topic' as const, id: params.id, deleted: true as const };
     },
-    { detail: { summary: 'Delete a topic', tags } },
-  );
-}
+  }),
+]);

@@ -1,132 +1,189 @@
 // Webhooks (docs/api.md §14.1): endpoints (create, get, list, update, delete, secret rotation),
 // their events (list, get, replay) and each event's attempt log. The logic lives in src/events/webhooks.
-import { t } from 'elysia';
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
-import { pathId, pageQuery, listOf } from '../platform/params';
+import type { ApiContext } from '../app';
+import type { WebhookEventRec, WebhookRec } from '../../store';
+import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
+import { createWebhook, deleteWebhook, isMsgId, replayEvent, rotateSecret, updateWebhook } from '../../events/webhooks';
+import { resource, route } from '../platform/route';
+import { Deleted, IgnoredBody, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import {
-  createWebhook,
-  deleteWebhook,
-  eventSummary,
-  eventView,
-  isMsgId,
-  replayEvent,
-  rotateSecret,
-  updateWebhook,
-  webhookSummary,
-  webhookView,
-} from '../../events/webhooks';
+  CreateWebhookRequest,
+  UpdateWebhookRequest,
+  Webhook,
+  WebhookAttemptList,
+  WebhookEvent,
+  WebhookEventList,
+  WebhookEventParams,
+  type WebhookEventSummary,
+  WebhookEventsQuery,
+  WebhookList,
+  WebhookSecret,
+  type WebhookSummary,
+} from '../../schemas/webhooks';
 
-const tags = ['Webhooks'];
-const Events = t.Array(t.String(), { error: 'The `events` field must be an array of event types.' });
-const Endpoint = t.String({ error: 'The `endpoint` field must be a URL string.' });
-const Status = t.Union([t.Literal('enabled'), t.Literal('disabled')], { error: 'The `status` field must be "enabled" or "disabled".' });
+const webhookSummary = (w: WebhookRec): WebhookSummary => ({ id: w.id, created_at: w.created_at, status: w.status, endpoint: w.endpoint, events: w.events });
+const webhookView = (w: WebhookRec): Webhook => ({ object: 'webhook', ...webhookSummary(w), signing_secret: w.signing_secret });
+const eventSummary = (e: WebhookEventRec): WebhookEventSummary => ({ id: e.id, type: e.type, created_at: e.created_at, status: e.status });
+const eventView = (e: WebhookEventRec): WebhookEvent => ({
+  object: 'webhook_event',
+  ...eventSummary(e),
+  next_attempt_at: e.due === null ? null : new Date(e.due).toISOString(),
+  payload: e.payload,
+});
 
-export function webhooksRoutes(app: App, svc: ApiContext) {
+const Params = UuidParams('id');
+
+export const webhooksResource = resource('Webhooks', (svc: ApiContext) => {
   const { store } = svc;
   const allowPrivate = svc.config.security.allow_private_networks;
-  const load = async (request: Request, raw: string) => {
-    const w = await store.webhooks.get(caller(request).team, pathId(raw));
+  const load = async (team: string, id: string) => {
+    const w = await store.webhooks.get(team, id);
     if (!w) throw errors.notFound('Webhook');
     return w;
   };
-  const loadEvent = async (request: Request, params: { id: string; event_id: string }) => {
-    const w = await load(request, params.id);
-    if (!isMsgId(params.event_id)) throw errors.invalidParameter('The `event_id` must be a valid webhook event id (`msg_…`).');
+  const loadEvent = async (team: string, params: { id: string; event_id: string }) => {
+    const w = await load(team, params.id);
     const ev = await store.webhookEvents.get(w.team_id, params.event_id);
     if (!ev || ev.webhook_id !== w.id) throw errors.notFound('Webhook event');
     return ev;
   };
 
-  app.post(
-    '/webhooks',
-    async ({ request, body, set }) => {
-      const w = await createWebhook(store, caller(request).team, body, allowPrivate);
-      set.status = 201;
-      return { object: 'webhook', id: w.id, signing_secret: w.signing_secret };
-    },
-    { body: t.Object({ endpoint: Endpoint, events: Events }), detail: { summary: 'Create a webhook', tags } },
-  );
-
-  app.get('/webhooks', async ({ request, query }) => listOf(await store.webhooks.page(caller(request).team, pageQuery(query), 20, webhookSummary)), {
-    detail: { summary: 'List webhooks', tags },
-  });
-
-  app.get('/webhooks/:id', async ({ request, params }) => webhookView(await load(request, params.id)), { detail: { summary: 'Retrieve a webhook', tags } });
-
-  app.patch(
-    '/webhooks/:id',
-    async ({ request, params, body }) => {
-      const id = pathId(params.id);
-      if (!(await updateWebhook(store, caller(request).team, id, body, allowPrivate))) throw errors.notFound('Webhook');
-      return { object: 'webhook', id };
-    },
-    {
-      body: t.Object({ endpoint: t.Optional(Endpoint), events: t.Optional(Events), status: t.Optional(Status) }),
-      detail: { summary: 'Update a webhook (endpoint, events, status)', tags },
-    },
-  );
-
-  app.delete(
-    '/webhooks/:id',
-    async ({ request, params }) => {
-      const id = pathId(params.id);
-      if (!(await deleteWebhook(store, caller(request).team, id))) throw errors.notFound('Webhook');
-      return { object: 'webhook', id, deleted: true };
-    },
-    { detail: { summary: 'Delete a webhook', tags } },
-  );
-
-  app.post(
-    '/webhooks/:id/signing-secret/rotate',
-    async ({ request, params }) => {
-      const w = await rotateSecret(store, caller(request).team, pathId(params.id));
-      if (!w) throw errors.notFound('Webhook');
-      return { object: 'webhook', id: w.id, signing_secret: w.signing_secret };
-    },
-    { detail: { summary: 'Rotate the signing secret (the old one keeps signing for 24 h)', tags } },
-  );
-
-  app.get(
-    '/webhooks/:id/events',
-    async ({ request, query, params }) => {
-      const q = pageQuery(query, { cursor: isMsgId, before: false });
-      const w = await load(request, params.id);
-      return listOf(await store.webhookEvents.pageBy('webhook', w.id, w.team_id, q, 20, eventSummary));
-    },
-    { detail: { summary: "List a webhook's events (limit, after)", tags } },
-  );
-
-  app.get('/webhooks/:id/events/:event_id', async ({ request, params }) => eventView(await loadEvent(request, params)), {
-    detail: { summary: 'Retrieve a webhook event with its payload', tags },
-  });
-
-  app.get(
-    '/webhooks/:id/events/:event_id/attempts',
-    async ({ request, query, params }) => {
-      const q = pageQuery(query);
-      const ev = await loadEvent(request, params);
-      return listOf(
-        await store.webhookAttempts.pageBy('event', ev.id, ev.team_id, q, 20, (a) => ({
-          id: a.id,
-          http_status_code: a.http_status_code,
-          response: a.response,
-          sent_at: a.created_at,
-        })),
-      );
-    },
-    { detail: { summary: "List a webhook event's delivery attempts", tags } },
-  );
-
-  app.post(
-    '/webhooks/:id/events/:event_id/replay',
-    async ({ request, params }) => {
-      const ev = await loadEvent(request, params);
-      const problem = await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
-      if (problem) throw problem;
-      return { object: 'webhook_event', id: ev.id };
-    },
-    { detail: { summary: 'Replay a webhook event (one immediate extra attempt)', tags } },
-  );
-}
+  return [
+    route({
+      method: 'POST',
+      path: '/webhooks',
+      summary: 'Create a webhook',
+      access: 'team',
+      body: CreateWebhookRequest,
+      status: 201,
+      response: WebhookSecret,
+      async handler({ caller, body }) {
+        const w = await createWebhook(store, caller.team, body, allowPrivate);
+        return { object: 'webhook' as const, id: w.id, signing_secret: w.signing_secret };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks',
+      summary: 'List webhooks',
+      access: 'team',
+      query: PageQuery,
+      body: 'none',
+      response: WebhookList,
+      handler: async ({ caller, query }) => listOf(await store.webhooks.page(caller.team, pageQuery(query), 20, webhookSummary)),
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:id',
+      summary: 'Retrieve a webhook',
+      access: 'team',
+      params: Params,
+      body: 'none',
+      response: Webhook,
+      handler: async ({ caller, params }) => webhookView(await load(caller.team, params.id)),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/webhooks/:id',
+      summary: 'Update a webhook (endpoint, events, status)',
+      access: 'team',
+      params: Params,
+      body: UpdateWebhookRequest,
+      response: Ref('webhook'),
+      async handler({ caller, params, body }) {
+        if (!(await updateWebhook(store, caller.team, params.id, body, allowPrivate))) throw errors.notFound('Webhook');
+        return { object: 'webhook' as const, id: params.id };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/webhooks/:id',
+      summary: 'Delete a webhook',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: Deleted('webhook'),
+      async handler({ caller, params }) {
+        if (!(await deleteWebhook(store, caller.team, params.id))) throw errors.notFound('Webhook');
+        return { object: 'webhook' as const, id: params.id, deleted: true as const };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/webhooks/:id/signing-secret/rotate',
+      summary: 'Rotate the signing secret (the old one keeps signing for 24 h)',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: WebhookSecret,
+      async handler({ caller, params }) {
+        const w = await rotateSecret(store, caller.team, params.id);
+        if (!w) throw errors.notFound('Webhook');
+        return { object: 'webhook' as const, id: w.id, signing_secret: w.signing_secret };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:id/events',
+      summary: "List a webhook's events (limit, after)",
+      access: 'team',
+      params: Params,
+      query: WebhookEventsQuery,
+      body: 'none',
+      response: WebhookEventList,
+      async handler({ caller, params, query }) {
+        const q = pageQuery(query, { cursor: isMsgId, before: false });
+        const w = await load(caller.team, params.id);
+        return listOf(await store.webhookEvents.pageBy('webhook', w.id, w.team_id, q, 20, eventSummary));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:id/events/:event_id',
+      summary: 'Retrieve a webhook event with its payload',
+      access: 'team',
+      params: WebhookEventParams,
+      body: 'none',
+      response: WebhookEvent,
+      handler: async ({ caller, params }) => eventView(await loadEvent(caller.team, params)),
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:id/events/:event_id/attempts',
+      summary: "List a webhook event's delivery attempts",
+      access: 'team',
+      params: WebhookEventParams,
+      query: PageQuery,
+      body: 'none',
+      response: WebhookAttemptList,
+      async handler({ caller, params, query }) {
+        const q = pageQuery(query);
+        const ev = await loadEvent(caller.team, params);
+        return listOf(
+          await store.webhookAttempts.pageBy('event', ev.id, ev.team_id, q, 20, (a) => ({
+            id: a.id,
+            http_status_code: a.http_status_code,
+            response: a.response,
+            sent_at: a.created_at,
+          })),
+        );
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/webhooks/:id/events/:event_id/replay',
+      summary: 'Replay a webhook event (one immediate extra attempt)',
+      access: 'team',
+      params: WebhookEventParams,
+      body: IgnoredBody,
+      response: Ref('webhook_event'),
+      async handler({ caller, params }) {
+        const ev = await loadEvent(caller.team, params);
+        const problem = await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
+        if (problem) throw problem;
+        return { object: 'webhook_event' as const, id: ev.id };
+      },
+    }),
+  ];
+});

@@ -30,17 +30,6 @@ export interface WebhookFields {
   status?: WebhookStatus;
 }
 
-// Views (docs/api.md §14.1).
-export const webhookSummary = (w: WebhookRec) => ({ id: w.id, created_at: w.created_at, status: w.status, endpoint: w.endpoint, events: w.events });
-export const webhookView = (w: WebhookRec) => ({ object: 'webhook' as const, ...webhookSummary(w), signing_secret: w.signing_secret });
-export const eventSummary = (e: WebhookEventRec) => ({ id: e.id, type: e.type, created_at: e.created_at, status: e.status });
-export const eventView = (e: WebhookEventRec) => ({
-  object: 'webhook_event' as const,
-  ...eventSummary(e),
-  next_attempt_at: e.due === null ? null : new Date(e.due).toISOString(),
-  payload: e.payload,
-});
-
 /**
  * An endpoint URL must be http(s) and, unless `security.allow_private_networks`, resolve to public
  * addresses only. Checked here and again at every attempt (the host may re-resolve).

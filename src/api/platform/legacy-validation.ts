@@ -1,3 +1,4 @@
+// TRANSITIONAL: Elysia-validated legacy routes (resources not yet declared with route()). Deleted when the last one is converted.
 // TypeBox validation failures (raised by Elysia before a handler runs) in Resend's words:
 // a missing field → 422 missing_required_field, a bad one → 422 validation_error naming it,
 // a body of the wrong top-level type → 400 validation_error (docs/api.md §1.4).

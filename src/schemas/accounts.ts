@@ -1,0 +1,92 @@
+// Dashboard sign-in, sessions, second factor and team members on the wire (docs/api.md §19).
+import { Type } from '@sinclair/typebox';
+import { Id, Timestamp, type Static } from './common';
+
+export const Role = Type.Union([Type.Literal('owner'), Type.Literal('member')]);
+
+export const Member = Type.Object({
+  object: Type.Literal('member'),
+  id: Id,
+  email: Type.String(),
+  role: Role,
+  totp_enabled: Type.Boolean(),
+  created_at: Timestamp,
+});
+export type Member = Static<typeof Member>;
+
+export const Invite = Type.Object({ object: Type.Literal('invite'), id: Id, email: Type.String(), role: Role, created_at: Timestamp, expires_at: Timestamp });
+export type Invite = Static<typeof Invite>;
+
+/** A new invitation, with the link to send (valid 7 days). */
+export const InviteCreated = Type.Composite([Invite, Type.Object({ url: Type.String() })]);
+
+export const InviteRequest = Type.Object({
+  // An address that is not a string reads as missing, as an empty one does (src/accounts/members.ts).
+  email: Type.String({ error: 'Missing `email` field.', errorName: 'missing_required_field' }),
+  role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member')], { error: 'Invalid `role` field: use "owner" or "member".' })),
+});
+export type InviteRequest = Static<typeof InviteRequest>;
+
+export const MemberList = Type.Object({ object: Type.Literal('list'), has_more: Type.Literal(false), data: Type.Array(Member) });
+export const InviteList = Type.Object({ object: Type.Literal('list'), has_more: Type.Literal(false), data: Type.Array(Invite) });
+
+/** How one can sign in: a password always, OpenID Connect when configured. */
+export const Providers = Type.Object({
+  object: Type.Literal('providers'),
+  password: Type.Literal(true),
+  oidc: Type.Union([Type.Object({ name: Type.Union([Type.String(), Type.Null()]), start_url: Type.String() }), Type.Null()]),
+});
+
+/** The signed-in session: its user and team, and the CSRF token the page sends back. */
+export const Session = Type.Object({
+  object: Type.Literal('session'),
+  id: Id,
+  user: Member,
+  team: Type.Object({ id: Id, name: Type.String() }),
+  csrf_token: Type.String(),
+  expires_at: Timestamp,
+});
+export type Session = Static<typeof Session>;
+
+export const SignInRequest = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 254, error: 'The `email` field must be an email address.' }),
+  password: Type.String({ minLength: 1, maxLength: 200, error: 'The `password` field must be a string.' }),
+  code: Type.Optional(Type.String({ maxLength: 40, error: 'The `code` field must be a string.' })),
+});
+
+/** One of the user's sessions (a browser signed in). */
+export const SessionItem = Type.Object({
+  object: Type.Literal('session'),
+  id: Id,
+  created_at: Timestamp,
+  last_seen_at: Timestamp,
+  expires_at: Timestamp,
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  method: Type.Union([Type.Literal('password'), Type.Literal('oidc'), Type.Literal('invite')]),
+  current: Type.Boolean(),
+});
+export type SessionItem = Static<typeof SessionItem>;
+export const SessionList = Type.Object({ object: Type.Literal('list'), has_more: Type.Literal(false), data: Type.Array(SessionItem) });
+
+export const SessionsEnded = Type.Object({ object: Type.Literal('list'), deleted: Type.Integer() });
+
+/** An invitation as its link shows it, before it is accepted. */
+export const InviteByToken = Type.Object({ object: Type.Literal('invite'), email: Type.String(), role: Role, team: Type.String(), expires_at: Timestamp });
+
+export const AcceptInviteRequest = Type.Object({
+  // A password that is not a string reads as missing (its rules are src/accounts/signin.ts checkPassword's).
+  password: Type.String({ error: 'Missing `password` field.', errorName: 'missing_required_field' }),
+});
+
+export const PasswordRequest = Type.Object({
+  current_password: Type.String({ maxLength: 200, error: 'The `current_password` field must be a string.' }),
+  new_password: Type.String({ maxLength: 200, error: 'The `new_password` field must be a string.' }),
+});
+export const PasswordChanged = Type.Object({ object: Type.Literal('user'), id: Id, password_changed: Type.Literal(true) });
+
+export const TotpEnrolment = Type.Object({ object: Type.Literal('totp_enrolment'), secret: Type.String(), uri: Type.String(), qr_svg: Type.String() });
+export const TotpConfirmRequest = Type.Object({ code: Type.String({ maxLength: 12, error: 'The `code` field must be the 6-digit code.' }) });
+export const TotpEnabled = Type.Object({ object: Type.Literal('totp'), enabled: Type.Literal(true), recovery_codes: Type.Array(Type.String()) });
+export const TotpDisableRequest = Type.Object({ password: Type.String({ maxLength: 200, error: 'The `password` field must be a string.' }) });
+export const TotpDisabled = Type.Object({ object: Type.Literal('totp'), enabled: Type.Literal(false) });

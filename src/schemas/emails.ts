@@ -1,0 +1,173 @@
+// Emails on the wire (docs/api.md §7): the send request every way in hands the sending core (POST
+// /emails, each batch item, SMTP submission, broadcasts, automations: src/sending/submit.ts
+// `prepare` checks it here first), and what the email routes answer. The types of fields are
+// checked here; what needs the field's meaning — addresses, header names, base64, times, whether
+// `from`/`to`/`subject` are given once a template has filled them in — is src/sending/validate.ts.
+import { Type } from '@sinclair/typebox';
+import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
+import { AnyRecord, Id, List, Nullable, Timestamp, type Static } from './common';
+
+const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
+
+/** A field that may be left out or null (null reads as "not given", docs/api.md §1.4). */
+const Maybe = <S extends Parameters<typeof Nullable>[0]>(s: S, field: string, why: string) => Type.Optional(Nullable(s, { error: invalid(field, why) }));
+
+const Text = (field: string) => Maybe(Type.String(), field, 'must be a string.');
+
+/** `to`, `cc`, `bcc`, `reply_to`: one address or several (docs/api.md §1.4). */
+const Addresses = (field: string) => Maybe(Type.Union([Type.String(), Type.Array(Type.String())]), field, 'must be a string or an array of strings.');
+
+const Attachment = Type.Object(
+  {
+    filename: Text('{field}'),
+    content_type: Text('{field}'),
+    // SDK 4.x–5.x send `inline_content_id`, 6.x `content_id` (docs/api.md §2 item 6).
+    content_id: Text('{field}'),
+    inline_content_id: Text('{field}'),
+    content: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { error: 'Invalid `{field}` field: it must be a base64 string.', errorName: 'invalid_attachment' }),
+    ),
+    path: Type.Optional(Nullable(Type.String(), { error: 'Invalid `{field}` field: it must be an http or https URL.', errorName: 'invalid_attachment' })),
+  },
+  { error: 'Invalid `{field}` field: must be an object.' },
+);
+
+/** A send: POST /emails, and each item of POST /emails/batch (docs/api.md §7.1, §7.2). */
+export const SendEmailRequest = Type.Object(
+  {
+    from: Text('from'),
+    to: Addresses('to'),
+    subject: Text('subject'),
+    cc: Addresses('cc'),
+    bcc: Addresses('bcc'),
+    reply_to: Addresses('reply_to'),
+    html: Text('html'),
+    text: Text('text'),
+    /** Never reaches a server from the SDK (it renders React to html), but a plain client may send it. */
+    react: Type.Optional(Type.Unknown()),
+    headers: Maybe(AnyRecord(Type.Unknown()), 'headers', 'must be an object of header names and string values.'),
+    tags: Maybe(Type.Array(Type.Unknown()), 'tags', 'must be an array of `{ name, value }` objects.'),
+    scheduled_at: Text('scheduled_at'),
+    attachments: Maybe(Type.Array(Attachment), 'attachments', 'must be an array.'),
+    /** A published template and its variables (docs/api.md §20.4): checked by src/templates. */
+    template: Type.Optional(Type.Unknown()),
+    topic_id: Maybe(Type.String(), 'topic_id', 'must be the id of a topic.'),
+  },
+  { description: 'docs/api.md §7.1' },
+);
+export type SendEmailRequest = Static<typeof SendEmailRequest>;
+
+export const SendEmailResponse = Type.Object({ id: Id });
+
+/** POST /emails/batch: up to 100 sends (docs/api.md §7.2); each item is a `SendEmailRequest`, checked on its own. */
+export const BatchRequest = Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100, error: 'The batch must contain between 1 and 100 emails.' });
+
+export const BatchResponse = Type.Union([
+  Type.Object({ data: Type.Array(SendEmailResponse) }),
+  /** `x-batch-validation: permissive`: the items refused, by index. */
+  Type.Object({ data: Type.Array(SendEmailResponse), errors: Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() })) }),
+]);
+
+/** `last_event` (docs/api.md §7.8): a status of the event catalogue. */
+const Status = Type.Unsafe<EmailStatus>(
+  Type.Union(
+    EMAIL_STATUSES.map((s) => Type.Literal(s)),
+    { description: 'The last event: docs/api.md §7.8' },
+  ),
+);
+
+const summaryFields = {
+  id: Id,
+  message_id: Type.String(),
+  to: Type.Array(Type.String()),
+  from: Type.String(),
+  created_at: Timestamp,
+  subject: Type.String(),
+  bcc: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  last_event: Status,
+  scheduled_at: Nullable(Timestamp),
+};
+
+/** An item of GET /emails. */
+export const EmailSummary = Type.Object(summaryFields);
+export type EmailSummary = Static<typeof EmailSummary>;
+
+export const EmailListQuery = Type.Object({
+  limit: Type.Optional(Type.String()),
+  after: Type.Optional(Type.String()),
+  before: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String({ description: 'Posthorn: one or more `last_event` values, comma-separated' })),
+  q: Type.Optional(Type.String({ description: 'Posthorn: text in a recipient, the sender or the subject (at most 200 characters)' })),
+  since: Type.Optional(Type.String({ description: 'Posthorn: ISO 8601 lower bound on `created_at`' })),
+  until: Type.Optional(Type.String({ description: 'Posthorn: ISO 8601 upper bound on `created_at`' })),
+});
+
+/** One SMTP transaction for some recipients of an email (Posthorn, docs/api.md §7.3). */
+export const DeliveryAttempt = Type.Object({
+  at: Timestamp,
+  domain: Type.String(),
+  host: Nullable(Type.String()),
+  ip: Type.Optional(Nullable(Type.String())),
+  tls: Nullable(Type.Boolean()),
+  tls_version: Type.Optional(Nullable(Type.String())),
+  tls_cipher: Type.Optional(Nullable(Type.String())),
+  mta_sts: Type.Optional(Nullable(Type.Union([Type.Literal('enforce'), Type.Literal('testing')]))),
+  duration_ms: Type.Number(),
+  results: Type.Array(
+    Type.Object({ recipient: Type.String(), code: Type.Number(), enhanced_code: Type.Optional(Nullable(Type.String())), reply: Type.String() }),
+  ),
+});
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+/** GET /emails/{id}. */
+export const Email = Type.Object({
+  object: Type.Literal('email'),
+  ...summaryFields,
+  html: Nullable(Type.String()),
+  text: Nullable(Type.String()),
+  tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  topic_id: Nullable(Id),
+  /** Posthorn: every delivery attempt. */
+  attempts: Type.Array(DeliveryAttempt),
+  /** Posthorn: the recipients still queued and what holds them (null: nothing queued). */
+  queue: Nullable(
+    Type.Object({
+      recipients: Type.Array(Type.String()),
+      held: Nullable(Type.Union([Type.Literal('email'), Type.Literal('destination')])),
+    }),
+  ),
+});
+export type Email = Static<typeof Email>;
+
+/** One entry of an email's event log (Posthorn, docs/api.md §7.3). */
+export const EmailEvent = Type.Object({
+  object: Type.Literal('event'),
+  id: Type.String(),
+  type: Type.String(),
+  created_at: Timestamp,
+  data: Type.Unknown({ description: 'The webhook payload of the event (docs/api.md §14.3)' }),
+  automated: Nullable(Type.String()),
+});
+export type EmailEvent = Static<typeof EmailEvent>;
+
+export const EmailEvents = List(EmailEvent);
+
+export const RescheduleRequest = Type.Object({ scheduled_at: Type.String({ error: 'The `scheduled_at` field must be a string.' }) });
+
+export const ShareRequest = Type.Object({ expires_in: Type.Optional(Type.Unknown({ description: 'How long the link lives: docs/api.md §7.10' })) });
+export const ShareResponse = Type.Object({ object: Type.Literal('email'), id: Id, url: Type.String() });
+
+/** An attachment of a sent or received email, with its signed download link (docs/api.md §7.7, §8). */
+export const EmailAttachment = Type.Object({
+  object: Type.Literal('attachment'),
+  id: Id,
+  filename: Type.Optional(Type.String()),
+  size: Type.Number(),
+  content_type: Type.String(),
+  content_disposition: Type.Union([Type.Literal('attachment'), Type.Literal('inline')]),
+  content_id: Type.Optional(Type.String()),
+  download_url: Type.String(),
+  expires_at: Timestamp,
+});
