@@ -1,6 +1,6 @@
 // The automation runner (docs/api.md §24.8, docs/ARCHITECTURE.md "The walk of a run"): the back
 // office's worker that turns triggers into runs and advances runs whose next step is due, on the
-// shared due-work loop (work/due-worker.ts).
+// shared due-work loop (a DueService, work/due-service.ts).
 //
 //   claim   — take a batch of triggers (intake.ts), a batch of cleanup, then the runs due now
 //             (read only: a run in flight is never claimed twice, and a run a crash interrupted
@@ -21,7 +21,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../log';
-import { DueWorker } from '../work/due-worker';
+import { DueService } from '../work/due-service';
 import { jittered, retryWait } from '../work/retry';
 import { prepare, commit, type Prepared } from '../sending/submit';
 import { SignedLinks } from '../links/signed';
@@ -60,51 +60,33 @@ export const MAX_ATTEMPTS = RETRIES.length + 1;
 /** The run moved on since the attempt read it: what the attempt made is dropped. */
 class StaleRun extends Error {}
 
-export class AutomationRunner {
-  private readonly worker: DueWorker<Claimed, Plan>;
+export class AutomationRunner extends DueService<Claimed, Plan> {
   private readonly links: SignedLinks;
 
   constructor(
     private readonly deps: RunnerDeps,
     opts: { concurrency?: number } = {},
   ) {
-    const { store } = deps;
-    this.links = new SignedLinks(store.secret('links'), deps.config.public_url);
-    this.worker = new DueWorker(
-      'automations',
-      {
-        // Triggers and cleanups waiting are due now.
-        nextDue: async () =>
-          (await store.automationTriggers.next(1)).length || (await store.automationCleanup.nextDue()) !== null ? 0 : store.automationDue.nextDue(),
-        claim: (max, busy) => this.claim(max, busy),
-        key: (c) => c.id,
-        attempt: (c) => this.attempt(c),
-        settle: (c, plan) => this.settle(c, plan),
-      },
-      opts.concurrency ?? 64,
-    );
+    super({ name: 'automations', concurrency: opts.concurrency ?? 64, graceMs: 10_000 });
+    this.links = new SignedLinks(deps.store.secret('links'), deps.config.public_url);
   }
 
-  start(): void {
-    this.worker.start();
+  override start(): void {
+    super.start();
     log.info('automations.started', {});
   }
 
-  async stop(graceMs = 10_000): Promise<void> {
-    await this.worker.stop(graceMs);
+  /** Triggers and cleanups waiting are due now. */
+  protected async nextDue(): Promise<number | null> {
+    const { store } = this.deps;
+    return (await store.automationTriggers.next(1)).length || (await store.automationCleanup.nextDue()) !== null ? 0 : store.automationDue.nextDue();
   }
 
-  /** Triggers, cleanups or runs were committed: look now. */
-  kick(): void {
-    this.worker.kick();
+  protected key(c: Claimed): string {
+    return c.id;
   }
 
-  /** Resolves once no trigger, cleanup or run is due now and nothing is in flight (tests, benchmarks). */
-  idle(): Promise<void> {
-    return this.worker.idle();
-  }
-
-  private async claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+  protected async claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store } = this.deps;
     await takeTriggers(this.deps);
     await cleanUp(store);
@@ -116,7 +98,7 @@ export class AutomationRunner {
   }
 
   /** What advancing the run takes: for a `send_email` step, the email prepared (no writes). */
-  private async attempt(c: Claimed): Promise<Plan> {
+  protected async attempt(c: Claimed): Promise<Plan> {
     const { store } = this.deps;
     try {
       const run = await store.automationRuns.get(c.team, c.id);
@@ -178,7 +160,7 @@ export class AutomationRunner {
     );
   }
 
-  private async settle(c: Claimed, plan: Plan): Promise<void> {
+  protected async settle(c: Claimed, plan: Plan): Promise<void> {
     const { store } = this.deps;
     try {
       switch (plan.kind) {

@@ -1,6 +1,6 @@
 // The inbound processor (docs/mail.md §4–5): the spool's worker. The SMTP listener answers 250 once
 // a message and its envelope are committed to the spool; this takes spooled messages (the shared
-// DueWorker loop) and does what used to hold the 250 back: parse (mailparser), check SPF, DKIM and
+// due-work loop) and does what used to hold the 250 back: parse (mailparser), check SPF, DKIM and
 // DMARC (mailauth), store one record per team with its `email.received` event, and read reports at
 // return-path addresses as bounces and complaints (feedback/). The records, their event and the
 // spool entry's removal commit together, so a message is stored exactly once.
@@ -11,14 +11,15 @@
 // spool with its error (until retention), logged, never retried — never lost, never looping.
 //
 // Its dependencies are the store, events, feedback, DNS and two settings, and it talks to the
-// listener only through the store, so it can run wherever the store is open.
+// listener only through the store, so it can run wherever the store is open. It is a DueService:
+// start, stop, kick and idle are the shared worker's (work/due-service.ts).
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
 import type { Feedback, ReportAction } from '../feedback';
 import type { SpooledMessage, Store, Tx } from '../store';
 import { readReport, type Report } from '../mail/reports';
-import { DueWorker } from '../work/due-worker';
+import { DueService } from '../work/due-service';
 import { retryWait } from '../work/retry';
 import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
@@ -51,47 +52,30 @@ interface Claimed {
   due: number;
 }
 
-export class InboundProcessor {
-  private readonly worker: DueWorker<Claimed, Outcome>;
+export class InboundProcessor extends DueService<Claimed, Outcome> {
   private readonly budget = new ByteBudget(PROCESS_BUDGET);
 
   constructor(
     private readonly svc: InboundDeps,
     opts: { concurrency?: number } = {},
   ) {
-    this.worker = new DueWorker(
-      'inbound',
-      {
-        nextDue: () => svc.store.inboundSpool.nextDue(),
-        claim: (max, busy) => this.claim(max, busy),
-        key: (c) => c.msg.id,
-        attempt: (c) => this.attempt(c.msg),
-        settle: (c, out) => this.settle(c, out),
-      },
-      opts.concurrency ?? 16,
-    );
+    super({ name: 'inbound', concurrency: opts.concurrency ?? 16, graceMs: 10_000 });
   }
 
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     // In cluster mode a message in flight may be another node's: it waits for its lease instead.
     if (this.svc.store.exclusive) await this.resumeInterrupted();
-    this.worker.start();
+    super.start();
     const { waiting, failed } = await this.svc.store.inboundSpool.counts();
     log.info('inbound.started', { waiting, failed });
   }
 
-  async stop(graceMs = 10_000): Promise<void> {
-    await this.worker.stop(graceMs);
+  protected nextDue(): Promise<number | null> {
+    return this.svc.store.inboundSpool.nextDue();
   }
 
-  /** New messages are spooled: look now. */
-  kick(): void {
-    this.worker.kick();
-  }
-
-  /** Resolves once nothing is due now and no message is being processed (tests, benchmarks). */
-  idle(): Promise<void> {
-    return this.worker.idle();
+  protected key(c: Claimed): string {
+    return c.msg.id;
   }
 
   /** Messages a process that is gone left mid-attempt are due at once, not at their retry time. */
@@ -110,7 +94,7 @@ export class InboundProcessor {
     if (resumed) log.warn('inbound.resumed_interrupted', { messages: resumed });
   }
 
-  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+  protected claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     return this.svc.store.write(async (tx) => {
       const now = Date.now();
       const out: Claimed[] = [];
@@ -135,7 +119,7 @@ export class InboundProcessor {
   }
 
   /** Parse and check (no writes); a failure is the outcome, not a throw. */
-  private async attempt(m: SpooledMessage): Promise<Outcome> {
+  protected async attempt({ msg: m }: Claimed): Promise<Outcome> {
     const release = await this.budget.take(3 * m.size);
     try {
       const raw = await this.svc.store.inboundSpool.raw(m.id);
@@ -171,7 +155,7 @@ export class InboundProcessor {
   }
 
   /** Store and apply, and the message leaves the spool — or wait for the retry, or give up. */
-  private async settle({ msg: m, due }: Claimed, out: Outcome): Promise<void> {
+  protected async settle({ msg: m, due }: Claimed, out: Outcome): Promise<void> {
     const { store, feedback } = this.svc;
     if (out.ok) {
       const { received, actions } = out.prepared;

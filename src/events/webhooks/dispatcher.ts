@@ -1,4 +1,4 @@
-// The webhook dispatcher: the outbox's worker (the shared DueWorker loop). Each claim persists the
+// The webhook dispatcher: the outbox's worker (a DueService, on the shared due-work loop). Each claim persists the
 // event's next attempt time before the attempt (persist before acting, docs/ARCHITECTURE.md): the
 // wait of `webhooks.retry_schedule` after this attempt (jittered), so a crash mid-attempt means a
 // retry; the last attempt (and a manual replay) gets a lease instead, after which a crashed
@@ -6,7 +6,7 @@
 // each in flight, under a global limit, so a slow or dead endpoint never delays the others.
 import type { Config } from '../../config';
 import type { Store, WebhookEventRec, WebhookRec } from '../../store';
-import { DueWorker } from '../../work/due-worker';
+import { DueService } from '../../work/due-service';
 import { jittered, retryWait } from '../../work/retry';
 import { newId } from '../../ids';
 import { log } from '../../log';
@@ -41,8 +41,7 @@ const LEASE_MS = 60_000;
 /** Worker keys: `<webhook id> <event id>` (webhook ids are 36-char UUIDs), so per-endpoint load is countable. */
 const slot = (webhookId: string, eventId: string) => `${webhookId} ${eventId}`;
 
-export class WebhookDispatcher {
-  private readonly worker: DueWorker<Claimed, AttemptOutcome>;
+export class WebhookDispatcher extends DueService<Claimed, AttemptOutcome> {
   private readonly perEndpoint: number;
   private readonly timeoutMs: number;
   /** Where the last claim stopped: the next one starts after it (round robin). */
@@ -52,19 +51,10 @@ export class WebhookDispatcher {
     private readonly svc: DispatcherDeps,
     opts: DispatcherOptions = {},
   ) {
+    // Attempts still running after the grace are abandoned: their events are retried after a restart.
+    super({ name: 'webhooks', concurrency: opts.concurrency ?? 64, graceMs: 5_000 });
     this.perEndpoint = opts.perEndpoint ?? 4;
     this.timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
-    this.worker = new DueWorker(
-      'webhooks',
-      {
-        nextDue: () => svc.store.outbox.nextDue(),
-        claim: (max, busy) => this.claim(max, busy),
-        key: (c) => slot(c.webhook.id, c.rec.id),
-        attempt: (c) => deliver(c.webhook, c.rec, { allowPrivate: svc.config.security.allow_private_networks, timeoutMs: this.timeoutMs }),
-        settle: (c, out) => this.settle(c, out),
-      },
-      opts.concurrency ?? 64,
-    );
   }
 
   /** Attempts per event: the first, then one after each wait of the schedule. */
@@ -72,25 +62,19 @@ export class WebhookDispatcher {
     return this.svc.config.webhooks.retry_schedule.length + 1;
   }
 
-  start(): void {
-    this.worker.start();
+  protected nextDue(): Promise<number | null> {
+    return this.svc.store.outbox.nextDue();
   }
 
-  /** Attempts still running after `graceMs` are abandoned: their events are retried after a restart. */
-  async stop(graceMs = 5_000): Promise<void> {
-    await this.worker.stop(graceMs);
+  protected key(c: Claimed): string {
+    return slot(c.webhook.id, c.rec.id);
   }
 
-  kick(): void {
-    this.worker.kick();
+  protected attempt(c: Claimed): Promise<AttemptOutcome> {
+    return deliver(c.webhook, c.rec, { allowPrivate: this.svc.config.security.allow_private_networks, timeoutMs: this.timeoutMs });
   }
 
-  /** Resolves once nothing is due now and no attempt is in flight (tests, benchmarks). */
-  idle(): Promise<void> {
-    return this.worker.idle();
-  }
-
-  private claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+  protected claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
     const { store, config } = this.svc;
     const load = new Map<string, number>();
     for (const key of busy) load.set(key.slice(0, 36), (load.get(key.slice(0, 36)) ?? 0) + 1);
@@ -130,7 +114,7 @@ export class WebhookDispatcher {
   }
 
   /** Log the attempt and move the event on: success, a retry at the persisted time, or failed. */
-  private async settle(c: Claimed, out: AttemptOutcome): Promise<void> {
+  protected async settle(c: Claimed, out: AttemptOutcome): Promise<void> {
     const { store } = this.svc;
     const { rec } = c;
     const status = await store.write(async (tx) => {
