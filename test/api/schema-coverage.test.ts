@@ -10,6 +10,8 @@ import { buildApp } from '../../src/api/app';
 import { RequestLog } from '../../src/api/platform/requestlog';
 import { isRaw } from '../../src/api/platform/route';
 import { LEGACY_RESOURCES } from '../../src/api/resources';
+import { routeIndex, withIndex } from '../../src/api/platform/route-index';
+import { readFileSync } from 'node:fs';
 
 let p: Running;
 let api: ReturnType<typeof buildApp>;
@@ -62,5 +64,10 @@ describe('schema coverage', () => {
       else if (typeof route.body === 'object' && !op.requestBody) missing.push(`${route.method} ${route.path}: requestBody`);
     }
     expect(missing).toEqual([]);
+  });
+
+  test('docs/api.md §25 lists the declared routes (npm run docs:api writes it)', () => {
+    const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    expect(withIndex(doc, routeIndex(api.table))).toBe(doc);
   });
 });
