@@ -245,7 +245,10 @@ export class DeliveryEngine {
         /** May one more attempt for `site` start (counted if so)? If not, a suspended site's entry moves. */
         const admit = (site: string, domain: string, id: string, due: number): boolean => {
           let r = room.get(site);
-          if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+          if (!r) {
+            r = shaper.room(site, now, perSite.get(site) ?? 0);
+            room.set(site, r);
+          }
           if (r.n > 0) {
             r.n--;
             return true;
@@ -297,7 +300,10 @@ export class DeliveryEngine {
           const noRoom = () => {
             for (const site of last.sites) {
               let r = room.get(site);
-              if (!r) room.set(site, (r = shaper.room(site, now, perSite.get(site) ?? 0)));
+              if (!r) {
+                r = shaper.room(site, now, perSite.get(site) ?? 0);
+                room.set(site, r);
+              }
               if (r.n > 0) return false;
             }
             return true;
@@ -311,7 +317,11 @@ export class DeliveryEngine {
           const r = last.resume;
           const seenBefore = (d: string, i: string, t: number) => !!r && t === r.due && (d < r.domain || (d === r.domain && i <= r.id));
           // Counted as looked at, as the queue counts them toward its limit.
-          const tailPass: typeof pass = (d, i, t) => (seenBefore(d, i, t) ? (looked++, true) : pass(d, i, t));
+          const tailPass: typeof pass = (d, i, t) => {
+            if (!seenBefore(d, i, t)) return pass(d, i, t);
+            looked++;
+            return true;
+          };
           const tail = headWhole ? await tx.queue.due(now, max - head.length, tailPass, r ? r.due - 1 : last.upTo) : [];
           found = [...head, ...tail];
           whole = headWhole && tail.length < max - head.length && looked < QUEUE_SCAN_LIMIT;

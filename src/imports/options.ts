@@ -3,7 +3,7 @@
 // before the import is created; the segments, topics and properties they name are checked against
 // the store in the creating unit of work (`checkTargets`).
 import type { ImportColumns, StoreReader, Subscription } from '../store';
-import { ApiError, errors } from '../errors';
+import { type ApiError, errors } from '../errors';
 import { isUuid } from '../ids';
 import { choicesField } from '../topics';
 

@@ -5,7 +5,7 @@
 // `topicAllows`, read by the sending core when the email is queued.
 import type { ContactRec, StoreReader, Subscription, TopicRec, Tx, PageQuery } from '../store';
 import type { Events } from '../events';
-import { ApiError, errors } from '../errors';
+import { type ApiError, errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 
 export const MAX_NAME = 50;

@@ -113,7 +113,7 @@ export class WebhookDispatcher {
             tx.outbox.remove(head.team, head.webhook, due, id);
             continue;
           }
-          if (!webhook || webhook.status !== 'enabled') {
+          if (webhook?.status !== 'enabled') {
             await moveEvent(tx, rec, null, { status: 'failed', replay: false });
             continue;
           }

@@ -29,7 +29,7 @@ import { guarded } from '../guarded';
 import { log } from '../../log';
 import type { Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, WriteOptions, InboundSpoolTx, DueIndexTx, AutomationTriggersTx } from '../interface';
 import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from '../records';
-import type { EmailRec, EmailContent, EventRec, QueueEntry } from '../email-records';
+import type { EmailRec, EmailContent, EventRec } from '../email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from '../webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from '../inbound-records';
 import type { TemplateRec } from '../template-records';
@@ -254,7 +254,10 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   const wrapper = (name: string, make: (tx: LmdbTx) => object) => ({
     get(this: LmdbTx) {
       let w = this.wrappers.get(name);
-      if (!w) this.wrappers.set(name, (w = make(this)));
+      if (!w) {
+        w = make(this);
+        this.wrappers.set(name, w);
+      }
       return w;
     },
   });
@@ -343,7 +346,8 @@ export class LmdbStore extends Repos implements Store {
   }
 
   private async commit<T>(fn: (tx: Tx) => Promise<T>, patient: boolean): Promise<T> {
-    const tx = newTx((this.txProto ??= txPrototype(this, this.cached)));
+    this.txProto ??= txPrototype(this, this.cached);
+    const tx = newTx(this.txProto);
     const result = await this.env.transaction(() => fn(tx), patient);
     // Committed: whatever follows must not make the caller believe it failed.
     for (const c of tx.stale) c.clear();

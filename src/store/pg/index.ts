@@ -205,7 +205,10 @@ function txPrototype(repos: Repositories): PgTx {
     Object.defineProperty(proto, name, {
       get(this: PgTx) {
         let r = this._bound.get(name);
-        if (!r) this._bound.set(name, (r = repo.bind(this._unit)));
+        if (!r) {
+          r = repo.bind(this._unit);
+          this._bound.set(name, r);
+        }
         return r;
       },
     });
@@ -226,6 +229,7 @@ export function redacted(url: string): string {
   }
 }
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface below declares the read side that the constructor's Object.assign adds.
 export class PgStore implements Store {
   readonly exclusive = false;
   private readonly repos: Repositories;
@@ -388,7 +392,9 @@ export class PgStore implements Store {
   }
 
   async appendLogs(recs: LogRec[]): Promise<void> {
-    await this.write(async (tx) => recs.forEach((r) => tx.logs.put(r)));
+    await this.write(async (tx) => {
+      for (const r of recs) tx.logs.put(r);
+    });
   }
 
   async backup(): Promise<{ files: number }> {
@@ -406,7 +412,6 @@ export class PgStore implements Store {
 }
 
 // The read side of the interface comes from the repositories (Object.assign in the constructor).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface PgStore extends Omit<Repositories, 'domains' | 'apiKeys'> {
   domains: CachedRecords<DomainRec, 'name'>;
   apiKeys: CachedRecords<ApiKeyRec, 'hash'>;
