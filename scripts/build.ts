@@ -105,7 +105,7 @@ function rewriteOnce(file: string, source: string, what: string, pattern: RegExp
   const matches =
     typeof pattern === 'string'
       ? source.split(pattern).length - 1
-      : [...source.matchAll(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g'))].length;
+      : [...source.matchAll(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`))].length;
   if (matches !== 1) {
     fail(
       `native-addon rewrite "${what}" expected exactly 1 match in ${relative(ROOT, file)}, found ${matches}.\n` +
@@ -117,8 +117,9 @@ function rewriteOnce(file: string, source: string, what: string, pattern: RegExp
   return source.replace(pattern, () => replacement);
 }
 
-function readJson(file: string): any {
-  return JSON.parse(readFileSync(file, 'utf8'));
+/** The `version` of a package.json. */
+function versionOf(packageJson: string): string {
+  return JSON.parse(readFileSync(packageJson, 'utf8')).version;
 }
 
 /**
@@ -133,7 +134,7 @@ function platformAddon(fromDir: string, pkg: string, file: string, expectVersion
   } catch {
     fail(`cannot resolve ${pkg} from ${relative(ROOT, fromDir)}: run \`npm ci\` on linux-x64 (glibc)`);
   }
-  const version = readJson(pkgJson).version;
+  const version = versionOf(pkgJson);
   if (version !== expectVersion) fail(`${pkg}@${version} does not match its loader's version ${expectVersion} (${relative(ROOT, pkgJson)})`);
   const addon = join(dirname(pkgJson), file);
   if (!existsSync(addon)) fail(`native addon missing: ${relative(ROOT, addon)}`);
@@ -143,7 +144,7 @@ function platformAddon(fromDir: string, pkg: string, file: string, expectVersion
 type Rewrite = (file: string, source: string) => string;
 
 function lmdbRewrites(lmdbDir: string): { native: Rewrite; open: Rewrite; cjs: Rewrite } {
-  const version = readJson(join(lmdbDir, 'package.json')).version;
+  const version = versionOf(join(lmdbDir, 'package.json'));
   const addon = platformAddon(lmdbDir, '@lmdb/lmdb-linux-x64', 'node.napi.glibc.node', version);
   const dictFile = join(lmdbDir, 'dict', 'dict.txt');
   if (!existsSync(dictFile)) fail(`lmdb compression dictionary missing: ${relative(ROOT, dictFile)}`);
@@ -177,7 +178,7 @@ function lmdbRewrites(lmdbDir: string): { native: Rewrite; open: Rewrite; cjs: R
 }
 
 function msgpackrExtractRewrite(pkgDir: string): Rewrite {
-  const version = readJson(join(pkgDir, 'package.json')).version;
+  const version = versionOf(join(pkgDir, 'package.json'));
   const addon = platformAddon(pkgDir, '@msgpackr-extract/msgpackr-extract-linux-x64', 'node.napi.glibc.node', version);
   return (file, src) =>
     rewriteOnce(
@@ -190,7 +191,7 @@ function msgpackrExtractRewrite(pkgDir: string): Rewrite {
 }
 
 const SEP = String.raw`[\\/]`;
-const NM = String.raw`${SEP}node_modules${SEP}`;
+const NM = `${SEP}node_modules${SEP}`;
 
 function nativeAddonPlugin(): BunPlugin {
   // Rewrites are keyed by path: a nested second copy of a package gets its own (checked) rewrite.

@@ -82,7 +82,7 @@ export interface Summary {
   files: number;
 }
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI colour codes this strips.
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 /** Per-test result markers bun prints at the start of a line (plain and coloured output). */

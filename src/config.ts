@@ -351,11 +351,14 @@ function lookup(obj: Record<string, unknown>, dotted: string): unknown {
   return cur;
 }
 
-function assign(obj: Record<string, any>, dotted: string, value: unknown) {
+function assign(obj: Record<string, unknown>, dotted: string, value: unknown) {
   const parts = dotted.split('.');
   let cur = obj;
-  for (const p of parts.slice(0, -1)) cur = cur[p] ??= {};
-  cur[parts[parts.length - 1]] = value;
+  for (const p of parts.slice(0, -1)) {
+    cur[p] ??= {};
+    cur = cur[p] as Record<string, unknown>;
+  }
+  cur[parts[parts.length - 1]!] = value;
 }
 
 /** Reject keys nobody reads: a typo in the file must not be silently ignored. */
@@ -396,7 +399,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
     checkUnknown(file);
   }
-  const out: Record<string, any> = {};
+  const out: Record<string, unknown> = {};
   for (const def of KEYS) {
     let raw: unknown = def.default;
     let fromEnv = false;
@@ -409,7 +412,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (opts.overrides && def.key in opts.overrides) raw = opts.overrides[def.key];
     assign(out, def.key, coerce(def, raw, fromEnv));
   }
-  const cfg = out as Config;
+  // Built from KEYS, which name every field of Config.
+  const cfg = out as unknown as Config;
   if (cfg.database.url !== null && !/^postgres(ql)?:\/\/./.test(cfg.database.url))
     throw new ConfigError('database.url', 'must be a postgres:// (or postgresql://) URL, or unset for the embedded store');
   if (cfg.delivery.mode === 'relay' && !cfg.delivery.relay_url) throw new ConfigError('delivery.relay_url', 'is required when `delivery.mode` is relay');

@@ -101,10 +101,10 @@ describe('defaults and config.example.toml', () => {
 
   test('config.example.toml sets every key and names every environment variable', () => {
     const text = readFileSync(EXAMPLE, 'utf8');
-    const toml = Bun.TOML.parse(text) as Record<string, any>;
+    const toml = Bun.TOML.parse(text) as Record<string, unknown>;
     for (const def of KEYS) {
       const [a, b] = def.key.split('.');
-      const value = b === undefined ? toml[a] : toml[a]?.[b];
+      const value = b === undefined ? toml[a] : (toml[a] as Record<string, unknown> | undefined)?.[b];
       expect({ key: def.key, present: value !== undefined }).toEqual({ key: def.key, present: true });
       // Each env var is named in the comments (the *_KEY ones next to their *_CERT sibling).
       expect({ key: def.key, env: text.includes(def.env) }).toEqual({ key: def.key, env: true });

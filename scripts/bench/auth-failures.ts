@@ -41,8 +41,7 @@ function lineReader(sock: Socket | TLSSocket) {
   const push = (l: string | null) => (waiting.length ? waiting.shift()!(l) : l !== null && lines.push(l));
   sock.on('data', (d: Buffer) => {
     buf += d.toString('latin1');
-    let i: number;
-    while ((i = buf.indexOf('\r\n')) >= 0) {
+    for (let i = buf.indexOf('\r\n'); i >= 0; i = buf.indexOf('\r\n')) {
       push(buf.slice(0, i));
       buf = buf.slice(i + 2);
     }

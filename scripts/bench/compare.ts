@@ -49,6 +49,7 @@ import { cpus } from 'node:os';
 import nodemailer from 'nodemailer';
 import { wrk as runWrk, cpuOf, startBare, type CpuProbe } from './wrk';
 import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
+import type { MetricsBody } from './lib';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -252,7 +253,7 @@ if (ONLY.has('smtp')) {
     });
     await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });
     await waitForGreeting(port);
-    const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
+    const received = async () => (await call<MetricsBody>(target, 'GET', '/emails/metrics?metrics=received')).totals.received;
     await smtpSource(port, 'inbox@recv.test', WARM_UP);
     await rateUntil(async () => (await received()) >= WARM_UP, WARM_UP, performance.now());
     const t0 = performance.now();
@@ -501,7 +502,7 @@ if (ONLY.has('queued')) {
   // Then each is tried once and waits for its retry, its attempt and its events (sent,
   // delivery_delayed) stored: what a destination that is down leaves behind.
   await call(target, 'POST', '/queue/dest.test/release');
-  const attempted = async () => (await call(target, 'GET', '/emails/metrics?metrics=delivery_delayed')).totals.delivery_delayed as number;
+  const attempted = async () => (await call<MetricsBody>(target, 'GET', '/emails/metrics?metrics=delivery_delayed')).totals.delivery_delayed;
   await rateUntil(async () => (await attempted()) >= QUEUED, QUEUED, performance.now());
   await settled(`RSS, ${fmt(QUEUED)} emails queued, each tried once (MB)`);
   await target.stop();

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
+import type { PublishedRecord } from '../../test/helpers/dns';
 
 export const ROOT = resolve(import.meta.dir, '..', '..');
 /** The highest `limits.requests_per_second` accepts: the limiter must not be what is measured. */
@@ -155,8 +156,20 @@ export function threadCpu(pid: number | 'self'): Map<number, { name: string; sec
 
 export class Non2xx extends Error {}
 
-/** One authenticated JSON call; throws Non2xx on any other answer. Returns the parsed body. */
-export async function call(target: Target, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+/** What the benches read of a domain (docs/api.md, the domain object). */
+export interface DomainBody {
+  id: string;
+  status: string;
+  records: PublishedRecord[];
+}
+
+/** What the benches read of GET /emails/metrics. */
+export interface MetricsBody {
+  totals: Record<string, number>;
+}
+
+/** One authenticated JSON call; throws Non2xx on any other answer. Returns the parsed body, of the shape the caller names. */
+export async function call<T = unknown>(target: Target, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const res = await fetch(target.url + path, {
     method,
     headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', ...headers },
@@ -164,7 +177,7 @@ export async function call(target: Target, method: string, path: string, body?: 
   });
   const text = await res.text();
   if (res.status < 200 || res.status > 299) throw new Non2xx(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
+  return (text ? JSON.parse(text) : null) as T;
 }
 
 export interface LoadResult {
@@ -227,14 +240,14 @@ export async function verifiedSendingDomain(
   zone: { publish(d: string, r: unknown[]): unknown; set(n: string, t: string, v: unknown[], opts?: { ttl?: number }): unknown; clear(n: string): unknown },
   name: string,
 ) {
-  const domain = await call(target, 'POST', '/domains', { name });
+  const domain = await call<DomainBody>(target, 'POST', '/domains', { name });
   // A previous part's Posthorn published other keys for the same names: replace, not add.
-  for (const r of domain.records as { name: string }[]) zone.clear(r.name === '@' ? name : `${r.name}.${name}`);
+  for (const r of domain.records) zone.clear(r.name === '@' ? name : `${r.name}.${name}`);
   zone.publish(name, domain.records);
   zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }], { ttl: DEST_TTL_S });
   zone.set('mx.dest.test', 'A', ['127.0.0.1'], { ttl: DEST_TTL_S });
   await call(target, 'POST', `/domains/${domain.id}/verify`);
-  for (let i = 0; (await call(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
+  for (let i = 0; (await call<DomainBody>(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
     if (i > 100) fail(`${name} did not verify`);
     await Bun.sleep(100);
   }

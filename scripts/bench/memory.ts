@@ -19,7 +19,7 @@
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
-import { startChild, tempDir, call, fmt, mb, machine, fail } from './lib';
+import { startChild, tempDir, call, fmt, mb, machine, fail, type DomainBody } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 
@@ -70,10 +70,10 @@ const target = await startChild(tempDir('posthorn-bench-memory-'), {
   POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
 });
 // A sending domain, verified through the DNS server in this process.
-const domain = await call(target, 'POST', '/domains', { name: 'bench.test' });
+const domain = await call<DomainBody>(target, 'POST', '/domains', { name: 'bench.test' });
 dns.zone.publish('bench.test', domain.records);
 await call(target, 'POST', `/domains/${domain.id}/verify`);
-for (let i = 0; (await call(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
+for (let i = 0; (await call<DomainBody>(target, 'GET', `/domains/${domain.id}`)).status !== 'verified'; i++) {
   if (i > 100) fail('bench.test did not verify');
   await Bun.sleep(100);
 }
@@ -132,7 +132,7 @@ const pct = (list: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 const peak = (list: number[]) => list.reduce((a, b) => Math.max(a, b), 0);
-const queued = (await call(target, 'GET', '/queue')) as { data: { queued: number; retrying: number }[] };
+const queued = await call<{ data: { queued: number; retrying: number }[] }>(target, 'GET', '/queue');
 console.log(`\nsent ${fmt(COUNT)} emails in ${fmt(sendSeconds, 1)} s (${fmt(COUNT / sendSeconds, 1)}/s); destination saw ${fmt(attempts)} full attempts`);
 console.log(
   `queue: ${fmt(queued.data.reduce((n, d) => n + d.queued, 0))} emails waiting, ${fmt(queued.data.reduce((n, d) => n + d.retrying, 0))} of them retried at least once`,

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { readdirSync } from 'node:fs';
 import nodemailer from 'nodemailer';
-import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain } from './lib';
+import { startChild, tempDir, call, freePort, fail, verifiedSendingDomain, type MetricsBody } from './lib';
 import { runSmtpSource, startSmtpSink } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -54,7 +54,7 @@ const target = await startChild(
   opts['no-profile'] ? [] : ['--cpu-prof-md', `--cpu-prof-dir=${out}`],
 );
 const warmUp = Number(opts['warm-up']);
-const received = async () => (await call(target, 'GET', '/emails/metrics?metrics=received')).totals.received as number;
+const received = async () => (await call<MetricsBody>(target, 'GET', '/emails/metrics?metrics=received')).totals.received;
 const smtpSource = (n: number) => runSmtpSource(port, 'inbox@recv.test', n).catch((e: Error) => fail(e.message));
 if (opts.part === 'smtp') {
   await call(target, 'POST', '/domains', { name: 'recv.test', capabilities: { sending: 'disabled', receiving: 'enabled' } });

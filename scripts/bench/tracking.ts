@@ -41,9 +41,9 @@ const target = await startChild(tempDir('posthorn-bench-tracking-'), {
   POSTHORN_TRACKING_PREFETCH_WINDOW: '0s',
 });
 await verifiedSendingDomain(target, dns.zone, 'bench.test');
-const domains = await call(target, 'GET', '/domains');
+const domains = await call<{ data: { id: string }[] }>(target, 'GET', '/domains');
 await call(target, 'PATCH', `/domains/${domains.data[0].id}`, { open_tracking: true, click_tracking: true });
-const sent = await call(target, 'POST', '/emails', {
+const sent = await call<{ id: string }>(target, 'POST', '/emails', {
   from: 'bench@bench.test',
   to: 'reader@dest.test',
   subject: 'Tracked',
@@ -94,7 +94,7 @@ for (const [name, url, status] of [
 }
 // Every hit was recorded: the email's event log grew by one event per hit.
 await Bun.sleep(500);
-const events = await call(target, 'GET', `/emails/${sent.id}`);
+const events = await call<{ last_event: string }>(target, 'GET', `/emails/${sent.id}`);
 console.log(`\nlast_event of the tracked email: ${events.last_event}`);
 bare.stop(true);
 await target.stop();

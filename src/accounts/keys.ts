@@ -27,7 +27,7 @@ export async function keyForToken(store: StoreReader, token: string): Promise<Ap
 /** Resolve an Authorization header to a live key, or throw the documented 401/403. */
 export function authenticate(store: StoreReader, header: string | null): Promise<ApiKeyRec> {
   const m = header ? /^\s*bearer\s+(\S*)\s*$/i.exec(header) : null;
-  if (!m || !m[1]) throw errors.missingApiKey();
+  if (!m?.[1]) throw errors.missingApiKey();
   return keyForToken(store, m[1]);
 }
 

@@ -83,7 +83,7 @@ export class OidcSignIn {
   /** Finish the flow of `cookie` with the provider's redirect to `callback`: the member who signed in. */
   async finish(callback: URL, cookie: string | null): Promise<UserRec> {
     const flow = cookie ? this.signer.open(cookie) : null;
-    if (!flow || flow.k !== 'oidc' || typeof flow.e !== 'number' || flow.e < Date.now())
+    if (flow?.k !== 'oidc' || typeof flow.e !== 'number' || flow.e < Date.now())
       throw oidcError('The sign-in took too long or was started in another browser. Start again.');
     const providerError = callback.searchParams.get('error');
     if (providerError) throw oidcError(`The provider refused the sign-in: ${callback.searchParams.get('error_description') ?? providerError}.`);

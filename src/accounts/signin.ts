@@ -30,6 +30,13 @@ export const authErrors = {
 /** A hash to verify against when the account does not exist, so both cases take as long. */
 let dummyHash: Promise<string> | undefined;
 
+/** Verifies against the dummy hash (taking as long as a real check) and answers no. */
+async function verifyNoAccount(password: string): Promise<false> {
+  dummyHash ??= Bun.password.hash('posthorn-no-such-user');
+  await Bun.password.verify(password, await dummyHash);
+  return false;
+}
+
 export class SignIn {
   /** 5 failures in 15 minutes lock for 1 minute, doubling to at most an hour. */
   private readonly guard = new FailureLimiter({ threshold: 5, window: 15 * 60_000, lockout: 60_000, maxLockout: 3_600_000 });
@@ -44,9 +51,7 @@ export class SignIn {
     const keys = [`account ${email}`, `ip ${clientKey(meta.ip)}`];
     const user = await this.store.users.find('email', email);
     await this.guarded(keys, { what: 'password', email, ip: meta.ip }, authErrors.badCredentials, async () =>
-      user
-        ? Bun.password.verify(input.password, user.password_hash)
-        : (await Bun.password.verify(input.password, await (dummyHash ??= Bun.password.hash('posthorn-no-such-user'))), false),
+      user ? Bun.password.verify(input.password, user.password_hash) : verifyNoAccount(input.password),
     );
     if (totpEnabled(user!)) {
       if (!input.code) throw authErrors.codeRequired();

@@ -137,7 +137,10 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
   const periods = new Map<number, number>();
   const periodOf = (hour: number) => {
     let s = periods.get(hour);
-    if (s === undefined) periods.set(hour, (s = periodStart(p.tz, p.granularity, hour)));
+    if (s === undefined) {
+      s = periodStart(p.tz, p.granularity, hour);
+      periods.set(hour, s);
+    }
     return s;
   };
   const each = (b: { hour: number; domain_id: string; broadcast_id: string | null; email_id?: string; counts: Counters }) => {
@@ -155,7 +158,8 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     let row = rows.get(key);
     if (!row) {
       if (rows.size >= MAX_ROWS) throw errors.validation(`The answer would have more than ${MAX_ROWS} rows: narrow the range, the dimensions or the filters.`);
-      rows.set(key, (row = { dims, counts: {} }));
+      row = { dims, counts: {} };
+      rows.set(key, row);
     }
     add(row.counts, b.counts);
   };

@@ -9,6 +9,8 @@ import { authenticate, touchKey } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
 import { log } from '../log';
+import type { SignedIn } from '../accounts/sessions';
+import type { ApiKeyRec } from '../store';
 
 /** What Bun passes to `fetch` beside the request: the connection's address. */
 type PeerSource = { requestIP(r: Request): { address: string } | null };
@@ -45,7 +47,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
     // which record what API keys do.
     if (!req.headers.has('authorization') && sessionToken(req)) {
-      let signedIn;
+      let signedIn: SignedIn;
       try {
         signedIn = await requireSession(svc.auth.sessions, req);
       } catch (e) {
@@ -56,7 +58,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       return app.handle(req);
     }
 
-    let key;
+    let key: ApiKeyRec;
     try {
       key = await authenticate(svc.store, req.headers.get('authorization'));
     } catch (e) {

@@ -36,6 +36,7 @@ export function findEvent(r: StoreReader, team: string, ref: string): Promise<Cu
 /** `name` of a create: any text up to 256 characters, not `resend:…`, not a UUID (that would be an id in paths). */
 function nameField(v: unknown): string {
   if (v === undefined || v === null) throw errors.missingField('name');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the name may not hold.
   if (typeof v !== 'string' || v.trim() === '' || v.length > MAX_NAME || /[\u0000-\u001f]/.test(v))
     throw errors.invalidField('name', `must be 1 to ${MAX_NAME} characters without control characters.`);
   if (v.startsWith(RESERVED_PREFIX)) throw errors.invalidField('name', 'event names cannot start with `resend:`, which is reserved for system events.');

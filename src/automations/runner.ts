@@ -212,7 +212,7 @@ export class AutomationRunner extends DueService<Claimed, Plan> {
   private async waitForQuota(c: Claimed, e: QuotaExceeded): Promise<void> {
     await this.deps.store.write(async (tx) => {
       const run = await tx.automationRuns.get(c.team, c.id);
-      if (!run || run.status !== 'running' || run.due !== c.due) return;
+      if (run?.status !== 'running' || run.due !== c.due) return;
       saveRun(tx, run, { ...run, due: e.resetsAt + Math.floor(Math.random() * 60_000) });
     });
     log.warn('automations.quota_reached', { team_id: c.team, run_id: c.id, resumes_at: new Date(e.resetsAt).toISOString(), reason: e.message });
@@ -237,7 +237,7 @@ export class AutomationRunner extends DueService<Claimed, Plan> {
     const failed = await this.deps.store.write(async (tx) => {
       const run = await tx.automationRuns.get(c.team, c.id);
       // Moved on meanwhile (an event woke it, stop cancelled it): that state stands.
-      if (!run || run.status !== 'running' || run.due !== c.due) return null;
+      if (run?.status !== 'running' || run.due !== c.due) return null;
       const attempts = run.attempts + 1;
       if (attempts >= MAX_ATTEMPTS) {
         const step = (await tx.automations.get(c.team, run.automation_id))?.steps.find((s) => s.key === run.at) ?? null;

@@ -163,8 +163,15 @@ export async function advance(
   const graph = new Graph(auto);
   let defs: PropertyDefs | null = null;
   let contact: ContactRec | undefined | null = null;
-  const loadContact = async () => (contact === null ? (contact = await tx.contacts.get(r.team_id, r.contact_id)) : contact);
-  const context = async () => runContext(r, await loadContact(), (defs ??= await propertyDefs(tx, r.team_id)));
+  const loadContact = async () => {
+    if (contact === null) contact = await tx.contacts.get(r.team_id, r.contact_id);
+    return contact;
+  };
+  const loadDefs = async () => {
+    defs ??= await propertyDefs(tx, r.team_id);
+    return defs;
+  };
+  const context = async () => runContext(r, await loadContact(), await loadDefs());
 
   for (let n = 0; n < MAX_STEPS_PER_ADVANCE; n++) {
     const step = graph.step(r.at);
@@ -219,7 +226,7 @@ export async function advance(
           const cur = await loadContact();
           if (!cur) return a.fail(step, { name: 'contact_not_found', message: 'The contact of this run no longer exists.' });
           try {
-            const changed = await updateFields(deps, tx, cur, c, await context(), (defs ??= await propertyDefs(tx, r.team_id)));
+            const changed = await updateFields(deps, tx, cur, c, await context(), await loadDefs());
             if (changed) contact = changed;
             a.record(step, 'completed', { updated: !!changed });
           } catch (e) {

@@ -3,7 +3,7 @@
 // email / <property>, and the older FIRST_NAME / LAST_NAME / EMAIL aliases. Whitespace around the
 // key and the `|` is tolerated; any other `{{{…}}}` is left exactly as written.
 import type { ContactRec } from '../store';
-import { valueOf, type PropertyDefs } from '../contacts/properties';
+import { propertyValue, type PropertyDefs } from '../contacts/properties';
 
 /** Where the text goes: html escapes values; a header field keeps them on one line. */
 export type PlaceholderContext = 'html' | 'text' | 'header';
@@ -43,7 +43,7 @@ function lookup(key: string, r: Recipient): Looked | undefined {
   // fallback value; an undefined property is empty.
   const def = r.properties.get(field);
   if (!def) return { value: null };
-  const value = valueOf(c, def);
+  const value = propertyValue(c, def);
   return { value: value === undefined ? null : String(value), fallback: def.fallback_value === null ? undefined : String(def.fallback_value) };
 }
 

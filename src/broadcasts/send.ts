@@ -48,7 +48,7 @@ class StaleBatch extends Error {}
 export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastId: string, opts: SendOptions = {}): Promise<SendOutcome> {
   const { store } = svc;
   const b = await store.broadcasts.get(team, broadcastId);
-  if (!b || b.status !== 'queued') return 'skipped';
+  if (b?.status !== 'queued') return 'skipped';
   const refusal = await domainRefusal(svc, b);
   if (refusal) return refuse(svc, b, refusal);
   const links = new SignedLinks(store.secret('links'), svc.config.public_url);
@@ -105,7 +105,7 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
       };
       const also = async (tx: Tx) => {
         const cur = await tx.broadcasts.get(team, b.id);
-        if (!cur || cur.status !== 'queued') throw new StaleBatch();
+        if (cur?.status !== 'queued') throw new StaleBatch();
         for (const [contact, email] of covered) {
           if (await tx.broadcastProgress.has(team, b.id, contact)) throw new StaleBatch();
           tx.broadcastProgress.put(team, b.id, contact, email);

@@ -72,7 +72,7 @@ export function propertyValues(defs: PropertyDefs, given: Record<string, unknown
 }
 
 /** The contact's value of a property, if it has one written under this definition. */
-export function valueOf(c: ContactRec, def: ContactPropertyRec): string | number | undefined {
+export function propertyValue(c: ContactRec, def: ContactPropertyRec): string | number | undefined {
   const v = Object.hasOwn(c.properties, def.key) ? c.properties[def.key] : undefined;
   if (!v || v.type !== def.type || (v.property_id !== undefined && v.property_id !== def.id)) return undefined;
   return v.value;
@@ -82,7 +82,7 @@ export function valueOf(c: ContactRec, def: ContactPropertyRec): string | number
 export function visibleProperties(c: ContactRec, defs: PropertyDefs): Record<string, { value: string | number; type: PropertyType }> {
   const out: Record<string, { value: string | number; type: PropertyType }> = {};
   for (const def of defs.values()) {
-    const value = valueOf(c, def);
+    const value = propertyValue(c, def);
     if (value !== undefined) out[def.key] = { value, type: def.type };
   }
   return out;

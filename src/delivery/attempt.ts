@@ -4,10 +4,10 @@
 import type { Config } from '../config';
 import type { DomainRec, MtaStsPolicy, QueueEntry, TlsFailure } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
-import { resolveMx, hostAddresses } from './mx';
+import { resolveMx, hostAddresses, type MxRoute } from './mx';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
-import { ConnectError, type Target } from './smtp-client';
+import { ConnectError, type SmtpSession, type Target } from './smtp-client';
 import type { ConnectionPool, Lease } from './pool';
 import { mxAllowed, tlsResultType, type TlsResultType } from '../mail/mta-sts';
 import type { StsLookup } from './mta-sts';
@@ -80,7 +80,8 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   let message: [Buffer, Buffer] | null = null;
   const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
     try {
-      return (message ??= await deps.sign(await input.message()));
+      message ??= await deps.sign(await input.message());
+      return message;
     } catch (e) {
       // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
       return localReply(451, '4.3.0', (e as Error).message);
@@ -94,7 +95,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     route = deps.route(entry.domain, []);
     targets = single({ target: relayTarget(config.delivery.relay_url!, config.smtp.hostname, domain.tls === 'enforced') });
   } else {
-    let mx;
+    let mx: MxRoute;
     try {
       mx = await resolveMx(dns, entry.domain);
     } catch (e) {
@@ -132,7 +133,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         continue;
       }
       const { target } = step;
-      let session;
+      let session: SmtpSession;
       try {
         session = await pool.acquire(target, lease);
       } catch (e) {

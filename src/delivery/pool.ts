@@ -108,7 +108,10 @@ export class ConnectionPool {
       this.slotFreed(lease.group);
       return;
     }
-    if (mine >= 0) return g.waiters.splice(mine, 1)[0]!.resolve(session);
+    if (mine >= 0) {
+      g.waiters.splice(mine, 1)[0]!.resolve(session);
+      return;
+    }
     const timer = setTimeout(() => {
       const list = this.idle.get(key) ?? [];
       const i = list.findIndex((x) => x.session === session);
@@ -156,7 +159,10 @@ export class ConnectionPool {
 
   private group(name: string): Group {
     let g = this.groups.get(name);
-    if (!g) this.groups.set(name, (g = { open: 0, waiters: [] }));
+    if (!g) {
+      g = { open: 0, waiters: [] };
+      this.groups.set(name, g);
+    }
     return g;
   }
 
@@ -166,7 +172,10 @@ export class ConnectionPool {
     if (!g) return;
     g.open = Math.max(0, g.open - 1);
     const waiter = g.waiters.shift();
-    if (waiter) return waiter.resolve(null);
+    if (waiter) {
+      waiter.resolve(null);
+      return;
+    }
     if (g.open === 0) this.groups.delete(name);
   }
 }

@@ -277,7 +277,10 @@ export class Shaper {
 
   private bucketsOf(site: string, lim: { messages_per_minute: number; messages_per_hour: number }, now: number) {
     let b = this.buckets.get(site);
-    if (!b) this.buckets.set(site, (b = { minute: { tokens: lim.messages_per_minute, at: now }, hour: { tokens: lim.messages_per_hour, at: now } }));
+    if (!b) {
+      b = { minute: { tokens: lim.messages_per_minute, at: now }, hour: { tokens: lim.messages_per_hour, at: now } };
+      this.buckets.set(site, b);
+    }
     refill(b.minute, lim.messages_per_minute, 60_000, now);
     refill(b.hour, lim.messages_per_hour, 3_600_000, now);
     return b;

@@ -76,7 +76,11 @@ export class SigningPool {
     let best = -1;
     for (let i = 0; i < this.signers.length; i++) {
       const s = this.signers[i];
-      if (!s) return (this.signers[i] = this.start(i));
+      if (!s) {
+        const started = this.start(i);
+        this.signers[i] = started;
+        return started;
+      }
       if (best < 0 || s.pending.size < this.signers[best]!.pending.size) best = i;
     }
     return this.signers[best]!;

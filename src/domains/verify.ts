@@ -5,7 +5,7 @@
 import type { Store, DomainRec, RecordStatus } from '../store';
 import type { Config } from '../config';
 import { BlockList, isIP } from 'node:net';
-import { Resolver } from '../dns/resolver';
+import type { Resolver } from '../dns/resolver';
 import { recordSpecs, deriveStatus, type RecordId } from './records';
 import { parseTags, rotationVerified, completeRotation } from './dkim';
 import { nowIso } from '../ids';
@@ -222,7 +222,10 @@ export class DomainVerifier {
     const addresses = new Map<string, Promise<string[]>>();
     const hostAddresses = (family: 'ipv4' | 'ipv6') => {
       let p = addresses.get(family);
-      if (!p) addresses.set(family, (p = (family === 'ipv4' ? this.dns.a(host) : this.dns.aaaa(host)).catch(() => [])));
+      if (!p) {
+        p = (family === 'ipv4' ? this.dns.a(host) : this.dns.aaaa(host)).catch(() => []);
+        addresses.set(family, p);
+      }
       return p;
     };
     for (const term of record.toLowerCase().split(' ').slice(1).filter(Boolean)) {

@@ -33,7 +33,7 @@ export interface EmailEventDetails {
 }
 
 /** A consumer of webhook-visible events, run inside the event's unit of work. */
-export type EventSink = (tx: Tx, event: EventRec) => Promise<unknown> | void;
+export type EventSink = (tx: Tx, event: EventRec) => Promise<unknown> | undefined;
 
 /**
  * The events of an email's log that are derived from the email rather than stored: `email.queued`

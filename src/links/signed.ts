@@ -72,7 +72,7 @@ export class SignedLinks {
   /** The target of a share token, or null when forged, malformed or expired. */
   verifyShare(token: string | null, now = Date.now()): ShareTarget | null {
     const t = this.signer.open(token) as { k?: unknown; t?: unknown; e?: unknown; r?: unknown; x?: unknown } | null;
-    if (!t || t.k !== 'share' || typeof t.t !== 'string' || typeof t.e !== 'string' || typeof t.x !== 'number' || t.x <= now) return null;
+    if (t?.k !== 'share' || typeof t.t !== 'string' || typeof t.e !== 'string' || typeof t.x !== 'number' || t.x <= now) return null;
     return { team: t.t, email: t.e, received: t.r === 1, expires: t.x };
   }
 
@@ -85,7 +85,7 @@ export class SignedLinks {
   /** The target of an unsubscribe token, or null when forged or malformed. */
   verifyUnsubscribe(token: string | null): UnsubscribeTarget | null {
     const t = this.signer.open(token) as { k?: unknown; t?: unknown; c?: unknown; e?: unknown } | null;
-    if (!t || t.k !== 'unsubscribe' || typeof t.t !== 'string' || typeof t.c !== 'string') return null;
+    if (t?.k !== 'unsubscribe' || typeof t.t !== 'string' || typeof t.c !== 'string') return null;
     return typeof t.e === 'string' ? { team: t.t, contact: t.c, email: t.e } : { team: t.t, contact: t.c };
   }
 }

@@ -47,7 +47,7 @@ export class TrackingLinks {
 
   verifyClick(token: string | null): ClickTarget | null {
     const p = this.signer.open(token);
-    if (!p || p.k !== 'c' || typeof p.u !== 'string') return null;
+    if (p?.k !== 'c' || typeof p.u !== 'string') return null;
     const t = target(p);
     return t && { ...t, url: p.u };
   }

@@ -71,7 +71,7 @@ function expandIpv6(ip: string): number[] | null {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted[1].split('.').map(Number);
-    text = text.slice(0, -dotted[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head, tail] = text.split('::');
   const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);

@@ -65,5 +65,9 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
     const { nodes } = await svc.store.status();
     svc.limiter.shareAmong(nodes);
   });
-  return { stop: () => jobs.forEach((j) => j.stop()) };
+  return {
+    stop: () => {
+      for (const j of jobs) j.stop();
+    },
+  };
 }

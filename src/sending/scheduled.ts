@@ -20,7 +20,7 @@ export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'>, no
       tx.schedule.remove(at, team, emailId);
       const email = await tx.emails.get(team, emailId);
       // A rescheduled or cancelled email left a stale entry behind: skip it.
-      if (!email || email.last_event !== 'scheduled' || Date.parse(email.scheduled_at ?? '') !== at) continue;
+      if (email?.last_event !== 'scheduled' || Date.parse(email.scheduled_at ?? '') !== at) continue;
       const domain = await tx.domains.get(team, email.domain_id);
       if (!domain || !canSendFrom(domain)) await events.email(tx, email, 'failed');
       else await enqueue(tx, events, email, now);

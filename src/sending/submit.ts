@@ -203,7 +203,8 @@ function committed(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions)
   return new Promise((resolve, reject) => {
     let group = forming.get(deps.store);
     if (!group) {
-      forming.set(deps.store, (group = []));
+      group = [];
+      forming.set(deps.store, group);
       setImmediate(() => {
         forming.delete(deps.store);
         void commitGroup(deps.store, group!);
@@ -227,7 +228,7 @@ async function commitGroup(store: Store, group: Waiting[]): Promise<void> {
     await Promise.all(group.map(alone));
     return;
   }
-  group.forEach((w, i) => w.resolve(results[i]!));
+  for (const [i, w] of group.entries()) w.resolve(results[i]!);
 }
 
 /** One email, start to finish: what broadcasts and internal senders call for a single message. */

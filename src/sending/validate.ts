@@ -37,10 +37,12 @@ const RESERVED_HEADERS: Record<string, string | null> = {
 // RFC 5322 §3.6.8: a field name is printable ASCII except the colon.
 const FIELD_NAME = /^[!-9;-~]+$/;
 // RFC 5322 §3.2.5 unstructured text: a CR or LF would start a header of the caller's choosing.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this refuses.
 const HEADER_CONTROL = /[\0-\x08\n-\x1f\x7f]/;
 const TAG_TEXT = /^[A-Za-z0-9_-]*$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 // RFC 2045 §5.1 type/subtype tokens, optionally followed by parameters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: parameters may hold no control characters (header injection).
 const MIME_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*;[^\0-\x1f\x7f]*)?$/;
 // A Content-ID's id-left (RFC 2392): printable ASCII without space or angle brackets.
 const CONTENT_ID = /^[!-;=?-~]{1,127}$/;

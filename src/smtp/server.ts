@@ -95,7 +95,10 @@ class PosthornSmtpServer extends SMTPServer {
   override connect(socket: Socket | TLSSocket, socketOptions?: Parameters<SMTPServer['connect']>[1]): void {
     // Counted before smtp-server sees the socket, so the session past the limit never waits for a
     // banner (RFC 5321 §3.1: 421 at connection time when the service is not available).
-    if (!this.limits.gate.enter()) return refuseConnection(socket, this.settings.hostname, this.limits.gate.max);
+    if (!this.limits.gate.enter()) {
+      refuseConnection(socket, this.settings.hostname, this.limits.gate.max);
+      return;
+    }
     socket.once('close', () => this.limits.gate.leave());
     super.connect(socket, socketOptions);
   }

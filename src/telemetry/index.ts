@@ -130,7 +130,10 @@ export class Telemetry {
     // One child per method and status: prom-client hashes the labels of every unlabelled call.
     const key = `${method} ${status}`;
     let child = this.httpChildren.get(key);
-    if (!child) this.httpChildren.set(key, (child = this.http.labels(method, String(status))));
+    if (!child) {
+      child = this.http.labels(method, String(status));
+      this.httpChildren.set(key, child);
+    }
     child.observe(seconds);
   }
 

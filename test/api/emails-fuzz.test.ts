@@ -105,7 +105,10 @@ function mutatedEmail(random: Random): Record<string, unknown> {
         // A header of the caller's making after a line break, in one of the field's strings.
         const injection = pick(random, ['\r\nX-Injected: yes', '\nX-Injected: yes', '\rX-Injected: yes', '\r\n\r\nX-Injected: yes']);
         const strings: string[] = [];
-        JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => (typeof v === 'string' && strings.push(v), v));
+        JSON.stringify(value ?? OPTIONAL[field] ?? 'x', (_, v) => {
+          if (typeof v === 'string') strings.push(v);
+          return v;
+        });
         const target = int(random, Math.max(strings.length, 1));
         let seen = 0;
         body[field] = JSON.parse(

@@ -287,7 +287,7 @@ describe('batch', () => {
     );
     expect(r.error).toBeNull();
     expect(r.data!.data.length).toBe(2);
-    expect((r.data as any).errors).toEqual([{ index: 1, message: expect.stringContaining('Invalid `to` field.') }]);
+    expect(r.data!.errors).toEqual([{ index: 1, message: expect.stringContaining('Invalid `to` field.') }]);
   });
 
   test('size limits and header values', async () => {

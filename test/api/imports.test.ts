@@ -8,7 +8,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Resend } from 'resend';
+import { Resend, type ContactImport } from 'resend';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { serveChild, until } from '../helpers/child';
 import { openStore, type ContactImportRec } from '../../src/store';
@@ -24,11 +24,18 @@ afterAll(() => p.stop());
 
 const csv = (text: string) => new Blob([text], { type: 'text/csv' });
 
+/** The SDK's import with the fields Posthorn adds (docs/api.md §12.9). */
+type PosthornImport = ContactImport & {
+  progress: { processed_bytes: number; file_bytes: number };
+  failures: { row: number; reason: string }[];
+  failure_reason: string | null;
+};
+
 /** Wait until an import is over; its record. */
-async function finished(id: string, client: Resend = p.resend, tries = 600): Promise<Record<string, any>> {
+async function finished(id: string, client: Resend = p.resend, tries = 600): Promise<PosthornImport> {
   for (let i = 0; i < tries; i++) {
     const g = await client.contacts.imports.get(id);
-    if (g.data?.status === 'completed' || g.data?.status === 'failed') return g.data;
+    if (g.data?.status === 'completed' || g.data?.status === 'failed') return g.data as PosthornImport;
     await Bun.sleep(25);
   }
   throw new Error(`import ${id} did not finish`);
@@ -299,7 +306,7 @@ describe('imports (SDK)', () => {
         bad++;
       } else lines.push(`user${i}@big.test,First ${i},Last ${i}`);
     }
-    const created = await p.resend.contacts.imports.create({ file: csv(lines.join('\n') + '\n') });
+    const created = await p.resend.contacts.imports.create({ file: csv(`${lines.join('\n')}\n`) });
     expect(created.error).toBeNull();
     const done = await finished(created.data!.id, p.resend, 2400);
     expect(done.counts).toEqual({ total: N, created: N - bad, updated: 0, skipped: 0, failed: bad });
@@ -330,7 +337,7 @@ describe('kill -9 in the middle of an import', () => {
       expect(created.error).toBeNull();
       const id = created.data!.id;
       // Kill once some chunks are committed and many rows are left.
-      let seen: Record<string, any> | null = null;
+      let seen: ContactImport | null = null;
       await until(
         async () => {
           seen = (await client.contacts.imports.get(id)).data;

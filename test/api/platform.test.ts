@@ -152,7 +152,7 @@ describe('request log', () => {
     const logs = await p.api('GET', '/logs?limit=5');
     expect(logs.status).toBe(200);
     expect(logs.body.object).toBe('list');
-    const [miss, create] = logs.body.data as any[];
+    const [miss, create] = logs.body.data as [unknown, { id: string; endpoint: string }];
     expect(miss).toEqual({
       id: expect.any(String),
       created_at: expect.any(String),

@@ -12,12 +12,23 @@ beforeAll(async () => {
 });
 afterAll(() => p.stop());
 
+/** The answer to a sign-in (docs/api.md §19), or an error's name and message. */
+interface SignInBody {
+  user: { email: string; role: string; totp_enabled: boolean };
+  csrf_token: string;
+  name?: string;
+  message?: string;
+}
+
+/** The name of an error's answer. */
+const errorName = async (res: Response) => ((await res.json()) as { name: string }).name;
+
 async function signIn(body: object, headers: Record<string, string> = {}) {
   const res = await fetch(`${p.url}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const cookie = res.headers.get('set-cookie');
   return {
     status: res.status,
-    body: (await res.json()) as any,
+    body: (await res.json()) as SignInBody,
     cookie,
     token: cookie ? (/posthorn_session=([^;]+)/.exec(cookie)?.[1] ?? null) : null,
     headers: res.headers,
@@ -36,7 +47,7 @@ describe('sign-in and the session cookie', () => {
     expect(s.body.user).toMatchObject({ email: p.creds.admin_email, role: 'owner', totp_enabled: false });
     const bare = await fetch(`${p.url}/domains`, { headers: as(s.token!) });
     expect(bare.status).toBe(401);
-    expect(((await bare.json()) as any).name).toBe('missing_csrf_token');
+    expect(await errorName(bare)).toBe('missing_csrf_token');
     const wrong = await fetch(`${p.url}/domains`, {
       headers: as(
         s.token!,
@@ -53,7 +64,7 @@ describe('sign-in and the session cookie', () => {
     expect((await fetch(`${p.url}/auth/sign-out`, { method: 'POST', headers: as(s.token!, s.body.csrf_token) })).status).toBe(200);
     const after = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
     expect(after.status).toBe(401);
-    expect(((await after.json()) as any).name).toBe('session_expired');
+    expect(await errorName(after)).toBe('session_expired');
   });
 
   test('a sign-in from another site is refused', async () => {
@@ -111,13 +122,13 @@ describe('sign-in and the session cookie', () => {
       body: JSON.stringify({ email: 'x@dest.test' }),
     });
     expect(refused.status).toBe(403);
-    expect(((await refused.json()) as any).name).toBe('restricted_role');
-    const members = await p.api('GET', '/team/members');
-    expect(members.body.data.map((m: any) => m.email).sort()).toEqual([p.creds.admin_email, 'mia@dest.test'].sort());
+    expect(await errorName(refused)).toBe('restricted_role');
+    const members = (await p.api('GET', '/team/members')).body.data as { id: string; email: string; role: string }[];
+    expect(members.map((m) => m.email).sort()).toEqual([p.creds.admin_email, 'mia@dest.test'].sort());
     // The last owner stays.
-    const owner = members.body.data.find((m: any) => m.role === 'owner');
+    const owner = members.find((m) => m.role === 'owner')!;
     expect((await p.api('DELETE', `/team/members/${owner.id}`)).status).toBe(422);
-    const miaId = members.body.data.find((m: any) => m.email === 'mia@dest.test').id;
+    const miaId = members.find((m) => m.email === 'mia@dest.test')!.id;
     expect((await p.api('DELETE', `/team/members/${miaId}`)).status).toBe(200);
     expect((await fetch(`${p.url}/domains`, { headers: as(mia.token!, mia.body.csrf_token) })).status).toBe(401);
   });

@@ -24,7 +24,14 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   world = await startMailWorld({ 'http.port': port, public_url: base });
   p = world.p;
-  remote = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => (remoteHits++, new Response('GIF89a', { headers: { 'content-type': 'image/gif' } })) });
+  remote = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => {
+      remoteHits++;
+      return new Response('GIF89a', { headers: { 'content-type': 'image/gif' } });
+    },
+  });
 });
 afterAll(async () => {
   await browser?.close();

@@ -12,7 +12,9 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = Bun.spawnSync([process.execPath, MAIN, ...args], { env: { ...process.env, POSTHORN_LOG: 'silent', ...env } });

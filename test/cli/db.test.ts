@@ -12,7 +12,9 @@ import { postgres } from '../helpers/postgres';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = Bun.spawnSync([process.execPath, MAIN, ...args], { env: { ...process.env, POSTHORN_LOG: 'silent', ...env } });

@@ -100,8 +100,10 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       // …and every email.delivered event reaches the endpoint (one webhook message per event).
       const events = () => {
         const counts = new Map<string, number>();
-        for (const h of hooks.requests)
-          if (h.status === 200 && h.payload.type === 'email.delivered') counts.set(h.payload.data.email_id, (counts.get(h.payload.data.email_id) ?? 0) + 1);
+        for (const h of hooks.requests) {
+          const id = h.payload.data.email_id as string;
+          if (h.status === 200 && h.payload.type === 'email.delivered') counts.set(id, (counts.get(id) ?? 0) + 1);
+        }
         return counts;
       };
       await until(() => accepted.every((id) => events().has(id)), `${accepted.length} webhook events`, 1200);

@@ -12,6 +12,14 @@ import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/em
 import { parsePolicy, mxAllowed, policyId, tlsResultType } from '../../src/mail/mta-sts';
 import type { DomainRec, EmailRec } from '../../src/store';
 
+/** A row of GET /tls-reports, as far as these tests read it. */
+interface TlsReportRow {
+  id: string;
+  policy_domain: string;
+  summary: unknown;
+  'failure-details': unknown;
+}
+
 describe('policy records and files (mailauth, strict)', () => {
   test('a policy file: version, mode, mx patterns, max_age; anything else refused with the reason', () => {
     expect(parsePolicy('version: STSv1\r\nmode: enforce\r\nmx: mx1.example.test\r\nmx: *.example.net\r\nmax_age: 604800\r\n')).toEqual({
@@ -106,7 +114,7 @@ describe('delivery under MTA-STS policies', () => {
   const send = (to: string) => queueEmail(p.svc, from, { to: [to] });
   const delayed = (to: string) => (e: EmailRec) => e.recipients[to] === 'delayed';
   const lastAttempt = (e: EmailRec) => e.attempts!.at(-1)!;
-  const report = async (domain: string) => ((await p.api('GET', '/tls-reports?limit=100')).body.data as any[]).find((r) => r.policy_domain === domain);
+  const report = async (domain: string) => ((await p.api('GET', '/tls-reports?limit=100')).body.data as TlsReportRow[]).find((r) => r.policy_domain === domain);
   const retry = async (e: EmailRec) => expect((await p.api('POST', `/emails/${e.id}/retry`)).status).toBe(200);
 
   test('enforce refuses an MX without STARTTLS (4.7.10, retried), then delivers over verified TLS to a matching MX', async () => {
@@ -145,7 +153,7 @@ describe('delivery under MTA-STS policies', () => {
     expect(done.recipients).toEqual({ 'ann@enforce.test': 'delivered' });
     expect(lastAttempt(done)).toMatchObject({ host: 'mx.enforce.test', tls: true, mta_sts: 'enforce' });
     expect(good.to('ann@enforce.test')[0]!.secure).toBe(true);
-    expect((await report('enforce.test')).summary).toEqual({ 'total-successful-session-count': 1, 'total-failure-session-count': 1 });
+    expect((await report('enforce.test'))!.summary).toEqual({ 'total-successful-session-count': 1, 'total-failure-session-count': 1 });
     // Fetched once, kept in the store under its id for its max_age.
     expect(sts.fetches('enforce.test')).toBe(1);
     expect(await p.svc.store.mtaSts.get('enforce.test')).toMatchObject({ id: '1', mode: 'enforce', mx: ['*.enforce.test'], max_age: 86400 });
@@ -171,10 +179,10 @@ describe('delivery under MTA-STS policies', () => {
     expect(rb).toMatchObject({ code: 451, enhanced_code: '4.7.10' });
     expect(good.to('bob@mismatch.test')).toEqual([]);
     expect(selfSigned.to('cy@selfsigned.test')).toEqual([]);
-    expect((await report('mismatch.test'))['failure-details']).toEqual([
+    expect((await report('mismatch.test'))!['failure-details']).toEqual([
       { 'result-type': 'validation-failure', 'receiving-mx-hostname': 'elsewhere.test', 'failed-session-count': 1, 'failure-reason-code': 'MX_NOT_IN_POLICY' },
     ]);
-    expect((await report('selfsigned.test'))['failure-details']).toEqual([
+    expect((await report('selfsigned.test'))!['failure-details']).toEqual([
       {
         'result-type': 'certificate-not-trusted',
         'receiving-mx-hostname': 'mx.selfsigned.test',
@@ -182,7 +190,7 @@ describe('delivery under MTA-STS policies', () => {
         'failure-reason-code': 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
       },
     ]);
-    expect((await report('wrongname.test'))['failure-details']).toEqual([
+    expect((await report('wrongname.test'))!['failure-details']).toEqual([
       {
         'result-type': 'certificate-host-mismatch',
         'receiving-mx-hostname': 'mx.wrongname.test',
@@ -223,7 +231,7 @@ describe('delivery under MTA-STS policies', () => {
       'failure-details': [{ 'result-type': 'sts-policy-fetch-error', 'failure-reason-code': 'HTTP status 404' }],
     });
     // The policy host's certificate does not name mta-sts.untrusted.test (RFC 8460 §4.3.2.2).
-    expect((await report('untrusted.test'))['failure-details']).toEqual([
+    expect((await report('untrusted.test'))!['failure-details']).toEqual([
       { 'result-type': 'sts-webpki-invalid', 'failed-session-count': 1, 'failure-reason-code': 'ERR_TLS_CERT_ALTNAME_INVALID' },
     ]);
     expect(await p.svc.store.mtaSts.get('broken.test')).toBeUndefined();
@@ -249,13 +257,13 @@ describe('delivery under MTA-STS policies', () => {
   test('GET /tls-reports: newest day first, policy domains in order; pages, filters and bad input', async () => {
     const all = (await p.api('GET', '/tls-reports?limit=100')).body;
     expect(all.object).toBe('list');
-    const ids = (all.data as any[]).map((r) => r.id);
+    const ids = (all.data as TlsReportRow[]).map((r) => r.id);
     const today = new Date().toISOString().slice(0, 10);
     expect(ids).toEqual([...domains].sort().map((d) => `${today}/${d}`));
     const first = (await p.api('GET', '/tls-reports?limit=2')).body;
     expect(first).toMatchObject({ has_more: true, data: [{ id: ids[0] }, { id: ids[1] }] });
     const next = (await p.api('GET', `/tls-reports?limit=2&after=${ids[1]}`)).body;
-    expect(next.data.map((r: any) => r.id)).toEqual(ids.slice(2, 4));
+    expect(next.data.map((r: TlsReportRow) => r.id)).toEqual(ids.slice(2, 4));
     expect((await p.api('GET', `/tls-reports?since=${today}&until=${today}`)).body.data).toHaveLength(domains.length);
     expect((await p.api('GET', '/tls-reports?until=2000-01-01')).body).toEqual({ object: 'list', has_more: false, data: [] });
     for (const bad of ['since=2024-02-30', 'until=yesterday', 'limit=0', 'after=nope', 'before=2024-01-01/a.test'])

@@ -64,8 +64,9 @@ describe('MX delivery', () => {
     expect(sig.selector).toBe(sender.dkim.selector);
     expect(sig.algo).toBe('rsa-sha256');
     expect(sig.format).toBe('relaxed/relaxed');
-    expect(res.spf && res.spf.status.result).toBe('pass');
-    expect(res.dmarc && res.dmarc.status.result).toBe('pass');
+    // mailauth answers false for a check it could not run.
+    expect(res.spf).toMatchObject({ status: { result: 'pass' } });
+    expect(res.dmarc).toMatchObject({ status: { result: 'pass' } });
   });
 });
 

@@ -161,7 +161,9 @@ describe('VERP', () => {
     if (!dir) dirs.push(d);
     return { dir: d, store: await openStore({ dataDir: d, retentionDays: 30, holdMs: 0 }) };
   };
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
   const id = '0195608a-51e4-70ed-a079-d3bde8e25d94';
   const domain = { name: 'example.test', custom_return_path: 'send' };
 

@@ -34,13 +34,21 @@ async function sendAndVerify(to: string) {
   const res = await authenticateReceived(dns, msg);
   return {
     msg,
-    signatures: res.dkim.results.map((r: any) => ({ selector: r.selector, algo: r.algo, result: r.status.result })),
-    dmarc: res.dmarc && res.dmarc.status.result,
+    signatures: res.dkim.results.map((r) => ({ selector: r.selector, algo: r.algo, result: r.status.result })),
+    dmarc: res.dmarc ? res.dmarc.status.result : false,
   };
 }
 
 const domainView = async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body;
-const dkimRecords = (body: any) => body.records.filter((r: any) => r.record === 'DKIM').map((r: any) => ({ name: r.name, status: r.status, value: r.value }));
+/** A DNS record of a domain's view, as these tests read it. */
+interface RecordView {
+  record: string;
+  name: string;
+  status: string;
+  value: string;
+}
+const dkimRecords = (body: { records: RecordView[] }) =>
+  body.records.filter((r) => r.record === 'DKIM').map((r) => ({ name: r.name, status: r.status, value: r.value }));
 async function verifyNow() {
   expect((await world.p.api('POST', `/domains/${world.domain.id}/verify`)).status).toBe(200);
   await world.p.svc.domains.idle();
@@ -71,7 +79,7 @@ test('a rotation from start to end: pending records, the switch once they verify
   expect((await p.api('POST', `/domains/${world.domain.id}/dkim/rotate`)).body.message).toContain('already pending');
   await p.svc.domains.idle();
   const pending = dkimRecords(await domainView());
-  expect(pending.map((r: any) => [r.name, r.status])).toEqual([
+  expect(pending.map((r) => [r.name, r.status])).toEqual([
     ['posthorn._domainkey', 'verified'],
     [`${rotation.selector}._domainkey`, 'pending'],
     [`${rotation.ed25519_selector}._domainkey`, 'pending'],
@@ -80,12 +88,12 @@ test('a rotation from start to end: pending records, the switch once they verify
   expect((await sendAndVerify('pending@dest.test')).signatures).toEqual([{ selector: 'posthorn', algo: 'rsa-sha256', result: 'pass' }]);
 
   // 2. Only the RSA record published: still pending, still the old key.
-  const rsa = pending.find((r: any) => r.name === `${rotation.selector}._domainkey`);
-  const ed = pending.find((r: any) => r.name === `${rotation.ed25519_selector}._domainkey`);
+  const rsa = pending.find((r) => r.name === `${rotation.selector}._domainkey`)!;
+  const ed = pending.find((r) => r.name === `${rotation.ed25519_selector}._domainkey`)!;
   expect(ed.value).toMatch(/^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/);
   dns.zone.set(`${rotation.selector}._domainkey.example.test`, 'TXT', [`v=DKIM1; k=rsa; ${rsa.value}`]);
   await verifyNow();
-  expect(dkimRecords(await domainView()).map((r: any) => r.status)).toEqual(['verified', 'verified', 'pending']);
+  expect(dkimRecords(await domainView()).map((r) => r.status)).toEqual(['verified', 'verified', 'pending']);
   expect((await domainView()).dkim.rotation).not.toBeNull();
   expect((await sendAndVerify('half@dest.test')).signatures).toEqual([{ selector: 'posthorn', algo: 'rsa-sha256', result: 'pass' }]);
 
@@ -102,7 +110,7 @@ test('a rotation from start to end: pending records, the switch once they verify
   });
   expect(switched.dkim.previous).toMatchObject({ selectors: ['posthorn'], safe_to_remove: false });
   expect(Date.parse(switched.dkim.previous.remove_after) - Date.parse(switched.dkim.previous.retired_at)).toBe(3_600_000);
-  expect(dkimRecords(switched).map((r: any) => [r.name, r.status])).toEqual([
+  expect(dkimRecords(switched).map((r) => [r.name, r.status])).toEqual([
     [`${rotation.selector}._domainkey`, 'verified'],
     [`${rotation.ed25519_selector}._domainkey`, 'verified'],
     ['posthorn._domainkey', 'verified'],
@@ -115,7 +123,7 @@ test('a rotation from start to end: pending records, the switch once they verify
   expect(after.dmarc).toBe('pass');
   // Mail signed before the switch still verifies while the old record stays published.
   const old = await authenticateReceived(dns, before.msg);
-  expect(old.dkim.results.map((r: any) => r.status.result)).toEqual(['pass']);
+  expect(old.dkim.results.map((r) => r.status.result)).toEqual(['pass']);
 
   // 4. The grace period over (as an hour passing leaves the record): safe to remove, no longer listed.
   const stored = (await p.svc.store.domains.get(p.creds.team_id, world.domain.id))!;
@@ -124,9 +132,9 @@ test('a rotation from start to end: pending records, the switch once they verify
   );
   const later = await domainView();
   expect(later.dkim.previous).toMatchObject({ selectors: ['posthorn'], safe_to_remove: true });
-  expect(dkimRecords(later).map((r: any) => r.name)).toEqual([`${rotation.selector}._domainkey`, `${rotation.ed25519_selector}._domainkey`]);
+  expect(dkimRecords(later).map((r) => r.name)).toEqual([`${rotation.selector}._domainkey`, `${rotation.ed25519_selector}._domainkey`]);
   dns.zone.clear('posthorn._domainkey.example.test');
-  expect((await sendAndVerify('removed@dest.test')).signatures.map((s: any) => s.result)).toEqual(['pass', 'pass']);
+  expect((await sendAndVerify('removed@dest.test')).signatures.map((s) => s.result)).toEqual(['pass', 'pass']);
 }, 60_000);
 
 describe('rotation rules', () => {
@@ -201,7 +209,7 @@ test('posthorn domains rotate-dkim: starts, reports pending, switches once the r
     expect(first.code).toBe(0);
     const started = JSON.parse(first.out);
     expect(started.dkim.rotation).toMatchObject({ status: 'pending', ed25519_selector: null });
-    const next = started.records.find((r: any) => r.name === `${started.dkim.rotation.selector}._domainkey`);
+    const next = started.records.find((r: RecordView) => r.name === `${started.dkim.rotation.selector}._domainkey`);
     expect(next.status).toBe('pending');
     const again = await run('domains', 'rotate-dkim', 'cli.test');
     expect(again.out).toContain('DKIM rotation pending for cli.test');

@@ -81,7 +81,7 @@ const statuses = (d: Domain) => Object.fromEntries(all(d).map((r) => [`${r.recor
 
 describe('test DNS server and Posthorn resolver', () => {
   test('long multi-string TXT records keep their record boundaries', async () => {
-    const key = 'v=DKIM1; k=rsa; p=' + 'A'.repeat(392) + 'B';
+    const key = `v=DKIM1; k=rsa; p=${'A'.repeat(392)}B`;
     const name = `posthorn._domainkey.${uniq('txt')}`;
     dns.zone.set(name, 'TXT', [key, ['abc', 'def'], 'short']);
     const r = new Resolver([dns.address]);
@@ -97,7 +97,7 @@ describe('test DNS server and Posthorn resolver', () => {
 
   test('answers too large for UDP are retried over TCP', async () => {
     const name = uniq('big');
-    const records = Array.from({ length: 8 }, (_, i) => `record-${i}-` + 'x'.repeat(300));
+    const records = Array.from({ length: 8 }, (_, i) => `record-${i}-${'x'.repeat(300)}`);
     dns.zone.set(name, 'TXT', records);
     const before = dns.queries.length;
     expect(await new Resolver([dns.address]).txt(name)).toEqual(records);
@@ -107,7 +107,7 @@ describe('test DNS server and Posthorn resolver', () => {
 
   test('a server without EDNS (FORMERR) is asked again without it', async () => {
     const name = uniq('noedns');
-    const key = 'v=DKIM1; k=rsa; p=' + 'K'.repeat(392);
+    const key = `v=DKIM1; k=rsa; p=${'K'.repeat(392)}`;
     dns.zone.set(name, 'TXT', [key, 'x'.repeat(200)]); // > 512 bytes: truncated without EDNS
     dns.zone.set(name, 'MX', [{ exchange: 'mx.example.test', priority: 10 }]);
     dns.setEdns(false);

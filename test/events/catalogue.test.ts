@@ -182,6 +182,7 @@ describe('the event function makes only what the catalogue says it makes', () =>
     events.observe((ev) => observed.push(ev));
     events.onEvent((_tx, ev) => {
       sunk.push(ev);
+      return undefined;
     });
     await fn(events);
     return { observed, sunk };

@@ -68,7 +68,10 @@ describe('kill -9 with webhook events outstanding', () => {
       // attempts came again under their own ids.
       const delivered = receiver.delivered();
       const perName = new Map<string, number>();
-      for (const h of delivered) perName.set(h.payload.data.first_name, (perName.get(h.payload.data.first_name) ?? 0) + 1);
+      for (const h of delivered) {
+        const name = h.payload.data.first_name as string;
+        perName.set(name, (perName.get(name) ?? 0) + 1);
+      }
       expect([...perName.values()].every((n) => n === 1)).toBe(true);
       for (const id of cutShort) expect(delivered.some((h) => h.id === id)).toBe(true);
       for (const h of delivered) expect(new SvixWebhook(secret).verify(h.body, h.headers)).toBeTruthy();

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { Zone } from './dns';
+import type { ApiBody } from './posthorn';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 
@@ -32,7 +33,7 @@ export interface ServeChild {
   /** SIGKILL the running process and wait for it to go. */
   kill(): Promise<void>;
   readonly process: ReturnType<typeof Bun.spawn> | null;
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: ApiBody }>;
 }
 
 /**

@@ -388,6 +388,7 @@ function resources(name: string, type: RecordType, stored: Stored): Record<strin
       case 'CNAME':
         return { ...base, domain: r as string };
     }
+    throw new Error(`no resource data for ${type satisfies never}`);
   });
 }
 

@@ -20,10 +20,8 @@ export function fuzzRuns(runs: number, share = 1): number {
 /** A per-test timeout for fuzz loops: the suite's default unless a longer run was asked for. */
 export const FUZZ_TIMEOUT: number | undefined = ENV_RUNS ? 24 * 3_600_000 : undefined;
 
-export interface Random {
-  /** A number in [0, 1). */
-  (): number;
-}
+/** A number in [0, 1). */
+export type Random = () => number;
 
 /** mulberry32: a small seeded generator, so every run sees the same inputs. */
 export function rng(seed: number): Random {

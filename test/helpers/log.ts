@@ -2,7 +2,7 @@
 import { setQuiet } from '../../src/log';
 
 /** Run `fn` with the log on and captured; resolves to its lines (JSON objects), in order. */
-export async function captureLog(fn: () => Promise<unknown>): Promise<Record<string, any>[]> {
+export async function captureLog(fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
   const lines: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array) => {

@@ -51,7 +51,8 @@ let shared: Promise<PgServer> | null = null;
 
 /** The test process's shared PostgreSQL server (started on first call, stopped at exit). */
 export function postgres(): Promise<PgServer> {
-  return (shared ??= startPgServer());
+  shared ??= startPgServer();
+  return shared;
 }
 
 /** A PostgreSQL server of the caller's own. */

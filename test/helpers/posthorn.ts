@@ -27,6 +27,10 @@ export async function freePort(): Promise<number> {
 /** The database of each data_dir a test restarts Posthorn on (POSTHORN_TEST_STORE=pg). */
 const databaseOf = new Map<string, string>();
 
+/** The JSON body of an API answer as a test reads it: its shape is what the test asserts. */
+// biome-ignore lint/suspicious/noExplicitAny: the tests read some 500 answers of every route; a type per route is the API's response schema, not a test's.
+export type ApiBody = any;
+
 export interface Running {
   url: string;
   apiKey: string;
@@ -41,7 +45,7 @@ export interface Running {
     method: string,
     path: string,
     init?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: any; headers: Headers }>;
+  ): Promise<{ status: number; body: ApiBody; headers: Headers }>;
   newTeam(): Promise<Credentials>;
   stop(): Promise<void>;
 }

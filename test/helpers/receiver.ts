@@ -15,7 +15,7 @@ export interface Hook {
   headers: Record<string, string>;
   /** The raw body as received (what the signature covers). */
   body: string;
-  payload: { type: string; created_at: string; data: Record<string, any> };
+  payload: { type: string; created_at: string; data: Record<string, unknown> };
   /** The status answered; null while held or when the connection was dropped. */
   status: number | null;
 }
@@ -61,7 +61,9 @@ export async function startReceiver(): Promise<Receiver> {
     async fetch(req) {
       const body = await req.text();
       const headers: Record<string, string> = {};
-      req.headers.forEach((v, k) => (headers[k] = v));
+      req.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
       let payload: Hook['payload'];
       try {
         payload = JSON.parse(body);

@@ -355,7 +355,7 @@ describe('attachments', () => {
 
   test('more than 40 MB of base64', () => {
     const half = 'A'.repeat(MAX_ATTACHMENTS_BASE64 / 2);
-    expect(failure({ ...base, attachments: [{ content: half }, { content: half + 'AAAA' }] })).toEqual(
+    expect(failure({ ...base, attachments: [{ content: half }, { content: `${half}AAAA` }] })).toEqual(
       invalid('Invalid `attachments` field: attachments may total at most 40 MB after base64 encoding.'),
     );
   });

@@ -107,10 +107,10 @@ describe('receiving', () => {
       text: 'Hi',
       raw: { download_url: expect.stringMatching(/\/d\//), expires_at: expect.any(String) },
     });
-    expect(a.headers['from']).toBe('Bob <bob@sender.test>');
-    expect(a.headers['subject']).toBe('Question');
+    expect(a.headers.from).toBe('Bob <bob@sender.test>');
+    expect(a.headers.subject).toBe('Question');
     expect(a.headers['x-tag']).toBe('one, two');
-    expect(a.headers['received']).toContain('by mx.posthorn.test (Posthorn) with ESMTPS');
+    expect(a.headers.received).toContain('by mx.posthorn.test (Posthorn) with ESMTPS');
     expect(a.headers['return-path']).toBe('<bob@sender.test>');
     expect(Object.keys(a.headers).every((k: string) => k === k.toLowerCase())).toBe(true);
     const byName = Object.fromEntries(a.attachments.map((x: { filename: string }) => [x.filename, x]));

@@ -10,7 +10,9 @@ import { newId, nowIso } from '../../src/ids';
 import { postgres } from '../helpers/postgres';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const entry = (team: string, n: number): LogRec => ({
   id: newId(),

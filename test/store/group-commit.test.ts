@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { LmdbEnv } from '../../src/store/lmdb/env';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 function env(): LmdbEnv {
   const dir = mkdtempSync(join(tmpdir(), 'posthorn-group-commit-'));
   dirs.push(dir);
@@ -28,9 +30,19 @@ test('units issued while a commit is under way share the next write transaction'
     first = txn();
     db.put('a', 1);
     // Issued now, while this unit's batch is under way (not awaited: a unit awaits only its reads).
-    for (let i = 0; i < 10; i++) later.push(e.transaction(() => (db.put(`b${i}`, i), txn()), PATIENT));
+    for (let i = 0; i < 10; i++) {
+      later.push(
+        e.transaction(() => {
+          db.put(`b${i}`, i);
+          return txn();
+        }, PATIENT),
+      );
+    }
     // Not patient: lmdb-js's own next transaction, whatever is under way.
-    other = e.transaction(() => (db.put('c', 1), txn()));
+    other = e.transaction(() => {
+      db.put('c', 1);
+      return txn();
+    });
   }, PATIENT);
   const ids = await Promise.all(later);
   expect(new Set(ids).size).toBe(1);
@@ -63,7 +75,12 @@ test('committed() waits for units still waiting for their batch', async () => {
   void e.transaction(() => db.put('y', 2), PATIENT);
   await e.committed();
   expect([db.get('x'), db.get('y')]).toEqual([1, 2]);
-  expect(await e.transaction(() => (db.put('z', 3), 'done'))).toBe('done');
+  expect(
+    await e.transaction(() => {
+      db.put('z', 3);
+      return 'done';
+    }),
+  ).toBe('done');
   expect(db.get('z')).toBe(3);
   await e.close();
 });

@@ -105,7 +105,9 @@ describe('several instances (nodes) on one database', () => {
       first_attempt_at: null,
       last_error: null,
     }));
-    await a.write(async (tx) => entries.forEach((e) => tx.queue.put(e, now - 1000)));
+    await a.write(async (tx) => {
+      for (const e of entries) tx.queue.put(e, now - 1000);
+    });
     const taken = new Map<string, number>();
     const claimer = async (s: Store) => {
       for (;;) {
@@ -152,7 +154,9 @@ describe('several instances (nodes) on one database', () => {
           steps: [],
         }) as AutomationRunRec,
     );
-    await a.write(async (tx) => runs.forEach((r) => saveRun(tx, null, r)));
+    await a.write(async (tx) => {
+      for (const r of runs) saveRun(tx, null, r);
+    });
     const taken = new Map<string, number>();
     const claimer = async (s: Store) => {
       for (;;) {

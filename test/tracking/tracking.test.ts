@@ -9,7 +9,7 @@ import { simpleParser } from 'mailparser';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
 import { submitter } from '../helpers/smtp';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { waitForEmail, eventsOf } from '../helpers/emails';
+import { eventsOf } from '../helpers/emails';
 import type { Sink, Received } from '../helpers/sink';
 
 const THUNDERBIRD = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Thunderbird/128.5.0';
@@ -181,7 +181,7 @@ describe('a tracked email sent through the API', () => {
       timestamp: expect.any(String),
       userAgent: THUNDERBIRD,
     });
-    expect(Date.parse(hook.payload.data.click.timestamp)).not.toBeNaN();
+    expect(Date.parse((hook.payload.data.click as { timestamp: string }).timestamp)).not.toBeNaN();
     const r = await lastEventBecomes(emailId, 'clicked');
     expect(r.last_event).toBe('clicked');
   });

@@ -23,7 +23,7 @@ export function whenSignedOut(fn: () => void): void {
 
 const ENDED = new Set(['session_expired', 'missing_csrf_token', 'not_signed_in']);
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (csrf) headers['x-csrf-token'] = csrf;
   // A form (an upload) goes as multipart/form-data, its boundary set by the browser.
@@ -45,10 +45,10 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   return payload as T;
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
-export const post = <T = any>(path: string, body: unknown = {}) => api<T>('POST', path, body);
-export const patch = <T = any>(path: string, body: unknown) => api<T>('PATCH', path, body);
-export const del = <T = any>(path: string, body?: unknown) => api<T>('DELETE', path, body);
+export const get = <T = unknown>(path: string) => api<T>('GET', path);
+export const post = <T = unknown>(path: string, body: unknown = {}) => api<T>('POST', path, body);
+export const patch = <T = unknown>(path: string, body: unknown) => api<T>('PATCH', path, body);
+export const del = <T = unknown>(path: string, body?: unknown) => api<T>('DELETE', path, body);
 
 /** A query string from the set values of `params`. */
 export function qs(params: Record<string, string | number | null | undefined>): string {

@@ -1,7 +1,7 @@
 // The dashboard: a single-page app over the REST API (docs/api.md §19). Signed out, it shows the
 // sign-in and invitation pages; signed in, the shell with every resource.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './styles.css';
 import { post, setCsrf, whenSignedOut } from './api';
 import { loadSession, type Session } from './session';
@@ -87,7 +87,7 @@ function App() {
   }
   if (path === '/dashboard/sign-in') {
     const next = new URLSearchParams(location.search).get('next');
-    navigate(next && next.startsWith('/dashboard') ? next : '/dashboard', { replace: true });
+    navigate(next?.startsWith('/dashboard') ? next : '/dashboard', { replace: true });
     return null;
   }
   let page: preact.JSX.Element | null = null;
@@ -113,9 +113,17 @@ function NotFound() {
 function Shell({ session, page, path, onSignOut }: { session: Session; page: preact.JSX.Element; path: string; onSignOut: () => void }) {
   const [menu, setMenu] = useState(false);
   useEffect(() => setMenu(false), [path]);
+  // Local links inside the shell navigate in place: one listener for all of them (a link is its own
+  // control, keyboard included: Enter on a link fires the click this catches).
+  const shell = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = shell.current!;
+    el.addEventListener('click', onLinkClick);
+    return () => el.removeEventListener('click', onLinkClick);
+  }, []);
   const current = (href: string) => (href === '/dashboard' ? path === '/dashboard' : path === href || path.startsWith(`${href}/`));
   return (
-    <div class={`shell ${menu ? 'menu-open' : ''}`} onClick={onLinkClick}>
+    <div class={`shell ${menu ? 'menu-open' : ''}`} ref={shell}>
       <a class="skip" href="#main">
         Skip to content
       </a>
@@ -123,7 +131,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
         <div class="brand">
           <img src="/dashboard/assets/icon.svg" alt="" width="24" height="24" />
           <span>Posthorn</span>
-          <button class="btn ghost small menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+          <button type="button" class="btn ghost small menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
             Menu
           </button>
         </div>
@@ -149,6 +157,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
             </span>
           </div>
           <button
+            type="button"
             class="btn ghost small"
             onClick={async () => {
               await post('/auth/sign-out').catch(() => {});

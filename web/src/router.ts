@@ -54,7 +54,7 @@ export function onLinkClick(e: MouseEvent): void {
   const a = (e.target as HTMLElement).closest('a');
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   const href = a.getAttribute('href');
-  if (!href || !href.startsWith('/dashboard') || a.target || a.hasAttribute('download')) return;
+  if (!href?.startsWith('/dashboard') || a.target || a.hasAttribute('download')) return;
   e.preventDefault();
   navigate(href);
 }

@@ -18,7 +18,7 @@ export interface Loaded<T> {
 }
 
 /** GET `path` (null: nothing yet), again whenever `path` changes or `reload` is called. */
-export function useGet<T = any>(path: string | null): Loaded<T> {
+export function useGet<T = unknown>(path: string | null): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error: ApiFailure | null; loading: boolean }>({ error: null, loading: !!path });
   const [n, setN] = useState(0);
   useEffect(() => {
@@ -29,7 +29,9 @@ export function useGet<T = any>(path: string | null): Loaded<T> {
       (data) => live && setState({ data, error: null, loading: false }),
       (error) => live && setState({ error, loading: false }),
     );
-    return () => void (live = false);
+    return () => {
+      live = false;
+    };
   }, [path, n]);
   return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setN((x) => x + 1), []) };
 }
@@ -225,10 +227,10 @@ export function Pager({ hasPrev, hasNext, prev, next }: { hasPrev: boolean; hasN
   if (!hasPrev && !hasNext) return null;
   return (
     <nav class="pager" aria-label="Pages">
-      <button class="btn" disabled={!hasPrev} onClick={prev}>
+      <button type="button" class="btn" disabled={!hasPrev} onClick={prev}>
         ← Newer
       </button>
-      <button class="btn" disabled={!hasNext} onClick={next}>
+      <button type="button" class="btn" disabled={!hasNext} onClick={next}>
         Older →
       </button>
     </nav>
@@ -307,7 +309,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     <button
       type="button"
       class="btn small"
-      aria-label={`${label}: ${text.length > 40 ? text.slice(0, 40) + '…' : text}`}
+      aria-label={`${label}: ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`}
       onClick={async () => {
         try {
           await navigator.clipboard.writeText(text);
@@ -331,6 +333,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 /** Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it. */
 export function Code({ children, wrap, label }: { children: string; wrap?: boolean; label?: string }) {
   return (
+    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the label comes with the region role (both only when `label` is given).
     <pre class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
       {children}
     </pre>
@@ -431,7 +434,7 @@ export function FormDialog(props: {
           <button type="button" class="btn" onClick={props.onClose}>
             Cancel
           </button>
-          <button class="btn primary" disabled={props.action.busy || props.disabled}>
+          <button type="submit" class="btn primary" disabled={props.action.busy || props.disabled}>
             {props.submit}
           </button>
         </div>

@@ -2,7 +2,7 @@
 // TypeBox validation failures (raised by Elysia before a handler runs) in Resend's words:
 // a missing field → 422 missing_required_field, a bad one → 422 validation_error naming it,
 // a body of the wrong top-level type → 400 validation_error (docs/api.md §1.4).
-import { ApiError, errors } from '../../errors';
+import { type ApiError, errors } from '../../errors';
 
 interface ValueErrorLike {
   path: string;
@@ -46,5 +46,5 @@ export function fromValidation(err: ValidationErrorLike, body: unknown): ApiErro
   if (missing) return errors.missingField(fieldName(missing.path));
   const field = fieldName(first.path);
   const custom = typeof first.schema?.error === 'string' ? first.schema.error : null;
-  return custom ? errors.validation(custom.replace('{field}', field)) : errors.invalidField(field, first.message.toLowerCase() + '.');
+  return custom ? errors.validation(custom.replace('{field}', field)) : errors.invalidField(field, `${first.message.toLowerCase()}.`);
 }

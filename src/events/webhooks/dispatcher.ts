@@ -97,7 +97,7 @@ export class WebhookDispatcher extends DueService<Claimed, AttemptOutcome> {
             tx.outbox.remove(head.team, head.webhook, due, id);
             continue;
           }
-          if (!webhook || webhook.status !== 'enabled') {
+          if (webhook?.status !== 'enabled') {
             await moveEvent(tx, rec, null, { status: 'failed', replay: false });
             continue;
           }

@@ -2,7 +2,7 @@
 // rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
 // outbox writes in outbox.ts.
 import type { Store, WebhookEventRec, WebhookRec, WebhookStatus } from '../../store';
-import { ApiError, errors } from '../../errors';
+import { type ApiError, errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';
 import { isWebhookKind } from '../../event-catalogue';

@@ -128,7 +128,9 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
     batch = [];
     bytes = 0;
     await env.transaction(
-      async (u) => items.forEach((r) => apply(u, r)),
+      async (u) => {
+        for (const r of items) apply(u, r);
+      },
       () => null,
     );
     for (const { item } of items) copied[item.kind] = (copied[item.kind] ?? 0) + 1;

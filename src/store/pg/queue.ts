@@ -26,7 +26,10 @@ export class PgQueue implements QueueTx {
   }
 
   add(entry: QueueEntry, due: number): void {
-    if (entry.held) return this.put(entry, due);
+    if (entry.held) {
+      this.put(entry, due);
+      return;
+    }
     // Held at once when the team holds the destination: decided by the insert itself, which costs
     // no round trip of its own (a hold committed meanwhile on another node: the claim holds it).
     unitOf(this.exec).write(

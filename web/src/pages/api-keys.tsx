@@ -18,7 +18,7 @@ export function ApiKeysPage() {
         title="API keys"
         description="Keys for the REST API and SMTP (user name resend, the key as password)."
         actions={
-          <button class="btn primary" onClick={() => setCreating(true)}>
+          <button type="button" class="btn primary" onClick={() => setCreating(true)}>
             Create API key
           </button>
         }
@@ -32,7 +32,7 @@ export function ApiKeysPage() {
           <div class="copy-cell">
             <code class="token">{token}</code> <CopyButton text={token} />
           </div>
-          <button class="btn small" onClick={() => setToken(null)}>
+          <button type="button" class="btn small" onClick={() => setToken(null)}>
             Done
           </button>
         </div>
@@ -42,7 +42,7 @@ export function ApiKeysPage() {
         <Empty
           title="No API keys."
           action={
-            <button class="btn primary" onClick={() => setCreating(true)}>
+            <button type="button" class="btn primary" onClick={() => setCreating(true)}>
               Create a key
             </button>
           }
@@ -61,6 +61,7 @@ export function ApiKeysPage() {
               label: 'Actions',
               render: (k) => (
                 <button
+                  type="button"
                   class="btn small danger ghost"
                   aria-label={`Revoke ${k.name}`}
                   onClick={() => confirm(`Revoke ${k.name}? Clients using it stop working at once.`) && revoke.run(k.id)}
@@ -72,7 +73,14 @@ export function ApiKeysPage() {
           ]}
         />
       )}
-      <CreateKey open={creating} onClose={() => setCreating(false)} onCreated={(t) => (setToken(t), keys.reload())} />
+      <CreateKey
+        open={creating}
+        onClose={() => setCreating(false)}
+        onCreated={(t) => {
+          setToken(t);
+          keys.reload();
+        }}
+      />
     </>
   );
 }

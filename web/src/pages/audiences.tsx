@@ -22,6 +22,7 @@ import {
   useGet,
   usePaged,
   val,
+  type InputEvent,
 } from '../ui';
 import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
 import { ImportDialog, Imports } from './imports';
@@ -78,19 +79,19 @@ function Contacts() {
   return (
     <>
       <div class="filters">
-        <form
-          class="grow"
-          role="search"
-          onSubmit={(e) => {
-            e.preventDefault();
-            setQuery({ q: text, after: null, before: null });
-          }}
-        >
-          <label>
-            <span class="sr-only">Search contacts by email or name</span>
-            <input type="search" placeholder="Search by email or name" value={text} onInput={(e) => setText(val(e))} />
-          </label>
-        </form>
+        <search class="grow">
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              setQuery({ q: text, after: null, before: null });
+            }}
+          >
+            <label>
+              <span class="sr-only">Search contacts by email or name</span>
+              <input type="search" placeholder="Search by email or name" value={text} onInput={(e) => setText(val(e))} />
+            </label>
+          </form>
+        </search>
         <label>
           <span class="sr-only">Segment</span>
           <select value={segment} onChange={(e) => setQuery({ segment: val(e), q: null, after: null, before: null })}>
@@ -100,10 +101,10 @@ function Contacts() {
             ))}
           </select>
         </label>
-        <button class="btn" onClick={() => setImporting(true)}>
+        <button type="button" class="btn" onClick={() => setImporting(true)}>
           Import CSV
         </button>
-        <button class="btn primary" onClick={() => setAdding(true)}>
+        <button type="button" class="btn primary" onClick={() => setAdding(true)}>
           Add contact
         </button>
       </div>
@@ -118,7 +119,7 @@ function Contacts() {
             <Empty
               title="No contacts yet."
               action={
-                <button class="btn primary" onClick={() => setAdding(true)}>
+                <button type="button" class="btn primary" onClick={() => setAdding(true)}>
                   Add a contact
                 </button>
               }
@@ -152,7 +153,7 @@ function ContactDialog({
   segments: { id: string; name: string }[];
 }) {
   const [form, setForm] = useState({ email: '', first_name: '', last_name: '', segment: '' });
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
     await post('/contacts', {
       email: form.email,
@@ -224,10 +225,10 @@ export function ContactPage({ id }: { id: string }) {
         description={x.unsubscribed ? <Badge value="unsubscribed" /> : <Badge value="enabled" label="subscribed" />}
         actions={
           <>
-            <button class="btn" onClick={() => save.run({ unsubscribed: !x.unsubscribed })}>
+            <button type="button" class="btn" onClick={() => save.run({ unsubscribed: !x.unsubscribed })}>
               {x.unsubscribed ? 'Resubscribe' : 'Unsubscribe'}
             </button>
-            <button class="btn danger ghost" onClick={() => confirm(`Delete ${x.email}?`) && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={() => confirm(`Delete ${x.email}?`) && remove.run()}>
               Delete
             </button>
           </>
@@ -254,7 +255,9 @@ export function ContactPage({ id }: { id: string }) {
                 <button type="button" class="btn" onClick={() => setForm(null)}>
                   Cancel
                 </button>
-                <button class="btn primary">Save</button>
+                <button type="submit" class="btn primary">
+                  Save
+                </button>
               </div>
             </form>
           ) : (
@@ -266,7 +269,7 @@ export function ContactPage({ id }: { id: string }) {
                   ['Added', <Time iso={x.created_at} exact />],
                 ]}
               />
-              <button class="btn" onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
+              <button type="button" class="btn" onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
                 Edit
               </button>
             </>
@@ -278,7 +281,7 @@ export function ContactPage({ id }: { id: string }) {
             {(memberships.data?.data ?? []).map((s) => (
               <li class="row-between">
                 {s.name}
-                <button class="btn small ghost" onClick={() => member.run(s.id, false)} aria-label={`Remove from ${s.name}`}>
+                <button type="button" class="btn small ghost" onClick={() => member.run(s.id, false)} aria-label={`Remove from ${s.name}`}>
                   Remove
                 </button>
               </li>
@@ -303,7 +306,7 @@ export function ContactPage({ id }: { id: string }) {
                   ))}
               </select>
             </label>
-            <button class="btn" disabled={!join}>
+            <button type="submit" class="btn" disabled={!join}>
               Add
             </button>
           </form>
@@ -341,7 +344,7 @@ function Segments() {
           <span class="sr-only">New segment name</span>
           <input placeholder="New segment name, e.g. Newsletter" required value={name} onInput={(e) => setName(val(e))} />
         </label>
-        <button class="btn primary" disabled={create.busy}>
+        <button type="submit" class="btn primary" disabled={create.busy}>
           Create segment
         </button>
       </form>
@@ -360,6 +363,7 @@ function Segments() {
               label: 'Actions',
               render: (s) => (
                 <button
+                  type="button"
                   class="btn small ghost"
                   aria-label={`Delete segment ${s.name}`}
                   onClick={() => confirm(`Delete the segment ${s.name}? Its contacts stay.`) && remove.run(s.id)}
@@ -405,7 +409,9 @@ function Suppressions() {
             <span class="sr-only">Address to suppress</span>
             <input type="email" placeholder="Suppress an address" required value={email} onInput={(e) => setEmail(val(e))} />
           </label>
-          <button class="btn">Suppress</button>
+          <button type="submit" class="btn">
+            Suppress
+          </button>
         </form>
         <label>
           <span class="sr-only">Origin</span>
@@ -431,7 +437,7 @@ function Suppressions() {
             {
               label: 'Actions',
               render: (s) => (
-                <button class="btn small ghost" aria-label={`Remove ${s.email} from the list`} onClick={() => remove.run(s.id)}>
+                <button type="button" class="btn small ghost" aria-label={`Remove ${s.email} from the list`} onClick={() => remove.run(s.id)}>
                   Remove
                 </button>
               ),

@@ -145,7 +145,9 @@ function useTemplateNames(steps: Step[] | undefined): TemplateNames {
         ),
       ),
     ).then((pairs) => live && setNames(Object.fromEntries(pairs)));
-    return () => void (live = false);
+    return () => {
+      live = false;
+    };
   }, [key]);
   return names;
 }
@@ -305,7 +307,7 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
     <Card>
       <div class="row-between">
         <h2 class="card-title">Run</h2>
-        <button class="btn small ghost" onClick={() => setQuery({ run: null })} aria-label="Close the run">
+        <button type="button" class="btn small ghost" onClick={() => setQuery({ run: null })} aria-label="Close the run">
           ✕
         </button>
       </div>

@@ -25,6 +25,7 @@ import {
   useGet,
   usePaged,
   val,
+  type InputEvent,
 } from '../ui';
 import { EmailPreview } from './preview';
 
@@ -57,7 +58,7 @@ export function BroadcastsPage() {
         title="Broadcasts"
         description="One email to every subscribed contact of a segment."
         actions={
-          <button class="btn primary" onClick={() => setCreating(true)}>
+          <button type="button" class="btn primary" onClick={() => setCreating(true)}>
             New broadcast
           </button>
         }
@@ -70,7 +71,7 @@ export function BroadcastsPage() {
           <Empty
             title="No broadcasts yet."
             action={
-              <button class="btn primary" onClick={() => setCreating(true)}>
+              <button type="button" class="btn primary" onClick={() => setCreating(true)}>
                 Create a broadcast
               </button>
             }
@@ -93,7 +94,7 @@ export function BroadcastsPage() {
 function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const segments = useSegments(open);
   const [form, setForm] = useState({ name: '', segment_id: '', from: '', subject: '' });
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
     const b = await post<{ id: string }>('/broadcasts', {
       ...form,
@@ -151,7 +152,7 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
   const [dirty, setDirty] = useState(false);
   useEffect(() => setDirty(true), [form]);
   useEffect(() => setDirty(false), []);
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const save = useAction(async () => {
     await patch(`/broadcasts/${b.id}`, { ...form, preview_text: form.preview_text || undefined });
     setDirty(false);
@@ -175,10 +176,10 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
         description={<Badge value="draft" />}
         actions={
           <>
-            <button class="btn danger ghost" onClick={() => confirm('Delete this draft?') && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={() => confirm('Delete this draft?') && remove.run()}>
               Delete
             </button>
-            <button class="btn" disabled={save.busy} onClick={() => save.run()}>
+            <button type="button" class="btn" disabled={save.busy} onClick={() => save.run()}>
               {dirty ? 'Save draft' : 'Saved'}
             </button>
           </>
@@ -214,6 +215,7 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
               <input id="e-when" type="datetime-local" value={when} onInput={(e) => setWhen(val(e))} aria-describedby="e-when-hint" />
             </Field>
             <button
+              type="button"
               class="btn primary"
               disabled={send.busy}
               onClick={() => confirm(when ? 'Schedule this broadcast?' : 'Send this broadcast to every subscribed contact of the segment now?') && send.run()}
@@ -237,6 +239,9 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
 
 const TYPES = ['delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'];
 
+/** A recipient of a sent broadcast: its opens or clicks, or its bounce, with those filters. */
+type Recipient = { id: string; email: string; contact_id: string; count?: number; bounce_type?: string };
+
 function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   const start = new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString();
   const metrics = useGet<{ totals: Record<string, number> }>(
@@ -244,9 +249,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   );
   const links = useGet<{ data: { id: string; url: string; clicks: number; unique_clicks: number }[] }>(`/broadcasts/${b.id}/clicked-links${qs({ limit: 50 })}`);
   const [type, setType] = useState('delivered');
-  const recipients = useGet<{ data: { id: string; email: string; contact_id: string; count?: number; bounce_type?: string }[]; has_more: boolean }>(
-    `/broadcasts/${b.id}/recipients${qs({ type, limit: 50 })}`,
-  );
+  const recipients = useGet<{ data: Recipient[]; has_more: boolean }>(`/broadcasts/${b.id}/recipients${qs({ type, limit: 50 })}`);
   const cancel = useAction(async () => {
     await post(`/broadcasts/${b.id}/cancel`);
     reload();
@@ -275,11 +278,12 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
         actions={
           <>
             {b.status === 'scheduled' && (
-              <button class="btn" onClick={() => cancel.run()}>
+              <button type="button" class="btn" onClick={() => cancel.run()}>
                 Cancel schedule
               </button>
             )}
             <button
+              type="button"
               class="btn"
               onClick={async () => {
                 const d = await post<{ id: string }>(`/broadcasts/${b.id}/duplicate`);
@@ -295,7 +299,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
       {b.status === 'queued' && (
         <p class="callout" role="status">
           Sending: recipient emails are being created.{' '}
-          <button class="btn small" onClick={reload}>
+          <button type="button" class="btn small" onClick={reload}>
             Refresh
           </button>
         </p>
@@ -352,8 +356,8 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                   href={(r) => `/dashboard/emails/${r.id}`}
                   columns={[
                     { label: 'Email', render: (r) => r.email },
-                    ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: any) => num(r.count), class: 'num' }] : []),
-                    ...(type === 'bounced' ? [{ label: 'Bounce', render: (r: any) => <Badge value="bounced" label={r.bounce_type} /> }] : []),
+                    ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: Recipient) => num(r.count), class: 'num' }] : []),
+                    ...(type === 'bounced' ? [{ label: 'Bounce', render: (r: Recipient) => <Badge value="bounced" label={r.bounce_type} /> }] : []),
                   ]}
                 />
               )}

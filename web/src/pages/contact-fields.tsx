@@ -3,7 +3,7 @@
 // the Audiences page, and the two cards of a contact's page.
 import { useState } from 'preact/hooks';
 import { del, patch, post } from '../api';
-import { Badge, Card, Empty, ErrorBox, Field, Form, Table, Time, notify, useAction, useGet, val } from '../ui';
+import { Badge, Card, Empty, ErrorBox, Field, Form, Table, Time, notify, useAction, useGet, val, type InputEvent } from '../ui';
 
 export interface Topic {
   id: string;
@@ -25,7 +25,7 @@ export interface Property {
 export function Topics() {
   const list = useGet<{ data: Topic[] }>('/topics?limit=100');
   const [form, setForm] = useState({ name: '', description: '', default_subscription: 'opt_in', visibility: 'public' });
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const create = useAction(async () => {
     await post('/topics', { ...form, description: form.description || undefined });
     setForm({ ...form, name: '', description: '' });
@@ -61,7 +61,7 @@ export function Topics() {
               </select>
             </Field>
           </div>
-          <button class="btn primary" disabled={create.busy}>
+          <button type="submit" class="btn primary" disabled={create.busy}>
             Create topic
           </button>
         </Form>
@@ -96,6 +96,7 @@ export function Topics() {
               label: 'Actions',
               render: (t) => (
                 <button
+                  type="button"
                   class="btn small ghost"
                   aria-label={`Delete topic ${t.name}`}
                   onClick={() => confirm(`Delete the topic ${t.name}? Contacts' choices about it go too.`) && remove.run(t.id)}
@@ -114,7 +115,7 @@ export function Topics() {
 export function Properties() {
   const list = useGet<{ data: Property[] }>('/contact-properties?limit=100');
   const [form, setForm] = useState({ key: '', type: 'string', fallback: '' });
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const create = useAction(async () => {
     const fallback = form.fallback === '' ? undefined : form.type === 'number' ? Number(form.fallback) : form.fallback;
     await post('/contact-properties', { key: form.key, type: form.type, fallback_value: fallback });
@@ -153,7 +154,7 @@ export function Properties() {
               <input id="p-fallback" inputMode={form.type === 'number' ? 'decimal' : 'text'} value={form.fallback} onInput={set('fallback')} />
             </Field>
           </div>
-          <button class="btn primary" disabled={create.busy}>
+          <button type="submit" class="btn primary" disabled={create.busy}>
             Create property
           </button>
         </Form>
@@ -175,6 +176,7 @@ export function Properties() {
               label: 'Actions',
               render: (x) => (
                 <button
+                  type="button"
                   class="btn small ghost"
                   aria-label={`Delete property ${x.key}`}
                   onClick={() => confirm(`Delete the property ${x.key}? Contacts' values of it go too.`) && remove.run(x.id)}
@@ -226,7 +228,7 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
             <button type="button" class="btn" onClick={() => setForm(null)}>
               Cancel
             </button>
-            <button class="btn primary" disabled={save.busy}>
+            <button type="submit" class="btn primary" disabled={save.busy}>
               Save
             </button>
           </div>
@@ -249,6 +251,7 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
               ))}
             </dl>
             <button
+              type="button"
               class="btn"
               onClick={() => setForm(Object.fromEntries(list.map((d) => [d.key, values[d.key] !== undefined ? String(values[d.key].value) : ''])))}
             >

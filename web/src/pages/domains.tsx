@@ -45,7 +45,7 @@ export function DomainsPage() {
         title="Domains"
         description="Domains you send from and receive at. Each needs a few DNS records."
         actions={
-          <button class="btn primary" onClick={() => setAdding(true)}>
+          <button type="button" class="btn primary" onClick={() => setAdding(true)}>
             Add domain
           </button>
         }
@@ -56,7 +56,7 @@ export function DomainsPage() {
         <Empty
           title="No domains yet."
           action={
-            <button class="btn primary" onClick={() => setAdding(true)}>
+            <button type="button" class="btn primary" onClick={() => setAdding(true)}>
               Add your first domain
             </button>
           }
@@ -135,10 +135,10 @@ export function DomainPage({ id }: { id: string }) {
         description={<Badge value={x.status} />}
         actions={
           <>
-            <button class="btn danger ghost" onClick={() => confirm(`Delete ${x.name}? Scheduled emails from it will fail.`) && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={() => confirm(`Delete ${x.name}? Scheduled emails from it will fail.`) && remove.run()}>
               Delete
             </button>
-            <button class="btn primary" disabled={verify.busy} onClick={() => verify.run()}>
+            <button type="button" class="btn primary" disabled={verify.busy} onClick={() => verify.run()}>
               Verify DNS records
             </button>
           </>
@@ -187,10 +187,10 @@ export function DomainPage({ id }: { id: string }) {
               </p>
             ) : (
               <div class="row-actions">
-                <button class="btn" disabled={rotate.busy} onClick={() => rotate.run(false)}>
+                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(false)}>
                   Rotate key
                 </button>
-                <button class="btn" disabled={rotate.busy} onClick={() => rotate.run(true)}>
+                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(true)}>
                   Rotate, with Ed25519
                 </button>
               </div>
@@ -259,6 +259,7 @@ function Toggle({ label, hint, checked, onChange }: { label: string; hint: strin
       <input
         id={id}
         type="checkbox"
+        // biome-ignore lint/a11y/useAriaPropsForRole: a checkbox's own checked state is the switch's (WAI-ARIA APG switch pattern, HTML-AAM); aria-checked would repeat it.
         role="switch"
         class="switch"
         checked={checked}

@@ -28,6 +28,7 @@ import {
   useGet,
   usePaged,
   val,
+  type InputEvent,
 } from '../ui';
 import { EmailPreview } from './preview';
 import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
@@ -63,44 +64,45 @@ export function EmailsPage() {
         title="Emails"
         description="Every email sent through the API, SMTP or a broadcast."
         actions={
-          <button class="btn primary" onClick={() => setSending(true)}>
+          <button type="button" class="btn primary" onClick={() => setSending(true)}>
             Send email
           </button>
         }
       />
-      <form
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ q: text, after: null, before: null });
-        }}
-      >
-        <label class="grow">
-          <span class="sr-only">Search by recipient, sender or subject</span>
-          <input type="search" placeholder="Search recipient, sender or subject" value={text} onInput={(e) => setText(val(e))} />
-        </label>
-        <label>
-          <span class="sr-only">Status</span>
-          <select value={status} onChange={(e) => setQuery({ status: val(e), after: null, before: null })}>
-            <option value="">All statuses</option>
-            {EMAIL_STATUSES.map((s) => (
-              <option value={s}>{EMAIL_BADGES[s].label}</option>
-            ))}
-          </select>
-        </label>
-        <label class="date">
-          <span>From</span>
-          <input type="date" value={since} onChange={(e) => setQuery({ since: val(e), after: null, before: null })} />
-        </label>
-        <label class="date">
-          <span>To</span>
-          <input type="date" value={until} onChange={(e) => setQuery({ until: val(e), after: null, before: null })} />
-        </label>
-        <button class="btn" type="submit">
-          Search
-        </button>
-      </form>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setQuery({ q: text, after: null, before: null });
+          }}
+        >
+          <label class="grow">
+            <span class="sr-only">Search by recipient, sender or subject</span>
+            <input type="search" placeholder="Search recipient, sender or subject" value={text} onInput={(e) => setText(val(e))} />
+          </label>
+          <label>
+            <span class="sr-only">Status</span>
+            <select value={status} onChange={(e) => setQuery({ status: val(e), after: null, before: null })}>
+              <option value="">All statuses</option>
+              {EMAIL_STATUSES.map((s) => (
+                <option value={s}>{EMAIL_BADGES[s].label}</option>
+              ))}
+            </select>
+          </label>
+          <label class="date">
+            <span>From</span>
+            <input type="date" value={since} onChange={(e) => setQuery({ since: val(e), after: null, before: null })} />
+          </label>
+          <label class="date">
+            <span>To</span>
+            <input type="date" value={until} onChange={(e) => setQuery({ until: val(e), after: null, before: null })} />
+          </label>
+          <button class="btn" type="submit">
+            Search
+          </button>
+        </form>
+      </search>
       <PagedTable
         paged={paged}
         caption="Sent emails"
@@ -112,7 +114,7 @@ export function EmailsPage() {
             <Empty
               title="No emails yet."
               action={
-                <button class="btn primary" onClick={() => setSending(true)}>
+                <button type="button" class="btn primary" onClick={() => setSending(true)}>
                   Send your first email
                 </button>
               }
@@ -138,7 +140,7 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   // A verified domain that lost a record keeps sending while it is re-checked (temporary_failure).
   const verified = (domains.data?.data ?? []).filter((d) => ['verified', 'partially_verified', 'temporary_failure'].includes(d.status));
   const [form, setForm] = useState({ from: '', to: '', subject: '', html: '', scheduled_at: '' });
-  const set = (k: keyof typeof form) => (e: any) => setForm({ ...form, [k]: val(e) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
     const res = await post<{ id: string }>('/emails', {
       from: form.from,
@@ -206,9 +208,12 @@ interface Attempt {
   results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
 }
 
+/** What the timeline shows of an event's data (docs/api.md §14.3). */
+type EventData = { to?: string | string[]; bounce?: { message: string }; click?: { link: string } } | null;
+
 export function EmailPage({ id }: { id: string }) {
   const email = useGet<EmailDetail>(`/emails/${id}`);
-  const events = useGet<{ data: { id: string; type: string; created_at: string; data: any; automated: string | null }[] }>(
+  const events = useGet<{ data: { id: string; type: string; created_at: string; data: EventData; automated: string | null }[] }>(
     `/emails/${id}/events${qs({ limit: 100 })}`,
   );
   const [tab, setTab] = useState('preview');
@@ -240,10 +245,10 @@ export function EmailPage({ id }: { id: string }) {
         actions={
           e.last_event === 'scheduled' ? (
             <>
-              <button class="btn" onClick={() => setRescheduling(true)}>
+              <button type="button" class="btn" onClick={() => setRescheduling(true)}>
                 Reschedule
               </button>
-              <button class="btn danger" disabled={cancel.busy} onClick={() => confirm('Cancel this scheduled email?') && cancel.run()}>
+              <button type="button" class="btn danger" disabled={cancel.busy} onClick={() => confirm('Cancel this scheduled email?') && cancel.run()}>
                 Cancel send
               </button>
             </>
@@ -251,20 +256,21 @@ export function EmailPage({ id }: { id: string }) {
             e.queue && (
               <>
                 {e.queue.held === 'email' ? (
-                  <button class="btn" disabled={release.busy} onClick={() => release.run()}>
+                  <button type="button" class="btn" disabled={release.busy} onClick={() => release.run()}>
                     Release
                   </button>
                 ) : e.queue.held === 'destination' ? null : (
                   <>
-                    <button class="btn" disabled={retry.busy} onClick={() => retry.run()}>
+                    <button type="button" class="btn" disabled={retry.busy} onClick={() => retry.run()}>
                       Retry now
                     </button>
-                    <button class="btn" disabled={hold.busy} onClick={() => hold.run()}>
+                    <button type="button" class="btn" disabled={hold.busy} onClick={() => hold.run()}>
                       Hold
                     </button>
                   </>
                 )}
                 <button
+                  type="button"
                   class="btn danger"
                   disabled={cancel.busy}
                   onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}
@@ -398,7 +404,7 @@ export function EmailPage({ id }: { id: string }) {
                   {ev.automated && <span class="muted small"> automated ({ev.automated})</span>}
                   <div class="small muted">
                     <Time iso={ev.created_at} exact />
-                    {ev.data?.to && ev.type !== 'email.sent' ? ` · ${[].concat(ev.data.to).join(', ')}` : ''}
+                    {ev.data?.to && ev.type !== 'email.sent' ? ` · ${([] as string[]).concat(ev.data.to).join(', ')}` : ''}
                   </div>
                   {ev.data?.bounce && <div class="small mono">{ev.data.bounce.message}</div>}
                   {ev.data?.click?.link && <div class="small mono break">{ev.data.click.link}</div>}

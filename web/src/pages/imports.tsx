@@ -129,7 +129,7 @@ export function ImportDialog({
             <button type="button" class="btn" onClick={close}>
               Cancel
             </button>
-            <button class="btn primary" disabled={start.busy || !file}>
+            <button type="submit" class="btn primary" disabled={start.busy || !file}>
               Import
             </button>
           </div>

@@ -1,6 +1,6 @@
 // Logs: every API request made with a key, filtered by method, status and key, with its bodies.
 import { setQuery, useLocation } from '../router';
-import { Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Time, useGet, usePaged, val } from '../ui';
+import { Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Time, useGet, usePaged, val, type InputEvent } from '../ui';
 
 interface Log {
   id: string;
@@ -20,7 +20,7 @@ export function LogsPage() {
   const keys = useGet<{ data: { id: string; name: string }[] }>('/api-keys');
   const names = new Map((keys.data?.data ?? []).map((k) => [k.id, k.name]));
   const paged = usePaged<Log>('/logs', { method, status, api_key_id: key });
-  const filter = (k: string) => (e: any) => setQuery({ [k]: val(e), after: null, before: null });
+  const filter = (k: string) => (e: InputEvent) => setQuery({ [k]: val(e), after: null, before: null });
   return (
     <>
       <PageHeader title="Logs" description="Every API request made with one of your keys, kept for the retention period." />

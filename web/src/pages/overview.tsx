@@ -184,12 +184,19 @@ export function OverviewPage() {
                   render: (d) => (
                     <span class="actions">
                       {d.held ? (
-                        <button class="btn small" disabled={control.busy} onClick={() => control.run(d, 'release')} aria-label={`Release ${d.destination}`}>
+                        <button
+                          type="button"
+                          class="btn small"
+                          disabled={control.busy}
+                          onClick={() => control.run(d, 'release')}
+                          aria-label={`Release ${d.destination}`}
+                        >
                           Release
                         </button>
                       ) : (
                         <>
                           <button
+                            type="button"
                             class="btn small"
                             disabled={control.busy || !d.queued}
                             onClick={() => control.run(d, 'retry')}
@@ -197,12 +204,19 @@ export function OverviewPage() {
                           >
                             Retry now
                           </button>
-                          <button class="btn small" disabled={control.busy} onClick={() => control.run(d, 'hold')} aria-label={`Hold ${d.destination}`}>
+                          <button
+                            type="button"
+                            class="btn small"
+                            disabled={control.busy}
+                            onClick={() => control.run(d, 'hold')}
+                            aria-label={`Hold ${d.destination}`}
+                          >
                             Hold
                           </button>
                         </>
                       )}
                       <button
+                        type="button"
                         class="btn small danger"
                         disabled={control.busy || !d.queued}
                         onClick={() => confirm(`Cancel the ${d.queued} queued email(s) to ${d.destination}?`) && control.run(d, 'cancel')}
@@ -261,14 +275,9 @@ function Health({
         />
       </div>
       <p class="health-value">{pct(rate, digits)}</p>
-      <div
-        class="meter"
-        role="meter"
-        aria-valuemin={0}
-        aria-valuemax={limit * 1.5}
-        aria-valuenow={rate}
-        aria-label={`${title}: ${pct(rate, digits)}, limit ${pct(limit, digits)}`}
-      >
+      <div class="meter">
+        {/* The value for assistive technology; the bar and its marks below are drawn (a meter element draws no marks). */}
+        <meter class="sr-only" min={0} max={limit * 1.5} value={rate} aria-label={`${title}: ${pct(rate, digits)}, limit ${pct(limit, digits)}`} />
         <div class="meter-fill" style={{ width: `${width}%` }} />
         <div class="meter-mark" style={{ left: `${(warn / (limit * 1.5)) * 100}%` }} title={`Recommended: ${pct(warn, digits)}`} />
         <div class="meter-mark limit" style={{ left: `${100 / 1.5}%` }} title={`Limit: ${pct(limit, digits)}`} />

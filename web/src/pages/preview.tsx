@@ -15,7 +15,7 @@ export function EmailPreview({ html, height = 520 }: { html: string; height?: nu
       {hasRemote && (
         <div class="preview-bar">
           <span class="small muted">{remote ? 'Remote images are shown.' : 'Remote images are hidden.'}</span>
-          <button class="btn small" onClick={() => setRemote(!remote)}>
+          <button type="button" class="btn small" onClick={() => setRemote(!remote)}>
             {remote ? 'Hide remote images' : 'Show remote images'}
           </button>
         </div>

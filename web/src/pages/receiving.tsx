@@ -54,7 +54,7 @@ export function ReceivingPage() {
 }
 
 export function ReceivedPage({ id }: { id: string }) {
-  const r = useGet<Received & { html: string | null; text: string | null; headers: Record<string, string>; raw: { download_url: string } }>(
+  const r = useGet<Received & { html: string | null; text: string | null; headers: Record<string, string>; raw: { download_url: string } | null }>(
     `/emails/receiving/${id}?html_format=data_uri`,
   );
   const [tab, setTab] = useState('preview');
@@ -105,7 +105,7 @@ export function ReceivedPage({ id }: { id: string }) {
                 ['SPF', <Badge value={tone(e.authentication?.spf)} label={e.authentication?.spf ?? 'not checked'} />],
                 ['DKIM', <Badge value={tone(e.authentication?.dkim)} label={e.authentication?.dkim ?? 'not checked'} />],
                 ['DMARC', <Badge value={tone(e.authentication?.dmarc)} label={e.authentication?.dmarc ?? 'not checked'} />],
-                ['Source', <a href={(e.raw as any)?.download_url ?? '#'}>Download .eml</a>],
+                ['Source', <a href={e.raw?.download_url ?? '#'}>Download .eml</a>],
                 [
                   'Attachments',
                   e.attachments.length ? (

@@ -46,7 +46,7 @@ function Password() {
             aria-describedby="pw-new-hint"
           />
         </Field>
-        <button class="btn" disabled={action.busy}>
+        <button type="submit" class="btn" disabled={action.busy}>
           Change password
         </button>
       </Form>
@@ -91,7 +91,7 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
             ))}
           </ul>
           <CopyButton text={codes.join('\n')} label="Copy codes" />{' '}
-          <button class="btn small" onClick={() => setCodes(null)}>
+          <button type="button" class="btn small" onClick={() => setCodes(null)}>
             I saved them
           </button>
         </div>
@@ -99,7 +99,7 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
       {!enabled && !enrolment && (
         <>
           <p class="muted">Ask for a code from an authenticator app (RFC 6238 TOTP) at every sign-in.</p>
-          <button class="btn" disabled={begin.busy} onClick={() => begin.run()}>
+          <button type="button" class="btn" disabled={begin.busy} onClick={() => begin.run()}>
             Set up an authenticator
           </button>
         </>
@@ -136,7 +136,7 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
               onInput={(e) => setCode(val(e))}
             />
           </Field>
-          <button class="btn primary" disabled={confirm.busy}>
+          <button type="submit" class="btn primary" disabled={confirm.busy}>
             Turn on
           </button>
         </form>
@@ -144,7 +144,7 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
       {enabled && !disabling && (
         <>
           <p class="muted">A code from your authenticator app is needed at every sign-in.</p>
-          <button class="btn danger ghost" onClick={() => setDisabling(true)}>
+          <button type="button" class="btn danger ghost" onClick={() => setDisabling(true)}>
             Turn off
           </button>
         </>
@@ -159,7 +159,9 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
           <Field id="totp-off-pw" label="Your password">
             <input id="totp-off-pw" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />
           </Field>
-          <button class="btn danger">Turn off two-factor sign-in</button>
+          <button type="submit" class="btn danger">
+            Turn off two-factor sign-in
+          </button>
         </form>
       )}
     </Card>
@@ -182,7 +184,7 @@ function Sessions() {
     <Section
       title="Sessions"
       actions={
-        <button class="btn danger ghost" onClick={() => confirm('Sign out on every device, this one included?') && everywhere.run()}>
+        <button type="button" class="btn danger ghost" onClick={() => confirm('Sign out on every device, this one included?') && everywhere.run()}>
           Sign out everywhere
         </button>
       }
@@ -210,7 +212,7 @@ function Sessions() {
                 s.current ? (
                   ''
                 ) : (
-                  <button class="btn small ghost" onClick={() => end.run(s.id)}>
+                  <button type="button" class="btn small ghost" onClick={() => end.run(s.id)}>
                     End session
                   </button>
                 ),
@@ -266,7 +268,7 @@ function Team({ session }: { session: Session }) {
       title="Team members"
       actions={
         owner && (
-          <button class="btn primary" onClick={() => setInviting(true)}>
+          <button type="button" class="btn primary" onClick={() => setInviting(true)}>
             Invite member
           </button>
         )
@@ -300,6 +302,7 @@ function Team({ session }: { session: Session }) {
               render: (m) =>
                 owner && m.id !== session.user.id ? (
                   <button
+                    type="button"
                     class="btn small danger ghost"
                     aria-label={`Remove ${m.email}`}
                     onClick={() => confirm(`Remove ${m.email} from the team?`) && remove.run(m.id)}
@@ -327,7 +330,7 @@ function Team({ session }: { session: Session }) {
                 label: 'Actions',
                 render: (i) =>
                   owner ? (
-                    <button class="btn small ghost" onClick={() => withdraw.run(i.id)}>
+                    <button type="button" class="btn small ghost" onClick={() => withdraw.run(i.id)}>
                       Withdraw
                     </button>
                   ) : (

@@ -46,7 +46,16 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
           {!needCode ? (
             <>
               <Field id="email" label="Email">
-                <input id="email" type="email" autoComplete="username" required value={email} onInput={(e) => setEmail(val(e))} autoFocus />
+                <input
+                  id="email"
+                  type="email"
+                  autoComplete="username"
+                  required
+                  value={email}
+                  onInput={(e) => setEmail(val(e))}
+                  // biome-ignore lint/a11y/noAutofocus: the page is this one form; its first field has the focus when the page opens, not moved there during use.
+                  autoFocus
+                />
               </Field>
               <Field id="password" label="Password">
                 <input id="password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />

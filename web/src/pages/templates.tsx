@@ -67,7 +67,7 @@ export function TemplatesPage() {
   const paged = usePaged<TemplateItem>('/templates');
   const [creating, setCreating] = useState(false);
   const create = () => (
-    <button class="btn primary" onClick={() => setCreating(true)}>
+    <button type="button" class="btn primary" onClick={() => setCreating(true)}>
       New template
     </button>
   );
@@ -323,16 +323,21 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
         }
         actions={
           <div class="template-actions">
-            <button class="btn danger ghost" disabled={busy} onClick={() => setDeleting(true)}>
+            <button type="button" class="btn danger ghost" disabled={busy} onClick={() => setDeleting(true)}>
               Delete
             </button>
-            <button class="btn" disabled={busy} onClick={() => duplicate.run()}>
+            <button type="button" class="btn" disabled={busy} onClick={() => duplicate.run()}>
               Duplicate
             </button>
-            <button class="btn" disabled={busy || !dirty} onClick={() => save.run()} aria-keyshortcuts="Control+S Meta+S" title="Save (Ctrl+S)">
+            <button type="button" class="btn" disabled={busy || !dirty} onClick={() => save.run()} aria-keyshortcuts="Control+S Meta+S" title="Save (Ctrl+S)">
               {dirty ? 'Save' : 'Saved'}
             </button>
-            <button class="btn primary" disabled={busy || (!dirty && t.status === 'published' && !t.has_unpublished_versions)} onClick={() => publish.run()}>
+            <button
+              type="button"
+              class="btn primary"
+              disabled={busy || (!dirty && t.status === 'published' && !t.has_unpublished_versions)}
+              onClick={() => publish.run()}
+            >
               {t.status === 'published' && !dirty && !t.has_unpublished_versions ? 'Published' : 'Publish'}
             </button>
           </div>
@@ -428,13 +433,13 @@ function Variables({ rows, onChange }: { rows: VarRow[]; onChange: (rows: VarRow
   }, [focusKey]);
   const update = (uid: number, change: Partial<VarRow>) => onChange(rows.map((r) => (r.uid === uid ? { ...r, ...change } : r)));
   return (
-    <fieldset class="variables">
+    <fieldset class="variables" aria-describedby="vars-hint">
       <legend class="card-title">Variables</legend>
       <p class="hint" id="vars-hint">
         A send gives each variable a value; one left out takes its fallback. A variable without a fallback must be given.
       </p>
       {rows.length > 0 && (
-        <div class="var-grid" role="group" aria-describedby="vars-hint">
+        <div class="var-grid">
           <div class="var-head" aria-hidden="true">
             <span>Key</span>
             <span>Type</span>

@@ -48,7 +48,7 @@ export function WebhooksPage() {
         title="Webhooks"
         description="Signed HTTP callbacks for every event, retried until your endpoint answers 2xx."
         actions={
-          <button class="btn primary" onClick={() => setCreating(true)}>
+          <button type="button" class="btn primary" onClick={() => setCreating(true)}>
             Add endpoint
           </button>
         }
@@ -61,7 +61,7 @@ export function WebhooksPage() {
           <Empty
             title="No webhook endpoints."
             action={
-              <button class="btn primary" onClick={() => setCreating(true)}>
+              <button type="button" class="btn primary" onClick={() => setCreating(true)}>
                 Add an endpoint
               </button>
             }
@@ -164,13 +164,13 @@ export function WebhookPage({ id }: { id: string }) {
         description={<Badge value={x.status} />}
         actions={
           <>
-            <button class="btn danger ghost" onClick={() => confirm('Delete this endpoint?') && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={() => confirm('Delete this endpoint?') && remove.run()}>
               Delete
             </button>
-            <button class="btn" onClick={() => toggle.run()}>
+            <button type="button" class="btn" onClick={() => toggle.run()}>
               {x.status === 'enabled' ? 'Disable' : 'Enable'}
             </button>
-            <button class="btn" onClick={() => setEditing(true)}>
+            <button type="button" class="btn" onClick={() => setEditing(true)}>
               Edit
             </button>
           </>
@@ -185,11 +185,15 @@ export function WebhookPage({ id }: { id: string }) {
               'Signing secret',
               <span class="copy-cell">
                 <code class="token">{reveal ? x.signing_secret : '•'.repeat(32)}</code>
-                <button class="btn small" onClick={() => setReveal(!reveal)}>
+                <button type="button" class="btn small" onClick={() => setReveal(!reveal)}>
                   {reveal ? 'Hide' : 'Reveal'}
                 </button>
                 {reveal && x.signing_secret && <CopyButton text={x.signing_secret} />}
-                <button class="btn small" onClick={() => confirm('Rotate the secret? Requests are signed with the new one from now on.') && rotate.run()}>
+                <button
+                  type="button"
+                  class="btn small"
+                  onClick={() => confirm('Rotate the secret? Requests are signed with the new one from now on.') && rotate.run()}
+                >
                   Rotate
                 </button>
               </span>,
@@ -246,7 +250,7 @@ function EventDetail({ webhook, event, onClose }: { webhook: string; event: stri
     <Card>
       <div class="row-between">
         <h2 class="card-title mono">{ev.data?.type ?? 'Event'}</h2>
-        <button class="btn small ghost" onClick={onClose} aria-label="Close the delivery">
+        <button type="button" class="btn small ghost" onClick={onClose} aria-label="Close the delivery">
           ✕
         </button>
       </div>
@@ -261,7 +265,7 @@ function EventDetail({ webhook, event, onClose }: { webhook: string; event: stri
               </span>
             )}
           </p>
-          <button class="btn small" disabled={replay.busy} onClick={() => replay.run()}>
+          <button type="button" class="btn small" disabled={replay.busy} onClick={() => replay.run()}>
             Replay
           </button>
           <h3>Request body</h3>
