@@ -147,7 +147,8 @@ export class SmtpSession {
       const fail = (err: NodemailerError | Error) => {
         if (settled) return;
         settled = true;
-        // A failed handshake can surface as a socket error: it is a TLS failure all the same.
+        // A failed handshake can surface as a socket error: it is a TLS failure all the same
+        // (`upgrading`: nodemailer's flag for a STARTTLS handshake under way).
         const e = err as NodemailerError;
         if (conn.upgrading || /^ERR_SSL|^ERR_TLS/.test(e.originalCode ?? '') || /SSL routines/.test(e.message)) e.code = 'ETLS';
         conn.close();
@@ -196,9 +197,13 @@ export class SmtpSession {
     return { version, cipher: socket?.getCipher?.()?.name ?? null, verified };
   }
 
-  /** The socket nodemailer speaks on (the TLS one after STARTTLS), kept as `_socket`. */
+  /**
+   * The socket nodemailer speaks on (the TLS one after STARTTLS): its `_socket`, declared public in
+   * nodemailer's own types; test/dependencies/nodemailer.test.ts checks it is that socket
+   * (docs/ARCHITECTURE.md §5, "Where Posthorn reaches into a library").
+   */
   private get socket(): Writable | undefined {
-    return (this.conn as unknown as { _socket?: Writable })._socket;
+    return this.conn._socket || undefined;
   }
 
   get alive(): boolean {

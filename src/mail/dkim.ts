@@ -12,6 +12,9 @@
 // canonicalization and header formatting) with keys parsed once per thread, and RSA by the system's
 // OpenSSL where it loads (openssl.ts): about a third of the CPU per signature. The output is the
 // same, byte for byte (test/mail/dkim.test.ts). Anything else goes through mailauth's signer.
+// Those parts are mailauth's undocumented `lib/` modules (typed in mailauth-parts.d.ts): mailauth is
+// pinned to an exact version, and test/dependencies/mailauth.test.ts checks them on the vectors of
+// RFC 6376 and RFC 8463 (docs/ARCHITECTURE.md §5, "Where Posthorn reaches into a library").
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { parseHeaders, getSigningHeaderLines, formatSignatureHeaderLine, toALabel } from 'mailauth/lib/tools';

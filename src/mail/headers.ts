@@ -23,7 +23,10 @@ interface Libmime {
 
 let decoder: Libmime | null = null;
 
-/** mailparser's libmime instance (charset conversion included); created once. */
+/**
+ * mailparser's libmime instance (charset conversion included); created once. An undocumented
+ * property of a MailParser, checked by test/dependencies/mailparser.test.ts (docs/ARCHITECTURE.md §5).
+ */
 async function libmime(): Promise<Libmime> {
   decoder ??= (new (await mailparser()).MailParser() as unknown as { libmime: Libmime }).libmime;
   return decoder;

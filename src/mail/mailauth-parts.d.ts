@@ -1,5 +1,6 @@
 // Types of the parts of mailauth's DKIM signer that mail/dkim.ts composes (mailauth ships types
-// for its public entry points only). Just what dkim.ts uses.
+// for its public entry points only). Just what dkim.ts uses; test/dependencies/mailauth.test.ts
+// checks that the pinned mailauth still has them and that they behave so (docs/ARCHITECTURE.md §5).
 declare module 'mailauth/lib/tools' {
   export interface ParsedHeader {
     key: string | null;

@@ -1,7 +1,10 @@
 // MTA-STS (RFC 8461) and TLS-RPT (RFC 8460) vocabulary: the `_mta-sts` TXT record and the policy
 // file are read by mailauth (strict: RFC 8461 §3.1 and §3.2 exactly), MX host names are matched by
 // it (§4.1); this module adds where a policy is fetched from and how a failed TLS set-up is named
-// in a TLS report (RFC 8460 §4.3). Fetching and caching are delivery's (delivery/mta-sts.ts).
+// in a TLS report (RFC 8460 §4.3). Fetching and caching are delivery's (delivery/mta-sts.ts, through
+// the SSRF guard), so of mailauth's `lib/mta-sts` only its readers are used: `validateMx` is in
+// mailauth's README, `resolvePolicy` and `parsePolicy` only in its type declarations; all three are
+// checked by test/dependencies/mailauth.test.ts (docs/ARCHITECTURE.md §5).
 import { resolvePolicy, parsePolicy as parsePolicyFile, validateMx } from 'mailauth/lib/mta-sts';
 
 /** RFC 8461 §3.3: policies larger than 64 KB are not to be trusted. */

@@ -35,6 +35,8 @@ export interface SmtpListeners {
   port(mode: ListenerMode): number;
   /** Sessions open at this moment, across the listeners (operator metrics). */
   sessions(): number;
+  /** Message bytes held in memory right now, across the listeners (tests: none stay after a session is gone). */
+  bufferedBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -73,7 +75,7 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
   const listeners: Listener[] = [];
   const failures: BindFailure[] = [];
   const servers: SMTPServer[] = [];
-  // One session count and one set of AUTH failure counts for every listener.
+  // One session count, one set of AUTH failure counts and one memory budget for every listener.
   const limits = sharedLimits(svc.config);
   if (wanted.length) {
     const cert = await smtpCertificate(svc.config);
@@ -102,6 +104,9 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
     },
     sessions() {
       return limits.gate.size;
+    },
+    bufferedBytes() {
+      return limits.budget.size;
     },
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

@@ -6,16 +6,26 @@
 //   anvil: each failure past the third answers after a growing delay, five within 15 minutes lock
 //   the address out of AUTH for a minute (doubling with every further failure, up to an hour), and a
 //   connection that keeps trying is closed. Only AUTH is refused: inbound mail from the address is
-//   still received, and other addresses are never slowed.
+//   still received, and other addresses are never slowed;
+// - a cap on message bytes held in memory across every session (`MessageBudget`): past it a
+//   message is refused with a temporary 452 4.3.1 and the sender retries later.
 import { FailureLimiter, clientKey } from '../limits/failures';
 import { log } from '../log';
 import { SmtpReply } from './replies';
 
+/** A refused session is logged at most once per this long, with how many were refused meanwhile. */
+const REFUSAL_LOG_MS = 10_000;
+
 /** Open sessions across the listeners. */
 export class ConnectionGate {
   private open = 0;
+  private refusedSince = 0;
+  private refusedCount = 0;
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Take a place for a new session; false when every place is taken. */
   enter(): boolean {
@@ -30,6 +40,46 @@ export class ConnectionGate {
 
   get size(): number {
     return this.open;
+  }
+
+  /**
+   * Count a session refused for want of a place: the number refused since the last report when a
+   * report is due (one log line per 10 s however hard the door is knocked on), else null.
+   */
+  refused(): number | null {
+    this.refusedCount++;
+    const now = this.now();
+    if (now - this.refusedSince < REFUSAL_LOG_MS) return null;
+    const count = this.refusedCount;
+    this.refusedSince = now;
+    this.refusedCount = 0;
+    return count;
+  }
+}
+
+/**
+ * Message bytes held in memory at once, over every session of every listener: each connection may
+ * send 40 MB, so without a shared cap a few hundred slow senders could exhaust memory.
+ */
+export class MessageBudget {
+  private held = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Hold `bytes` more; false (nothing held) when they do not fit. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.max) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+
+  /** Bytes held right now (tests: nothing stays counted after a session is gone). */
+  get size(): number {
+    return this.held;
   }
 }
 

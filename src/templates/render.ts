@@ -26,6 +26,8 @@ const ESCAPES: Record<TemplateField, (v: unknown) => string> = {
 /**
  * A writer for one field: triple braces go through the field's escape like double ones, and the
  * template cache is off (mustache.js would keep every text it ever parsed: memory without bound).
+ * mustache.js has no option for either; test/dependencies/mustache.test.ts checks that its Writer
+ * still renders triple braces through `unescapedValue` (docs/ARCHITECTURE.md §5).
  */
 function writerFor(field: TemplateField): Mustache.Writer {
   const w = new Mustache.Writer();

@@ -7,7 +7,6 @@ import { startPosthornSmtp, inboundProcessed, SmtpDialog, plainAuth, type Runnin
 import { LineEndingCheck } from '../../src/smtp/line-endings';
 import { AuthGuard, AUTH_POLICY } from '../../src/smtp/limits';
 import { SmtpReply } from '../../src/smtp/replies';
-import { bufferedBytes } from '../../src/smtp/server';
 import { clientKey } from '../../src/limits/failures';
 import { captureLog } from '../helpers/log';
 
@@ -170,7 +169,7 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
     expect(await received(s)).toEqual([]);
     expect(await s.p.svc.store.inboundSpool.counts()).toEqual({ waiting: 0, failed: 0 });
     // The bytes of the refused messages were given back to the shared budget.
-    expect(bufferedBytes()).toBe(0);
+    expect(s.smtp.bufferedBytes()).toBe(0);
   });
 
   test('a client gone mid-DATA leaves no bytes counted against the shared budget', async () => {
@@ -180,11 +179,11 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
     await c.command('RCPT TO:<support@inbound.test>');
     expect((await c.command('DATA')).code).toBe(354);
     c.write(`Subject: gone\r\n\r\n${'x'.repeat(70)}\r\n`.repeat(2000));
-    for (let i = 0; i < 100 && bufferedBytes() === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(bufferedBytes()).toBeGreaterThan(0);
+    for (let i = 0; i < 100 && s.smtp.bufferedBytes() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.smtp.bufferedBytes()).toBeGreaterThan(0);
     c.close();
-    for (let i = 0; i < 100 && bufferedBytes() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(bufferedBytes()).toBe(0);
+    for (let i = 0; i < 100 && s.smtp.bufferedBytes() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.smtp.bufferedBytes()).toBe(0);
   });
 
   test('CRLF split across packets anywhere is fine: the message is received', async () => {
