@@ -16,9 +16,9 @@ import { trackingRoutes } from './tracking';
 import { receivingResource } from './receiving';
 import { metricsRoutes } from './metrics';
 import { emailsResource } from './emails';
-import { apiKeysRoutes } from './api-keys';
-import { domainClaimsRoutes } from './domain-claims';
-import { domainsRoutes } from './domains';
+import { apiKeysResource } from './api-keys';
+import { domainClaimsResource } from './domain-claims';
+import { domainsResource } from './domains';
 import { segmentsRoutes } from './segments';
 import { contactImportsRoutes } from './contact-imports';
 import { contactsRoutes } from './contacts';
@@ -26,7 +26,7 @@ import { contactTopicsRoutes } from './contact-topics';
 import { topicsRoutes } from './topics';
 import { contactPropertiesRoutes } from './contact-properties';
 import { broadcastsRoutes } from './broadcasts';
-import { suppressionsRoutes } from './suppressions';
+import { suppressionsResource } from './suppressions';
 import { logsRoutes } from './logs';
 import { webhooksResource } from './webhooks';
 import { templatesRoutes } from './templates';
@@ -36,7 +36,15 @@ import { eventsRoutes } from './events';
 import { automationsRoutes } from './automations';
 
 /** The resources declared with `resource()`. */
-export const RESOURCES: Resource<ApiContext>[] = [receivingResource, emailsResource, webhooksResource];
+export const RESOURCES: Resource<ApiContext>[] = [
+  receivingResource,
+  emailsResource,
+  webhooksResource,
+  apiKeysResource,
+  domainClaimsResource,
+  domainsResource,
+  suppressionsResource,
+];
 
 /** Resources not yet declared: they register on the app themselves (a conversion under way). */
 export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
@@ -52,9 +60,6 @@ export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
   sharedRoutes,
   trackingRoutes,
   metricsRoutes,
-  apiKeysRoutes,
-  domainClaimsRoutes,
-  domainsRoutes,
   segmentsRoutes,
   contactImportsRoutes,
   contactsRoutes,
@@ -62,7 +67,6 @@ export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
   topicsRoutes,
   contactPropertiesRoutes,
   broadcastsRoutes,
-  suppressionsRoutes,
   logsRoutes,
   templatesRoutes,
   usageRoutes,
