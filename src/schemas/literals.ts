@@ -2,7 +2,7 @@
 // is the set itself and the OpenAPI document lists the values.
 import { Type, type SchemaOptions } from '@sinclair/typebox';
 
-export const OneOf = <T extends string>(values: readonly T[], opts: SchemaOptions = {}) =>
+export const OneOf = <const T extends string>(values: readonly T[], opts: SchemaOptions = {}) =>
   Type.Union(
     values.map((v) => Type.Literal(v)),
     opts,

@@ -29,11 +29,11 @@ import { broadcastsRoutes } from './broadcasts';
 import { suppressionsResource } from './suppressions';
 import { logsRoutes } from './logs';
 import { webhooksResource } from './webhooks';
-import { templatesRoutes } from './templates';
+import { templatesResource } from './templates';
 import { usageRoutes } from './usage';
 import { oauthGrantsRoutes } from './oauth-grants';
-import { eventsRoutes } from './events';
-import { automationsRoutes } from './automations';
+import { eventsResource } from './events';
+import { automationsResource } from './automations';
 
 /** The resources declared with `resource()`. */
 export const RESOURCES: Resource<ApiContext>[] = [
@@ -44,6 +44,9 @@ export const RESOURCES: Resource<ApiContext>[] = [
   domainClaimsResource,
   domainsResource,
   suppressionsResource,
+  templatesResource,
+  eventsResource,
+  automationsResource,
 ];
 
 /** Resources not yet declared: they register on the app themselves (a conversion under way). */
@@ -68,11 +71,8 @@ export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
   contactPropertiesRoutes,
   broadcastsRoutes,
   logsRoutes,
-  templatesRoutes,
   usageRoutes,
   oauthGrantsRoutes,
-  eventsRoutes,
-  automationsRoutes,
 ];
 
 /** Paths of legacy resources served without an API key (declared routes say so themselves). */
