@@ -65,78 +65,80 @@ const ref = (raw: string) => {
 
 const changed = (t: TemplateRec) => ({ id: t.id, object: 'template' as const });
 
-/** The action POSTs answer 200 with the template they made or changed (docs/api.md §20.1). */
-const action = (name: 'publish' | 'duplicate', run: (store: Store, team: string, ref: string) => Promise<TemplateRec>, summary: string, store: Store) =>
-  route({
-    method: 'POST',
-    path: `/templates/:id_or_alias/${name}`,
-    summary,
-    access: 'team',
-    params: TemplateParams,
-    body: IgnoredBody,
-    response: TemplateRef,
-    handler: async ({ caller, params }) => changed(await run(store, caller.team, ref(params.id_or_alias))),
-  });
+export const templatesResource = resource('Templates', ({ store }: ApiContext) => {
+  /** The action POSTs answer 200 with the template they made or changed (docs/api.md §20.1). */
+  const action = (name: 'publish' | 'duplicate', run: (store: Store, team: string, ref: string) => Promise<TemplateRec>, summary: string) =>
+    route({
+      method: 'POST',
+      path: `/templates/:id_or_alias/${name}`,
+      summary,
+      access: 'team',
+      params: TemplateParams,
+      body: IgnoredBody,
+      response: TemplateRef,
+      handler: async ({ caller, params }) => changed(await run(store, caller.team, ref(params.id_or_alias))),
+    });
 
-export const templatesResource = resource('Templates', ({ store }: ApiContext) => [
-  route({
-    method: 'POST',
-    path: '/templates',
-    summary: 'Create a template (a draft)',
-    access: 'team',
-    body: CreateTemplateRequest,
-    status: 201,
-    response: TemplateRef,
-    handler: async ({ caller, body }) => changed(await createTemplate(store, caller.team, templateFields(body, 'create'))),
-  }),
-  route({
-    method: 'GET',
-    path: '/templates',
-    summary: 'List templates',
-    access: 'team',
-    query: PageQuery,
-    body: 'none',
-    response: TemplateList,
-    handler: async ({ caller, query }) => listOf(await store.templates.page(caller.team, pageQuery(query), 20, summary)),
-  }),
-  route({
-    method: 'GET',
-    path: '/templates/:id_or_alias',
-    summary: 'Retrieve a template by id or alias',
-    access: 'team',
-    params: TemplateParams,
-    body: 'none',
-    response: Template,
-    async handler({ caller, params }) {
-      const t = await findTemplate(store, caller.team, ref(params.id_or_alias));
-      if (!t) throw errors.notFound('Template');
-      return view(t);
-    },
-  }),
-  route({
-    method: 'PATCH',
-    path: '/templates/:id_or_alias',
-    summary: 'Update a template (its draft)',
-    access: 'team',
-    params: TemplateParams,
-    body: UpdateTemplateRequest,
-    response: TemplateRef,
-    handler: async ({ caller, params, body }) => changed(await updateTemplate(store, caller.team, ref(params.id_or_alias), templateFields(body, 'update'))),
-  }),
-  route({
-    method: 'DELETE',
-    path: '/templates/:id_or_alias',
-    summary: 'Delete a template',
-    access: 'team',
-    params: TemplateParams,
-    body: IgnoredBody,
-    response: TemplateDeleted,
-    handler: async ({ caller, params }) => ({
-      object: 'template' as const,
-      id: await removeTemplate(store, caller.team, ref(params.id_or_alias)),
-      deleted: true as const,
+  return [
+    route({
+      method: 'POST',
+      path: '/templates',
+      summary: 'Create a template (a draft)',
+      access: 'team',
+      body: CreateTemplateRequest,
+      status: 201,
+      response: TemplateRef,
+      handler: async ({ caller, body }) => changed(await createTemplate(store, caller.team, templateFields(body, 'create'))),
     }),
-  }),
-  action('publish', publishTemplate, 'Publish a template: sends use this version from now on', store),
-  action('duplicate', duplicateTemplate, 'Duplicate a template as a new draft', store),
-]);
+    route({
+      method: 'GET',
+      path: '/templates',
+      summary: 'List templates',
+      access: 'team',
+      query: PageQuery,
+      body: 'none',
+      response: TemplateList,
+      handler: async ({ caller, query }) => listOf(await store.templates.page(caller.team, pageQuery(query), 20, summary)),
+    }),
+    route({
+      method: 'GET',
+      path: '/templates/:id_or_alias',
+      summary: 'Retrieve a template by id or alias',
+      access: 'team',
+      params: TemplateParams,
+      body: 'none',
+      response: Template,
+      async handler({ caller, params }) {
+        const t = await findTemplate(store, caller.team, ref(params.id_or_alias));
+        if (!t) throw errors.notFound('Template');
+        return view(t);
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/templates/:id_or_alias',
+      summary: 'Update a template (its draft)',
+      access: 'team',
+      params: TemplateParams,
+      body: UpdateTemplateRequest,
+      response: TemplateRef,
+      handler: async ({ caller, params, body }) => changed(await updateTemplate(store, caller.team, ref(params.id_or_alias), templateFields(body, 'update'))),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/templates/:id_or_alias',
+      summary: 'Delete a template',
+      access: 'team',
+      params: TemplateParams,
+      body: IgnoredBody,
+      response: TemplateDeleted,
+      handler: async ({ caller, params }) => ({
+        object: 'template' as const,
+        id: await removeTemplate(store, caller.team, ref(params.id_or_alias)),
+        deleted: true as const,
+      }),
+    }),
+    action('publish', publishTemplate, 'Publish a template: sends use this version from now on'),
+    action('duplicate', duplicateTemplate, 'Duplicate a template as a new draft'),
+  ];
+});
