@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { ConnectionInput, StepInput } from '../../src/schemas/automations';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
@@ -68,7 +69,7 @@ await publishTemplate(svc.store, team, tpl.id);
 const segment = newId();
 await svc.store.write(async (tx) => tx.segments.put({ id: segment, team_id: team, created_at: new Date().toISOString(), name: 'bench' }));
 
-const scenarios = [
+const scenarios: { name: string; summary: string; steps: StepInput[]; connections: ConnectionInput[] }[] = [
   {
     name: 'store',
     summary: 'trigger → condition → contact update → add to segment',

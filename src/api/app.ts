@@ -13,7 +13,6 @@ import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
 import { CHECK_RESPONSES_ENV, registerRoutes, registerShadows } from './platform/register';
 import { openApiPaths } from './platform/openapi';
-import { fromValidation } from './platform/legacy-validation';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
@@ -30,7 +29,7 @@ import type { DashboardAssets } from '../dashboard/assets';
 import { SignedLinks } from '../links/signed';
 import { requireSession } from './platform/session';
 import { VERSION } from '../version';
-import { RESOURCES, LEGACY_RESOURCES, LEGACY_PUBLIC } from './resources';
+import { RESOURCES } from './resources';
 
 /** Where the OpenAPI document is served (its plugin's own routes: public). */
 const OPENAPI_PATH = '/openapi';
@@ -84,7 +83,7 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
   const routes: TableRoute[] = (RESOURCES as Resource<ApiContext>[]).flatMap((res) =>
     res.routes(svc).map((r) => ({ ...r, tags: [res.tag], re: pathPattern(r.path) })),
   );
-  const table = new RouteTable(routes, [OPENAPI_PATH, `${OPENAPI_PATH}/*`, ...LEGACY_PUBLIC]);
+  const table = new RouteTable(routes, [OPENAPI_PATH, `${OPENAPI_PATH}/*`]);
   const app = createBase(table);
   for (const path of RESERVED)
     app.all(
@@ -98,8 +97,6 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
     checkResponses: process.env[CHECK_RESPONSES_ENV] === '1',
     session: (request) => requireSession(svc.auth.sessions, request),
   });
-  for (const legacy of LEGACY_RESOURCES) legacy(app, svc);
-  table.addLegacy(app.routes.map((r) => ({ method: r.method, path: r.path })));
   registerShadows(app as never, table);
   return { app, table };
 }
@@ -107,7 +104,7 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
 function createBase(table: RouteTable) {
   // Validation is the registrar's (register.ts), so Elysia is given no schemas: it neither checks
   // nor reshapes bodies, and its OpenAPI plugin only serves the document made from the routes.
-  return new Elysia({ normalize: 'typebox' })
+  return new Elysia()
     .use(
       openapi({
         path: OPENAPI_PATH,
@@ -129,10 +126,10 @@ function createBase(table: RouteTable) {
       // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none,
       // and routes that stream their body (uploads, forms) read it themselves.
       const r = table.find(request.method, route);
-      if (!table.readsBody(r, request.method, route)) return {};
+      if (!table.readsBody(r)) return {};
       const s = stateOf(request);
       // The key's format is checked before the body is read (docs/api.md §3.3).
-      if (s && r?.idempotent) idempotencyKey(request.headers);
+      if (s && r.idempotent) idempotencyKey(request.headers);
       const read = await readJsonText(request);
       // The request log's copy is taken now: validation drops unknown keys.
       if (s && read) {
@@ -144,7 +141,6 @@ function createBase(table: RouteTable) {
     })
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(request, error);
-      if (code === 'VALIDATION') return errorResponse(request, fromValidation(error as never, stateOf(request)?.body));
       if (code === 'NOT_FOUND') return errorResponse(request, table.miss(request.method, stateOf(request)?.path ?? new URL(request.url).pathname));
       // Errors thrown while reading the body arrive wrapped in Elysia's ParseError.
       if (code === 'PARSE') {

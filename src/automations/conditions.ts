@@ -3,7 +3,8 @@
 // value}`, or `{type: "and" | "or", rules: […]}`. Checked when the automation is created; evaluated
 // when a run reaches the step.
 import { errors } from '../errors';
-import { isObject, lookup, pathField, type PathScope, type RunContext } from './context';
+import { isObject } from '../schemas/common';
+import { lookup, pathField, type PathScope, type RunContext } from './context';
 
 export type ConditionRule =
   | { type: 'rule'; field: string; operator: Operator; value?: string | number | boolean | null }

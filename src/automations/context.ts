@@ -5,6 +5,7 @@
 // automation is created, looked up when a run executes the step.
 import type { ContactRec } from '../store';
 import { errors } from '../errors';
+import { isObject } from '../schemas/common';
 import { visibleProperties, type PropertyDefs } from '../contacts/properties';
 
 /** The values a path is looked up in. */
@@ -26,8 +27,6 @@ export interface PathScope {
   /** Names of the events its `wait_for_event` steps wait for. */
   waitedEvents: ReadonlySet<string>;
 }
-
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A path as a condition or `{ "var" }` writes it, checked: `event.<field>[.<field>…]`,

@@ -2,66 +2,55 @@
 // its payload — and sends for a contact (POST /events/send). A send is checked against the
 // definition (payload fields coerced to the schema's types) and committed as an automation trigger
 // through the one event function (Events.trigger) before the 202: accepted means durable. Names
-// beginning `resend:` are Posthorn's system events (a contact created, added to a segment).
+// beginning `resend:` are Posthorn's system events (a contact created, added to a segment). The
+// types of the requests' fields are checked first, by their schemas (src/schemas/events.ts).
 import type { CustomEventRec, EventSchema, EventSchemaType, Store, StoreReader } from '../store';
+import type { CreateEventRequest, SendEventRequest, UpdateEventRequest } from '../schemas/events';
 import type { Events } from '../events';
 import { ApiError, errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 import { parseEmail } from '../mail/address';
 import { parseIsoInstant } from '../sending/schedule';
 import { settle } from '../contacts';
-import { isObject } from './context';
 
 /** System events (docs/api.md §24.6): triggers Posthorn commits itself; custom names may not begin `resend:`. */
 export const SYSTEM_EVENTS = ['resend:contact.created', 'resend:contact.added_to_segment'] as const;
 const RESERVED_PREFIX = 'resend:';
 
-export const MAX_NAME = 256;
 /** Posthorn: a schema names at most this many fields; a payload is at most this large as JSON. */
 export const MAX_SCHEMA_FIELDS = 50;
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
 
-const TYPES: EventSchemaType[] = ['string', 'number', 'boolean', 'date'];
 const FIELD = /^[A-Za-z0-9_-]{1,100}$/;
-
-// Views (docs/api.md §23.1).
-export const eventSummary = (e: CustomEventRec) => ({ id: e.id, name: e.name, schema: e.schema, created_at: e.created_at, updated_at: e.updated_at });
-export const eventView = (e: CustomEventRec) => ({ object: 'event' as const, ...eventSummary(e) });
 
 /** An event by id (a UUID) or name. */
 export function findEvent(r: StoreReader, team: string, ref: string): Promise<CustomEventRec | undefined> {
   return isUuid(ref) ? r.customEvents.get(team, ref.toLowerCase()) : r.customEvents.find('name', ref, team);
 }
 
-/** `name` of a create: any text up to 256 characters, not `resend:…`, not a UUID (that would be an id in paths). */
-function nameField(v: unknown): string {
-  if (v === undefined || v === null) throw errors.missingField('name');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the name may not hold.
-  if (typeof v !== 'string' || v.trim() === '' || v.length > MAX_NAME || /[\u0000-\u001f]/.test(v))
-    throw errors.invalidField('name', `must be 1 to ${MAX_NAME} characters without control characters.`);
+/** `name` of a create (1 to 256 characters: the schema's): not `resend:…`, not a UUID (that would be an id in paths). */
+function nameField(v: string | null): string {
+  if (v === null) throw errors.missingField('name');
   if (v.startsWith(RESERVED_PREFIX)) throw errors.invalidField('name', 'event names cannot start with `resend:`, which is reserved for system events.');
   if (isUuid(v)) throw errors.invalidField('name', 'an event name cannot be a UUID (paths take ids and names alike).');
   if (v === 'send') throw errors.invalidField('name', '`send` names the route POST /events/send.');
   return v;
 }
 
-/** `schema`: null, or a flat object of field name → `string` | `number` | `boolean` | `date`. */
-function schemaField(v: unknown): EventSchema | null {
+/** `schema` (its types are the schema's): at most 50 fields, each name of ASCII letters, digits, `_` or `-`. */
+function schemaField(v: EventSchema | null | undefined): EventSchema | null {
   if (v === undefined || v === null) return null;
-  if (!isObject(v)) throw errors.invalidField('schema', 'must be an object of field names and types (`string`, `number`, `boolean`, `date`), or null.');
   const entries = Object.entries(v);
   if (entries.length > MAX_SCHEMA_FIELDS) throw errors.invalidField('schema', `may name at most ${MAX_SCHEMA_FIELDS} fields.`);
   const out: EventSchema = {};
   for (const [key, type] of entries) {
     if (!FIELD.test(key) || key === '__proto__') throw errors.invalidField(`schema.${key}`, 'field names are 1 to 100 ASCII letters, digits, `_` or `-`.');
-    if (typeof type !== 'string' || !TYPES.includes(type as EventSchemaType))
-      throw errors.invalidField(`schema.${key}`, 'must be `string`, `number`, `boolean` or `date`.');
-    out[key] = type as EventSchemaType;
+    out[key] = type;
   }
   return out;
 }
 
-export async function createEvent(store: Store, team: string, body: Record<string, unknown>): Promise<CustomEventRec> {
+export async function createEvent(store: Store, team: string, body: CreateEventRequest): Promise<CustomEventRec> {
   const name = nameField(body.name);
   const schema = schemaField(body.schema);
   const rec: CustomEventRec = { id: newId(), team_id: team, created_at: nowIso(), name, schema, updated_at: null };
@@ -74,8 +63,7 @@ export async function createEvent(store: Store, team: string, body: Record<strin
 }
 
 /** PATCH: the schema only (null clears it); the name is fixed. */
-export function updateEvent(store: Store, team: string, ref: string, body: Record<string, unknown>): Promise<CustomEventRec> {
-  if (!Object.hasOwn(body, 'schema')) throw errors.missingField('schema');
+export function updateEvent(store: Store, team: string, ref: string, body: UpdateEventRequest): Promise<CustomEventRec> {
   const schema = schemaField(body.schema);
   return settle(store, async (tx) => {
     const cur = await findEvent(tx, team, ref);
@@ -135,10 +123,9 @@ function coerce(key: string, type: EventSchemaType, v: unknown): unknown {
   }
 }
 
-/** The payload of a send, checked and coerced to the definition's schema. */
-export function payloadOf(def: CustomEventRec, v: unknown): Record<string, unknown> {
+/** The payload of a send (an object: the schema's), checked and coerced to the definition's schema. */
+function payloadOf(def: CustomEventRec, v: Record<string, unknown> | null | undefined): Record<string, unknown> {
   if (v === undefined || v === null) return {};
-  if (!isObject(v)) throw errors.invalidField('payload', 'must be an object.');
   if (Buffer.byteLength(JSON.stringify(v)) > MAX_PAYLOAD_BYTES) throw errors.invalidField('payload', `must be at most ${MAX_PAYLOAD_BYTES / 1024} KB as JSON.`);
   if (!def.schema) return v;
   const out = { ...v };
@@ -151,22 +138,20 @@ export function payloadOf(def: CustomEventRec, v: unknown): Record<string, unkno
  * `contact_id` (an existing contact) or `email`, `payload` matching the schema. The trigger
  * commits before this resolves.
  */
-export async function sendEvent(deps: { store: Store; events: Events }, team: string, body: Record<string, unknown>): Promise<{ event: string }> {
+export async function sendEvent(deps: { store: Store; events: Events }, team: string, body: SendEventRequest): Promise<{ event: string }> {
   const { store, events } = deps;
-  if (body.event === undefined || body.event === null) throw errors.missingField('event');
-  if (typeof body.event !== 'string' || body.event === '') throw errors.invalidField('event', 'must be the name of an event.');
-  const name = body.event;
-  const hasId = body.contact_id !== undefined && body.contact_id !== null;
-  const hasEmail = body.email !== undefined && body.email !== null;
+  const { event: name, contact_id: id, email: address } = body;
+  if (name === null) throw errors.missingField('event');
+  const hasId = id !== undefined && id !== null;
+  const hasEmail = address !== undefined && address !== null;
   if (hasId && hasEmail) throw errors.validation('Provide either `contact_id` or `email`, not both.');
   if (!hasId && !hasEmail) throw new ApiError(422, 'missing_required_field', 'Missing `contact_id` or `email` field.');
   let contactId: string | null = null;
   let email: string | null = null;
-  if (hasId) {
-    if (!isUuid(body.contact_id)) throw errors.invalidField('contact_id', 'must be the id of a contact.');
-    contactId = (body.contact_id as string).toLowerCase();
-  } else {
-    const a = typeof body.email === 'string' ? parseEmail(body.email) : null;
+  // The schema checked that `contact_id` is a UUID.
+  if (hasId) contactId = id.toLowerCase();
+  else {
+    const a = hasEmail ? parseEmail(address) : null;
     if (!a) throw errors.validation('Invalid `email` field. The email address needs to follow the `email@example.com` format.');
     email = a.address;
   }

@@ -4,8 +4,10 @@
 // documented 422 naming the field: an unknown event, template, segment, topic or contact property;
 // a template that is not published or lacks a value for a variable; a step type given a
 // connection it cannot take; a loop of steps without a `delay` or `wait_for_event` (it would run
-// for ever at once). Nothing here writes.
+// for ever at once). The shapes — types of the fields, step types, sizes — are the wire schema's,
+// checked first (src/schemas/automations.ts). Nothing here writes.
 import type { AutomationConnection, AutomationStatus, AutomationStep, AutomationStepType, ConnectionType, StoreReader } from '../store';
+import type { AutomationRequest, ConnectionInput, StepInput } from '../schemas/automations';
 import { errors } from '../errors';
 import { isUuid } from '../ids';
 import { parseAddress } from '../mail/address';
@@ -15,26 +17,9 @@ import { topicField } from '../topics';
 import { sendingDomain } from '../sending/sender';
 import { conditionRule } from './conditions';
 import { durationField } from './durations';
-import { isObject, isVar, pathField, type PathScope } from './context';
+import { isObject } from '../schemas/common';
+import { isVar, pathField, type PathScope } from './context';
 import { SYSTEM_EVENTS } from './custom-events';
-
-/** Posthorn: at most this many steps and connections per automation. */
-export const MAX_STEPS = 100;
-export const MAX_CONNECTIONS = 200;
-const MAX_KEY = 100;
-const MAX_NAME = 256;
-
-const STEP_TYPES: AutomationStepType[] = [
-  'trigger',
-  'delay',
-  'send_email',
-  'wait_for_event',
-  'condition',
-  'contact_update',
-  'contact_delete',
-  'add_to_segment',
-  'remove_from_segment',
-];
 
 /** The connections each step type may start: which way a run leaves it. */
 const OUTGOING: Record<AutomationStepType, ConnectionType[]> = {
@@ -55,44 +40,30 @@ const WAITS: AutomationStepType[] = ['delay', 'wait_for_event'];
 /** Template values Posthorn fills in itself for automation emails. */
 export const SYSTEM_VALUES = ['RESEND_UNSUBSCRIBE_URL'];
 
-const given = (v: unknown) => v !== undefined && v !== null;
+/** Given: neither left out nor null (null reads as "not given", docs/api.md §1.4). */
+const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
-/** The top-level fields of a create or update, shape only; a key left out was not given. */
+/** The top-level fields of a create or update; a key left out was not given. */
 export interface AutomationFields {
   name?: string;
   status?: AutomationStatus;
-  steps?: unknown[];
-  connections?: unknown[];
+  steps?: StepInput[];
+  connections?: ConnectionInput[];
 }
 
-export function automationFields(body: Record<string, unknown>, mode: 'create' | 'update'): AutomationFields {
+/** A create's `name` and `steps` are required: left out (the schema's) or null, they are missing. */
+export function automationFields(body: AutomationRequest, mode: 'create' | 'update'): AutomationFields {
   if (mode === 'create') {
     if (!given(body.name)) throw errors.missingField('name');
     if (!given(body.steps)) throw errors.missingField('steps');
   }
   const out: AutomationFields = {};
-  if (given(body.name)) {
-    if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > MAX_NAME)
-      throw errors.invalidField('name', `must be 1 to ${MAX_NAME} characters.`);
-    out.name = body.name;
-  }
-  if (given(body.status)) out.status = statusField(body.status, 'status');
-  if (given(body.steps)) {
-    if (!Array.isArray(body.steps) || body.steps.length === 0 || body.steps.length > MAX_STEPS)
-      throw errors.invalidField('steps', `must be an array of 1 to ${MAX_STEPS} steps.`);
-    out.steps = body.steps;
-  }
-  if (given(body.connections)) {
-    if (!Array.isArray(body.connections) || body.connections.length > MAX_CONNECTIONS)
-      throw errors.invalidField('connections', `must be an array of at most ${MAX_CONNECTIONS} connections.`);
-    out.connections = body.connections;
-  } else if (mode === 'create') out.connections = [];
+  if (given(body.name)) out.name = body.name;
+  if (given(body.status)) out.status = body.status;
+  if (given(body.steps)) out.steps = body.steps;
+  if (given(body.connections)) out.connections = body.connections;
+  else if (mode === 'create') out.connections = [];
   return out;
-}
-
-export function statusField(v: unknown, field: string): AutomationStatus {
-  if (v !== 'enabled' && v !== 'disabled') throw errors.invalidField(field, 'must be `enabled` or `disabled`.');
-  return v;
 }
 
 /** A checked definition: steps and connections as stored and shown, and the trigger's event name. */
@@ -106,21 +77,22 @@ export interface Definition {
  * Check `steps` and `connections` for team `team`. With `enabled`, the emails' `from` domains must
  * also be verified now: an enabled automation sends at once.
  */
-export async function checkDefinition(r: StoreReader, team: string, rawSteps: unknown[], rawConnections: unknown[], enabled: boolean): Promise<Definition> {
-  // Shapes first: keys and types, so that steps' configs can name each other.
+export async function checkDefinition(
+  r: StoreReader,
+  team: string,
+  rawSteps: StepInput[],
+  rawConnections: ConnectionInput[],
+  enabled: boolean,
+): Promise<Definition> {
+  // Keys and types first, so that steps' configs can name each other.
   const keys = new Set<string>();
-  const shapes = rawSteps.map((s, i) => {
+  const shapes = rawSteps.map((s, i): Shape => {
     const field = `steps[${i}]`;
-    if (!isObject(s)) throw errors.invalidField(field, 'must be an object with `key`, `type` and `config`.');
     if (!given(s.key)) throw errors.missingField(`${field}.key`);
-    if (typeof s.key !== 'string' || s.key === '' || s.key.length > MAX_KEY) throw errors.invalidField(`${field}.key`, `must be 1 to ${MAX_KEY} characters.`);
     if (keys.has(s.key)) throw errors.invalidField(`${field}.key`, `\`${s.key}\` is the key of another step.`);
     keys.add(s.key);
     if (!given(s.type)) throw errors.missingField(`${field}.type`);
-    if (typeof s.type !== 'string' || !STEP_TYPES.includes(s.type as AutomationStepType))
-      throw errors.invalidField(`${field}.type`, `must be one of ${STEP_TYPES.join(', ')}.`);
-    if (s.config !== undefined && s.config !== null && !isObject(s.config)) throw errors.invalidField(`${field}.config`, 'must be an object.');
-    return { key: s.key, type: s.type as AutomationStepType, config: (s.config ?? {}) as Record<string, unknown>, field };
+    return { key: s.key, type: s.type, config: s.config ?? {}, field };
   });
   const triggers = shapes.filter((s) => s.type === 'trigger');
   if (triggers.length === 0) throw errors.validation('An automation needs one `trigger` step: the event that starts it.');
@@ -138,12 +110,11 @@ export async function checkDefinition(r: StoreReader, team: string, rawSteps: un
 }
 
 /** Connections: between existing steps, of a type their start can take, one per start and type, no instant loop. */
-function checkConnections(shapes: { key: string; type: AutomationStepType }[], raw: unknown[]): AutomationConnection[] {
+function checkConnections(shapes: { key: string; type: AutomationStepType }[], raw: ConnectionInput[]): AutomationConnection[] {
   const typeOf = new Map(shapes.map((s) => [s.key, s.type]));
   const seen = new Set<string>();
   const out = raw.map((c, i): AutomationConnection => {
     const field = `connections[${i}]`;
-    if (!isObject(c)) throw errors.invalidField(field, 'must be an object with `from`, `to` and `type`.');
     for (const end of ['from', 'to'] as const) {
       if (!given(c[end])) throw errors.missingField(`${field}.${end}`);
       if (typeof c[end] !== 'string' || !typeOf.has(c[end])) throw errors.invalidField(`${field}.${end}`, `no step has the key \`${String(c[end])}\`.`);

@@ -1,23 +1,16 @@
 // Automations (docs/api.md §24): create, update, duplicate, stop and delete — each one unit of work
-// whose definition is checked inside it (definition.ts) — and the views the API answers with.
+// whose definition is checked inside it (definition.ts), after the wire schema
+// (src/schemas/automations.ts) checked its shapes.
 // Runs are started and advanced by the back office (runner.ts); `stop`, delete and re-enabling
 // leave the automation's runs to be cancelled, deleted or resumed there in bounded batches
 // (cleanup.ts), so no request ever touches an unbounded number of runs.
-import type { AutomationRec, AutomationStatus, PageQuery, Store, StoreReader, Tx } from '../store';
+import type { AutomationRec, Store, Tx } from '../store';
+import type { AutomationRequest } from '../schemas/automations';
 import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
-import { automationFields, checkDefinition, statusField } from './definition';
+import { automationFields, checkDefinition } from './definition';
 
 export { SYSTEM_EVENTS } from './custom-events';
-
-// Views (docs/api.md §24.1).
-export const automationSummary = (a: AutomationRec) => ({ id: a.id, name: a.name, status: a.status, created_at: a.created_at, updated_at: a.updated_at });
-export const automationView = (a: AutomationRec) => ({
-  object: 'automation' as const,
-  ...automationSummary(a),
-  steps: a.steps.map(({ key, type, config }) => ({ key, type, config })),
-  connections: a.connections.map(({ from, to, type }) => ({ from, to, type })),
-});
 
 /** One unit of work on the automation `id` (404 when it is not the team's). */
 function onAutomation<T>(store: Store, team: string, id: string, fn: (tx: Tx, cur: AutomationRec, at: string) => Promise<T> | T): Promise<T> {
@@ -28,7 +21,7 @@ function onAutomation<T>(store: Store, team: string, id: string, fn: (tx: Tx, cu
   });
 }
 
-export function createAutomation(store: Store, team: string, body: Record<string, unknown>): Promise<AutomationRec> {
+export function createAutomation(store: Store, team: string, body: AutomationRequest): Promise<AutomationRec> {
   const f = automationFields(body, 'create');
   const status = f.status ?? 'disabled';
   return store.write(async (tx) => {
@@ -46,7 +39,7 @@ export function createAutomation(store: Store, team: string, body: Record<string
  * whole. Runs in progress continue from the step they are at (by key). Disabling pauses them where
  * they are; enabling again resumes them.
  */
-export function updateAutomation(store: Store, team: string, id: string, body: Record<string, unknown>): Promise<AutomationRec> {
+export function updateAutomation(store: Store, team: string, id: string, body: AutomationRequest): Promise<AutomationRec> {
   const f = automationFields(body, 'update');
   return onAutomation(store, team, id, async (tx, cur, at) => {
     const status = f.status ?? cur.status;
@@ -96,10 +89,4 @@ export function removeAutomation(store: Store, team: string, id: string): Promis
     tx.automationCleanup.add(0, team, id);
     return cur.id;
   });
-}
-
-/** A page of the team's automations, newest first, of one status when `status` is given. */
-export function listAutomations(r: StoreReader, team: string, q: PageQuery, status?: string) {
-  const only: AutomationStatus | undefined = status === undefined ? undefined : statusField(status, 'status');
-  return r.automations.page(team, q, 20, (a) => (only && a.status !== only ? undefined : automationSummary(a)));
 }

@@ -3,6 +3,8 @@ import type { Config } from '../config';
 import { openStore, storeOptions } from '../store';
 import { createApiKey } from '../accounts/api-keys';
 import { ApiError } from '../errors';
+import { validate } from '../schemas/validate';
+import { CreateApiKeyRequest } from '../schemas/api-keys';
 
 export async function keysCreate(config: Config, opts: { name: string; permission?: string; domain?: string; team?: string; json: boolean }): Promise<number> {
   const store = await openStore(storeOptions(config));
@@ -17,11 +19,9 @@ export async function keysCreate(config: Config, opts: { name: string; permissio
       process.stderr.write('posthorn: several teams exist — choose one with --team ID\n');
       return 2;
     }
-    const { key, token } = await createApiKey(store, team.id, {
-      name: opts.name,
-      permission: opts.permission,
-      domain_id: opts.domain ?? null,
-    });
+    // The request POST /api-keys takes, checked the same way.
+    const request = validate(CreateApiKeyRequest, { name: opts.name, permission: opts.permission, domain_id: opts.domain ?? null }, 'body');
+    const { key, token } = await createApiKey(store, team.id, request);
     const out = { id: key.id, token, name: key.name, permission: key.permission, domain_id: key.domain_id, team_id: team.id };
     process.stdout.write(opts.json ? `${JSON.stringify(out)}\n` : `API key ${key.id} (${key.permission}): ${token}\n`);
     return 0;

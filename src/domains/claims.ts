@@ -9,12 +9,13 @@
 // background through the configured resolver, and again every few minutes (the scheduler) while
 // the claim is pending and verification was asked for, until it expires (7 days).
 import type { DomainClaimRec, Store, StoreReader } from '../store';
+import type { CreateDomainRequest } from '../schemas/domains';
 import type { Resolver } from '../dns/resolver';
 import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { randomBytes } from 'node:crypto';
 import { log } from '../log';
-import { domainSettings, nameAvailable, nameTaken, newDomain, type DomainInput } from './create';
+import { domainSettings, nameAvailable, nameTaken, newDomain } from './create';
 
 export const CLAIM_TTL_MS = 7 * 24 * 3_600_000;
 /** The value of the TXT record starts with this, followed by the claim's token. */
@@ -24,20 +25,6 @@ export const CLAIM_PREFIX = 'posthorn-domain-verification=';
 export function claimStatus(c: DomainClaimRec, now = Date.now()): DomainClaimRec['status'] {
   return c.status === 'pending' && Date.parse(c.expires_at) <= now ? 'expired' : c.status;
 }
-
-export const claimView = (c: DomainClaimRec) => ({
-  object: 'domain_claim' as const,
-  id: c.id,
-  name: c.name,
-  status: claimStatus(c),
-  domain_id: c.domain_id,
-  region: c.region,
-  record: { type: 'TXT' as const, name: c.name, value: `${CLAIM_PREFIX}${c.token}`, ttl: 'Auto' as const },
-  blocked_reason: null,
-  failure_reason: c.failure_reason,
-  created_at: c.created_at,
-  expires_at: c.expires_at,
-});
 
 /** The latest claim announcing this domain id, of this team. */
 export function findClaim(r: StoreReader, team: string, domainId: string): Promise<DomainClaimRec | undefined> {
@@ -58,7 +45,7 @@ export class DomainClaims {
    * another team (422 otherwise, naming no one); a pending claim of this team for the name is
    * superseded by the new one.
    */
-  async create(team: string, body: DomainInput): Promise<DomainClaimRec> {
+  async create(team: string, body: CreateDomainRequest): Promise<DomainClaimRec> {
     const s = domainSettings(body);
     const at = new Date();
     const claim: DomainClaimRec = {

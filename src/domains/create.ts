@@ -2,28 +2,19 @@
 // record with a fresh DKIM key. Shared by POST /domains and a completed domain claim (claims.ts),
 // which creates the claimed domain the same way.
 import type { DomainRec, StoreReader } from '../store';
+import type { CreateDomainRequest } from '../schemas/domains';
 import { ApiError, errors } from '../errors';
 import { nowIso } from '../ids';
+import { REGIONS } from '../schemas/domains';
 import { generateDkimKey } from './dkim';
-import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain, REGIONS } from './validate';
+import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain } from './validate';
 
-/** What POST /domains (and POST /domains/claim) may set, as the body gives it. */
-export interface DomainInput {
-  name: string;
-  region?: string;
-  custom_return_path?: string;
-  open_tracking?: boolean;
-  click_tracking?: boolean;
-  tracking_subdomain?: string | null;
-  tls?: 'opportunistic' | 'enforced';
-  capabilities?: { sending?: 'enabled' | 'disabled'; receiving?: 'enabled' | 'disabled' };
-}
-
-/** The settings of a new domain, every field checked (422 naming the first bad one). */
-export function domainSettings(body: DomainInput) {
+/** The settings of a new domain from POST /domains's body (or a claim's), every field's meaning checked (422 naming the first bad one). */
+export function domainSettings(body: CreateDomainRequest) {
   const name = normaliseDomainName(body.name);
   const region = body.region ?? 'us-east-1';
-  if (!REGIONS.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
+  // Resend's own error name for a region it does not serve; a region that is no string is the schema's field error.
+  if (!(REGIONS as readonly string[]).includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
   const custom_return_path = body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send';
   const tracking_subdomain = typeof body.tracking_subdomain === 'string' ? checkTrackingSubdomain(body.tracking_subdomain, custom_return_path) : null;
   const capabilities = { sending: body.capabilities?.sending ?? 'enabled', receiving: body.capabilities?.receiving ?? 'disabled' } as const;

@@ -12,6 +12,7 @@ import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { DkimKey, DkimRotation, DomainRec, RecordStatus, Store } from '../store';
 import type { DkimDomain } from '../mail/dkim';
+import type { DomainDkim } from '../schemas/domains';
 import { errors } from '../errors';
 import { nowIso } from '../ids';
 
@@ -141,7 +142,7 @@ export function previousRemovable(d: DomainRec, now = Date.now()): boolean {
 }
 
 /** The `dkim` object of GET /domains/{id} (docs/api.md §9.10). */
-export function dkimView(d: DomainRec, now = Date.now()) {
+export function dkimView(d: DomainRec, now = Date.now()): DomainDkim {
   const algorithms = (ed: boolean) => (ed ? ['rsa-sha256', 'ed25519-sha256'] : ['rsa-sha256']);
   return {
     selector: d.dkim.selector,
@@ -149,7 +150,7 @@ export function dkimView(d: DomainRec, now = Date.now()) {
     algorithms: algorithms(!!d.dkim_ed25519 && d.record_status['DKIM:ed25519'] === 'verified'),
     rotation: d.dkim_next
       ? {
-          status: 'pending',
+          status: 'pending' as const,
           selector: d.dkim_next.rsa.selector,
           ed25519_selector: d.dkim_next.ed25519?.selector ?? null,
           algorithms: algorithms(!!d.dkim_next.ed25519),

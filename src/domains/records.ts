@@ -2,7 +2,8 @@
 // results add up to the domain's status (§9.8). `records[]` holds only Resend's record kinds (SPF,
 // DKIM, Receiving, Tracking): clients with typed enums reject any other. The DMARC record Posthorn
 // recommends is checked like the others but answered apart, in `recommended_records`.
-import type { DomainRec, DomainStatus, RecordStatus } from '../store';
+import type { DomainRec, DomainStatus } from '../store';
+import type { DnsRecord } from '../schemas/domains';
 import { keyRecord, previousRemovable } from './dkim';
 
 export type RecordId =
@@ -26,16 +27,6 @@ export const RECEIVING_RECORDS: RecordId[] = ['Receiving'];
 /** Records Posthorn recommends without requiring them: never in `records[]`. */
 const RECOMMENDED: RecordId[] = ['DMARC'];
 
-export interface RecordView {
-  record: string;
-  name: string;
-  type: 'MX' | 'TXT' | 'CNAME';
-  value: string;
-  ttl: 'Auto';
-  status: RecordStatus;
-  priority?: number;
-}
-
 export interface RecordHosts {
   smtpHostname: string;
   publicUrl: string;
@@ -43,7 +34,7 @@ export interface RecordHosts {
 
 /** Every record of a domain, in display order, with fully qualified lookup names. */
 export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) {
-  const specs: { id: RecordId; view: Omit<RecordView, 'status'>; fqdn: string }[] = [];
+  const specs: { id: RecordId; view: Omit<DnsRecord, 'status'>; fqdn: string }[] = [];
   const rp = d.custom_return_path;
   if (d.capabilities.sending === 'enabled') {
     specs.push(
@@ -78,8 +69,8 @@ export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) 
 }
 
 /** The records to publish (`records`) and the recommended ones (`recommended_records`), with their status. */
-export function recordViews(d: DomainRec, hosts: RecordHosts): { records: RecordView[]; recommended_records: RecordView[] } {
-  const out = { records: [] as RecordView[], recommended_records: [] as RecordView[] };
+export function recordViews(d: DomainRec, hosts: RecordHosts): { records: DnsRecord[]; recommended_records: DnsRecord[] } {
+  const out = { records: [] as DnsRecord[], recommended_records: [] as DnsRecord[] };
   for (const { id, view } of recordSpecs(d, hosts))
     (RECOMMENDED.includes(id) ? out.recommended_records : out.records).push({ ...view, status: d.record_status[id] ?? 'not_started' });
   return out;

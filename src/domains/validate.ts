@@ -1,8 +1,7 @@
-// Domain names and options as accepted by POST/PATCH /domains (docs/api.md §9.1, §9.4).
+// Domain names and options as accepted by POST/PATCH /domains (docs/api.md §9.1, §9.4), once their
+// types are checked (src/schemas/domains.ts): what needs their meaning, worded as Resend does.
 import { errors } from '../errors';
 import { asciiDomain, isLabel } from '../mail/address';
-
-export const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
 
 /** Normalise a domain name (IDNA to ASCII, lowercase) or throw 422 naming the field. */
 export function normaliseDomainName(name: string): string {

@@ -8,7 +8,7 @@ export { Type as T } from '@sinclair/typebox';
 export type { Static };
 
 /** Any UUID, either case (src/ids.ts `isUuid`). */
-const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 /** A path parameter that must be a UUID (docs/api.md §1.6): 422 `invalid_parameter` otherwise; read lowercase. */
 export const UuidParam = (name = 'id') =>

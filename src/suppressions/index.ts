@@ -4,8 +4,6 @@
 import type { StoreReader, SuppressionRec, SuppressionOrigin, Tx } from '../store';
 import { newId, nowIso } from '../ids';
 
-export const ORIGINS: SuppressionOrigin[] = ['bounce', 'complaint', 'manual'];
-
 /** Which entry: by id, or by email address (either form of an `{id_or_email}` path segment). */
 export type SuppressionRef = { id: string } | { email: string };
 

@@ -1,18 +1,21 @@
-// Checks of template requests (docs/api.md §20): the fields of a create or update, the variables a
-// template declares, and the values a send gives them — Resend's limits: at most 50 variables,
-// keys of ASCII letters, digits and `_` up to 50 characters, reserved names refused, string values
-// up to 2,000 characters, numbers up to 2^53 − 1. The first failure is thrown as an ApiError naming
-// its field; nothing here touches the store.
-import { type ApiError, errors } from '../errors';
+// Checks of template requests (docs/api.md §20) that need meaning, once the wire schema has checked
+// the types of the fields (src/schemas/templates.ts): the variables a template declares, and the
+// values a send gives them — Resend's limits: at most 50 variables, keys of ASCII letters, digits
+// and `_` up to 50 characters, reserved names refused, string values up to 2,000 characters,
+// numbers up to 2^53 − 1. The first failure is thrown as an ApiError naming its field; nothing
+// here touches the store.
+import { ApiError, errors } from '../errors';
 import { isUuid } from '../ids';
 import { parseAddress } from '../mail/address';
+import { isObject } from '../schemas/common';
+import { VARIABLE_KEY } from '../schemas/templates';
+import type { CreateTemplateRequest, UpdateTemplateRequest } from '../schemas/templates';
 import { parseTemplate } from './render';
 import type { TemplateVariableType } from '../store';
 
 export const MAX_VARIABLES = 50;
-export const MAX_KEY_LENGTH = 50;
 export const MAX_STRING_VALUE = 2000;
-const KEY = /^[A-Za-z0-9_]+$/;
+const KEY = new RegExp(VARIABLE_KEY);
 /** Names Resend keeps for contact fields and its own links (both spellings of the unsubscribe URL). */
 const RESERVED = new Set(['FIRST_NAME', 'LAST_NAME', 'EMAIL', 'UNSUBSCRIBE_URL', 'RESEND_UNSUBSCRIBE_URL', 'contact', 'this']);
 /** Posthorn: an alias is a path segment, so URL-safe, and never a UUID (that would be an id). */
@@ -36,85 +39,82 @@ export interface TemplateFields {
   variables?: VariableDef[];
 }
 
-const given = (v: unknown) => v !== undefined;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Left out or null: a required field or key is missing. */
+const absent = (v: unknown): v is null | undefined => v === undefined || v === null;
 
 /** Check the body of POST /templates (`create`) or PATCH /templates/{id_or_alias}. */
-export function templateFields(body: Record<string, unknown>, mode: 'create' | 'update'): TemplateFields {
+export function templateFields(body: CreateTemplateRequest | UpdateTemplateRequest, mode: 'create' | 'update'): TemplateFields {
   if (mode === 'create') {
-    if (body.name === undefined || body.name === null) throw errors.missingField('name');
-    if (body.html === undefined || body.html === null) throw errors.missingField('html');
+    if (absent(body.name)) throw errors.missingField('name');
+    if (absent(body.html)) throw errors.missingField('html');
   }
   const out: TemplateFields = {};
-  if (given(body.name)) out.name = text(body.name, 'name', { empty: false });
-  if (given(body.html)) out.html = template(body.html, 'html', { empty: false });
-  if (given(body.alias)) out.alias = body.alias === null ? null : alias(body.alias);
-  if (given(body.from)) out.from = body.from === null ? null : address(body.from, 'from');
-  if (given(body.subject)) out.subject = body.subject === null ? null : template(body.subject, 'subject');
-  if (given(body.reply_to)) out.reply_to = replyTo(body.reply_to);
-  if (given(body.text)) out.text = body.text === null ? null : template(body.text, 'text');
-  if (given(body.variables)) out.variables = variables(body.variables);
+  // An update's `name` and `html` are never null (the schema refuses it).
+  if (!absent(body.name)) out.name = nonEmpty(body.name, 'name');
+  if (!absent(body.html)) out.html = template(nonEmpty(body.html, 'html'), 'html');
+  if (body.alias !== undefined) out.alias = body.alias === null ? null : alias(body.alias);
+  if (body.from !== undefined) out.from = body.from === null ? null : address(body.from, 'from');
+  if (body.subject !== undefined) out.subject = body.subject === null ? null : template(body.subject, 'subject');
+  if (body.reply_to !== undefined) out.reply_to = replyTo(body.reply_to);
+  if (body.text !== undefined) out.text = body.text === null ? null : template(body.text, 'text');
+  if (body.variables !== undefined) out.variables = variables(body.variables);
   return out;
 }
 
-function text(v: unknown, field: string, o: { empty?: boolean } = {}): string {
-  if (typeof v !== 'string') throw errors.invalidField(field, 'must be a string.');
-  if (o.empty === false && v.trim() === '') throw errors.invalidField(field, 'must not be empty.');
+function nonEmpty(v: string, field: string): string {
+  if (v.trim() === '') throw errors.invalidField(field, 'must not be empty.');
   return v;
 }
 
-/** Template text: a string that parses as Mustache without partials. */
-function template(v: unknown, field: string, o: { empty?: boolean } = {}): string {
-  const s = text(v, field, o);
+/** Template text: Mustache without partials. */
+function template(s: string, field: string): string {
   parseTemplate(field, s);
   return s;
 }
 
-function alias(v: unknown): string {
-  const s = text(v, 'alias');
+function alias(s: string): string {
   if (!ALIAS.test(s) || isUuid(s))
     throw errors.invalidField('alias', 'must be 1 to 100 ASCII letters, digits, `.`, `_` or `-`, starting with a letter or digit, and not a UUID.');
   return s;
 }
 
-function address(v: unknown, field: string): string {
-  const s = text(v, field);
+function address(s: string, field: string): string {
   if (!parseAddress(s)) throw errors.invalidAddress(field);
   return s.trim();
 }
 
 /** `reply_to`: a string or an array of strings, kept as an array; empty or null clears it. */
-function replyTo(v: unknown): string[] | null {
+function replyTo(v: string | string[] | null): string[] | null {
   if (v === null || v === '') return null;
   const list = typeof v === 'string' ? [v] : v;
-  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw errors.invalidField('reply_to', 'must be a string or an array of strings.');
   return list.length ? list.map((x) => address(x, 'reply_to')) : null;
 }
 
-function variables(v: unknown): VariableDef[] {
+type VariableInput = NonNullable<CreateTemplateRequest['variables']>[number];
+
+function variables(v: VariableInput[] | null): VariableDef[] {
   if (v === null) return [];
-  if (!Array.isArray(v)) throw errors.invalidField('variables', 'must be an array of `{ key, type, fallback_value }` objects.');
   if (v.length > MAX_VARIABLES) throw errors.invalidField('variables', `a template may declare at most ${MAX_VARIABLES} variables.`);
   const keys = new Set<string>();
   return v.map((item, i): VariableDef => {
     const field = `variables[${i}]`;
-    if (!isObject(item)) throw errors.invalidField(field, 'must be an object with `key` and `type`.');
-    if (item.key === undefined || item.key === null) throw errors.missingField(`${field}.key`);
+    if (absent(item.key)) throw errors.missingField(`${field}.key`);
     const key = variableKey(item.key, `${field}.key`);
     if (keys.has(key)) throw errors.invalidField(`${field}.key`, `\`${key}\` is declared twice.`);
     keys.add(key);
-    if (item.type === undefined || item.type === null) throw errors.missingField(`${field}.type`);
-    if (item.type !== 'string' && item.type !== 'number') throw errors.invalidField(`${field}.type`, 'must be `string` or `number`.');
+    if (absent(item.type)) throw errors.missingField(`${field}.type`);
     const fallback = item.fallback_value ?? null;
     if (fallback !== null) checkValue(fallback, item.type, `${field}.fallback_value`);
     return { key, type: item.type, fallback_value: fallback as string | number | null };
   });
 }
 
-/** A variable key: ASCII letters, digits and `_`, at most 50 characters, not a reserved name. */
+/**
+ * A variable key: ASCII letters, digits and `_`, at most 50 characters (VARIABLE_KEY, which the
+ * schema checks of a template's own keys, in the same words), not a reserved name.
+ */
 export function variableKey(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !KEY.test(v) || v.length > MAX_KEY_LENGTH)
-    throw errors.invalidField(field, `must be 1 to ${MAX_KEY_LENGTH} ASCII letters, digits or underscores.`);
+  if (typeof v !== 'string' || !KEY.test(v)) throw errors.invalidField(field, 'must be 1 to 50 ASCII letters, digits or underscores.');
   if (RESERVED.has(v)) throw errors.invalidField(field, `\`${v}\` is a reserved name (${[...RESERVED].join(', ')}).`);
   return v;
 }

@@ -23,17 +23,12 @@ const staticPrefix = (path: string) => {
   return i < 0 ? null : path.slice(0, i);
 };
 
-/** Legacy routes that read their own body (uploads, forms). */
-const LEGACY_STREAMED = new Set(['POST /contacts/imports', 'POST /u/:token']);
-
 export class RouteTable {
   readonly routes: TableRoute[];
   private readonly byPattern = new Map<string, TableRoute>();
   private readonly publicExact = new Set<string>();
   private readonly publicPrefixes: string[] = [];
   private readonly sending = new Set<string>();
-  /** Routes registered on the app directly, not yet declared (a conversion under way): `METHOD path` → its pattern. */
-  private readonly legacy = new Map<string, RegExp>();
 
   /** `extraPublic`: paths served by plugins rather than declared routes (the OpenAPI document). */
   constructor(routes: TableRoute[], extraPublic: string[] = []) {
@@ -60,19 +55,9 @@ export class RouteTable {
     return this.byPattern.get(`${method} ${pattern}`);
   }
 
-  /** Registered routes that are not declared (legacy modules during their conversion): their bodies are read as JSON. */
-  addLegacy(registered: { method: string; path: string }[]): void {
-    for (const { method, path } of registered) {
-      const key = `${method} ${path}`;
-      if (!this.byPattern.has(key)) this.legacy.set(key, pathPattern(path));
-    }
-  }
-
   /** Whether the route Elysia matched reads a JSON body. */
-  readsBody(r: TableRoute | undefined, method: string, pattern: string): boolean {
-    if (r) return typeof r.body === 'object';
-    const key = `${method} ${pattern}`;
-    return this.legacy.has(key) && !LEGACY_STREAMED.has(key);
+  readsBody(r: TableRoute | undefined): r is TableRoute {
+    return !!r && typeof r.body === 'object';
   }
 
   /** Served without an API key: the route needs none or checks its own credentials. Asked before routing. */
@@ -91,8 +76,7 @@ export class RouteTable {
   /** A path no route serves for this method: 405 when another method serves it, else 404. */
   miss(method: string, path: string): ApiError {
     const other = this.routes.some((r) => r.method !== method && r.re.test(path));
-    const legacy = [...this.legacy].some(([key, re]) => !key.startsWith(`${method} `) && re.test(path));
-    return other || legacy ? errors.methodNotAllowed(method) : errors.routeNotFound();
+    return other ? errors.methodNotAllowed(method) : errors.routeNotFound();
   }
 
   /**
@@ -100,21 +84,15 @@ export class RouteTable {
    * is not the email "batch"): for each, the methods that must answer 405 (docs/api.md §2 item 15).
    */
   literalShadows(): { method: string; path: string }[] {
-    const all = [
-      ...this.routes,
-      ...[...this.legacy].map(([key, re]) => ({ method: key.slice(0, key.indexOf(' ')), path: key.slice(key.indexOf(' ') + 1), re })),
-    ];
     const literal = new Map<string, Set<string>>();
-    for (const r of all) if (!/[:*]/.test(r.path)) literal.set(r.path, (literal.get(r.path) ?? new Set()).add(r.method));
+    for (const r of this.routes) if (!/[:*]/.test(r.path)) literal.set(r.path, (literal.get(r.path) ?? new Set()).add(r.method));
     const out: { method: string; path: string }[] = [];
-    for (const [path, methods] of literal) {
-      if (methods.has('ALL')) continue;
-      for (const r of all)
+    for (const [path, methods] of literal)
+      for (const r of this.routes)
         if (/[:*]/.test(r.path) && r.re.test(path) && !methods.has(r.method)) {
           methods.add(r.method);
           out.push({ method: r.method, path });
         }
-    }
     return out;
   }
 }

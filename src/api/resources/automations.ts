@@ -1,93 +1,189 @@
 // Automations (docs/api.md §24): create, list, retrieve, update, duplicate, stop and delete, and
 // their runs with each run's step history. The logic lives in src/automations; the runs themselves
 // are advanced by the back office (src/automations/runner.ts).
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
-import { objectBody } from '../platform/body';
-import { pageQuery, pathId, listOf } from '../platform/params';
+import type { ApiContext } from '../app';
+import type { AutomationRec, AutomationRunRec } from '../../store';
+import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import { automationView, createAutomation, duplicateAutomation, listAutomations, removeAutomation, stopAutomation, updateAutomation } from '../../automations';
-import { findRun, listRuns, runStatuses, runView } from '../../automations/runs';
+import { createAutomation, duplicateAutomation, removeAutomation, stopAutomation, updateAutomation } from '../../automations';
+import { findRun, runStatuses } from '../../automations/runs';
+import { resource, route } from '../platform/route';
+import { IgnoredBody, UuidParams } from '../../schemas/common';
+import {
+  Automation,
+  AutomationDeleted,
+  AutomationList,
+  AutomationListQuery,
+  AutomationRef,
+  AutomationRun,
+  AutomationRunList,
+  type AutomationRunSummary,
+  AutomationStopped,
+  type AutomationSummary,
+  CreateAutomationRequest,
+  RunListQuery,
+  UpdateAutomationRequest,
+} from '../../schemas/automations';
 
-const tags = ['Automations'];
+// Views (docs/api.md §24.1, §24.7).
+const summary = (a: AutomationRec): AutomationSummary => ({ id: a.id, name: a.name, status: a.status, created_at: a.created_at, updated_at: a.updated_at });
+const view = (a: AutomationRec): Automation => ({
+  object: 'automation',
+  ...summary(a),
+  steps: a.steps.map(({ key, type, config }) => ({ key, type, config })),
+  connections: a.connections.map(({ from, to, type }) => ({ from, to, type })),
+});
+const runSummary = (r: AutomationRunRec): AutomationRunSummary => ({
+  id: r.id,
+  status: r.status,
+  started_at: r.started_at,
+  completed_at: r.completed_at,
+  created_at: r.created_at,
+});
+const runView = (r: AutomationRunRec): AutomationRun => ({
+  object: 'automation_run',
+  ...runSummary(r),
+  // Posthorn: whom the run is for.
+  contact_id: r.contact_id,
+  steps: r.steps.map((s) => ({
+    key: s.key,
+    type: s.type,
+    status: s.status,
+    output: s.output,
+    error: s.error,
+    started_at: s.started_at,
+    completed_at: s.completed_at,
+    created_at: s.created_at,
+  })),
+});
 
-export function automationsRoutes(app: App, { store }: ApiContext) {
+const Params = UuidParams('id');
+const RunParams = UuidParams('id', 'run_id');
+
+export const automationsResource = resource('Automations', ({ store }: ApiContext) => {
   /** The team's automation named by the path, or 404. */
-  const load = async (team: string, raw: string | undefined) => {
-    const a = await store.automations.get(team, pathId(raw));
+  const load = async (team: string, id: string) => {
+    const a = await store.automations.get(team, id);
     if (!a) throw errors.notFound('Automation');
     return a;
   };
+  const ref = (a: AutomationRec) => ({ object: 'automation' as const, id: a.id });
 
-  app.post(
-    '/automations',
-    async ({ request, body, set }) => {
-      const a = await createAutomation(store, caller(request).team, objectBody(body));
-      set.status = 201;
-      return { object: 'automation', id: a.id };
-    },
-    { detail: { summary: 'Create an automation', tags } },
-  );
-
-  app.get('/automations', async ({ request, query }) => listOf(await listAutomations(store, caller(request).team, pageQuery(query), query.status)), {
-    detail: { summary: 'List automations (optionally of one status)', tags },
-  });
-
-  app.get('/automations/:id', async ({ request, params }) => automationView(await load(caller(request).team, params.id)), {
-    detail: { summary: 'Retrieve an automation with its steps and connections', tags },
-  });
-
-  app.patch(
-    '/automations/:id',
-    async ({ request, params, body }) => ({
-      object: 'automation',
-      id: (await updateAutomation(store, caller(request).team, pathId(params.id), objectBody(body))).id,
+  return [
+    route({
+      method: 'POST',
+      path: '/automations',
+      summary: 'Create an automation',
+      access: 'team',
+      body: CreateAutomationRequest,
+      status: 201,
+      response: AutomationRef,
+      handler: async ({ caller, body }) => ref(await createAutomation(store, caller.team, body)),
     }),
-    { detail: { summary: 'Update an automation', tags } },
-  );
-
-  app.delete(
-    '/automations/:id',
-    async ({ request, params }) => ({ object: 'automation', id: await removeAutomation(store, caller(request).team, pathId(params.id)), deleted: true }),
-    { detail: { summary: 'Delete an automation (its runs end)', tags } },
-  );
-
-  app.post(
-    '/automations/:id/duplicate',
-    async ({ request, params }) => ({ object: 'automation', id: (await duplicateAutomation(store, caller(request).team, pathId(params.id))).id }),
-    { detail: { summary: 'Duplicate an automation (a disabled copy)', tags } },
-  );
-
-  app.post(
-    '/automations/:id/stop',
-    async ({ request, params }) => {
-      const a = await stopAutomation(store, caller(request).team, pathId(params.id));
-      return { object: 'automation', id: a.id, status: a.status };
-    },
-    { detail: { summary: 'Stop an automation: disabled, and its runs in progress cancelled', tags } },
-  );
-
-  app.get(
-    '/automations/:id/runs',
-    async ({ request, params, query }) => {
-      const { team } = caller(request);
-      const q = pageQuery(query);
-      const statuses = runStatuses(query.status);
-      const a = await load(team, params.id);
-      return listOf(await listRuns(store, team, a.id, q, statuses));
-    },
-    { detail: { summary: "List an automation's runs (optionally of some statuses)", tags } },
-  );
-
-  app.get(
-    '/automations/:id/runs/:run_id',
-    async ({ request, params }) => {
-      const { team } = caller(request);
-      const a = await load(team, params.id);
-      const run = await findRun(store, team, a.id, pathId(params.run_id, 'run_id'));
-      if (!run) throw errors.notFound('Automation run');
-      return runView(run);
-    },
-    { detail: { summary: 'Retrieve a run with its step history', tags } },
-  );
-}
+    route({
+      method: 'GET',
+      path: '/automations',
+      summary: 'List automations (optionally of one status)',
+      access: 'team',
+      query: AutomationListQuery,
+      body: 'none',
+      response: AutomationList,
+      async handler({ caller, query }) {
+        const { status } = query;
+        return listOf(await store.automations.page(caller.team, pageQuery(query), 20, (a) => (status && a.status !== status ? undefined : summary(a))));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/automations/:id',
+      summary: 'Retrieve an automation with its steps and connections',
+      access: 'team',
+      params: Params,
+      body: 'none',
+      response: Automation,
+      handler: async ({ caller, params }) => view(await load(caller.team, params.id)),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/automations/:id',
+      summary: 'Update an automation',
+      access: 'team',
+      params: Params,
+      body: UpdateAutomationRequest,
+      response: AutomationRef,
+      handler: async ({ caller, params, body }) => ref(await updateAutomation(store, caller.team, params.id, body)),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/automations/:id',
+      summary: 'Delete an automation (its runs end)',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: AutomationDeleted,
+      handler: async ({ caller, params }) => ({
+        object: 'automation' as const,
+        id: await removeAutomation(store, caller.team, params.id),
+        deleted: true as const,
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/automations/:id/duplicate',
+      summary: 'Duplicate an automation (a disabled copy)',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: AutomationRef,
+      handler: async ({ caller, params }) => ref(await duplicateAutomation(store, caller.team, params.id)),
+    }),
+    route({
+      method: 'POST',
+      path: '/automations/:id/stop',
+      summary: 'Stop an automation: disabled, and its runs in progress cancelled',
+      access: 'team',
+      params: Params,
+      body: IgnoredBody,
+      response: AutomationStopped,
+      async handler({ caller, params }) {
+        const a = await stopAutomation(store, caller.team, params.id);
+        return { object: 'automation' as const, id: a.id, status: a.status };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/automations/:id/runs',
+      summary: "List an automation's runs (optionally of some statuses)",
+      access: 'team',
+      params: Params,
+      query: RunListQuery,
+      body: 'none',
+      response: AutomationRunList,
+      async handler({ caller, params, query }) {
+        const { team } = caller;
+        const q = pageQuery(query);
+        const statuses = runStatuses(query.status);
+        const a = await load(team, params.id);
+        return listOf(
+          await store.automationRuns.pageBy('automation', a.id, team, q, 20, (run) => (statuses && !statuses.has(run.status) ? undefined : runSummary(run))),
+        );
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/automations/:id/runs/:run_id',
+      summary: 'Retrieve a run with its step history',
+      access: 'team',
+      params: RunParams,
+      body: 'none',
+      response: AutomationRun,
+      async handler({ caller, params }) {
+        const { team } = caller;
+        const a = await load(team, params.id);
+        const run = await findRun(store, team, a.id, params.run_id);
+        if (!run) throw errors.notFound('Automation run');
+        return runView(run);
+      },
+    }),
+  ];
+});

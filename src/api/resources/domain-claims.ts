@@ -1,38 +1,63 @@
 // Domain claims (docs/api.md §9.9): take over a domain another team holds by proving control of
 // its DNS. POST /domains/claim takes POST /domains's body; the claim is read and verified under
 // the id its domain will have (`domain_id`). The logic lives in src/domains/claims.ts.
-import { t } from 'elysia';
-import type { App, ApiContext } from '../app';
-import { caller } from '../platform/context';
-import { pathId } from '../platform/params';
+import type { ApiContext } from '../app';
+import type { DomainClaimRec } from '../../store';
 import { errors } from '../../errors';
-import { claimView, findClaim } from '../../domains/claims';
-import { domainFields } from './domains';
+import { CLAIM_PREFIX, claimStatus, findClaim } from '../../domains/claims';
+import { resource, route } from '../platform/route';
+import { IgnoredBody, UuidParams } from '../../schemas/common';
+import { DomainClaim, DomainClaimRequest } from '../../schemas/domains';
 
-const tags = ['Domains'];
+const view = (c: DomainClaimRec): DomainClaim => ({
+  object: 'domain_claim',
+  id: c.id,
+  name: c.name,
+  status: claimStatus(c),
+  domain_id: c.domain_id,
+  region: c.region,
+  record: { type: 'TXT', name: c.name, value: `${CLAIM_PREFIX}${c.token}`, ttl: 'Auto' },
+  blocked_reason: null,
+  failure_reason: c.failure_reason,
+  created_at: c.created_at,
+  expires_at: c.expires_at,
+});
 
-export function domainClaimsRoutes(app: App, { store, claims }: ApiContext) {
-  app.post(
-    '/domains/claim',
-    async ({ request, body, set }) => {
-      const claim = await claims.create(caller(request).team, body);
-      set.status = 201;
-      return claimView(claim);
-    },
-    { body: t.Object(domainFields), detail: { summary: 'Claim a domain another team holds', tags } },
-  );
+const Params = UuidParams('id');
 
-  app.get(
-    '/domains/:id/claim',
-    async ({ request, params }) => {
-      const claim = await findClaim(store, caller(request).team, pathId(params.id));
+export const domainClaimsResource = resource('Domains', ({ store, claims }: ApiContext) => [
+  route({
+    method: 'POST',
+    path: '/domains/claim',
+    summary: 'Claim a domain another team holds',
+    access: 'team',
+    body: DomainClaimRequest,
+    status: 201,
+    response: DomainClaim,
+    handler: async ({ caller, body }) => view(await claims.create(caller.team, body)),
+  }),
+  route({
+    method: 'GET',
+    path: '/domains/:id/claim',
+    summary: 'Retrieve the claim of a domain',
+    access: 'team',
+    params: Params,
+    body: 'none',
+    response: DomainClaim,
+    async handler({ caller, params }) {
+      const claim = await findClaim(store, caller.team, params.id);
       if (!claim) throw errors.notFound('Domain claim');
-      return claimView(claim);
+      return view(claim);
     },
-    { detail: { summary: 'Retrieve the claim of a domain', tags } },
-  );
-
-  app.post('/domains/:id/claim/verify', async ({ request, params }) => claimView(await claims.verify(caller(request).team, pathId(params.id))), {
-    detail: { summary: "Verify a domain claim's TXT record (asynchronous)", tags },
-  });
-}
+  }),
+  route({
+    method: 'POST',
+    path: '/domains/:id/claim/verify',
+    summary: "Verify a domain claim's TXT record (asynchronous)",
+    access: 'team',
+    params: Params,
+    body: IgnoredBody,
+    response: DomainClaim,
+    handler: async ({ caller, params }) => view(await claims.verify(caller.team, params.id)),
+  }),
+]);

@@ -1,6 +1,7 @@
 // Every resource of the HTTP API, one file each (docs/api.md has a section per resource). A new
-// resource is one file here, declared with `resource()` (../platform/route.ts), and one line below.
-import type { App, ApiContext } from '../app';
+// resource is one file here, declared with `resource()` (../platform/route.ts), its schemas in
+// src/schemas/, and one line below.
+import type { ApiContext } from '../app';
 import type { Resource } from '../platform/route';
 import { healthResource } from './health';
 import { dashboardResource } from './dashboard';
@@ -16,9 +17,9 @@ import { trackingResource } from './tracking';
 import { receivingResource } from './receiving';
 import { metricsResource } from './metrics';
 import { emailsResource } from './emails';
-import { apiKeysRoutes } from './api-keys';
-import { domainClaimsRoutes } from './domain-claims';
-import { domainsRoutes } from './domains';
+import { apiKeysResource } from './api-keys';
+import { domainClaimsResource } from './domain-claims';
+import { domainsResource } from './domains';
 import { audiencesResource, segmentsResource } from './segments';
 import { contactImportsResource } from './contact-imports';
 import { contactsResource } from './contacts';
@@ -26,16 +27,16 @@ import { contactTopicsResource } from './contact-topics';
 import { topicsResource } from './topics';
 import { contactPropertiesResource } from './contact-properties';
 import { broadcastsResource } from './broadcasts';
-import { suppressionsRoutes } from './suppressions';
+import { suppressionsResource } from './suppressions';
 import { logsResource } from './logs';
 import { webhooksResource } from './webhooks';
-import { templatesRoutes } from './templates';
+import { templatesResource } from './templates';
 import { usageResource } from './usage';
 import { oauthGrantsResource } from './oauth-grants';
-import { eventsRoutes } from './events';
-import { automationsRoutes } from './automations';
+import { eventsResource } from './events';
+import { automationsResource } from './automations';
 
-/** The resources declared with `resource()`. */
+/** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
   healthResource,
   dashboardResource,
@@ -51,10 +52,9 @@ export const RESOURCES: Resource<ApiContext>[] = [
   receivingResource,
   metricsResource,
   emailsResource,
-  webhooksResource,
-  logsResource,
-  usageResource,
-  oauthGrantsResource,
+  apiKeysResource,
+  domainClaimsResource,
+  domainsResource,
   segmentsResource,
   audiencesResource,
   contactImportsResource,
@@ -63,18 +63,12 @@ export const RESOURCES: Resource<ApiContext>[] = [
   topicsResource,
   contactPropertiesResource,
   broadcastsResource,
+  suppressionsResource,
+  logsResource,
+  webhooksResource,
+  templatesResource,
+  usageResource,
+  oauthGrantsResource,
+  eventsResource,
+  automationsResource,
 ];
-
-/** Resources not yet declared: they register on the app themselves (a conversion under way). */
-export const LEGACY_RESOURCES: ((app: App, svc: ApiContext) => void)[] = [
-  apiKeysRoutes,
-  domainClaimsRoutes,
-  domainsRoutes,
-  suppressionsRoutes,
-  templatesRoutes,
-  eventsRoutes,
-  automationsRoutes,
-];
-
-/** Paths of legacy resources served without an API key (declared routes say so themselves). */
-export const LEGACY_PUBLIC: string[] = [];

@@ -1,28 +1,29 @@
 // Templates (docs/api.md §20): create, list, retrieve, update and delete by id or alias, publish,
 // duplicate. Sending with one is `template` on POST /emails (src/sending/template.ts).
-import type { App, ApiContext } from '../app';
-import type { TemplateRec } from '../../store';
-import { caller } from '../platform/context';
+import type { ApiContext } from '../app';
+import type { Store, TemplateRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { createTemplate, updateTemplate, publishTemplate, duplicateTemplate, removeTemplate, findTemplate, templateFields } from '../../templates';
-
-const tags = ['Templates'];
-
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-/** A request body: a JSON object (an empty body is one without fields, docs/api.md §2 item 1). */
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (!isObject(body)) throw errors.badJson('The request body must be a JSON object.');
-  return body;
-}
+import { resource, route } from '../platform/route';
+import { IgnoredBody, PageQuery } from '../../schemas/common';
+import {
+  CreateTemplateRequest,
+  Template,
+  TemplateDeleted,
+  TemplateList,
+  TemplateParams,
+  TemplateRef,
+  type TemplateSummary,
+  UpdateTemplateRequest,
+} from '../../schemas/templates';
 
 const status = (t: TemplateRec) => (t.published ? ('published' as const) : ('draft' as const));
 /** True while the latest version is not the one sends use (a draft has no published one). */
 const unpublished = (t: TemplateRec) => t.published !== null && t.published.id !== t.current.id;
 
 /** List items (docs/api.md §20.1); Posthorn adds `has_unpublished_versions`, which a list needs to show it. */
-const summary = (t: TemplateRec) => ({
+const summary = (t: TemplateRec): TemplateSummary => ({
   id: t.id,
   name: t.name,
   status: status(t),
@@ -34,7 +35,7 @@ const summary = (t: TemplateRec) => ({
 });
 
 /** The template with its latest version (docs/api.md §20.2). */
-function view(t: TemplateRec) {
+function view(t: TemplateRec): Template {
   const v = t.current;
   return {
     object: 'template',
@@ -56,62 +57,88 @@ function view(t: TemplateRec) {
   };
 }
 
-export function templatesRoutes(app: App, { store }: ApiContext) {
-  const ref = (raw: string) => {
-    if (!raw) throw errors.notFound('Template');
-    return raw;
-  };
+/** An empty path segment names no template. */
+const ref = (raw: string) => {
+  if (!raw) throw errors.notFound('Template');
+  return raw;
+};
 
-  app.post(
-    '/templates',
-    async ({ request, body, set }) => {
-      const t = await createTemplate(store, caller(request).team, templateFields(bodyOf(body), 'create'));
-      set.status = 201;
-      return { id: t.id, object: 'template' };
-    },
-    { detail: { summary: 'Create a template (a draft)', tags } },
-  );
+const changed = (t: TemplateRec) => ({ id: t.id, object: 'template' as const });
 
-  app.get('/templates', async ({ request, query }) => listOf(await store.templates.page(caller(request).team, pageQuery(query), 20, summary)), {
-    detail: { summary: 'List templates', tags },
-  });
+export const templatesResource = resource('Templates', ({ store }: ApiContext) => {
+  /** The action POSTs answer 200 with the template they made or changed (docs/api.md §20.1). */
+  const action = (name: 'publish' | 'duplicate', run: (store: Store, team: string, ref: string) => Promise<TemplateRec>, summary: string) =>
+    route({
+      method: 'POST',
+      path: `/templates/:id_or_alias/${name}`,
+      summary,
+      access: 'team',
+      params: TemplateParams,
+      body: IgnoredBody,
+      response: TemplateRef,
+      handler: async ({ caller, params }) => changed(await run(store, caller.team, ref(params.id_or_alias))),
+    });
 
-  app.get(
-    '/templates/:id_or_alias',
-    async ({ request, params }) => {
-      const t = await findTemplate(store, caller(request).team, ref(params.id_or_alias));
-      if (!t) throw errors.notFound('Template');
-      return view(t);
-    },
-    { detail: { summary: 'Retrieve a template by id or alias', tags } },
-  );
-
-  app.patch(
-    '/templates/:id_or_alias',
-    async ({ request, params, body }) => {
-      const t = await updateTemplate(store, caller(request).team, ref(params.id_or_alias), templateFields(bodyOf(body), 'update'));
-      return { id: t.id, object: 'template' };
-    },
-    { detail: { summary: 'Update a template (its draft)', tags } },
-  );
-
-  app.delete(
-    '/templates/:id_or_alias',
-    async ({ request, params }) => ({ object: 'template', id: await removeTemplate(store, caller(request).team, ref(params.id_or_alias)), deleted: true }),
-    { detail: { summary: 'Delete a template', tags } },
-  );
-
-  // The action POSTs answer 200 with the template they made or changed (docs/api.md §20.1).
-  for (const [action, run, title] of [
-    ['publish', publishTemplate, 'Publish a template: sends use this version from now on'],
-    ['duplicate', duplicateTemplate, 'Duplicate a template as a new draft'],
-  ] as const)
-    app.post(
-      `/templates/:id_or_alias/${action}`,
-      async ({ request, params }) => {
-        const t = await run(store, caller(request).team, ref(params.id_or_alias));
-        return { id: t.id, object: 'template' };
+  return [
+    route({
+      method: 'POST',
+      path: '/templates',
+      summary: 'Create a template (a draft)',
+      access: 'team',
+      body: CreateTemplateRequest,
+      status: 201,
+      response: TemplateRef,
+      handler: async ({ caller, body }) => changed(await createTemplate(store, caller.team, templateFields(body, 'create'))),
+    }),
+    route({
+      method: 'GET',
+      path: '/templates',
+      summary: 'List templates',
+      access: 'team',
+      query: PageQuery,
+      body: 'none',
+      response: TemplateList,
+      handler: async ({ caller, query }) => listOf(await store.templates.page(caller.team, pageQuery(query), 20, summary)),
+    }),
+    route({
+      method: 'GET',
+      path: '/templates/:id_or_alias',
+      summary: 'Retrieve a template by id or alias',
+      access: 'team',
+      params: TemplateParams,
+      body: 'none',
+      response: Template,
+      async handler({ caller, params }) {
+        const t = await findTemplate(store, caller.team, ref(params.id_or_alias));
+        if (!t) throw errors.notFound('Template');
+        return view(t);
       },
-      { detail: { summary: title, tags } },
-    );
-}
+    }),
+    route({
+      method: 'PATCH',
+      path: '/templates/:id_or_alias',
+      summary: 'Update a template (its draft)',
+      access: 'team',
+      params: TemplateParams,
+      body: UpdateTemplateRequest,
+      response: TemplateRef,
+      handler: async ({ caller, params, body }) => changed(await updateTemplate(store, caller.team, ref(params.id_or_alias), templateFields(body, 'update'))),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/templates/:id_or_alias',
+      summary: 'Delete a template',
+      access: 'team',
+      params: TemplateParams,
+      body: IgnoredBody,
+      response: TemplateDeleted,
+      handler: async ({ caller, params }) => ({
+        object: 'template' as const,
+        id: await removeTemplate(store, caller.team, ref(params.id_or_alias)),
+        deleted: true as const,
+      }),
+    }),
+    action('publish', publishTemplate, 'Publish a template: sends use this version from now on'),
+    action('duplicate', duplicateTemplate, 'Duplicate a template as a new draft'),
+  ];
+});

@@ -1,0 +1,40 @@
+// Suppressions on the wire (docs/api.md §16). Addresses are parsed by the route (an address is more
+// than a string), and the batch sizes are checked there: their wording is not the array's.
+import { Type } from '@sinclair/typebox';
+import { Deleted, Id, IdOrEmail, List, Nullable, PageQuery, Ref, Timestamp, type Static } from './common';
+import { OneOf } from './literals';
+
+/** Why an address is on the list: a permanent bounce, a complaint, or added by hand. */
+export const SUPPRESSION_ORIGINS = ['bounce', 'complaint', 'manual'] as const;
+const Origin = OneOf(SUPPRESSION_ORIGINS, { error: `The \`origin\` parameter must be one of ${SUPPRESSION_ORIGINS.join(', ')}.` });
+
+/** A list of strings: the array and each item worded apart (`emails[1]`). */
+const Strings = Type.Array(Type.String({ error: 'The `{field}` field must be a string.' }), { error: 'The `{field}` field must be an array of strings.' });
+
+export const AddSuppressionRequest = Type.Object({ email: Type.String({ error: 'The `email` field must be a string.' }) });
+
+export const SuppressionListQuery = Type.Composite([PageQuery, Type.Object({ origin: Type.Optional(Origin) })]);
+
+export const SuppressionParams = Type.Object({ id_or_email: IdOrEmail });
+
+export const BatchAddRequest = Type.Object({ emails: Strings }, { description: '1 to 100 addresses' });
+
+/** Exactly one of `emails` and `ids`, 1 to 100 of them. */
+export const BatchRemoveRequest = Type.Object({ emails: Type.Optional(Strings), ids: Type.Optional(Strings) });
+
+export const SuppressionSummary = Type.Object({
+  id: Id,
+  email: Type.String(),
+  origin: OneOf(SUPPRESSION_ORIGINS),
+  source_id: Nullable(Id, { description: 'The bounced or complained-about email' }),
+  created_at: Timestamp,
+});
+export type SuppressionSummary = Static<typeof SuppressionSummary>;
+
+export const Suppression = Type.Composite([Type.Object({ object: Type.Literal('suppression') }), SuppressionSummary]);
+export type Suppression = Static<typeof Suppression>;
+
+export const SuppressionList = List(SuppressionSummary);
+
+export const BatchAdded = Type.Object({ data: Type.Array(Ref('suppression')) });
+export const BatchRemoved = Type.Object({ data: Type.Array(Deleted('suppression')) });
