@@ -1,6 +1,6 @@
-// The automation runner (docs/api.md §24.8, docs/ARCHITECTURE.md "The walk of a run"): the back
-// office's worker that turns triggers into runs and advances runs whose next step is due, on the
-// shared due-work loop (work/due-worker.ts).
+// The automation runner (docs/api.md §24.8, docs/ARCHITECTURE.md §4, "The walk of an automation
+// run"): the back office's worker that turns triggers into runs and advances runs whose next step
+// is due, on the shared due-work loop (work/due-worker.ts).
 //
 //   claim   — take a batch of triggers (intake.ts), a batch of cleanup, then the runs due now
 //             (read only: a run in flight is never claimed twice, and a run a crash interrupted

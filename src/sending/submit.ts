@@ -1,4 +1,4 @@
-// The sending core (docs/ARCHITECTURE.md, "one path per job"): every way in — POST /emails, batch,
+// The sending core (docs/ARCHITECTURE.md §1: one path per job): every way in — POST /emails, batch,
 // SMTP, broadcasts — calls `prepare` then `commit`. Prepare does the checks and the work that needs
 // no lock (validation, sending domain, attachment fetches); commit persists the email, its parts
 // and its queue entries (or schedule) in one flushed unit of work, checking suppressions inside
