@@ -18,6 +18,8 @@ import { DashboardAssets } from './dashboard/assets';
 
 export interface Services {
   config: Config;
+  /** The clock of the parts that take one (the scheduler's ticks, the request limit, `scheduled_at`): tests set it. */
+  now: () => number;
   store: Store;
   /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
@@ -44,7 +46,7 @@ export interface Services {
   dashboard: DashboardAssets;
 }
 
-export async function createServices(config: Config): Promise<Services> {
+export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
@@ -61,12 +63,13 @@ export async function createServices(config: Config): Promise<Services> {
   store.on('automations', () => backOffice.kick('automations'));
   return {
     config,
+    now,
     store,
     dns,
     events,
     domains: new DomainVerifier(store, dns, config),
     claims: new DomainClaims(store, dns),
-    limiter: new RateLimiter(config.limits.requests_per_second),
+    limiter: new RateLimiter(config.limits.requests_per_second, now),
     backOffice,
     broadcasts: new BroadcastSender({ store, events, config }),
     imports: new ImportRunner({ store }),

@@ -27,6 +27,8 @@ export interface SendingDeps {
   store: Store;
   events: Events;
   config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  /** The clock `scheduled_at` is checked against (default: the system's). */
+  now?: () => number;
 }
 
 export interface SubmitContext {
@@ -56,7 +58,7 @@ export async function prepare(
 ): Promise<Prepared> {
   // A template becomes the send's subject and body first, so every later check sees a plain send.
   const t = opts.validated ? { input, templateId: null } : await applyTemplate(deps.store, ctx.team, input, ctx.templateValues);
-  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
+  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem, now: deps.now?.() });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).
   if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');

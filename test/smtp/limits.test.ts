@@ -10,6 +10,7 @@ import { SmtpReply } from '../../src/smtp/replies';
 import { bufferedBytes } from '../../src/smtp/server';
 import { clientKey } from '../../src/limits/failures';
 import { captureLog } from '../helpers/log';
+import { until } from '../helpers/wait';
 
 describe('AUTH failure limits per client address', () => {
   let s: RunningSmtp;
@@ -107,7 +108,7 @@ describe('smtp.max_connections', () => {
       expect(await over.closedByServer()).toBe(true);
     }
     open[0]!.close();
-    for (let i = 0; i < 50 && s.smtp.sessions() > 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => s.smtp.sessions() <= 2, 'the closed session to be counted out', 1_000);
     const again = await SmtpDialog.open(s.starttls);
     expect((await again.command('EHLO client.test')).code).toBe(250);
     for (const c of [...open, again]) c.close();
@@ -180,10 +181,10 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
     await c.command('RCPT TO:<support@inbound.test>');
     expect((await c.command('DATA')).code).toBe(354);
     c.write(`Subject: gone\r\n\r\n${'x'.repeat(70)}\r\n`.repeat(2000));
-    for (let i = 0; i < 100 && bufferedBytes() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => bufferedBytes() > 0, 'the bytes to be counted', 1_000);
     expect(bufferedBytes()).toBeGreaterThan(0);
     c.close();
-    for (let i = 0; i < 100 && bufferedBytes() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => bufferedBytes() === 0, 'the bytes to be given back', 1_000);
     expect(bufferedBytes()).toBe(0);
   });
 
