@@ -18,6 +18,7 @@ export * from './template-records';
 export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
+export { writeOrRefuse } from './refusable';
 
 /**
  * Open the store (creating it on first use): PostgreSQL when `databaseUrl` is set (cluster mode,

@@ -6,7 +6,7 @@ import { caller } from '../platform/context';
 import { pathId, pageQuery, listOf } from '../platform/params';
 import { objectBody } from '../platform/body';
 import { errors } from '../../errors';
-import { settle } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { MAX_PROPERTIES, newProperty, propertyChanges, propertyView } from '../../contacts/properties';
 
 const tags = ['Contact properties'];
@@ -23,7 +23,7 @@ export function contactPropertiesRoutes(app: App, { store }: ApiContext) {
     async ({ request, body, set }) => {
       const { team } = caller(request);
       const prop = newProperty(team, objectBody(body));
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (await tx.contactProperties.find('key', prop.key, team)) return errors.invalidField('key', `a contact property \`${prop.key}\` already exists.`);
         if ((await tx.contactProperties.all(team)).length >= MAX_PROPERTIES)
           return errors.validation(`A team can define at most ${MAX_PROPERTIES} contact properties.`);
@@ -51,7 +51,7 @@ export function contactPropertiesRoutes(app: App, { store }: ApiContext) {
       const { team } = caller(request);
       const id = pathId(params.id);
       const changes = objectBody(body);
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         const cur = await tx.contactProperties.get(team, id);
         if (!cur) return errors.notFound('Contact property');
         tx.contactProperties.put(propertyChanges(cur, changes));
@@ -67,7 +67,7 @@ export function contactPropertiesRoutes(app: App, { store }: ApiContext) {
       const { team } = caller(request);
       const id = pathId(params.id);
       // Contacts' values of it are no longer shown or used (src/contacts/properties.ts).
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (!(await tx.contactProperties.get(team, id))) return errors.notFound('Contact property');
         tx.contactProperties.remove(team, id);
       });

@@ -6,7 +6,8 @@ import type { App, ApiContext } from '../app';
 import { caller } from '../platform/context';
 import { idOrEmail, pageQuery, listOf } from '../platform/params';
 import { ApiError, errors } from '../../errors';
-import { findContact, settle } from '../../contacts';
+import { findContact } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { choicesField, contactTopics, setChoices, topicsChanged } from '../../topics';
 
 const tags = ['Contacts'];
@@ -34,7 +35,7 @@ export function contactTopicsRoutes(app: App, svc: ApiContext) {
       const given = Array.isArray(body) ? body : (body as { topics?: unknown } | undefined)?.topics;
       if (given === undefined) throw errors.missingField('topics');
       const choices = choicesField(given);
-      const result = await settle(store, async (tx) => {
+      const result = await writeOrRefuse(store, async (tx) => {
         const c = await findContact(tx, team, ref);
         if (!c) return errors.notFound('Contact');
         const changed = await setChoices(tx, team, c.id, choices);

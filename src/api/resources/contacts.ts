@@ -15,11 +15,11 @@ import {
   findInAudience,
   listContacts,
   segmentSummary,
-  settle,
   updateContact,
   upsertContact,
   type SegmentTarget,
 } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { propertyDefs } from '../../contacts/properties';
 import { choicesField } from '../../topics';
 
@@ -147,7 +147,7 @@ export function contactsRoutes(app: App, svc: ApiContext) {
     const { team } = caller(request);
     const ref = idOrEmail(params.id_or_email);
     const segmentId = pathId(params.segment_id, 'segment_id');
-    const contactId = await settle(store, async (tx) => {
+    const contactId = await writeOrRefuse(store, async (tx) => {
       const c = await findContact(tx, team, ref);
       if (!c) return errors.notFound('Contact');
       if (!(await tx.segments.get(team, segmentId))) return errors.notFound('Segment');

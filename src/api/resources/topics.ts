@@ -6,7 +6,7 @@ import { pathId, pageQuery, listOf } from '../platform/params';
 import { objectBody } from '../platform/body';
 import { errors } from '../../errors';
 import { newTopic, topicChanges, topicView } from '../../topics';
-import { settle } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 
 const tags = ['Topics'];
 
@@ -40,7 +40,7 @@ export function topicsRoutes(app: App, { store }: ApiContext) {
       const { team } = caller(request);
       const id = pathId(params.id);
       const changes = objectBody(body);
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         const cur = await tx.topics.get(team, id);
         if (!cur) return errors.notFound('Topic');
         tx.topics.put(topicChanges(cur, changes));
@@ -55,7 +55,7 @@ export function topicsRoutes(app: App, { store }: ApiContext) {
     async ({ request, params }) => {
       const { team } = caller(request);
       const id = pathId(params.id);
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (!(await tx.topics.get(team, id))) return errors.notFound('Topic');
         // The contacts' choices about it go with it.
         await tx.topicChoices.removeTopic(team, id);

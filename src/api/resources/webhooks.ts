@@ -123,8 +123,7 @@ export function webhooksRoutes(app: App, svc: ApiContext) {
     '/webhooks/:id/events/:event_id/replay',
     async ({ request, params }) => {
       const ev = await loadEvent(request, params);
-      const problem = await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
-      if (problem) throw problem;
+      await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
       return { object: 'webhook_event', id: ev.id };
     },
     { detail: { summary: 'Replay a webhook event (one immediate extra attempt)', tags } },
