@@ -14,6 +14,9 @@ import { BroadcastSender } from './broadcasts/runner';
 import { ImportRunner } from './imports';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
+import { KeyUsage } from './accounts/keys';
+import { GroupCommit } from './sending/submit';
+import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 
 export interface Services {
@@ -29,6 +32,12 @@ export interface Services {
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
+  /** The sending core's group commit on this thread's store (every way in, broadcasts). */
+  commits: GroupCommit;
+  /** Idempotency keys of sends: the requests under way, shared by the HTTP API and SMTP submission. */
+  idempotency: Idempotency;
+  /** API keys' `last_used_at`, recorded at most once a minute per key (HTTP and SMTP AUTH). */
+  keyUsage: KeyUsage;
   /**
    * Delivery, webhook delivery, the processing of spooled inbound mail and automation runs, on a thread of their own
    * (backoffice/); `start()` is called by `serve` (and the test harness).
@@ -61,6 +70,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
   store.on('inbound', () => backOffice.kick('inbound'));
   // Automation triggers, and runs made due (an event, an enabled automation), are the back office's to advance.
   store.on('automations', () => backOffice.kick('automations'));
+  const commits = new GroupCommit(store);
   return {
     config,
     now,
@@ -70,8 +80,11 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     domains: new DomainVerifier(store, dns, config),
     claims: new DomainClaims(store, dns),
     limiter: new RateLimiter(config.limits.requests_per_second, now),
+    commits,
+    idempotency: new Idempotency(store),
+    keyUsage: new KeyUsage(store, now),
     backOffice,
-    broadcasts: new BroadcastSender({ store, events, config }),
+    broadcasts: new BroadcastSender({ store, events, config, commits }),
     imports: new ImportRunner({ store }),
     telemetry,
     auth: new Auth(store, config),

@@ -6,7 +6,7 @@ import { allowedFor } from './platform/auth';
 import { setPeer, setState, type RequestState } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
-import { authenticate, touchKey } from '../accounts/keys';
+import { authenticate } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
 import { log } from '../log';
@@ -66,7 +66,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     }
     const s: RequestState = { team: key.team_id, key, path };
     setState(req, s);
-    touchKey(svc.store, key);
+    svc.keyUsage.touch(key);
 
     let res: Response;
     if (!allowedFor(key, req.method, path)) {

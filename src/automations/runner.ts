@@ -23,7 +23,7 @@ import { newId } from '../ids';
 import { log } from '../log';
 import { DueWorker } from '../work/due-worker';
 import { jittered, retryWait } from '../work/retry';
-import { prepare, commit, type Prepared } from '../sending/submit';
+import { prepare, commit, type GroupCommit, type Prepared } from '../sending/submit';
 import { SignedLinks } from '../links/signed';
 import { propertyDefs } from '../contacts/properties';
 import { advance, failRun, resolve, runContext, saveRun, skipReason, type SentEmail } from './steps';
@@ -34,6 +34,8 @@ export interface RunnerDeps {
   store: Store;
   events: Events;
   config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  /** The sending core's group commit on this thread's store: a run's emails commit through it. */
+  commits: GroupCommit;
 }
 
 /** How long a claimed run is a node's own in cluster mode before another node may take it up. */

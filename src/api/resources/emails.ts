@@ -10,7 +10,7 @@ import { pathId, pageQuery, listOf } from '../platform/params';
 import { idempotencyKey } from '../platform/idempotency';
 import { ApiError, errors } from '../../errors';
 import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
-import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
+import { fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule } from '../../sending/scheduled';
 import { QueueControls } from '../../delivery/controls';
@@ -77,7 +77,7 @@ export function emailsRoutes(app: App, svc: ApiContext) {
       if (!Array.isArray(body)) throw errors.badJson('The request body must be a JSON array.');
       if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
       const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
-      const outcome = await withIdempotency(store, scope, async (remember) => {
+      const outcome = await svc.idempotency.run(scope, async (remember) => {
         const results = await Promise.allSettled(
           body.map((item) => {
             if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
