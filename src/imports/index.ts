@@ -2,7 +2,7 @@
 // POST /contacts/imports stores the file (streamed to disk and made durable, never held whole in
 // memory), then creates the import and its queue entry in one unit of work; the runner
 // (runner.ts) does the rest, a chunk of rows per unit of work.
-import { writeOrRefuse, type ContactImportRec, type ImportStatus, type Store } from '../store';
+import { writeOrRefuse, type ContactImportRec, type Store } from '../store';
 import { nowIso } from '../ids';
 import { checkTargets, type ImportOptions } from './options';
 

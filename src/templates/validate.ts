@@ -4,7 +4,7 @@
 // and `_` up to 50 characters, reserved names refused, string values up to 2,000 characters,
 // numbers up to 2^53 − 1. The first failure is thrown as an ApiError naming its field; nothing
 // here touches the store.
-import { ApiError, errors } from '../errors';
+import { type ApiError, errors } from '../errors';
 import { isUuid } from '../ids';
 import { parseAddress } from '../mail/address';
 import { isObject } from '../schemas/common';

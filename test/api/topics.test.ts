@@ -7,7 +7,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { waitForEmail } from '../helpers/emails';
 import { until } from '../helpers/wait';
-import type { BroadcastRec, EmailRec } from '../../src/store';
+import type { EmailRec } from '../../src/store';
 import { SignedLinks } from '../../src/links/signed';
 
 let w: MailWorld;

@@ -19,7 +19,7 @@ import {
   PasswordRequest,
   Providers,
   Session,
-  SessionItem,
+  type SessionItem,
   SessionList,
   SessionsEnded,
   SignInRequest,

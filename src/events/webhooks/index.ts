@@ -1,7 +1,7 @@
 // Webhooks (docs/api.md §14): endpoints and their management — create, update, delete, secret
 // rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
 // outbox writes in outbox.ts.
-import { writeOrRefuse, type Store, type WebhookEventRec, type WebhookRec, type WebhookStatus } from '../../store';
+import { writeOrRefuse, type Store, type WebhookRec, type WebhookStatus } from '../../store';
 import { errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';

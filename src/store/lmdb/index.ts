@@ -243,7 +243,8 @@ export class LmdbStore extends Repos implements Store {
   }
 
   private async commit<T>(fn: (tx: Tx) => Promise<T>, patient: boolean): Promise<T> {
-    const tx = newTx((this.txProto ??= txPrototype(this, this.cached)));
+    this.txProto ??= txPrototype(this, this.cached);
+    const tx = newTx(this.txProto);
     const result = await this.env.transaction(() => fn(tx), patient);
     // Committed: whatever follows must not make the caller believe it failed.
     for (const c of tx.stale) c.clear();

@@ -333,7 +333,9 @@ export class PgStore implements Store {
   }
 
   async appendLogs(recs: LogRec[]): Promise<void> {
-    await this.write(async (tx) => recs.forEach((r) => tx.logs.put(r)));
+    await this.write(async (tx) => {
+      for (const r of recs) tx.logs.put(r);
+    });
   }
 
   async backup(): Promise<{ files: number }> {

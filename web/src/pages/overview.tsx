@@ -200,7 +200,7 @@ export function OverviewPage() {
                             class="btn small"
                             disabled={control.busy || !d.queued}
                             onClick={() => control.run(d, 'retry')}
-                            aria-label={`Retry ${d.destination} now`}
+                            aria-label={`Retry now: ${d.destination}`}
                           >
                             Retry now
                           </button>
