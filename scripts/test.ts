@@ -7,6 +7,10 @@
  *   npm test -- -t "domains" --bail
  *   POSTHORN_TEST_STORE=pg npm test -- test/api    those files on PostgreSQL (cluster mode)
  *
+ * First, scripts/preflight.sh checks the Debian packages the tests drive (PostgreSQL, Chromium,
+ * swaks, dig, OpenSSL 3) and installs the missing ones when it may; when it cannot, it prints the
+ * `apt-get install` line to run and the tests do not start (`0 passed, 1 failed`).
+ *
  * A full run (no paths or filters of the caller's) has a second pass: the API suites (PG_PASS) run
  * again with POSTHORN_TEST_STORE=pg, against a private PostgreSQL server the tests start
  * (test/helpers/postgres.ts); the closing line adds both passes up.
@@ -220,7 +224,17 @@ export function addSummaries(a: Summary | null, b: Summary | null): Summary | nu
   };
 }
 
+/** scripts/preflight.sh: true once the system has what the tests need (its output passes through). */
+function preflight(): boolean {
+  const r = Bun.spawnSync(['bash', resolve(ROOT, 'scripts/preflight.sh')], { cwd: ROOT, stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' });
+  return r.exitCode === 0;
+}
+
 async function main(): Promise<number> {
+  if (!preflight()) {
+    await write(process.stdout, '\n0 passed, 1 failed\n');
+    return 1;
+  }
   const extra = process.argv.slice(2);
   const base = [process.execPath, 'test'];
   // Bun 1.4.5 ignores `[test] timeout` in bunfig.toml (checked): give the generous per-test

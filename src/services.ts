@@ -14,10 +14,15 @@ import { BroadcastSender } from './broadcasts/runner';
 import { ImportRunner } from './imports';
 import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
+import { KeyUsage } from './accounts/keys';
+import { GroupCommit } from './sending/submit';
+import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 
 export interface Services {
   config: Config;
+  /** The clock of the parts that take one (the scheduler's ticks, the request limit, `scheduled_at`): tests set it. */
+  now: () => number;
   store: Store;
   /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
@@ -27,6 +32,12 @@ export interface Services {
   events: Events;
   /** The per-team request limit, one instance shared by the HTTP API and SMTP submission. */
   limiter: RateLimiter;
+  /** The sending core's group commit on this thread's store (every way in, broadcasts). */
+  commits: GroupCommit;
+  /** Idempotency keys of sends: the requests under way, shared by the HTTP API and SMTP submission. */
+  idempotency: Idempotency;
+  /** API keys' `last_used_at`, recorded at most once a minute per key (HTTP and SMTP AUTH). */
+  keyUsage: KeyUsage;
   /**
    * Delivery, webhook delivery, the processing of spooled inbound mail and automation runs, on a thread of their own
    * (backoffice/); `start()` is called by `serve` (and the test harness).
@@ -44,7 +55,7 @@ export interface Services {
   dashboard: DashboardAssets;
 }
 
-export async function createServices(config: Config): Promise<Services> {
+export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
@@ -56,16 +67,21 @@ export async function createServices(config: Config): Promise<Services> {
   // Work committed here to the queue, the outbox, the inbound spool or the automations wakes the
   // back office, which does it (store/collections.ts: which write fires which signal).
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => backOffice.kick(signal));
+  const commits = new GroupCommit(store);
   return {
     config,
+    now,
     store,
     dns,
     events,
     domains: new DomainVerifier(store, dns, config),
     claims: new DomainClaims(store, dns),
-    limiter: new RateLimiter(config.limits.requests_per_second),
+    limiter: new RateLimiter(config.limits.requests_per_second, now),
+    commits,
+    idempotency: new Idempotency(store),
+    keyUsage: new KeyUsage(store, now),
     backOffice,
-    broadcasts: new BroadcastSender({ store, events, config }),
+    broadcasts: new BroadcastSender({ store, events, config, commits }),
     imports: new ImportRunner({ store }),
     telemetry,
     auth: new Auth(store, config),

@@ -55,7 +55,7 @@ async function setup(label: string, nodes: number, databaseUrl: string | null): 
   };
   const first = await startChild(tempDir('posthorn-bench-cluster-'), env);
   const targets: Target[] = [first];
-  for (let i = 1; i < nodes; i++) targets.push(await startChild(tempDir('posthorn-bench-cluster-'), env, [], { apiKey: first.apiKey }));
+  for (let i = 1; i < nodes; i++) targets.push(await startChild(tempDir('posthorn-bench-cluster-'), env, { apiKey: first.apiKey }));
   try {
     await verifiedSendingDomain(first, dns.zone, 'bench.test');
     const base = sink.messages.length;

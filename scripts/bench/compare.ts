@@ -81,7 +81,7 @@ const ROUNDS = Number(opts.rounds);
  * processes being forked. JSC keeps moving functions of these paths to its top tier (FTL) for about
  * 15,000 SMTP messages and 9,000 delivered ones (`BUN_JSC_reportFTLCompileTimes=1`): 200–400 ms of
  * compiling a second until then, a fifth of a core. After 1,000, the JIT's thread still took
- * 257 µs per SMTP message (scripts/bench/profile-smtp.ts), after 20,000, 50 µs.
+ * 257 µs per SMTP message (profile-smtp.ts, README.md, "Past experiments"), after 20,000, 50 µs.
  */
 const WARM_UP = Number(opts['warm-up']);
 /**

@@ -40,23 +40,17 @@ export interface Target {
   version: string;
   /** Resident set size of the server process, in bytes. */
   rss(): number;
-  /** CPU time the server process has used so far, in seconds. */
-  cpuSeconds(): { user: number; system: number; total: number };
   /** The resident set split: anonymous memory (heap, buffers) and file pages (LMDB's map, code). */
   rssParts(): { anon: number; file: number };
-  /** CPU seconds used so far by each thread, by thread id (name: /proc's `comm`, e.g. `bun`, `Worker`, `JITWorker`). */
-  threadCpu(): Map<number, { name: string; seconds: number }>;
-  /** What the server process has written so far (proc(5) io): bytes that reached the disk, and write syscalls. */
-  io(): { writeBytes: number; writeCalls: number };
   stop(): Promise<void>;
 }
 
 /**
- * `posthorn serve` as a child process (`bun [bunFlags] src/main.ts serve`) on a fresh data dir,
+ * `posthorn serve` as a child process (`bun src/main.ts serve`) on a fresh data dir,
  * configured by POSTHORN_* variables (`env` adds or overrides), with its team made by `init --json`
  * — or, given `apiKey` (another node of a cluster, on a database provisioned already), none.
  */
-export async function startChild(dataDir: string, env: Record<string, string> = {}, bunFlags: string[] = [], opts: { apiKey?: string } = {}): Promise<Target> {
+export async function startChild(dataDir: string, env: Record<string, string> = {}, opts: { apiKey?: string } = {}): Promise<Target> {
   const port = await freePort();
   const fullEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -81,7 +75,7 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     creds = JSON.parse(init.stdout.toString()) as { api_key: string };
   }
   const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
-  const child = Bun.spawn([process.execPath, ...bunFlags, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
+  const child = Bun.spawn([process.execPath, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
   process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -106,13 +100,6 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) * 1024 : NaN;
     },
-    cpuSeconds: () => processCpu(child.pid),
-    io: () => {
-      const text = readFileSync(`/proc/${child.pid}/io`, 'utf8');
-      const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
-      return { writeBytes: field('write_bytes'), writeCalls: field('syscw') };
-    },
-    threadCpu: () => threadCpu(child.pid),
     rssParts: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;

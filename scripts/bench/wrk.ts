@@ -1,5 +1,5 @@
-// Debian's `wrk` as the HTTP load of the benchmarks (compare.ts, accept-bounds.ts), a bare Bun.serve
-// as their reference, and what the CPU of both sides costs per request, read from /proc.
+// Debian's `wrk` as the HTTP load of bench:compare (compare.ts), a bare Bun.serve as its
+// reference, and what the CPU of both sides costs per request, read from /proc.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, freePort, fail, processCpu, threadCpu } from './lib';

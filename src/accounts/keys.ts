@@ -32,21 +32,32 @@ export function authenticate(store: StoreReader, header: string | null): Promise
 }
 
 const TOUCH_EVERY_MS = 60_000;
-const lastTouch = new Map<string, number>();
 
 /**
- * Record `last_used_at`, at most once a minute per key, without holding up the request:
- * usage stamps are not accepted data, so they ride along with the next commit.
+ * Keys' `last_used_at`, recorded at most once a minute per key, without holding up the request:
+ * usage stamps are not accepted data, so they ride along with the next commit. One for both ways
+ * in (HTTP and SMTP AUTH), made by the composition root (services.ts).
  */
-export function touchKey(store: Store, key: ApiKeyRec): void {
-  const now = Date.now();
-  if (now - (lastTouch.get(key.id) ?? 0) < TOUCH_EVERY_MS) return;
-  lastTouch.set(key.id, now);
-  inBackground(
-    'api key last_used_at',
-    store.write(async (tx) => {
-      const cur = await tx.apiKeys.get(key.team_id, key.id);
-      if (cur) tx.apiKeys.put({ ...cur, last_used_at: nowIso() });
-    }),
-  );
+export class KeyUsage {
+  /** When this process last recorded each key's use. */
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** `key` was just used. */
+  touch(key: ApiKeyRec): void {
+    const now = this.now();
+    if (now - (this.touched.get(key.id) ?? 0) < TOUCH_EVERY_MS) return;
+    this.touched.set(key.id, now);
+    inBackground(
+      'api key last_used_at',
+      this.store.write(async (tx) => {
+        const cur = await tx.apiKeys.get(key.team_id, key.id);
+        if (cur) tx.apiKeys.put({ ...cur, last_used_at: nowIso() });
+      }),
+    );
+  }
 }

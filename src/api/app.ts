@@ -23,6 +23,9 @@ import type { DomainClaims } from '../domains/claims';
 import type { BroadcastSender } from '../broadcasts/runner';
 import type { ImportRunner } from '../imports';
 import type { RateLimiter } from '../limits/ratelimit';
+import type { GroupCommit } from '../sending/submit';
+import type { Idempotency } from '../sending/idempotency';
+import type { KeyUsage } from '../accounts/keys';
 import type { Telemetry } from '../telemetry';
 import type { Auth } from '../accounts/auth';
 import type { DashboardAssets } from '../dashboard/assets';
@@ -49,6 +52,11 @@ export interface ApiDeps {
   imports: ImportRunner;
   /** The team request limit, shared with SMTP submission. */
   limiter: RateLimiter;
+  /** The sending core's group commit, and the idempotency keys in flight (shared with SMTP). */
+  commits: GroupCommit;
+  idempotency: Idempotency;
+  /** API keys' `last_used_at` (shared with SMTP AUTH). */
+  keyUsage: KeyUsage;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
   telemetry: Telemetry;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */

@@ -5,7 +5,7 @@ import { buildApp, type ApiDeps } from './app';
 import { setPeer, setState, type RequestState } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
-import { authenticate, touchKey } from '../accounts/keys';
+import { authenticate } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
 import { log } from '../log';
@@ -67,7 +67,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     }
     const s: RequestState = { team: key.team_id, key, path };
     setState(req, s);
-    touchKey(svc.store, key);
+    svc.keyUsage.touch(key);
 
     let res: Response;
     // A sending_access key may call only the routes that say so (docs/api.md §1.2).

@@ -4,14 +4,13 @@
 // through the one event function (Events.trigger) before the 202: accepted means durable. Names
 // beginning `resend:` are Posthorn's system events (a contact created, added to a segment). The
 // types of the requests' fields are checked first, by their schemas (src/schemas/events.ts).
-import type { CustomEventRec, EventSchema, EventSchemaType, Store, StoreReader } from '../store';
+import { writeOrRefuse, type CustomEventRec, type EventSchema, type EventSchemaType, type Store, type StoreReader } from '../store';
 import type { CreateEventRequest, SendEventRequest, UpdateEventRequest } from '../schemas/events';
 import type { Events } from '../events';
 import { ApiError, errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 import { parseEmail } from '../mail/address';
 import { parseIsoInstant } from '../sending/schedule';
-import { settle } from '../contacts';
 
 /** System events (docs/api.md §24.6): triggers Posthorn commits itself; custom names may not begin `resend:`. */
 export const SYSTEM_EVENTS = ['resend:contact.created', 'resend:contact.added_to_segment'] as const;
@@ -54,7 +53,7 @@ export async function createEvent(store: Store, team: string, body: CreateEventR
   const name = nameField(body.name);
   const schema = schemaField(body.schema);
   const rec: CustomEventRec = { id: newId(), team_id: team, created_at: nowIso(), name, schema, updated_at: null };
-  return settle(store, async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     // Checked inside the unit of work: of two creates of one name, one wins.
     if (await tx.customEvents.find('name', name, team)) return errors.invalidField('name', `an event named \`${name}\` already exists.`);
     tx.customEvents.put(rec);
@@ -65,7 +64,7 @@ export async function createEvent(store: Store, team: string, body: CreateEventR
 /** PATCH: the schema only (null clears it); the name is fixed. */
 export function updateEvent(store: Store, team: string, ref: string, body: UpdateEventRequest): Promise<CustomEventRec> {
   const schema = schemaField(body.schema);
-  return settle(store, async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     const cur = await findEvent(tx, team, ref);
     if (!cur) return errors.notFound('Event');
     const next = { ...cur, schema, updated_at: nowIso() };
@@ -79,7 +78,7 @@ export function updateEvent(store: Store, team: string, ref: string, body: Updat
  * a definition naming a missing event is refused at create, never left to fail at run time.
  */
 export function removeEvent(store: Store, team: string, ref: string): Promise<string> {
-  return settle(store, async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     const cur = await findEvent(tx, team, ref);
     if (!cur) return errors.notFound('Event');
     for (const a of await tx.automations.all(team))
@@ -159,7 +158,7 @@ export async function sendEvent(deps: { store: Store; events: Events }, team: st
   const def = await store.customEvents.find('name', name, team);
   if (!def) throw errors.invalidField('event', `no event named \`${name}\` exists; create it with POST /events first.`);
   const payload = payloadOf(def, body.payload);
-  await settle(store, async (tx) => {
+  await writeOrRefuse(store, async (tx) => {
     // Inside the unit of work: a contact deleted meanwhile is not triggered for.
     if (contactId && !(await tx.contacts.get(team, contactId))) return errors.invalidField('contact_id', 'no contact with this id exists.');
     await events.trigger(tx, team, { event: name, contact_id: contactId, email, payload });

@@ -17,7 +17,7 @@ import { topicField } from '../topics';
 import { sendingDomain } from '../sending/sender';
 import { conditionRule } from './conditions';
 import { durationField } from './durations';
-import { isObject } from '../schemas/common';
+import { isObject, given } from '../schemas/common';
 import { isVar, pathField, type PathScope } from './context';
 import { SYSTEM_EVENTS } from './custom-events';
 
@@ -39,9 +39,6 @@ const WAITS: AutomationStepType[] = ['delay', 'wait_for_event'];
 
 /** Template values Posthorn fills in itself for automation emails. */
 export const SYSTEM_VALUES = ['RESEND_UNSUBSCRIBE_URL'];
-
-/** Given: neither left out nor null (null reads as "not given", docs/api.md §1.4). */
-const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
 /** The top-level fields of a create or update; a key left out was not given. */
 export interface AutomationFields {

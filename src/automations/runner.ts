@@ -1,6 +1,6 @@
-// The automation runner (docs/api.md §24.8, docs/ARCHITECTURE.md "The walk of a run"): the back
-// office's worker that turns triggers into runs and advances runs whose next step is due, on the
-// shared due-work loop (a DueService, work/due-service.ts).
+// The automation runner (docs/api.md §24.8, docs/ARCHITECTURE.md §4, "The walk of an automation
+// run"): the back office's worker that turns triggers into runs and advances runs whose next step
+// is due, on the shared due-work loop (a DueService, work/due-service.ts).
 //
 //   claim   — take a batch of triggers (intake.ts), a batch of cleanup, then the runs due now
 //             (read only: a run in flight is never claimed twice, and a run a crash interrupted
@@ -23,7 +23,7 @@ import { newId } from '../ids';
 import { log } from '../log';
 import { DueService } from '../work/due-service';
 import { jittered, retryWait } from '../work/retry';
-import { prepare, commit, type Prepared } from '../sending/submit';
+import { prepare, commit, type GroupCommit, type Prepared } from '../sending/submit';
 import { SignedLinks } from '../links/signed';
 import { propertyDefs } from '../contacts/properties';
 import { advance, failRun, resolve, runContext, saveRun, skipReason, type SentEmail } from './steps';
@@ -34,6 +34,8 @@ export interface RunnerDeps {
   store: Store;
   events: Events;
   config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  /** The sending core's group commit on this thread's store: a run's emails commit through it. */
+  commits: GroupCommit;
 }
 
 /** How long a claimed run is a node's own in cluster mode before another node may take it up. */

@@ -14,6 +14,7 @@ import { Feedback } from '../feedback';
 import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
 import { AutomationRunner } from '../automations/runner';
+import { GroupCommit } from '../sending/submit';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
@@ -37,7 +38,7 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
   const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
-  const automations = new AutomationRunner({ store, events, config });
+  const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
   const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => workers[SIGNALS[signal]].kick());

@@ -2,7 +2,17 @@
 // top-level `/contacts` routes and the legacy `/audiences/{id}/contacts` ones, so neither family
 // repeats it. Contacts are one per email address and team, matched case-insensitively and stored
 // with the casing first given.
-import type { Store, StoreReader, Tx, ContactRec, SegmentRec, PageQuery, PropertyValue, Subscription } from '../store';
+import {
+  writeOrRefuse,
+  type Store,
+  type StoreReader,
+  type Tx,
+  type ContactRec,
+  type SegmentRec,
+  type PageQuery,
+  type PropertyValue,
+  type Subscription,
+} from '../store';
 import type { Events } from '../events';
 import { ApiError, errors } from '../errors';
 import { newId, nowIso } from '../ids';
@@ -101,7 +111,7 @@ export async function upsertContact(
   const { store, events } = deps;
   checkEmail(fields.email);
   const properties = propertyValues(await propertyDefs(store, team), fields.properties);
-  return settle(store, async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     for (const s of segments) if (!(await tx.segments.get(team, s.id))) return s.ifMissing;
     const at = nowIso();
     const existing = await tx.contacts.find('email', fields.email.toLowerCase(), team);
@@ -183,7 +193,7 @@ export async function updateContact(
   const { store, events } = deps;
   if (fields.email !== undefined) checkEmail(fields.email);
   const properties = propertyValues(await propertyDefs(store, team), fields.properties);
-  return settle(store, async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     const cur = audienceId === undefined ? ((await findContact(tx, team, ref)) ?? errors.notFound('Contact')) : await findInAudience(tx, team, audienceId, ref);
     if (cur instanceof ApiError) return cur;
     if (fields.email !== undefined) {
@@ -266,14 +276,4 @@ function apply(base: ContactRec, f: ContactFields, given: Record<string, Propert
     unsubscribed: f.unsubscribed ?? base.unsubscribed,
     properties,
   };
-}
-
-/**
- * A check-then-write unit of work whose callback returns an ApiError instead of throwing (its checks
- * run before any write, so nothing is written then); the error is thrown once the unit is over.
- */
-export async function settle<T>(store: Store, fn: (tx: Tx) => Promise<T | ApiError>): Promise<T> {
-  const r = await store.write(fn);
-  if (r instanceof ApiError) throw r;
-  return r;
 }

@@ -8,10 +8,10 @@
 // POST /domains/{domain_id}/claim/verify answers at once; the TXT record is looked up in the
 // background through the configured resolver, and again every few minutes (the scheduler) while
 // the claim is pending and verification was asked for, until it expires (7 days).
-import type { DomainClaimRec, Store, StoreReader } from '../store';
+import { writeOrRefuse, type DomainClaimRec, type Store, type StoreReader } from '../store';
 import type { CreateDomainRequest } from '../schemas/domains';
 import type { Resolver } from '../dns/resolver';
-import { ApiError, errors } from '../errors';
+import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { randomBytes } from 'node:crypto';
 import { log } from '../log';
@@ -67,7 +67,7 @@ export class DomainClaims {
       failure_reason: null,
       verify_requested_at: null,
     };
-    const refused = await this.store.write(async (tx) => {
+    return writeOrRefuse(this.store, async (tx) => {
       const holder = await tx.domains.find('name', s.name);
       if (!holder) return errors.validation(`The \`${s.name}\` domain is not registered by another team: add it with POST /domains.`);
       if (holder.team_id === team) return errors.validation(`The \`${s.name}\` domain already belongs to this team.`);
@@ -77,15 +77,13 @@ export class DomainClaims {
       for (const old of await tx.domainClaims.findAll('name', s.name, team))
         if (claimStatus(old) === 'pending') tx.domainClaims.put({ ...old, status: 'superseded' });
       tx.domainClaims.put(claim);
-      return null;
+      return claim;
     });
-    if (refused) throw refused;
-    return claim;
   }
 
   /** POST /domains/{domain_id}/claim/verify: a pending claim is checked in the background. */
   async verify(team: string, domainId: string): Promise<DomainClaimRec> {
-    const claim = await this.store.write(async (tx) => {
+    const claim = await writeOrRefuse(this.store, async (tx) => {
       const c = await findClaim(tx, team, domainId);
       if (!c) return errors.notFound('Domain claim');
       const status = claimStatus(c);
@@ -95,7 +93,6 @@ export class DomainClaims {
       tx.domainClaims.put(next);
       return next;
     });
-    if (claim instanceof ApiError) throw claim;
     void this.check(team, claim.id);
     return claim;
   }

@@ -2,8 +2,7 @@
 // POST /contacts/imports stores the file (streamed to disk and made durable, never held whole in
 // memory), then creates the import and its queue entry in one unit of work; the runner
 // (runner.ts) does the rest, a chunk of rows per unit of work.
-import type { ContactImportRec, Store } from '../store';
-import { ApiError } from '../errors';
+import { writeOrRefuse, type ContactImportRec, type ImportStatus, type Store } from '../store';
 import { nowIso } from '../ids';
 import { checkTargets, type ImportOptions } from './options';
 
@@ -35,13 +34,11 @@ export async function createImport(store: Store, team: string, id: string, fileS
     failures: [],
     failure_reason: null,
   };
-  const refused = await store.write(async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
     const problem = await checkTargets(tx, team, o);
     if (problem) return problem;
     tx.contactImports.put(imp);
     tx.importQueue.add(0, team, id);
-    return null;
+    return imp;
   });
-  if (refused instanceof ApiError) throw refused;
-  return imp;
 }

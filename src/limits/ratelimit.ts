@@ -17,7 +17,10 @@ export class RateLimiter {
   /** The headers that only change with the limit, written once for every request. */
   private text!: { limit: string; policy: string };
 
-  constructor(private readonly configured: number) {
+  constructor(
+    private readonly configured: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.setLimit(configured);
   }
 
@@ -32,12 +35,12 @@ export class RateLimiter {
   }
 
   /** Count one request of `team` and decide on it. */
-  take(team: string, now = Date.now()): RateDecision {
+  take(team: string, now = this.now()): RateDecision {
     return this.decide(team, now, true);
   }
 
   /** The team's current window, without counting a request. */
-  peek(team: string, now = Date.now()): RateDecision {
+  peek(team: string, now = this.now()): RateDecision {
     return this.decide(team, now, false);
   }
 

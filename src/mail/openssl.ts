@@ -1,9 +1,10 @@
 // RSA signatures (RSASSA-PKCS1-v1_5 with SHA-256, RFC 8017 §8.2.1 — what DKIM's rsa-sha256 is,
 // RFC 6376 §3.3.1) by the system's OpenSSL 3 libcrypto, called through bun:ffi. Why: Bun's
 // node:crypto signs with its built-in BoringSSL at about 0.6 ms per RSA-2048 signature on the
-// machines we measure, OpenSSL 3 at about 0.27 ms (`bun scripts/bench/dkim-sign.ts`, beside
-// `openssl speed rsa2048`), and one signature per attempt is the largest single cost of a
-// delivery. Only the library's own calls are used; nothing here is cryptography of ours.
+// machines we measure, OpenSSL 3 at about 0.27 ms (README.md, "Past experiments": the DKIM
+// signing cost, beside `openssl speed rsa2048`), and one signature per attempt is the largest
+// single cost of a delivery. Only the library's own calls are used; nothing here is cryptography
+// of ours.
 //
 // Optional by design: where libcrypto.so.3 does not load (another libc, no OpenSSL 3),
 // `openSsl()` answers null and mail/dkim.ts signs with node:crypto, as it does for Ed25519.

@@ -23,6 +23,8 @@ export interface SchedulerDeps {
   domains: DomainVerifier;
   claims: DomainClaims;
   limiter: RateLimiter;
+  /** The time of a tick: what is due by then is released. */
+  now: () => number;
 }
 
 export function startScheduler(svc: SchedulerDeps): Scheduler {
@@ -36,12 +38,12 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   };
   // Scheduled sends: every second, read the due head of the schedule index (restart-safe: on the
   // first tick after a restart everything overdue goes out).
-  job('scheduled-sends', '* * * * * *', () => releaseDue(svc));
+  job('scheduled-sends', '* * * * * *', () => releaseDue(svc, svc.now()));
   // Broadcasts: due scheduled ones start, queued ones a restart interrupted resume (the first tick
   // after start-up finds them).
-  job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue());
+  job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue(svc.now()));
   // Contact imports with rows left: those a restart interrupted resume on the first tick.
-  job('imports', '* * * * * *', () => svc.imports.releaseDue());
+  job('imports', '* * * * * *', () => svc.imports.releaseDue(svc.now()));
   // Jobs one node of a cluster at a time must do (store.singleton: an advisory lock in PostgreSQL);
   // on the other nodes the tick is skipped.
   const singleton = (name: string, pattern: string, fn: () => Promise<unknown>) =>

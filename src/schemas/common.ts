@@ -38,6 +38,9 @@ export const Nullable = <S extends TSchema>(s: S, opts: SchemaOptions = {}) => T
  */
 export const AnyRecord = <S extends TSchema>(values: S, opts: SchemaOptions = {}) => Type.Record(Type.String({ pattern: '^[\\s\\S]*$' }), values, opts);
 
+/** Given: neither left out nor null — a field's `null` reads as "not given" (docs/api.md §1.4). */
+export const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
+
 /** A JSON object (not an array, not null). */
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

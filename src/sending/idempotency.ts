@@ -49,17 +49,14 @@ export interface IdempotencyScope {
 /** Stores an outcome inside the unit of work that commits the request's effects. */
 export type Remember = (tx: Tx, o: Outcome) => void;
 
-const inFlight = new Set<string>();
+/** 409: a request with the same key is still running. */
+const stillRunning = () =>
+  new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress. Try the request again later.');
 
 /** The stored outcome of the first request with a key, for a request with the same body (409 otherwise). */
 function replay(stored: IdempotencyRecord | undefined, print: string): Outcome {
   // Stored a moment ago and gone already: only its expiry can do that; the first request is over.
-  if (!stored)
-    throw new ApiError(
-      409,
-      'concurrent_idempotent_requests',
-      'Same idempotency key used while original request is still in progress. Try the request again later.',
-    );
+  if (!stored) throw stillRunning();
   if (stored.fingerprint !== print)
     throw new ApiError(
       409,
@@ -70,46 +67,50 @@ function replay(stored: IdempotencyRecord | undefined, print: string): Outcome {
 }
 
 /**
- * Run `work` at most once per (team, endpoint, key). `work` receives `remember` (undefined without
- * a key), to be called inside the unit of work that commits its effects with the outcome to store.
+ * Sends under idempotency keys: their records in the store, and the keys of the requests still
+ * running in this process. One instance for both ways in, made by the composition root
+ * (services.ts).
  */
-export async function withIdempotency(store: Store, scope: IdempotencyScope, work: (remember: Remember | undefined) => Promise<Outcome>): Promise<Outcome> {
-  const { team, endpoint, key } = scope;
-  if (key === null) return work(undefined);
-  const slot = `${team}\u0000${endpoint}\u0000${key}`;
-  const print = scope.fingerprint();
-  if (inFlight.has(slot))
-    throw new ApiError(
-      409,
-      'concurrent_idempotent_requests',
-      'Same idempotency key used while original request is still in progress. Try the request again later.',
-    );
-  const stored = await store.idempotency.get(team, endpoint, key);
-  if (stored) return replay(stored, print);
-  if (inFlight.has(slot))
-    throw new ApiError(
-      409,
-      'concurrent_idempotent_requests',
-      'Same idempotency key used while original request is still in progress. Try the request again later.',
-    );
-  inFlight.add(slot);
-  const record = (o: Outcome) => ({ fingerprint: print, status: o.status, body: o.body, created_at: Date.now() });
-  try {
-    return await work((tx, o) => tx.idempotency.put(team, endpoint, key, record(o)));
-  } catch (e) {
-    // Another node stored the key first (cluster mode: the same key sent to two nodes at once).
-    // Nothing of this request was kept: answer as a request arriving after that one would.
-    if (e instanceof IdempotencyKeyTaken) return replay(await store.idempotency.get(team, endpoint, key), print);
-    if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500) {
-      const o = { status: e.statusCode, body: e.toJSON() };
-      await store
-        .write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o)))
-        .catch((err) => {
-          if (!(err instanceof IdempotencyKeyTaken)) throw err;
-        });
+export class Idempotency {
+  /** (team, endpoint, key) of the requests under way here. */
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Run `work` at most once per (team, endpoint, key). `work` receives `remember` (undefined
+   * without a key), to be called inside the unit of work that commits its effects with the
+   * outcome to store.
+   */
+  async run(scope: IdempotencyScope, work: (remember: Remember | undefined) => Promise<Outcome>): Promise<Outcome> {
+    const { team, endpoint, key } = scope;
+    if (key === null) return work(undefined);
+    const { store, inFlight } = this;
+    const slot = `${team}\u0000${endpoint}\u0000${key}`;
+    const print = scope.fingerprint();
+    if (inFlight.has(slot)) throw stillRunning();
+    const stored = await store.idempotency.get(team, endpoint, key);
+    if (stored) return replay(stored, print);
+    if (inFlight.has(slot)) throw stillRunning();
+    inFlight.add(slot);
+    const record = (o: Outcome) => ({ fingerprint: print, status: o.status, body: o.body, created_at: Date.now() });
+    try {
+      return await work((tx, o) => tx.idempotency.put(team, endpoint, key, record(o)));
+    } catch (e) {
+      // Another node stored the key first (cluster mode: the same key sent to two nodes at once).
+      // Nothing of this request was kept: answer as a request arriving after that one would.
+      if (e instanceof IdempotencyKeyTaken) return replay(await store.idempotency.get(team, endpoint, key), print);
+      if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500) {
+        const o = { status: e.statusCode, body: e.toJSON() };
+        await store
+          .write(async (tx) => tx.idempotency.put(team, endpoint, key, record(o)))
+          .catch((err) => {
+            if (!(err instanceof IdempotencyKeyTaken)) throw err;
+          });
+      }
+      throw e;
+    } finally {
+      inFlight.delete(slot);
     }
-    throw e;
-  } finally {
-    inFlight.delete(slot);
   }
 }

@@ -1,4 +1,4 @@
-// The sending core (docs/ARCHITECTURE.md, "one path per job"): every way in — POST /emails, batch,
+// The sending core (docs/ARCHITECTURE.md §1: one path per job): every way in — POST /emails, batch,
 // SMTP, broadcasts — calls `prepare` then `commit`. Prepare does the checks and the work that needs
 // no lock (validation, sending domain, attachment fetches); commit persists the email, its parts
 // and its queue entries (or schedule) in one flushed unit of work, checking suppressions inside
@@ -18,7 +18,7 @@ import { enqueue } from './enqueue';
 import { trackingOf } from './tracking';
 import { applyTemplate } from './template';
 import { topicField } from '../topics';
-import { fingerprint as fingerprintOf, withIdempotency, type IdempotencyScope, type Outcome } from './idempotency';
+import { fingerprint as fingerprintOf, type Idempotency, type IdempotencyScope, type Outcome } from './idempotency';
 import type { EmailInput, ValidatedEmail } from './types';
 import { validate } from '../schemas/validate';
 import { SendEmailRequest } from '../schemas/emails';
@@ -29,6 +29,15 @@ export interface SendingDeps {
   store: Store;
   events: Events;
   config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  /** The group commit of this thread's store (one per composition root). */
+  commits: GroupCommit;
+  /** The clock `scheduled_at` is checked against (default: the system's). */
+  now?: () => number;
+}
+
+/** What a send under an idempotency key needs besides (the ways in: HTTP and SMTP). */
+export interface SendOnceDeps extends SendingDeps {
+  idempotency: Idempotency;
 }
 
 export interface SubmitContext {
@@ -61,7 +70,7 @@ export async function prepare(
   const t = opts.validated
     ? { input, templateId: null }
     : await applyTemplate(deps.store, ctx.team, validate(SendEmailRequest, input, 'body'), ctx.templateValues);
-  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem });
+  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem, now: deps.now?.() });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).
   if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');
@@ -174,8 +183,54 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-/** Commits asked for during this turn of the event loop, per store: one unit of work for all of them. */
-const forming = new WeakMap<Store, Waiting[]>();
+/**
+ * The sending core's group commit: the commits asked for during one turn of the event loop
+ * (concurrent requests) go in one unit of work. One per store, made by the composition root
+ * (services.ts, backoffice/parts.ts) with the store it commits to.
+ */
+export class GroupCommit {
+  /** The group forming during this turn of the event loop, if any. */
+  private forming: Waiting[] | null = null;
+
+  constructor(private readonly store: Store) {}
+
+  /** Commit with the others asked for in this turn; resolves once that unit is flushed. */
+  join(w: Omit<Waiting, 'resolve' | 'reject'>): Promise<EmailRec[]> {
+    return new Promise((resolve, reject) => {
+      (this.forming ?? this.form()).push({ ...w, resolve, reject });
+    });
+  }
+
+  private form(): Waiting[] {
+    const group: Waiting[] = [];
+    this.forming = group;
+    setImmediate(() => {
+      this.forming = null;
+      void this.commit(group);
+    });
+    return group;
+  }
+
+  /** One unit of work for the group; if it fails, each again on its own (one's failure is never another's). */
+  private async commit(group: Waiting[]): Promise<void> {
+    const alone = (w: Waiting) => this.store.write((tx) => commitIn(tx, w)).then(w.resolve, w.reject);
+    if (group.length === 1) return alone(group[0]!);
+    let results: EmailRec[][];
+    try {
+      results = await this.store.write(async (tx) => {
+        const out: EmailRec[][] = [];
+        for (const w of group) out.push(await commitIn(tx, w));
+        return out;
+      });
+    } catch {
+      await Promise.all(group.map(alone));
+      return;
+    }
+    group.forEach((w, i) => {
+      w.resolve(results[i]!);
+    });
+  }
+}
 
 /**
  * Persist prepared emails in one flushed commit. Commits asked for in the same turn of the event
@@ -188,7 +243,7 @@ export async function commit(deps: SendingDeps, prepared: Prepared[], opts: Comm
   const { emailContent } = deps.store;
   await Promise.all(prepared.map((p) => emailContent.stage(p.email.team_id, p.email.id, p.content)));
   try {
-    const out = await committed(deps, prepared, opts);
+    const out = await deps.commits.join({ events: deps.events, limits: deps.config.limits, prepared, opts });
     // Emails `keep` dropped were never put: nothing names their files.
     const kept = new Set(out.map((e) => e.id));
     for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, kept.has(p.email.id));
@@ -197,38 +252,6 @@ export async function commit(deps: SendingDeps, prepared: Prepared[], opts: Comm
     for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, false);
     throw e;
   }
-}
-
-function committed(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions): Promise<EmailRec[]> {
-  return new Promise((resolve, reject) => {
-    let group = forming.get(deps.store);
-    if (!group) {
-      group = [];
-      forming.set(deps.store, group);
-      setImmediate(() => {
-        forming.delete(deps.store);
-        void commitGroup(deps.store, group!);
-      });
-    }
-    group.push({ events: deps.events, limits: deps.config.limits, prepared, opts, resolve, reject });
-  });
-}
-
-async function commitGroup(store: Store, group: Waiting[]): Promise<void> {
-  const alone = (w: Waiting) => store.write((tx) => commitIn(tx, w)).then(w.resolve, w.reject);
-  if (group.length === 1) return alone(group[0]!);
-  let results: EmailRec[][];
-  try {
-    results = await store.write(async (tx) => {
-      const out: EmailRec[][] = [];
-      for (const w of group) out.push(await commitIn(tx, w));
-      return out;
-    });
-  } catch {
-    await Promise.all(group.map(alone));
-    return;
-  }
-  for (const [i, w] of group.entries()) w.resolve(results[i]!);
 }
 
 /** One email, start to finish: what broadcasts and internal senders call for a single message. */
@@ -242,13 +265,13 @@ export async function submit(deps: SendingDeps, ctx: SubmitContext, input: Email
  * outcome to reply with — `{ id }`, or the stored answer of the first request with this key.
  */
 export function sendOnce(
-  deps: SendingDeps,
+  deps: SendOnceDeps,
   ctx: SubmitContext,
   input: EmailInput,
   idempotency: Omit<IdempotencyScope, 'team' | 'fingerprint'>,
 ): Promise<Outcome> {
   const scope = { ...idempotency, team: ctx.team, fingerprint: () => fingerprintOf(input) };
-  return withIdempotency(deps.store, scope, async (remember) => {
+  return deps.idempotency.run(scope, async (remember) => {
     const p = await prepare(deps, ctx, input);
     const o = { status: 200, body: { id: p.email.id } };
     await commit(deps, [p], { also: remember && ((tx) => remember(tx, o)) });

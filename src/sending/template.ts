@@ -2,11 +2,10 @@
 // each batch item, anything else: the published template, rendered with the request's variables,
 // becomes the send's subject, html and text before the rest of the checks run. The request's
 // `from`, `subject` and `reply_to` win over the template's; `html` and `text` may not be given.
+import { given } from '../schemas/common';
 import type { StoreReader } from '../store';
 import { renderForSend, sendTemplate, bodyWithTemplate } from '../templates';
 import type { SendEmailRequest } from '../schemas/emails';
-
-const given = (v: unknown) => v !== undefined && v !== null;
 
 /**
  * The send `input` stands for, and the template it used (null without one). `system` values fill

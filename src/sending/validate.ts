@@ -9,7 +9,7 @@ import { formatAddress, type Address } from '../mail/address';
 import { addressField, addressList } from './address';
 import { parseScheduledAt } from './schedule';
 import type { AttachmentInput, ValidatedEmail } from './types';
-import { isObject } from '../schemas/common';
+import { isObject, given } from '../schemas/common';
 import type { SendEmailRequest } from '../schemas/emails';
 
 export const MAX_TO = 50;
@@ -46,9 +46,6 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const MIME_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*;[^\0-\x1f\x7f]*)?$/;
 // A Content-ID's id-left (RFC 2392): printable ASCII without space or angle brackets.
 const CONTENT_ID = /^[!-;=?-~]{1,127}$/;
-
-/** Given: neither left out nor null (null reads as "not given", docs/api.md §1.4). */
-const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
 /** A Content-Type value (`type/subtype` and optional parameters) safe to put in a header. */
 export const isMimeType = (text: string) => MIME_TYPE.test(text);

@@ -4,13 +4,13 @@
 // enforced later by the sending core, against the message's From domain.
 import type { Config } from '../config';
 import type { ApiKeyRec, Store } from '../store';
-import { keyForToken, touchKey } from '../accounts/keys';
+import { keyForToken, type KeyUsage } from '../accounts/keys';
 import { replies } from './replies';
 import { StoreUnavailable } from '../errors';
 
 /** The key behind a username/password pair; throws the 535 reply otherwise. */
 export async function smtpLogin(
-  svc: { store: Store; config: Pick<Config, 'smtp'> },
+  svc: { store: Store; keyUsage: KeyUsage; config: Pick<Config, 'smtp'> },
   username: string | null | undefined,
   password: string | null | undefined,
 ): Promise<ApiKeyRec> {
@@ -23,7 +23,7 @@ export async function smtpLogin(
     if (e instanceof StoreUnavailable) throw replies.authUnavailable();
     throw replies.authFailed();
   }
-  touchKey(svc.store, key);
+  svc.keyUsage.touch(key);
   return key;
 }
 

@@ -13,12 +13,15 @@ import { ApiError } from '../errors';
 import { formatAddress } from '../mail/address';
 import { headerFields, type HeaderField, type HeaderLine } from '../mail/headers';
 import { checkIdempotencyKey } from '../sending/idempotency';
-import { sendOnce, type SendingDeps } from '../sending/submit';
+import { sendOnce, type SendOnceDeps } from '../sending/submit';
+import type { KeyUsage } from '../accounts/keys';
 import type { EmailInput } from '../sending/types';
 import { replies } from './replies';
 
-export interface SubmissionDeps extends SendingDeps {
+export interface SubmissionDeps extends SendOnceDeps {
   limiter: RateLimiter;
+  /** AUTH records the key's use (smtp/auth.ts). */
+  keyUsage: KeyUsage;
   config: Pick<Config, 'security' | 'limits' | 'public_url'>;
 }
 

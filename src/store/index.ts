@@ -19,6 +19,7 @@ export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
 export { SIGNALS } from './collections';
+export { writeOrRefuse } from './refusable';
 
 /**
  * Open the store (creating it on first use): PostgreSQL when `databaseUrl` is set (cluster mode,

@@ -6,11 +6,11 @@
 // that unsubscribes from everything. A POST is the RFC 8058 one-click unsubscribe (from
 // everything) unless it is the page's own preferences form. The pages are self-contained: no
 // scripts, no external assets.
-import type { ContactRec, StoreReader, Subscription, TopicRec, Tx } from '../store';
+import { writeOrRefuse, type ContactRec, type StoreReader, type Subscription, type TopicRec, type Tx } from '../store';
 import type { UnsubscribeTarget } from '../links/signed';
 import { ApiError, errors } from '../errors';
 import { nowIso } from '../ids';
-import { updateContact, findContact, contactChanged, settle, type ContactDeps } from '../contacts';
+import { updateContact, findContact, contactChanged, type ContactDeps } from '../contacts';
 import { setChoices, topicsChanged } from '../topics';
 
 const escapeHtml = Bun.escapeHTML;
@@ -63,7 +63,7 @@ export async function preferences(
 export async function savePreferences(deps: ContactDeps, t: UnsubscribeTarget, chosen: Set<string>): Promise<boolean> {
   const { store, events } = deps;
   try {
-    await settle(store, async (tx) => {
+    await writeOrRefuse(store, async (tx) => {
       const c = await findContact(tx, t.team, { id: t.contact });
       if (!c) return errors.notFound('Contact');
       // Only what differs from the contact's subscription now becomes a choice of theirs.

@@ -3,6 +3,7 @@
 // emails themselves are tested in test/broadcasts/send.test.ts.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
+import { until } from '../helpers/wait';
 import { invalidAddressMessage } from '../../src/sending/address';
 import { newId, nowIso } from '../../src/ids';
 
@@ -44,7 +45,7 @@ const status = async (id: string) => (await p.svc.store.broadcasts.get(team, id)
 
 /** A broadcast sent now is queued, then `sent` once its (background) send is done: wait for that. */
 async function untilSent(id: string): Promise<void> {
-  for (let i = 0; i < 500 && (await status(id)) !== 'sent'; i++) await Bun.sleep(10);
+  await until(async () => (await status(id)) === 'sent', `broadcast ${id} sent`, 5_000);
   expect(await status(id)).toBe('sent');
 }
 const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();

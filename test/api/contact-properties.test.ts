@@ -5,6 +5,7 @@
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { simpleParser } from 'mailparser';
 import { startMailWorld, type MailWorld } from '../helpers/world';
+import { until } from '../helpers/wait';
 import { MAX_PROPERTIES } from '../../src/contacts/properties';
 
 let w: MailWorld;
@@ -228,8 +229,7 @@ describe('placeholders in broadcasts', () => {
       send: true,
     });
     expect(b.error).toBeNull();
-    const deadline = Date.now() + 15_000;
-    while ((w.sink.to(gold).length === 0 || w.sink.to(plain).length === 0) && Date.now() < deadline) await Bun.sleep(20);
+    await until(() => w.sink.to(gold).length > 0 && w.sink.to(plain).length > 0, 'both emails at the sink', 15_000);
     const goldMsg = await simpleParser(w.sink.to(gold)[0].raw);
     const plainMsg = await simpleParser(w.sink.to(plain)[0].raw);
     expect(goldMsg.subject).toBe('Your Gold plan');

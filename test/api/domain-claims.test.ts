@@ -7,7 +7,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import type { Resend } from 'resend';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer, type TestDns } from '../helpers/dns';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 let p: Running;
 let dns: TestDns;

@@ -8,6 +8,7 @@ import type { Sink } from '../helpers/sink';
 import { verifiedDomain, waitForEmail, eventTypes } from '../helpers/emails';
 import { releaseDue } from '../../src/sending/scheduled';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
+import { until } from '../helpers/wait';
 
 let world: MailWorld;
 let p: Running;
@@ -19,15 +20,6 @@ beforeAll(async () => {
   ({ p, dns, sink } = world);
 });
 afterAll(() => world.stop());
-
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, tries = 150): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v as T;
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const lastEvent = async (id: string) => (await p.api('GET', `/emails/${id}`)).body.last_event as string;
 

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resend, type ContactImport } from 'resend';
 import { startPosthorn, type Running } from '../helpers/posthorn';
-import { serveChild, until } from '../helpers/child';
+import { serveChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { openStore, type ContactImportRec } from '../../src/store';
 
 let p: Running;
@@ -32,13 +33,15 @@ type PosthornImport = ContactImport & {
 };
 
 /** Wait until an import is over; its record. */
-async function finished(id: string, client: Resend = p.resend, tries = 600): Promise<PosthornImport> {
-  for (let i = 0; i < tries; i++) {
-    const g = await client.contacts.imports.get(id);
-    if (g.data?.status === 'completed' || g.data?.status === 'failed') return g.data as PosthornImport;
-    await Bun.sleep(25);
-  }
-  throw new Error(`import ${id} did not finish`);
+async function finished(id: string, client: Resend = p.resend, timeoutMs = 15_000): Promise<PosthornImport> {
+  return until(
+    async () => {
+      const g = await client.contacts.imports.get(id);
+      return (g.data?.status === 'completed' || g.data?.status === 'failed') && (g.data as PosthornImport);
+    },
+    `import ${id} to finish`,
+    timeoutMs,
+  );
 }
 
 /** The import files left in the data dir (uploads refused or over are removed). */
@@ -308,7 +311,7 @@ describe('imports (SDK)', () => {
     }
     const created = await p.resend.contacts.imports.create({ file: csv(`${lines.join('\n')}\n`) });
     expect(created.error).toBeNull();
-    const done = await finished(created.data!.id, p.resend, 2400);
+    const done = await finished(created.data!.id, p.resend, 60_000);
     expect(done.counts).toEqual({ total: N, created: N - bad, updated: 0, skipped: 0, failed: bad });
     expect(done.failures).toHaveLength(100);
     expect(done.failures[0]).toEqual({ row: 8, reason: '`broken-7` is not an email address.' });
@@ -344,13 +347,13 @@ describe('kill -9 in the middle of an import', () => {
           return seen?.status === 'in_progress' && seen.counts.total >= 1000;
         },
         'the import to be under way',
-        600,
+        60_000,
       );
       await server.kill();
       expect(seen!.counts.total).toBeLessThan(N);
 
       await server.start();
-      const done = await finished(id, client, 2400);
+      const done = await finished(id, client, 60_000);
       expect(done.status).toBe('completed');
       expect(done.counts).toEqual({ total: N, created: N - bad, updated: 0, skipped: 0, failed: bad });
       await server.kill();

@@ -4,6 +4,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { Resend } from 'resend';
 import { testStore } from '../helpers/postgres';
 import { startPosthorn, type Running } from '../helpers/posthorn';
+import { TestClock } from '../helpers/clock';
 
 let p: Running;
 beforeAll(async () => {
@@ -117,12 +118,13 @@ describe('errors', () => {
 
 describe('rate limiting', () => {
   test('headers on every authenticated response; 429 with retry-after past the limit', async () => {
-    const q = await startPosthorn({ 'limits.requests_per_second': 3 });
+    const clock = new TestClock();
+    const q = await startPosthorn({ 'limits.requests_per_second': 3 }, { now: clock.now });
     try {
       // Unauthenticated requests never count against a team.
       for (let i = 0; i < 5; i++) expect((await q.api('GET', '/domains', { key: 'bogus' })).status).toBe(403);
-      // Align with the start of a 1-second window so the burst lands in one window.
-      await Bun.sleep(1000 - (Date.now() % 1000) + 5);
+      // The clock stands still: the burst lands in one 1-second window.
+      clock.stop();
       const results = await Promise.all(Array.from({ length: 5 }, () => q.api('GET', '/api-keys')));
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).toEqual([200, 200, 200, 429, 429]);

@@ -5,6 +5,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startPosthorn } from '../helpers/posthorn';
 import { SmtpDialog } from '../helpers/smtp';
+import { until } from '../helpers/wait';
 
 let w: MailWorld;
 const TOKEN = 'metrics-token-for-tests';
@@ -48,15 +49,18 @@ describe('GET /metrics', () => {
     const dialog = await SmtpDialog.open(w.smtp!.starttls);
 
     let text = '';
-    // Bounded by time, not by polls: delivery on a loaded machine can take a few seconds.
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
-      const res = await scrape(TOKEN);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toStartWith('text/plain');
-      text = await res.text();
-      if ((sample(text, 'posthorn_deliveries_total{result="delivered"}') ?? 0) > delivered0 && (sample(text, 'posthorn_webhook_backlog') ?? 0) >= 1) break;
-      await Bun.sleep(25);
-    }
+    // Delivery on a loaded machine can take a few seconds.
+    await until(
+      async () => {
+        const res = await scrape(TOKEN);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toStartWith('text/plain');
+        text = await res.text();
+        return (sample(text, 'posthorn_deliveries_total{result="delivered"}') ?? 0) > delivered0 && (sample(text, 'posthorn_webhook_backlog') ?? 0) >= 1;
+      },
+      () => `the delivery and its webhook in the metrics; last scrape:\n${text}`,
+      20_000,
+    );
     expect(sample(text, 'posthorn_emails_accepted_total')).toBe(accepted0 + 1);
     expect(sample(text, 'posthorn_deliveries_total{result="delivered"}')).toBe(delivered0 + 1);
     expect(sample(text, 'posthorn_email_events_total{type="sent"}')).toBeGreaterThanOrEqual(1);

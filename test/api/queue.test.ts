@@ -4,7 +4,7 @@
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { waitForEmail, settled, eventTypes } from '../helpers/emails';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 let world: MailWorld;
 const send = async (to: string) => {

@@ -6,6 +6,7 @@
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { waitForEmail } from '../helpers/emails';
+import { until } from '../helpers/wait';
 import type { BroadcastRec, EmailRec } from '../../src/store';
 import { SignedLinks } from '../../src/links/signed';
 
@@ -375,12 +376,15 @@ describe('broadcasts with a topic', () => {
       send: true,
     });
     expect(b.error).toBeNull();
-    let rec: BroadcastRec | undefined;
-    for (let i = 0; i < 300 && rec?.status !== 'sent'; i++) {
-      rec = await w.p.svc.store.broadcasts.get(team(), b.data!.id);
-      await Bun.sleep(20);
-    }
-    expect(rec!.topic_id).toBe(t);
+    const rec = await until(
+      async () => {
+        const cur = await w.p.svc.store.broadcasts.get(team(), b.data!.id);
+        return cur?.status === 'sent' && cur;
+      },
+      'the broadcast sent',
+      6_000,
+    );
+    expect(rec.topic_id).toBe(t);
     const emails = (await w.p.svc.store.emails.all(team())).filter((e) => e.broadcast_id === b.data!.id);
     expect(emails.map((e) => e.to)).toEqual([[yes]]);
     expect(emails[0].topic_id).toBe(t);

@@ -9,6 +9,7 @@ import { startPosthorn, type Running } from '../helpers/posthorn';
 import type { Sink } from '../helpers/sink';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startReceiver, type Hook, type Receiver } from '../helpers/receiver';
+import { until } from '../helpers/wait';
 import type { WebhookRec } from '../../src/store';
 
 let world: MailWorld;
@@ -39,15 +40,6 @@ async function receiver(): Promise<Receiver> {
   const r = await startReceiver();
   receivers.push(r);
   return r;
-}
-
-async function until<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v) return v as T;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /**

@@ -4,7 +4,7 @@
 // store (no definition, automation or trigger written).
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import type { Running } from '../helpers/posthorn';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { markVerified } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
-import { serveChild, until, type ServeChild } from '../helpers/child';
+import { serveChild, type ServeChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-automations-burst-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,7 +104,7 @@ describe('a burst of 10,000 triggering events', () => {
 
       // Warm up: the caches, structures and code paths a burst uses exist before the baseline.
       await burst(server, 0, WARM_UP);
-      await until(async () => (await count(server, id, 'completed')) === WARM_UP, 'the warm-up runs', 600);
+      await until(async () => (await count(server, id, 'completed')) === WARM_UP, 'the warm-up runs', 60_000);
       const baseline = rssMb(pid);
 
       let peak = baseline;
@@ -120,7 +121,7 @@ describe('a burst of 10,000 triggering events', () => {
           (await server.api('GET', `/automations/${id}/runs?status=running&limit=1`)).body.data.length === 0 &&
           (await count(server, id, 'completed')) === WARM_UP + BURST,
         `${BURST} runs completed`,
-        1800,
+        180_000,
       );
       sampling = false;
       await sampler;

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
-import { serveChild, verifiedDomain, until, type ServeChild } from '../helpers/child';
+import { serveChild, verifiedDomain, type ServeChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-automations-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -100,7 +101,7 @@ describe('kill -9 and restart', () => {
       expect(server.process!.signalCode).toBe('SIGKILL');
 
       await server.start();
-      await until(async () => (await runsOf(server, automation, 'completed')).length === 1, 'the run completed', 600);
+      await until(async () => (await runsOf(server, automation, 'completed')).length === 1, 'the run completed', 60_000);
       await until(() => sink.to(to).length >= 2, 'the second email');
       const after = (await server.api('GET', `/automations/${automation}/runs/${run!.id}`)).body;
       expect(after.steps.map((s: { key: string; status: string }) => `${s.key}:${s.status}`)).toEqual([
@@ -109,8 +110,8 @@ describe('kill -9 and restart', () => {
         'pause:completed',
         'second:completed',
       ]);
-      // A little longer than any retry would take: still one of each.
-      await Bun.sleep(1500);
+      // Nothing left to deliver (an attempt in flight or a retry keeps its entry in the queue): still one of each.
+      await until(async () => (await server.api('GET', '/queue')).body.data.length === 0, 'the delivery queue to empty');
       expect(subjects(sink, to)).toEqual(['first', 'second']);
     } finally {
       await server.kill();
@@ -148,9 +149,10 @@ describe('kill -9 and restart', () => {
 
       sink.refuseConnections(null);
       await server.start();
-      await until(async () => (await runsOf(server, automation, 'completed')).length === N, `${N} completed runs`, 1200);
-      await until(() => recipients.every((r) => sink.to(r).length >= 2), 'two emails per recipient', 1200);
-      await Bun.sleep(1500);
+      await until(async () => (await runsOf(server, automation, 'completed')).length === N, `${N} completed runs`, 120_000);
+      await until(() => recipients.every((r) => sink.to(r).length >= 2), 'two emails per recipient', 120_000);
+      // Nothing left to deliver: a duplicate would be at the sink by now.
+      await until(async () => (await server.api('GET', '/queue')).body.data.length === 0, 'the delivery queue to empty', 60_000);
       for (const r of recipients) expect(subjects(sink, r)).toEqual(expect.arrayContaining(['first', 'second']));
       for (const r of recipients) expect(sink.to(r)).toHaveLength(2);
       expect(await runsOf(server, automation, 'running')).toHaveLength(0);

@@ -10,7 +10,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { simpleParser } from 'mailparser';
 import type { Running } from '../helpers/posthorn';
 import type { Sink } from '../helpers/sink';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { messageHeader } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 

@@ -11,6 +11,7 @@ import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { verifiedDomain } from '../helpers/emails';
+import { until } from '../helpers/wait';
 import { openStore, type BroadcastRec, type EmailRec } from '../../src/store';
 import { startBroadcast } from '../../src/broadcasts';
 import { sendBroadcast } from '../../src/broadcasts/send';
@@ -34,9 +35,14 @@ async function contact(p: Running, seg: string, body: Record<string, unknown>): 
 
 /** Bounded wait for a broadcast's status. */
 async function untilStatus(p: Running, teamId: string, id: string, status: BroadcastRec['status'], timeoutMs = 15_000): Promise<BroadcastRec> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await p.svc.store.broadcasts.get(teamId, id))?.status !== status && Date.now() < deadline) await Bun.sleep(20);
-  const b = (await p.svc.store.broadcasts.get(teamId, id))!;
+  const b = await until(
+    async () => {
+      const cur = await p.svc.store.broadcasts.get(teamId, id);
+      return cur?.status === status && cur;
+    },
+    `broadcast ${id} ${status}`,
+    timeoutMs,
+  );
   expect(b.status).toBe(status);
   return b;
 }
@@ -117,8 +123,11 @@ describe('sending', () => {
 
   test('recipients get rendered placeholders, List-Unsubscribe headers and a DKIM signature covering them', async () => {
     await w.sink.waitFor(2);
-    for (let i = 0; i < 500 && (await emailsOf(w.p, team, broadcastId)).some((e) => e.last_event !== 'delivered' && e.last_event !== 'suppressed'); i++)
-      await Bun.sleep(20);
+    await until(
+      async () => (await emailsOf(w.p, team, broadcastId)).every((e) => e.last_event === 'delivered' || e.last_event === 'suppressed'),
+      'every email delivered or suppressed',
+      10_000,
+    );
     expect(w.sink.to('ann@dest.test').length).toBe(1);
     expect(w.sink.to('Bob@dest.test').length).toBe(1);
     expect(w.sink.to('carl@dest.test').length).toBe(0);
@@ -233,8 +242,7 @@ describe('scheduling and refusal', () => {
     expect((await w.p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('scheduled');
     const b = await untilStatus(w.p, team, data!.id, 'sent');
     expect(b.scheduled_at).toBe(at);
-    const deadline = Date.now() + 15_000;
-    while (w.sink.to('later@dest.test').length === 0 && Date.now() < deadline) await Bun.sleep(20);
+    await until(() => w.sink.to('later@dest.test').length > 0, 'the scheduled broadcast at the sink', 15_000);
     const msg = await simpleParser(w.sink.to('later@dest.test')[0].raw);
     expect(msg.subject).toBe('Later, Lea');
   });
@@ -242,16 +250,19 @@ describe('scheduling and refusal', () => {
   test('a cancelled scheduled broadcast never goes out', async () => {
     const seg = await segment(w.p, 'Cancelled');
     await contact(w.p, seg, { email: 'never@dest.test' });
+    const at = Date.now() + 1000;
     const { data } = await w.p.resend.broadcasts.create({
       segmentId: seg,
       from: 'news@example.test',
       subject: 'Never',
       text: 'x',
       send: true,
-      scheduledAt: new Date(Date.now() + 1000).toISOString(),
+      scheduledAt: new Date(at).toISOString(),
     });
     expect((await w.p.resend.broadcasts.cancel(data!.id)).error).toBeNull();
-    await Bun.sleep(2000); // past the time it was scheduled for
+    // The scheduler's tick as it runs once the time has come (its clock given, not waited for).
+    await w.p.svc.broadcasts.releaseDue(at + 1000);
+    await w.p.svc.broadcasts.idle();
     expect((await w.p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('draft');
     expect(await emailsOf(w.p, team, data!.id)).toEqual([]);
   });

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { openStore } from '../../src/store';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '../helpers/wait';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 const dirs: string[] = [];
@@ -93,16 +94,16 @@ describe('posthorn CLI', () => {
       const dec = new TextDecoder();
       // Wait (bounded: the first start hashes a password, slow on a loaded machine) for /health;
       // collect what the process printed meanwhile.
-      const deadline = Date.now() + 40_000;
-      while (
-        !(await fetch(`http://127.0.0.1:${port}/health`).then(
-          (r) => r.ok,
-          () => false,
-        ))
-      ) {
-        if (Date.now() > deadline) throw new Error('serve did not answer /health within 40 s');
-        await Bun.sleep(100);
-      }
+      await until(
+        () =>
+          fetch(`http://127.0.0.1:${port}/health`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        'serve to answer /health',
+        40_000,
+        100,
+      );
       const read = async () => {
         const chunk = await Promise.race([reader.read(), Bun.sleep(300).then(() => null)]);
         if (chunk && !chunk.done) {

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { startReceiver } from '../helpers/receiver';
-import { serveChild, until, type ServeChild } from '../helpers/child';
+import { serveChild, type ServeChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { postgres } from '../helpers/postgres';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-cluster-'));
@@ -64,7 +65,7 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       let killed = false;
       const TOTAL = 240;
       // The kill lands once mail is flowing: some delivered, more in flight, more queued; sends go on.
-      const killer = until(() => sink.messages.length >= 20, 'the first deliveries', 600).then(() => {
+      const killer = until(() => sink.messages.length >= 20, 'the first deliveries', 60_000).then(() => {
         killed = true;
         victim.process!.kill('SIGKILL');
       });
@@ -96,7 +97,14 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
         }
         return counts;
       };
-      await until(() => accepted.every((id) => delivered().has(id)), `${accepted.length} deliveries`, 1200);
+      await until(
+        () => {
+          const seen = delivered();
+          return accepted.every((id) => seen.has(id));
+        },
+        `${accepted.length} deliveries`,
+        120_000,
+      );
       // …and every email.delivered event reaches the endpoint (one webhook message per event).
       const events = () => {
         const counts = new Map<string, number>();
@@ -106,7 +114,14 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
         }
         return counts;
       };
-      await until(() => accepted.every((id) => events().has(id)), `${accepted.length} webhook events`, 1200);
+      await until(
+        () => {
+          const seen = events();
+          return accepted.every((id) => seen.has(id));
+        },
+        `${accepted.length} webhook events`,
+        120_000,
+      );
 
       const deliveries = delivered();
       const duplicateMail = [...deliveries.values()].reduce((n, c) => n + c - 1, 0);

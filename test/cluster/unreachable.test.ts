@@ -8,7 +8,7 @@ import { startPosthornSmtp, submitter } from '../helpers/smtp';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { verifiedDomain } from '../helpers/emails';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import type { CachedRecords } from '../../src/store/cached';
 
 describe('the database goes away under a running node', () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 

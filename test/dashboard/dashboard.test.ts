@@ -11,7 +11,7 @@ import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { mta, inboundProcessed } from '../helpers/smtp';
 import { waitForEmail } from '../helpers/emails';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { axeViolations, launchBrowser, screenshot } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 import { EMITTED_WEBHOOK_KINDS } from '../../src/event-catalogue';

@@ -6,6 +6,7 @@ import { createServer, type Socket } from 'node:net';
 import { DEFAULT_POOL } from '../../src/delivery/pool';
 import { startMailWorld } from '../helpers/world';
 import { queueEmail, waitForEmail } from '../helpers/emails';
+import { until } from '../helpers/wait';
 import { QUEUE_SCAN_LIMIT, type EmailRec } from '../../src/store';
 
 type World = Awaited<ReturnType<typeof startMailWorld>>;
@@ -62,7 +63,7 @@ test('an entry due before the last claim looked, for another destination, is del
   try {
     for (let i = 0; i < 60; i++) await queueEmail(p.svc, domain, { to: [`u${i}@slow.test`] });
     // The slow destination has its share in flight, and the rest of its backlog is passed over.
-    for (let i = 0; held.length < DEFAULT_POOL.perDestination && i < 200; i++) await Bun.sleep(25);
+    await until(() => held.length >= DEFAULT_POOL.perDestination, 'the slow destination to hold its share', 5_000);
     expect(held.length).toBe(DEFAULT_POOL.perDestination);
     const early = await queueEmail(p.svc, domain, { to: ['ann@dest.test'], dueAt: Date.now() - 60_000 });
     const done = await waitForEmail(p.svc, early, (e) => e.recipients['ann@dest.test'] === 'delivered', 10_000);
@@ -80,12 +81,15 @@ test('mail for a healthy destination queued behind a backlog deeper than the sca
   const { p, domain } = world;
   const slow = await hangingDestination(world);
   try {
+    // Queued while the back office is stopped, so that its first claim after the start scans the
+    // queue from the start (a fresh engine has no earlier scan to go on from) with the healthy
+    // entry behind the whole backlog — what a claim after FULL_SCAN_MS does, without waiting for it.
+    await p.svc.backOffice.stop();
     const deep = QUEUE_SCAN_LIMIT + 200;
     for (let i = 0; i < deep; i += 400)
       await Promise.all(Array.from({ length: Math.min(400, deep - i) }, (_, j) => queueEmail(p.svc, domain, { to: [`u${i + j}@slow.test`] })));
-    // Long enough for a claim to have scanned from the start, over the whole backlog (FULL_SCAN_MS).
-    await Bun.sleep(1500);
     const healthy = await queueEmail(p.svc, domain, { to: ['ann@dest.test'] });
+    await p.svc.backOffice.start();
     const done = await waitForEmail(p.svc, healthy, (e) => e.recipients['ann@dest.test'] === 'delivered', 15_000);
     expect(done.last_event).toBe('delivered');
   } finally {

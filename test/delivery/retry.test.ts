@@ -11,6 +11,7 @@ import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled, eventsOf, eventTypes } from '../helpers/emails';
+import { until } from '../helpers/wait';
 import type { DomainRec } from '../../src/store';
 
 let dns: TestDns;
@@ -145,10 +146,7 @@ describe('persist before acting', () => {
     const sender = await verifiedDomain(p, 'example.test');
     const email = await queueEmail(p.svc, sender, { to: ['ann@stall.test'] });
     // Bounded wait for the connection to arrive: the attempt is under way.
-    for (let i = 0; sockets.size === 0; i++) {
-      if (i > 1000) throw new Error('no connection to the silent host');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(() => sockets.size > 0, 'a connection to the silent host', 10_000);
     // Before any reply: the entry already sits at its next attempt time, email.sent has fired.
     const [entry] = await p.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(entry).toMatchObject({ attempts: 1, recipients: ['ann@stall.test'] });

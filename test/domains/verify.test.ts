@@ -6,6 +6,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { promises as nodeDns } from 'node:dns';
 import { startDnsServer, splitTxt, type TestDns } from '../helpers/dns';
 import { startPosthorn, type Running } from '../helpers/posthorn';
+import { until } from '../helpers/wait';
 import { Resolver, DnsError } from '../../src/dns/resolver';
 import { DomainVerifier, VERIFY_WINDOW_MS } from '../../src/domains/verify';
 
@@ -49,12 +50,14 @@ async function verifyAndSettle(id: string): Promise<Domain> {
   const { data, error } = await p.resend.domains.verify(id);
   expect(error).toBeNull();
   expect(data).toEqual({ object: 'domain', id });
-  for (let i = 0; i < 400; i++) {
-    const d = await get(id);
-    if (d.status !== 'pending') return d;
-    await Bun.sleep(25);
-  }
-  throw new Error(`domain ${id} still pending`);
+  return until(
+    async () => {
+      const d = await get(id);
+      return d.status !== 'pending' && d;
+    },
+    `domain ${id} to leave pending`,
+    10_000,
+  );
 }
 
 /** POST verify and wait for the background check to finish (for outcomes that stay pending). */
@@ -480,7 +483,7 @@ describe('domain verification', () => {
     expect(res.body).toEqual({ object: 'domain', id: d.id });
     expect((await get(d.id)).status).toBe('pending');
     // The lookup did go out (bounded wait), and is unanswered.
-    for (let i = 0; i < 400 && !dns.queries.slice(before).some((q) => q.name === dkimName); i++) await Bun.sleep(10);
+    await until(() => dns.queries.slice(before).some((q) => q.name === dkimName), 'the DKIM lookup', 4_000);
     expect(dns.queries.slice(before).some((q) => q.name === dkimName)).toBe(true);
     expect((await get(d.id)).status).toBe('pending');
     // Answered again: the retry succeeds.

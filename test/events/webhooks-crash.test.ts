@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook as SvixWebhook } from 'svix';
 import { startReceiver } from '../helpers/receiver';
-import { serveChild, until } from '../helpers/child';
+import { serveChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-webhook-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,7 +63,14 @@ describe('kill -9 with webhook events outstanding', () => {
       receiver.answer(() => ({ status: 200 }));
       await server.start();
       const names = () => receiver.delivered().map((h) => h.payload.data.first_name as string);
-      await until(() => accepted.every((n) => names().includes(n)), `${accepted.length} webhook deliveries`, 600);
+      await until(
+        () => {
+          const seen = names();
+          return accepted.every((n) => seen.includes(n));
+        },
+        `${accepted.length} webhook deliveries`,
+        60_000,
+      );
 
       // One event per update (de-duplicated on svix-id), each verifiable; the interrupted
       // attempts came again under their own ids.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { Zone } from './dns';
 import type { ApiBody } from './posthorn';
+import { until } from './wait';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 
@@ -14,15 +15,6 @@ export const freePort = () =>
       s.close(() => resolve(port));
     });
   });
-
-/** Poll `fn` every 100 ms until it holds; throws after `tries` polls. */
-export async function until(fn: () => Promise<boolean> | boolean, what: string, tries = 300): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await fn()) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 export interface ServeChild {
   base: string;

@@ -13,6 +13,7 @@ import { enqueue } from '../../src/sending/enqueue';
 import { newId } from '../../src/ids';
 import type { Running } from './posthorn';
 import type { TestDns } from './dns';
+import { until } from './wait';
 
 /**
  * A domain created through the API, its sending records then marked verified in the store. With
@@ -120,20 +121,21 @@ export async function waitForEmail(
   done: (e: EmailRec) => boolean,
   timeoutMs = 15_000,
 ): Promise<EmailRec> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const cur = (await svc.store.emails.get(email.team_id, email.id))!;
-    if (done(cur)) return cur;
-    if (Date.now() > deadline)
-      throw new Error(
-        `email ${email.id}: condition not met within ${timeoutMs} ms; last state ${JSON.stringify({
-          last_event: cur.last_event,
-          recipients: cur.recipients,
-          queue: (await svc.store.queue.entriesOf(email.team_id, email.id)).map((q) => ({ attempts: q.attempts, last_error: q.last_error })),
-        })}`,
-      );
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  let cur: EmailRec | undefined;
+  return until(
+    async () => {
+      cur = (await svc.store.emails.get(email.team_id, email.id))!;
+      return done(cur) && cur;
+    },
+    async () =>
+      `email ${email.id} to meet its condition; last state ${JSON.stringify({
+        last_event: cur?.last_event,
+        recipients: cur?.recipients,
+        queue: (await svc.store.queue.entriesOf(email.team_id, email.id)).map((q) => ({ attempts: q.attempts, last_error: q.last_error })),
+      })}`,
+    timeoutMs,
+    10,
+  );
 }
 
 /** Every recipient is done (delivered, bounced, suppressed or complained). */

@@ -7,7 +7,8 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQL } from 'bun';
-import { freePort, until } from './child';
+import { freePort } from './child';
+import { until } from './wait';
 
 /** The newest PostgreSQL under Debian's /usr/lib/postgresql/<major>/bin. */
 function binDir(): string {

@@ -50,7 +50,8 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export async function startPosthorn(overrides: Record<string, unknown> = {}): Promise<Running> {
+/** `now`: the services' clock (a TestClock's `now`, helpers/clock.ts), for tests that need a later time. */
+export async function startPosthorn(overrides: Record<string, unknown> = {}, opts: { now?: () => number } = {}): Promise<Running> {
   const dataDir = (overrides.data_dir as string) ?? mkdtempSync(join(tmpdir(), 'posthorn-test-'));
   // Tests never reach DNS outside 127.0.0.0/8: without a `dns.servers` override, every
   // lookup (MX lookups of queued mail included) goes to a loopback DNS server refusing all queries,
@@ -80,7 +81,7 @@ export async function startPosthorn(overrides: Record<string, unknown> = {}): Pr
       ...overrides,
     },
   });
-  const svc = await createServices(config);
+  const svc = await createServices(config, opts);
   const creds = await createTeam(svc.store);
   const server = startHttp(svc);
   const scheduler = startScheduler(svc);

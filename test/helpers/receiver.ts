@@ -7,6 +7,7 @@
 //   await r.waitFor((reqs) => reqs.length >= 3, '3 attempts');
 //   r.delivered()                                         // one per svix-id answered 2xx (de-duplicated)
 //   await r.close();
+import { until } from './wait';
 
 export interface Hook {
   id: string;
@@ -111,14 +112,12 @@ export async function startReceiver(): Promise<Receiver> {
       return [...seen.values()];
     },
     async waitFor(done, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!done(requests)) {
-        if (Date.now() > deadline)
-          throw new Error(
-            `receiver: timed out waiting for ${what}; got ${requests.length} requests: ${JSON.stringify(requests.map((r) => [r.id, r.payload.type, r.status]))}`,
-          );
-        await Bun.sleep(20);
-      }
+      await until(
+        () => done(requests),
+        () => `${what} at the receiver; got ${requests.length} requests: ${JSON.stringify(requests.map((r) => [r.id, r.payload.type, r.status]))}`,
+        timeoutMs,
+        20,
+      );
     },
     async close() {
       for (const go of [...holding]) go({ status: 503 });

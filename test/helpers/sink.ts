@@ -18,6 +18,7 @@
 // Replies go out as `<code> <message>`, so give the enhanced status code (RFC 3463) in `message`.
 // Recipients refused at RCPT are not in `rcptTo` of the recorded message, like a real MTA.
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { until } from './wait';
 import { generate } from 'selfsigned';
 import type { TlsOptions } from 'node:tls';
 
@@ -204,11 +205,12 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
       return messages.filter((m) => m.rcptTo.some((r) => r.toLowerCase() === recipient.toLowerCase()));
     },
     async waitFor(n, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (messages.length < n) {
-        if (Date.now() > deadline) throw new Error(`sink: ${messages.length} of ${n} messages after ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(
+        () => messages.length >= n,
+        () => `${n} messages at the sink (${messages.length} so far)`,
+        timeoutMs,
+        10,
+      );
       return messages;
     },
     close() {

@@ -12,7 +12,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import nodemailer from 'nodemailer';
 import { startPosthorn, type Running } from './posthorn';
-import { until } from './child';
+import { until } from './wait';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 
 export interface RunningSmtp {
@@ -26,8 +26,8 @@ export interface RunningSmtp {
 }
 
 /** A Posthorn (startPosthorn) with one STARTTLS and one implicit-TLS listener on free ports. */
-export async function startPosthornSmtp(overrides: Record<string, unknown> = {}): Promise<RunningSmtp> {
-  const p = await startPosthorn({ 'smtp.starttls_ports': [0], 'smtp.tls_ports': [0], ...overrides });
+export async function startPosthornSmtp(overrides: Record<string, unknown> = {}, opts: { now?: () => number } = {}): Promise<RunningSmtp> {
+  const p = await startPosthorn({ 'smtp.starttls_ports': [0], 'smtp.tls_ports': [0], ...overrides }, opts);
   const smtp = await startSmtp(p.svc);
   return {
     p,
@@ -116,9 +116,7 @@ export class SmtpDialog {
 
   /** True once the server has closed the connection (waits up to `timeoutMs` for it). */
   async closedByServer(timeoutMs = 5_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return this.closed;
+    return until(() => this.closed, 'the server to close the connection', timeoutMs, 20).catch(() => false);
   }
 
   /** Send bytes as they are, without waiting for a reply. */

@@ -21,12 +21,16 @@ export interface MailWorld {
   stop(): Promise<void>;
 }
 
-export async function startMailWorld(overrides: Record<string, unknown> = {}, opts: { sink?: SinkOptions; smtp?: boolean } = {}): Promise<MailWorld> {
+/** `now`: the services' clock (helpers/clock.ts). */
+export async function startMailWorld(
+  overrides: Record<string, unknown> = {},
+  opts: { sink?: SinkOptions; smtp?: boolean; now?: () => number } = {},
+): Promise<MailWorld> {
   const dns = await startDnsServer();
   const sink = await startSink(opts.sink);
   const all = { 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, ...overrides };
-  const smtp = opts.smtp ? await startPosthornSmtp(all) : null;
-  const p = smtp ? smtp.p : await startPosthorn(all);
+  const smtp = opts.smtp ? await startPosthornSmtp(all, { now: opts.now }) : null;
+  const p = smtp ? smtp.p : await startPosthorn(all, { now: opts.now });
   const domain = await verifiedDomain(p, 'example.test', { dns });
   dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
   dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);

@@ -8,6 +8,7 @@ import { startPosthorn } from '../helpers/posthorn';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { verifiedDomain, waitForEmail } from '../helpers/emails';
+import { TestClock } from '../helpers/clock';
 
 test('an email scheduled before a shutdown is sent after the restart; a cancelled one is not', async () => {
   const dns = await startDnsServer();
@@ -15,17 +16,20 @@ test('an email scheduled before a shutdown is sent after the restart; a cancelle
   const dataDir = mkdtempSync(join(tmpdir(), 'posthorn-sched-'));
   const overrides = { data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port };
   try {
-    const first = await startPosthorn(overrides);
+    // The first process lives 10 s in the past: its send time has passed by the time the second
+    // starts, with the system's clock, without waiting for it.
+    const clock = new TestClock();
+    clock.stop(Date.now() - 10_000);
+    const first = await startPosthorn(overrides, { now: clock.now });
     await verifiedDomain(first, 'later.test', { dns });
     dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
     dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
-    const soon = new Date(Date.now() + 1500).toISOString();
+    const soon = new Date(clock.now() + 1500).toISOString();
     const kept = await first.resend.emails.send({ from: 'a@later.test', to: 'kept@dest.test', subject: 'kept', text: 'x', scheduledAt: soon });
     const dropped = await first.resend.emails.send({ from: 'a@later.test', to: 'dropped@dest.test', subject: 'dropped', text: 'x', scheduledAt: soon });
     expect((await first.resend.emails.cancel(dropped.data!.id)).error).toBeNull();
     const team = first.creds.team_id;
     await first.stop();
-    await Bun.sleep(2000); // the send time passes while nothing runs
 
     const second = await startPosthorn(overrides);
     try {

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
 import { startReceiver } from '../helpers/receiver';
-import { serveChild, verifiedDomain, until } from '../helpers/child';
+import { serveChild, verifiedDomain } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-chaos-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,7 +78,14 @@ describe('chaos: repeated kill -9 during sends, deliveries and webhooks', () => 
         return counts;
       };
       // Well inside the 5-minute first retry: interrupted attempts were resumed at start.
-      await until(() => accepted.every((id) => delivered().has(id)), `${accepted.length} deliveries`, 600);
+      await until(
+        () => {
+          const seen = delivered();
+          return accepted.every((id) => seen.has(id));
+        },
+        `${accepted.length} deliveries`,
+        120_000,
+      );
       const counts = delivered();
       const duplicates = [...counts.values()].filter((n) => n > 1).length;
       console.log(`chaos: ${ROUNDS} kills, ${accepted.length} acknowledged emails delivered, ${duplicates} of them twice`);
@@ -105,7 +113,7 @@ describe('chaos: repeated kill -9 during sends, deliveries and webhooks', () => 
           return accepted.every((id) => sent.has(id) && done.has(id));
         },
         'webhook events of every acknowledged email',
-        600,
+        60_000,
       );
       for (const id of accepted.slice(0, 20)) expect((await server.api('GET', `/emails/${id}`)).body.last_event).toBe('delivered');
     } finally {

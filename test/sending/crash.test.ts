@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
-import { serveChild, verifiedDomain, until } from '../helpers/child';
+import { serveChild, verifiedDomain } from '../helpers/child';
+import { until } from '../helpers/wait';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,7 +53,14 @@ describe('kill -9 during a burst of sends', () => {
       sink.refuseConnections(null);
       await server.start();
       const delivered = () => sink.messages.map((m) => /Message-ID: <([0-9a-f-]{36})@crash\.test>/i.exec(m.raw.toString())?.[1]);
-      await until(() => accepted.every((id) => delivered().includes(id)), `${accepted.length} deliveries`, 600);
+      await until(
+        () => {
+          const seen = delivered();
+          return accepted.every((id) => seen.includes(id));
+        },
+        `${accepted.length} deliveries`,
+        60_000,
+      );
       const counts = new Map<string, number>();
       for (const id of delivered()) if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
       // No loss, no duplicate; emails beyond `accepted` had their answer cut off by the kill.

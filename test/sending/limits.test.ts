@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startPosthornSmtp, submitter, type RunningSmtp } from '../helpers/smtp';
 import { verifiedDomain } from '../helpers/emails';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { sendBroadcast } from '../../src/broadcasts/send';
 import { QuotaExceeded } from '../../src/limits/quota';
 

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns';
-import { serveChild, freePort, until, type ServeChild } from '../helpers/child';
+import { serveChild, freePort, type ServeChild } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { mta } from '../helpers/smtp';
 
 const dir = mkdtempSync(join(tmpdir(), 'posthorn-inbound-crash-'));
@@ -72,7 +73,7 @@ describe('kill -9 during a burst of inbound mail', () => {
           return accepted.every((s) => stored.has(s));
         },
         `${accepted.length} inbound messages stored`,
-        600,
+        60_000,
       );
       const counts = new Map<string, number>();
       for (const s of await storedSubjects(server)) counts.set(s, (counts.get(s) ?? 0) + 1);

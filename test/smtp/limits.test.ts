@@ -9,6 +9,7 @@ import { AuthGuard, AUTH_POLICY } from '../../src/smtp/limits';
 import { SmtpReply } from '../../src/smtp/replies';
 import { clientKey } from '../../src/limits/failures';
 import { captureLog } from '../helpers/log';
+import { until } from '../helpers/wait';
 
 describe('AUTH failure limits per client address', () => {
   let s: RunningSmtp;
@@ -106,7 +107,7 @@ describe('smtp.max_connections', () => {
       expect(await over.closedByServer()).toBe(true);
     }
     open[0]!.close();
-    for (let i = 0; i < 50 && s.smtp.sessions() > 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => s.smtp.sessions() <= 2, 'the closed session to be counted out', 1_000);
     const again = await SmtpDialog.open(s.starttls);
     expect((await again.command('EHLO client.test')).code).toBe(250);
     for (const c of [...open, again]) c.close();
@@ -179,10 +180,10 @@ describe('bare CR and LF (RFC 5321 §2.3.8)', () => {
     await c.command('RCPT TO:<support@inbound.test>');
     expect((await c.command('DATA')).code).toBe(354);
     c.write(`Subject: gone\r\n\r\n${'x'.repeat(70)}\r\n`.repeat(2000));
-    for (let i = 0; i < 100 && s.smtp.bufferedBytes() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => s.smtp.bufferedBytes() > 0, 'the bytes to be counted', 1_000);
     expect(s.smtp.bufferedBytes()).toBeGreaterThan(0);
     c.close();
-    for (let i = 0; i < 100 && s.smtp.bufferedBytes() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => s.smtp.bufferedBytes() === 0, 'the bytes to be given back', 1_000);
     expect(s.smtp.bufferedBytes()).toBe(0);
   });
 

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startPosthornSmtp, mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { MAX_ATTEMPTS } from '../../src/inbound/processor';
 import { newId } from '../../src/ids';
 import { captureLog } from '../helpers/log';

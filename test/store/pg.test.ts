@@ -9,7 +9,7 @@ import { SCHEMA_VERSION } from '../../src/store/pg/schema';
 import { StoreUnavailable } from '../../src/errors';
 import { newId, nowIso } from '../../src/ids';
 import { postgres, startPgServer, type PgServer } from '../helpers/postgres';
-import { until } from '../helpers/child';
+import { until } from '../helpers/wait';
 import { leaseRuns, RUN_LEASE_MS } from '../../src/automations/runner';
 import { saveRun } from '../../src/automations/steps';
 
@@ -202,14 +202,18 @@ describe('several instances (nodes) on one database', () => {
     await a.write(async (tx) => tx.domains.put(d));
     expect((await b.domains.get(t, d.id))?.name).toBe(d.name);
     await a.write(async (tx) => tx.domains.put({ ...d, name: `renamed-${d.name}` }));
-    await until(async () => (await b.domains.get(t, d.id))?.name === `renamed-${d.name}`, 'the cache of the other instance to be cleared', 40);
+    await until(async () => (await b.domains.get(t, d.id))?.name === `renamed-${d.name}`, 'the cache of the other instance to be cleared', 4_000);
   });
 
   test('singleton jobs: one instance at a time; the other is told it was skipped', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const first = a.singleton('sweep-test', () => held);
-    await Bun.sleep(50);
+    let holding = false;
+    const first = a.singleton('sweep-test', () => {
+      holding = true;
+      return held;
+    });
+    await until(() => holding, 'the first instance to hold the lock');
     expect(await b.singleton('sweep-test', async () => {})).toBe(false);
     release();
     expect(await first).toBe(true);

@@ -11,6 +11,7 @@ import { submitter } from '../helpers/smtp';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { eventsOf } from '../helpers/emails';
 import type { Sink, Received } from '../helpers/sink';
+import { until } from '../helpers/wait';
 
 const THUNDERBIRD = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Thunderbird/128.5.0';
 
@@ -39,25 +40,15 @@ function linksOf(html: string): { hrefs: string[]; imgs: string[] } {
 const local = (url: string) => w.p.url + new URL(url).pathname;
 
 async function lastMessageTo(sink: Sink, rcpt: string, n = 1): Promise<Received> {
-  const deadline = Date.now() + 15_000;
-  while (sink.to(rcpt).length < n && Date.now() < deadline) await Bun.sleep(20);
+  await until(() => sink.to(rcpt).length >= n, `${n} message(s) to ${rcpt}`, 15_000);
   const list = sink.to(rcpt);
   expect(list.length).toBeGreaterThanOrEqual(n);
   return list[list.length - 1];
 }
 
-async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await fn();
-    if (v) return v;
-    await Bun.sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Bounded wait until the email's `last_event` (read through the SDK) is `status`. */
 async function lastEventBecomes(id: string, status: string) {
-  return eventually(async () => {
+  return until(async () => {
     const r = await w.p.resend.emails.get(id);
     return r.data?.last_event === status && r.data;
   }, `last_event ${status}`);
@@ -187,7 +178,7 @@ describe('a tracked email sent through the API', () => {
   });
 
   test('GET /emails/metrics (SDK) counts the email, the open and the click', async () => {
-    const m = await eventually(async () => {
+    const m = await until(async () => {
       const r = await w.p.resend.emails.metrics({ emailId: [emailId] } as never);
       expect(r.error).toBeNull();
       return r.data!.totals.clicked === 1 && r.data;
@@ -216,7 +207,7 @@ describe('a tracked email sent through the API', () => {
     await fetch(local(hrefs[0]), { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (compatible; Barracuda Sentinel)' } });
     await fetch(local(pixel), { headers: { 'user-agent': '' } });
     await hooks.waitFor((r) => r.filter((h) => h.payload.type === 'email.opened').length >= opened + 2, 'automated opens');
-    const events = await eventually(async () => {
+    const events = await until(async () => {
       const all = await eventsOf(w.p.svc, { team_id: team, id: emailId });
       return all.filter((e) => e.automated).length === 3 && all;
     }, 'automated events');
@@ -267,7 +258,7 @@ describe('other ways in are tracked too', () => {
     expect(hrefs[1]).toStartWith('http://localhost:3000/u/');
     const res = await fetch(local(hrefs[0]), { redirect: 'manual', headers: { 'user-agent': THUNDERBIRD } });
     expect(res.headers.get('location')).toBe('https://blog.test/post');
-    const email = await eventually(async () => {
+    const email = await until(async () => {
       const all = await w.p.svc.store.emails.all(team);
       const e = all.find((x) => x.broadcast_id === b.data!.id);
       return e?.last_event === 'clicked' && e;

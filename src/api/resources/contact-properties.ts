@@ -5,7 +5,7 @@ import type { ApiContext } from '../app';
 import type { ContactPropertyRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import { settle } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { MAX_PROPERTIES, newProperty, propertyChanges } from '../../contacts/properties';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
@@ -34,7 +34,7 @@ export const contactPropertiesResource = resource('Contact properties', ({ store
     async handler({ caller, body }) {
       const { team } = caller;
       const prop = newProperty(team, body);
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (await tx.contactProperties.find('key', prop.key, team)) return errors.invalidField('key', `a contact property \`${prop.key}\` already exists.`);
         if ((await tx.contactProperties.all(team)).length >= MAX_PROPERTIES)
           return errors.validation(`A team can define at most ${MAX_PROPERTIES} contact properties.`);
@@ -77,7 +77,7 @@ export const contactPropertiesResource = resource('Contact properties', ({ store
     response: Ref('contact_property'),
     async handler({ caller, params, body }) {
       const { team } = caller;
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         const cur = await tx.contactProperties.get(team, params.id);
         if (!cur) return errors.notFound('Contact property');
         tx.contactProperties.put(propertyChanges(cur, body));
@@ -96,7 +96,7 @@ export const contactPropertiesResource = resource('Contact properties', ({ store
     async handler({ caller, params }) {
       const { team } = caller;
       // Contacts' values of it are no longer shown or used (src/contacts/properties.ts).
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (!(await tx.contactProperties.get(team, params.id))) return errors.notFound('Contact property');
         tx.contactProperties.remove(team, params.id);
       });

@@ -5,7 +5,8 @@
 import type { ApiContext } from '../app';
 import { idOrEmail, pageQuery, listOf } from '../platform/params';
 import { ApiError, errors } from '../../errors';
-import { findContact, settle } from '../../contacts';
+import { findContact } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { contactTopics, setChoices, topicsChanged } from '../../topics';
 import { resource, route } from '../platform/route';
 import { validate } from '../../schemas/validate';
@@ -43,7 +44,7 @@ export const contactTopicsResource = resource('Contacts', ({ store, events }: Ap
       const ref = idOrEmail(params.id_or_email);
       // Either form is checked as `{ topics }`, so the fields are named alike (`topics[0].id`).
       const { topics: choices } = validate(UpdateContactTopicsRequest, Array.isArray(body) ? { topics: body } : isObject(body) ? body : {}, 'body');
-      const result = await settle(store, async (tx) => {
+      const result = await writeOrRefuse(store, async (tx) => {
         const c = await findContact(tx, team, ref);
         if (!c) return errors.notFound('Contact');
         const changed = await setChoices(tx, team, c.id, choices);

@@ -1,6 +1,7 @@
 // Contacts (docs/api.md §12): the top-level `/contacts` routes, segment memberships under
 // `/contacts/{id_or_email}/segments`, and the legacy audience-scoped contact routes of SDK ≤ 6.3
 // (and of later SDKs when an `audienceId` is passed). The logic lives in src/contacts.
+import { writeOrRefuse } from '../../store';
 import type { ApiContext } from '../app';
 import type { ContactRec } from '../../store';
 import { pathId, idOrEmail, pageQuery, listOf } from '../platform/params';
@@ -13,7 +14,6 @@ import {
   findInAudience,
   listContacts,
   segmentSummary,
-  settle,
   updateContact,
   upsertContact,
   type SegmentTarget,
@@ -63,7 +63,7 @@ export const contactsResource = resource('Contacts', (svc: ApiContext) => {
   const membership = async (team: string, params: { id_or_email: string; segment_id: string }, add: boolean) => {
     const ref = idOrEmail(params.id_or_email);
     const segmentId = params.segment_id;
-    const contactId = await settle(store, async (tx) => {
+    const contactId = await writeOrRefuse(store, async (tx) => {
       const c = await findContact(tx, team, ref);
       if (!c) return errors.notFound('Contact');
       if (!(await tx.segments.get(team, segmentId))) return errors.notFound('Segment');

@@ -9,7 +9,7 @@ import { idempotencyKey } from '../platform/idempotency';
 import { ApiError, errors } from '../../errors';
 import { EMAIL_STATUSES } from '../../event-catalogue';
 import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
-import { withIdempotency, fingerprint, type Outcome } from '../../sending/idempotency';
+import { fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule } from '../../sending/scheduled';
 import { QueueControls } from '../../delivery/controls';
@@ -116,7 +116,7 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
         const body = raw as unknown[];
         if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
         const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
-        const outcome = await withIdempotency(store, scope, async (remember) => {
+        const outcome = await svc.idempotency.run(scope, async (remember) => {
           const results = await Promise.allSettled(
             body.map((item) => {
               if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));

@@ -5,7 +5,7 @@ import type { TopicRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { newTopic, topicChanges } from '../../topics';
-import { settle } from '../../contacts';
+import { writeOrRefuse } from '../../store';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import { CreateTopicRequest, Topic, UpdateTopicRequest } from '../../schemas/topics';
@@ -71,7 +71,7 @@ export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
     response: Ref('topic'),
     async handler({ caller, params, body }) {
       const { team } = caller;
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         const cur = await tx.topics.get(team, params.id);
         if (!cur) return errors.notFound('Topic');
         tx.topics.put(topicChanges(cur, body));
@@ -89,7 +89,7 @@ export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
     response: Deleted('topic'),
     async handler({ caller, params }) {
       const { team } = caller;
-      await settle(store, async (tx) => {
+      await writeOrRefuse(store, async (tx) => {
         if (!(await tx.topics.get(team, params.id))) return errors.notFound('Topic');
         // The contacts' choices about it go with it.
         await tx.topicChoices.removeTopic(team, params.id);

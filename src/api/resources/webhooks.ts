@@ -180,8 +180,7 @@ export const webhooksResource = resource('Webhooks', (svc: ApiContext) => {
       response: Ref('webhook_event'),
       async handler({ caller, params }) {
         const ev = await loadEvent(caller.team, params);
-        const problem = await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
-        if (problem) throw problem;
+        await replayEvent(store, ev.team_id, ev.webhook_id, ev.id);
         return { object: 'webhook_event' as const, id: ev.id };
       },
     }),

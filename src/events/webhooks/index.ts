@@ -1,8 +1,8 @@
 // Webhooks (docs/api.md §14): endpoints and their management — create, update, delete, secret
 // rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
 // outbox writes in outbox.ts.
-import type { Store, WebhookEventRec, WebhookRec, WebhookStatus } from '../../store';
-import { type ApiError, errors } from '../../errors';
+import { writeOrRefuse, type Store, type WebhookEventRec, type WebhookRec, type WebhookStatus } from '../../store';
+import { errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { newId, nowIso } from '../../ids';
 import { isWebhookKind } from '../../event-catalogue';
@@ -112,10 +112,10 @@ export function rotateSecret(store: Store, team: string, id: string): Promise<We
 
 /**
  * One immediate extra attempt of a finished (`success` or `failed`) event, same id, no retries
- * after it (docs/api.md §14.4). Answers the error to throw, or null.
+ * after it (docs/api.md §14.4). Throws the documented 404 or 422, changing nothing.
  */
-export function replayEvent(store: Store, team: string, webhookId: string, eventId: string): Promise<ApiError | null> {
-  return store.write(async (tx) => {
+export async function replayEvent(store: Store, team: string, webhookId: string, eventId: string): Promise<void> {
+  await writeOrRefuse(store, async (tx) => {
     const w = await tx.webhooks.get(team, webhookId);
     if (!w) return errors.notFound('Webhook');
     const ev = await tx.webhookEvents.get(team, eventId);

@@ -84,7 +84,7 @@ export class LmdbEnv {
    * the free list — whatever it holds. A `patient` unit (Store.write's WriteOptions) issued while
    * this thread's last batch of patient units is under way waits and goes with the others in the
    * next (group commit): the delivery engine's claims and outcomes wrote about a quarter fewer bytes
-   * per delivered email so, with less CPU on every thread (scripts/bench/profile-deliver.ts). Other
+   * per delivered email so, with less CPU on every thread (README.md, "Past experiments"). Other
    * units are issued at once: inbound mail, waiting behind a commit under way, was stored a
    * fifth slower.
    */

@@ -1,8 +1,9 @@
 // Large message bodies live in files beside the database (`<data_dir>/content/`), not in LMDB's
 // memory map. Every page of the map a process reads stays in its resident memory; a queue of large
 // emails read again at each delivery attempt would grow the process by the size of the queue
-// (docs/ARCHITECTURE.md, "Memory"). A file is read into a buffer only while an attempt or a
-// download needs it, and the page cache it goes through is the kernel's, not the process's.
+// (`npm run bench:memory`, README.md, "Benchmarks"). A file is read into a buffer only while an
+// attempt or a download needs it, and the page cache it goes through is the kernel's, not the
+// process's.
 //
 // Durability: a file is written and fsynced (and its directory entry too) inside the unit of work
 // that stores the record naming it, before that commit — so a record never names a missing file.
