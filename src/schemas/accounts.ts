@@ -86,6 +86,7 @@ export const PasswordRequest = Type.Object({
 export const PasswordChanged = Type.Object({ object: Type.Literal('user'), id: Id, password_changed: Type.Literal(true) });
 
 export const TotpEnrolment = Type.Object({ object: Type.Literal('totp_enrolment'), secret: Type.String(), uri: Type.String(), qr_svg: Type.String() });
+export type TotpEnrolment = Static<typeof TotpEnrolment>;
 export const TotpConfirmRequest = Type.Object({ code: Type.String({ maxLength: 12, error: 'The `code` field must be the 6-digit code.' }) });
 export const TotpEnabled = Type.Object({ object: Type.Literal('totp'), enabled: Type.Literal(true), recovery_codes: Type.Array(Type.String()) });
 export const TotpDisableRequest = Type.Object({ password: Type.String({ maxLength: 200, error: 'The `password` field must be a string.' }) });

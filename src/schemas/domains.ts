@@ -41,6 +41,7 @@ export const UpdateDomainRequest = Type.Object({
   tracking_subdomain: Type.Optional(TrackingSubdomain),
   capabilities: Type.Optional(Capabilities),
 });
+export type UpdateDomainRequest = Static<typeof UpdateDomainRequest>;
 
 /** POST /domains/{id}/dkim/rotate (docs/api.md §9.10). */
 export const RotateDkimRequest = Type.Object({

@@ -141,13 +141,28 @@ export const Email = Type.Object({
 });
 export type Email = Static<typeof Email>;
 
+/**
+ * `data` of an entry of an email's event log: the event's webhook payload (docs/api.md §14.3). The
+ * fields a reader picks out are named here; the others (`email_id`, `from`, `subject`, `tags`, …)
+ * are there too.
+ */
+const EmailEventData = Type.Object(
+  {
+    /** The recipients the event concerns. */
+    to: Type.Optional(Type.Array(Type.String())),
+    bounce: Type.Optional(Type.Object({ type: Type.String(), subType: Type.String(), message: Type.String() })),
+    click: Type.Optional(Type.Object({ link: Type.String() })),
+  },
+  { description: 'The webhook payload of the event (docs/api.md §14.3)' },
+);
+
 /** One entry of an email's event log (Posthorn, docs/api.md §7.3). */
 export const EmailEvent = Type.Object({
   object: Type.Literal('event'),
   id: Type.String(),
   type: Type.String(),
   created_at: Timestamp,
-  data: Type.Unknown({ description: 'The webhook payload of the event (docs/api.md §14.3)' }),
+  data: EmailEventData,
   automated: Nullable(Type.String()),
 });
 export type EmailEvent = Static<typeof EmailEvent>;

@@ -1,8 +1,10 @@
 // Received (inbound) emails on the wire (docs/api.md §8).
 import { Type } from '@sinclair/typebox';
 import { Id, Nullable, Timestamp, type Static } from './common';
+import { OneOf } from './literals';
 
-const Verdict = Type.Union(['pass', 'fail', 'gray', 'processing_failed', 'unknown'].map((v) => Type.Literal(v)));
+const Verdict = OneOf(['pass', 'fail', 'gray', 'processing_failed', 'unknown']);
+export type Verdict = Static<typeof Verdict>;
 
 /** An attachment as the received email lists it (docs/api.md §8). */
 export const ReceivedAttachmentMeta = Type.Object({

@@ -77,6 +77,7 @@ export const TemplateVariable = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+export type TemplateVariable = Static<typeof TemplateVariable>;
 
 /** GET /templates/{id_or_alias}: the template with its latest version (docs/api.md §20.2). */
 export const Template = Type.Object({

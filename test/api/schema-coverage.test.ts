@@ -11,6 +11,7 @@ import { RequestLog } from '../../src/api/platform/requestlog';
 import { isRaw } from '../../src/api/platform/route';
 import { routeIndex, withIndex } from '../../src/api/platform/route-index';
 import { readFileSync } from 'node:fs';
+import { RawText, ROUTES } from '../../src/schemas/routes';
 
 let p: Running;
 let api: ReturnType<typeof buildApp>;
@@ -21,6 +22,8 @@ beforeAll(async () => {
 afterAll(() => p.stop());
 
 const isSchema = (s: unknown) => !!s && typeof s === 'object' && Kind in (s as object);
+/** A schema as comparable text: its JSON Schema, with the TypeBox kind of every node. */
+const shape = (s: unknown) => JSON.stringify(s, (_k, v) => (v && typeof v === 'object' && Kind in v ? { kind: v[Kind], ...v } : v));
 const pathParams = (path: string) => [...path.matchAll(/:([^/]+)|(\*)/g)].map((m) => m[1] ?? m[2]).sort();
 
 describe('schema coverage', () => {
@@ -48,6 +51,18 @@ describe('schema coverage', () => {
       .map((r) => `${r.method} ${r.path}`)
       .filter((k) => !declared.has(k) && !shadows.has(k) && !k.startsWith('GET /openapi') && k !== 'ALL /segments/metrics');
     expect(undeclared).toEqual([]);
+  });
+
+  test("the dashboard's route map names declared routes, with the schemas of their answers", () => {
+    const declared = new Map(api.table.routes.map((r) => [`${r.method} ${r.path}`, r]));
+    const problems: string[] = [];
+    for (const [name, schema] of Object.entries(ROUTES)) {
+      const r = declared.get(name);
+      if (!r) problems.push(`${name}: no such route is declared`);
+      else if (isRaw(r.response) ? schema !== RawText : shape(schema) !== shape(r.response))
+        problems.push(`${name}: the map's answer differs from the declaration's (src/api/resources)`);
+    }
+    expect(problems).toEqual([]);
   });
 
   test('the OpenAPI document has every route that is not hidden, with its schemas', async () => {

@@ -6,6 +6,7 @@ import { describe, test, expect } from 'bun:test';
 import ts from 'typescript';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { bundleWeb } from '../../src/dashboard/bundle';
 
 /** Layers, lowest first. A unit is a top-level folder of src/, or a file directly in src/. */
 const LAYERS: string[][] = [
@@ -202,6 +203,31 @@ describe('the layering of src/', () => {
     const units = new Set(readdirSync(SRC).map((n) => n.replace(/\.tsx?$/, '')));
     const unknown = [...units].filter((u) => !layerOf.has(u));
     expect(unknown).toEqual([]);
+  });
+});
+
+// The dashboard takes its types from the server's wire schemas (src/schemas/routes.ts), and only
+// its types: a value import would bundle TypeBox and the schemas into the browser's code.
+describe("the dashboard's imports (web/src)", () => {
+  const WEB = resolve(import.meta.dir, '../../web/src');
+  const SCHEMAS = join(SRC, 'schemas');
+
+  test('of src/schemas are type-only', () => {
+    const sources = readSources(WEB);
+    const problems: string[] = [];
+    for (const [path, text] of sources)
+      for (const { spec, line } of valueImports(path, text))
+        if (resolve(WEB, dirname(path), spec).startsWith(SCHEMAS)) problems.push(`web/src/${path}:${line} imports '${spec}' as a value: use \`import type\``);
+    expect(problems, problems.join('\n')).toEqual([]);
+    const typed = [...sources.values()].filter((text) => /from '(\.\.\/)+src\/schemas\//.test(text));
+    expect(typed.length).toBeGreaterThan(5);
+  });
+
+  test("so the browser's bundle holds no TypeBox", async () => {
+    const files = await bundleWeb();
+    const code = files.filter((f) => f.name.endsWith('.js')).map((f) => new TextDecoder().decode(f.body));
+    expect(code.length).toBeGreaterThan(0);
+    expect(code.some((c) => c.includes('TypeBox.Kind'))).toBe(false);
   });
 });
 

@@ -1,5 +1,10 @@
 // The dashboard's only way to the server: the same REST API the SDKs call, authenticated by the
-// session cookie plus its CSRF token in a header (docs/api.md §19.2).
+// session cookie plus its CSRF token in a header (docs/api.md §19.2). Answers are typed by the
+// server's schemas: `get('/emails')`, `post(url('/emails/:id/cancel', { id }))` name a route of
+// src/schemas/routes.ts, whose answer type they return (types only: no schema is bundled).
+import type { ErrorBody } from '../../src/schemas/common';
+import type { RouteName, Routes } from '../../src/schemas/routes';
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -23,7 +28,13 @@ export function whenSignedOut(fn: () => void): void {
 
 const ENDED = new Set(['session_expired', 'missing_csrf_token', 'not_signed_in']);
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * A request, its answer as parsed (JSON, else text); an `ApiFailure` for an error answer. Pages
+ * call `get`, `post`, `patch`, `del`, which type the answer by the route.
+ */
+export async function request(method: Method, path: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = {};
   if (csrf) headers['x-csrf-token'] = csrf;
   // A form (an upload) goes as multipart/form-data, its boundary set by the browser.
@@ -36,30 +47,57 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     throw new ApiFailure(0, 'network_error', 'Posthorn cannot be reached. Check your connection and try again.');
   }
   const type = res.headers.get('content-type') ?? '';
-  const payload = type.includes('json') ? await res.json().catch(() => null) : await res.text();
+  const payload: unknown = type.includes('json') ? await res.json().catch(() => null) : await res.text();
   if (!res.ok) {
-    const code = payload?.name ?? 'error';
+    const error: Partial<ErrorBody> = typeof payload === 'object' && payload !== null ? payload : {};
+    const code = error.name ?? 'error';
     if (res.status === 401 && ENDED.has(code) && !path.startsWith('/auth/sign-in')) onSignedOut();
-    throw new ApiFailure(res.status, code, payload?.message ?? `The request failed (${res.status}).`);
+    throw new ApiFailure(res.status, code, error.message ?? `The request failed (${res.status}).`);
   }
-  return payload as T;
+  return payload;
 }
 
-export const get = <T = unknown>(path: string) => api<T>('GET', path);
-export const post = <T = unknown>(path: string, body: unknown = {}) => api<T>('POST', path, body);
-export const patch = <T = unknown>(path: string, body: unknown) => api<T>('PATCH', path, body);
-export const del = <T = unknown>(path: string, body?: unknown) => api<T>('DELETE', path, body);
+/** The paths of the map's routes of method `M`: `/emails/:id` of `GET /emails/:id`. */
+type PathOf<M extends Method> = RouteName extends infer K ? (K extends `${M} ${infer P}` ? P : never) : never;
+
+/** The parameters of a path: `id` and `event_id` of `/webhooks/:id/events/:event_id`. */
+type ParamNames<P extends string> = P extends `${string}:${infer N}/${infer Rest}` ? N | ParamNames<Rest> : P extends `${string}:${infer N}` ? N : never;
+
+declare const route: unique symbol;
+/** A path of the map with its parameters filled in (`url`): a string that remembers its route. */
+export type Url<P extends string> = string & { readonly [route]: P };
+
+/** What a request of method `M` takes: a path without parameters as written, or a `url()`. */
+export type Target<M extends Method> = { [P in PathOf<M>]: [ParamNames<P>] extends [never] ? P | Url<P> : Url<P> }[PathOf<M>];
+
+/** The answer of the route that `M` and the target `T` name. */
+export type Answer<M extends Method, T> = `${M} ${T extends Url<infer P> ? P : T & string}` extends infer R extends RouteName ? Routes[R] : never;
+
+/** Values for a query string; unset ones are left out. */
+export type Query = Record<string, string | number | null | undefined>;
+
+/**
+ * `pattern` (a path of the map) with its `:parameters` taken from `values`, encoded; the other
+ * values make the query string: `url('/emails/:id/events', { id, limit: 100 })`.
+ */
+export function url<P extends PathOf<Method>>(pattern: P, values: { [N in ParamNames<P>]: string } & Query): Url<P> {
+  const rest: Query = { ...values };
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => {
+    delete rest[name];
+    return encodeURIComponent(String(values[name as ParamNames<P>]));
+  });
+  return (path + qs(rest)) as Url<P>;
+}
+
+export const get = <T extends Target<'GET'>>(path: T) => request('GET', path) as Promise<Answer<'GET', T>>;
+export const post = <T extends Target<'POST'>>(path: T, body: unknown = {}) => request('POST', path, body) as Promise<Answer<'POST', T>>;
+export const patch = <T extends Target<'PATCH'>>(path: T, body: unknown) => request('PATCH', path, body) as Promise<Answer<'PATCH', T>>;
+export const del = <T extends Target<'DELETE'>>(path: T, body?: unknown) => request('DELETE', path, body) as Promise<Answer<'DELETE', T>>;
 
 /** A query string from the set values of `params`. */
-export function qs(params: Record<string, string | number | null | undefined>): string {
+export function qs(params: Query): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') p.set(k, String(v));
   const s = p.toString();
   return s ? `?${s}` : '';
-}
-
-export interface List<T> {
-  object: 'list';
-  has_more: boolean;
-  data: T[];
 }

@@ -1,17 +1,10 @@
 // Who is signed in: loaded from GET /auth/session, which also hands out the CSRF token.
+import type { Session } from '../../src/schemas/accounts';
 import { get, setCsrf } from './api';
-
-export interface Session {
-  id: string;
-  user: { id: string; email: string; role: 'owner' | 'member'; totp_enabled: boolean };
-  team: { id: string; name: string };
-  csrf_token: string;
-  expires_at: string;
-}
 
 export async function loadSession(): Promise<Session | null> {
   try {
-    const s = await get<Session>('/auth/session');
+    const s = await get('/auth/session');
     setCsrf(s.csrf_token);
     return s;
   } catch {

@@ -2,7 +2,8 @@
 // form fields, copy buttons, empty and error states, notices.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, get, qs, type List } from './api';
+import type { ListOf } from '../../src/schemas/common';
+import { type Answer, ApiFailure, qs, request, type Target } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 
@@ -17,15 +18,20 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** GET `path` (null: nothing yet), again whenever `path` changes or `reload` is called. */
-export function useGet<T = unknown>(path: string | null): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error: ApiFailure | null; loading: boolean }>({ error: null, loading: !!path });
+/** GET `path` (null: nothing yet), again whenever `path` changes or `reload` is called; `data` is the route's answer. */
+export function useGet<T extends Target<'GET'>>(path: T | null): Loaded<Answer<'GET', T>> {
+  return useAnswer<Answer<'GET', T>>(path);
+}
+
+/** `useGet` for the answer type its caller derived from the route. */
+function useAnswer<A>(path: string | null): Loaded<A> {
+  const [state, setState] = useState<{ data?: A; error: ApiFailure | null; loading: boolean }>({ error: null, loading: !!path });
   const [n, setN] = useState(0);
   useEffect(() => {
     if (!path) return;
     let live = true;
     setState((s) => ({ ...s, loading: true }));
-    get<T>(path).then(
+    (request('GET', path) as Promise<A>).then(
       (data) => live && setState({ data, error: null, loading: false }),
       (error) => live && setState({ error, loading: false }),
     );
@@ -36,16 +42,33 @@ export function useGet<T = unknown>(path: string | null): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setN((x) => x + 1), []) };
 }
 
+/** The item of a list answer (docs/api.md §4). */
+export type ItemOf<A> = A extends { object: 'list'; data: (infer I)[] } ? I : never;
+
+/** A page of a list, with the means to turn pages. */
+export interface Paged<I> extends Loaded<ListOf<I>> {
+  rows: I[];
+  hasNext: boolean;
+  hasPrev: boolean;
+  next: () => void;
+  prev: () => void;
+}
+
 /**
  * A page of a list through the API's cursors (docs/api.md §4), the cursor kept in the URL
- * (`after`/`before`) so that back and reload land on the same page.
+ * (`after`/`before`) so that back and reload land on the same page. `base` names a list route
+ * without a query: the filters are `params`.
  */
-export function usePaged<T extends { id: string }>(base: string, params: Record<string, string | null | undefined> = {}, limit = 20) {
+export function usePaged<T extends Target<'GET'>>(
+  base: T,
+  params: Record<string, string | null | undefined> = {},
+  limit = 20,
+): Paged<ItemOf<Answer<'GET', T>>> {
   const { query } = useLocation();
   const after = query.get('after');
   const before = query.get('before');
-  const path = base + qs({ ...params, limit, after, before });
-  const res = useGet<List<T>>(path);
+  // The cursors are the items' ids.
+  const res = useAnswer<ListOf<ItemOf<Answer<'GET', T>> & { id: string }>>(base + qs({ ...params, limit, after, before }));
   const rows = res.data?.data ?? [];
   const hasNext = before ? true : !!res.data?.has_more;
   const hasPrev = !!after || (!!before && !!res.data?.has_more);
@@ -239,7 +262,7 @@ export function Pager({ hasPrev, hasNext, prev, next }: { hasPrev: boolean; hasN
 
 /** A paged list with its loading, error and empty states. */
 export function PagedTable<T extends { id: string }>(props: {
-  paged: ReturnType<typeof usePaged<T>>;
+  paged: Paged<T>;
   columns: Column<T>[];
   href?: (r: T) => string;
   caption: string;

@@ -1,14 +1,14 @@
 // API keys: create (the token is shown once), permission and domain, revoke.
 import { useState } from 'preact/hooks';
-import { del, post } from '../api';
+import { del, post, url } from '../api';
 import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val } from '../ui';
 
 export function ApiKeysPage() {
-  const keys = useGet<{ data: { id: string; name: string; created_at: string; last_used_at: string | null }[] }>('/api-keys');
+  const keys = useGet('/api-keys');
   const [creating, setCreating] = useState(false);
   const [token, setToken] = useState<string | null>(null);
   const revoke = useAction(async (id: string) => {
-    await del(`/api-keys/${id}`);
+    await del(url('/api-keys/:id', { id }));
     notify('Key revoked.');
     keys.reload();
   });
@@ -86,10 +86,10 @@ export function ApiKeysPage() {
 }
 
 function CreateKey({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (token: string) => void }) {
-  const domains = useGet<{ data: { id: string; name: string }[] }>(open ? '/domains' : null);
+  const domains = useGet(open ? '/domains' : null);
   const [form, setForm] = useState({ name: '', permission: 'full_access', domain_id: '' });
   const action = useAction(async () => {
-    const k = await post<{ token: string }>('/api-keys', {
+    const k = await post('/api-keys', {
       name: form.name,
       permission: form.permission,
       ...(form.permission === 'sending_access' && form.domain_id ? { domain_id: form.domain_id } : {}),

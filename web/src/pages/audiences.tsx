@@ -1,6 +1,8 @@
 // Audiences: contacts (search, add, edit, unsubscribe state), segments and the suppression list.
 import { useState } from 'preact/hooks';
-import { del, patch, post, qs } from '../api';
+import type { SegmentSummary } from '../../../src/schemas/segments';
+import type { UpdateContactRequest } from '../../../src/schemas/contacts';
+import { del, patch, post, qs, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -26,15 +28,6 @@ import {
 } from '../ui';
 import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
 import { ImportDialog, Imports } from './imports';
-
-interface Contact {
-  id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  created_at: string;
-  unsubscribed: boolean;
-}
 
 export function AudiencesPage() {
   const { query } = useLocation();
@@ -74,8 +67,8 @@ function Contacts() {
   const [text, setText] = useState(q);
   const [adding, setAdding] = useState(false);
   const [importing, setImporting] = useState(false);
-  const segments = useGet<{ data: { id: string; name: string }[] }>('/segments');
-  const paged = usePaged<Contact>('/contacts', { q, segment_id: q ? null : segment || null });
+  const segments = useGet('/segments');
+  const paged = usePaged('/contacts', { q, segment_id: q ? null : segment || null });
   return (
     <>
       <div class="filters">
@@ -141,17 +134,7 @@ function Contacts() {
   );
 }
 
-function ContactDialog({
-  open,
-  onClose,
-  onDone,
-  segments,
-}: {
-  open: boolean;
-  onClose: () => void;
-  onDone: () => void;
-  segments: { id: string; name: string }[];
-}) {
+function ContactDialog({ open, onClose, onDone, segments }: { open: boolean; onClose: () => void; onDone: () => void; segments: SegmentSummary[] }) {
   const [form, setForm] = useState({ email: '', first_name: '', last_name: '', segment: '' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
@@ -192,25 +175,26 @@ function ContactDialog({
 }
 
 export function ContactPage({ id }: { id: string }) {
-  const c = useGet<Contact & { properties: Record<string, { value: string | number }> }>(`/contacts/${id}`);
-  const memberships = useGet<{ data: { id: string; name: string }[] }>(`/contacts/${id}/segments`);
-  const segments = useGet<{ data: { id: string; name: string }[] }>('/segments');
+  const c = useGet(url('/contacts/:id_or_email', { id_or_email: id }));
+  const memberships = useGet(url('/contacts/:id_or_email/segments', { id_or_email: id }));
+  const segments = useGet('/segments');
   const [form, setForm] = useState<{ first_name: string; last_name: string } | null>(null);
   const [join, setJoin] = useState('');
-  const save = useAction(async (body: object) => {
-    await patch(`/contacts/${id}`, body);
+  const save = useAction(async (body: UpdateContactRequest) => {
+    await patch(url('/contacts/:id_or_email', { id_or_email: id }), body);
     notify('Contact updated.');
     setForm(null);
     c.reload();
   });
   const member = useAction(async (segmentId: string, add: boolean) => {
-    if (add) await post(`/contacts/${id}/segments/${segmentId}`);
-    else await del(`/contacts/${id}/segments/${segmentId}`);
+    const path = url('/contacts/:id_or_email/segments/:segment_id', { id_or_email: id, segment_id: segmentId });
+    if (add) await post(path);
+    else await del(path);
     setJoin('');
     memberships.reload();
   });
   const remove = useAction(async () => {
-    await del(`/contacts/${id}`);
+    await del(url('/contacts/:id_or_email', { id_or_email: id }));
     navigate('/dashboard/audiences');
   });
   if (c.error) return <ErrorBox error={c.error} />;
@@ -311,7 +295,7 @@ export function ContactPage({ id }: { id: string }) {
             </button>
           </form>
         </Card>
-        <ContactProperties id={id} values={x.properties ?? {}} onSaved={c.reload} />
+        <ContactProperties id={id} values={x.properties} onSaved={c.reload} />
         <ContactTopics id={id} />
       </div>
     </>
@@ -319,7 +303,7 @@ export function ContactPage({ id }: { id: string }) {
 }
 
 function Segments() {
-  const list = useGet<{ data: { id: string; name: string; created_at: string }[] }>('/segments');
+  const list = useGet('/segments');
   const [name, setName] = useState('');
   const create = useAction(async () => {
     await post('/segments', { name });
@@ -328,7 +312,7 @@ function Segments() {
     list.reload();
   });
   const remove = useAction(async (id: string) => {
-    await del(`/segments/${id}`);
+    await del(url('/segments/:id', { id }));
     list.reload();
   });
   return (
@@ -382,7 +366,7 @@ function Segments() {
 function Suppressions() {
   const { query } = useLocation();
   const origin = query.get('origin') ?? '';
-  const paged = usePaged<{ id: string; email: string; origin: string; source_id: string | null; created_at: string }>('/suppressions', { origin });
+  const paged = usePaged('/suppressions', { origin });
   const [email, setEmail] = useState('');
   const add = useAction(async () => {
     await post('/suppressions', { email });
@@ -391,7 +375,7 @@ function Suppressions() {
     paged.reload();
   });
   const remove = useAction(async (id: string) => {
-    await del(`/suppressions/${id}`);
+    await del(url('/suppressions/:id_or_email', { id_or_email: id }));
     notify('Address can be sent to again.');
     paged.reload();
   });

@@ -4,55 +4,15 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Badge, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Section, Table, Tabs, Time, useGet, usePaged } from '../ui';
-import { get, qs } from '../api';
+import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
+import { get, qs, url } from '../api';
 import { setQuery, useLocation } from '../router';
 
-interface Automation {
-  id: string;
-  name: string;
-  status: string;
-  created_at: string;
-  updated_at: string | null;
-}
+/** A step of an automation as its answer lists it. */
+type Step = Automation['steps'][number];
 
-interface Step {
-  key: string;
-  type: string;
-  config: Record<string, unknown>;
-}
-
-interface Connection {
-  from: string;
-  to: string;
-  type: string;
-}
-
-interface EventDef {
-  id: string;
-  name: string;
-  schema: Record<string, string> | null;
-  created_at: string;
-}
-
-interface Run {
-  id: string;
-  status: string;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-}
-
-interface RunStep {
-  key: string;
-  type: string;
-  status: string;
-  output: Record<string, unknown> | null;
-  error: { name?: string; message?: string } | null;
-  started_at: string | null;
-  completed_at: string | null;
-}
-
-const STATUSES = ['running', 'completed', 'failed', 'cancelled'];
+/** A run's statuses, for the filter (src/schemas/automations.ts `RUN_STATUSES`, a value the bundle does not take). */
+const STATUSES: AutomationRunSummary['status'][] = ['running', 'completed', 'failed', 'cancelled'];
 
 export function AutomationsPage() {
   const { query } = useLocation();
@@ -80,7 +40,7 @@ export function AutomationsPage() {
 }
 
 function AutomationList() {
-  const paged = usePaged<Automation>('/automations');
+  const paged = usePaged('/automations');
   return (
     <PagedTable
       paged={paged}
@@ -97,7 +57,7 @@ function AutomationList() {
 }
 
 function EventList() {
-  const paged = usePaged<EventDef>('/events');
+  const paged = usePaged('/events');
   return (
     <PagedTable
       paged={paged}
@@ -139,7 +99,7 @@ function useTemplateNames(steps: Step[] | undefined): TemplateNames {
     let live = true;
     Promise.all(
       ids.map((id) =>
-        get<{ name: string }>(`/templates/${encodeURIComponent(id)}`).then(
+        get(url('/templates/:id_or_alias', { id_or_alias: id })).then(
           (t) => [id, t.name] as const,
           () => [id, null] as const,
         ),
@@ -213,11 +173,11 @@ function ruleText(r: Record<string, unknown>): string {
 }
 
 export function AutomationPage({ id }: { id: string }) {
-  const a = useGet<Automation & { steps: Step[]; connections: Connection[] }>(`/automations/${id}`);
+  const a = useGet(url('/automations/:id', { id }));
   const { query } = useLocation();
   const status = query.get('status');
   const selected = query.get('run');
-  const runs = usePaged<Run>(`/automations/${id}/runs`, { status });
+  const runs = usePaged(url('/automations/:id/runs', { id }), { status });
   const templateNames = useTemplateNames(a.data?.steps);
   if (a.error) return <ErrorBox error={a.error} />;
   if (!a.data) return <Loading />;
@@ -301,8 +261,11 @@ export function AutomationPage({ id }: { id: string }) {
   );
 }
 
+/** A field of a step's error, when it is text. */
+const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
 function RunDetail({ automation, run }: { automation: string; run: string }) {
-  const r = useGet<Run & { contact_id: string; steps: RunStep[] }>(`/automations/${automation}/runs/${run}`);
+  const r = useGet(url('/automations/:id/runs/:run_id', { id: automation, run_id: run }));
   return (
     <Card>
       <div class="row-between">
@@ -338,7 +301,7 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
                     </>
                   )}
                 </p>
-                {s.error && <p class="error-text small">{s.error.message ?? s.error.name}</p>}
+                {s.error && <p class="error-text small">{text(s.error.message) ?? text(s.error.name)}</p>}
                 {s.output && s.type === 'send_email' && typeof s.output.email_id === 'string' ? (
                   <a class="small" href={`/dashboard/emails/${s.output.email_id}`}>
                     The email

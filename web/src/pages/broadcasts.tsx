@@ -1,7 +1,8 @@
 // Broadcasts: the list; a draft's editor with a live preview, its segment, send now or schedule;
 // a sent broadcast's results (GET /emails/metrics, recipients, clicked links).
 import { useEffect, useState } from 'preact/hooks';
-import { del, patch, post, qs } from '../api';
+import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
+import { del, patch, post, url } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -29,28 +30,12 @@ import {
 } from '../ui';
 import { EmailPreview } from './preview';
 
-interface Broadcast {
-  id: string;
-  name: string | null;
-  segment_id: string;
-  from: string;
-  subject: string;
-  reply_to: string[] | string | null;
-  preview_text: string | null;
-  html: string | null;
-  text: string | null;
-  status: 'draft' | 'scheduled' | 'queued' | 'sent';
-  created_at: string;
-  scheduled_at: string | null;
-  sent_at: string | null;
-}
-
 function useSegments(active = true) {
-  return useGet<{ data: { id: string; name: string }[] }>(active ? '/segments' : null);
+  return useGet(active ? '/segments' : null);
 }
 
 export function BroadcastsPage() {
-  const paged = usePaged<Broadcast>('/broadcasts');
+  const paged = usePaged('/broadcasts');
   const [creating, setCreating] = useState(false);
   return (
     <>
@@ -80,7 +65,8 @@ export function BroadcastsPage() {
           </Empty>
         }
         columns={[
-          { label: 'Name', render: (b) => <strong>{b.name || b.subject || '(untitled)'}</strong> },
+          // A list item has no subject (docs/api.md §13.1): a broadcast without a name reads untitled.
+          { label: 'Name', render: (b) => <strong>{b.name || '(untitled)'}</strong> },
           { label: 'Status', render: (b) => <Badge value={b.status} /> },
           { label: 'Created', render: (b) => <Time iso={b.created_at} /> },
           { label: 'Sent', render: (b) => <Time iso={b.sent_at ?? b.scheduled_at} /> },
@@ -96,7 +82,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const [form, setForm] = useState({ name: '', segment_id: '', from: '', subject: '' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
-    const b = await post<{ id: string }>('/broadcasts', {
+    const b = await post('/broadcasts', {
       ...form,
       html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
     });
@@ -132,7 +118,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
 }
 
 export function BroadcastPage({ id }: { id: string }) {
-  const b = useGet<Broadcast>(`/broadcasts/${id}`);
+  const b = useGet(url('/broadcasts/:id', { id }));
   if (b.error) return <ErrorBox error={b.error} />;
   if (!b.data) return <Loading />;
   return b.data.status === 'draft' ? <Editor b={b.data} reload={b.reload} /> : <Results b={b.data} reload={b.reload} />;
@@ -154,18 +140,18 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
   useEffect(() => setDirty(false), []);
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const save = useAction(async () => {
-    await patch(`/broadcasts/${b.id}`, { ...form, preview_text: form.preview_text || undefined });
+    await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
     setDirty(false);
     notify('Draft saved.');
   });
   const send = useAction(async () => {
-    if (dirty) await patch(`/broadcasts/${b.id}`, { ...form, preview_text: form.preview_text || undefined });
-    await post(`/broadcasts/${b.id}/send`, when ? { scheduled_at: new Date(when).toISOString() } : {});
+    if (dirty) await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
+    await post(url('/broadcasts/:id/send', { id: b.id }), when ? { scheduled_at: new Date(when).toISOString() } : {});
     notify(when ? 'Broadcast scheduled.' : 'Broadcast is being sent.');
     reload();
   });
   const remove = useAction(async () => {
-    await del(`/broadcasts/${b.id}`);
+    await del(url('/broadcasts/:id', { id: b.id }));
     navigate('/dashboard/broadcasts');
   });
   return (
@@ -239,19 +225,14 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
 
 const TYPES = ['delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'];
 
-/** A recipient of a sent broadcast: its opens or clicks, or its bounce, with those filters. */
-type Recipient = { id: string; email: string; contact_id: string; count?: number; bounce_type?: string };
-
 function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   const start = new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString();
-  const metrics = useGet<{ totals: Record<string, number> }>(
-    `/emails/metrics${qs({ broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() })}`,
-  );
-  const links = useGet<{ data: { id: string; url: string; clicks: number; unique_clicks: number }[] }>(`/broadcasts/${b.id}/clicked-links${qs({ limit: 50 })}`);
+  const metrics = useGet(url('/emails/metrics', { broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() }));
+  const links = useGet(url('/broadcasts/:id/clicked-links', { id: b.id, limit: 50 }));
   const [type, setType] = useState('delivered');
-  const recipients = useGet<{ data: Recipient[]; has_more: boolean }>(`/broadcasts/${b.id}/recipients${qs({ type, limit: 50 })}`);
+  const recipients = useGet(url('/broadcasts/:id/recipients', { id: b.id, type, limit: 50 }));
   const cancel = useAction(async () => {
-    await post(`/broadcasts/${b.id}/cancel`);
+    await post(url('/broadcasts/:id/cancel', { id: b.id }));
     reload();
   });
   const t = metrics.data?.totals ?? {};
@@ -286,7 +267,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
               type="button"
               class="btn"
               onClick={async () => {
-                const d = await post<{ id: string }>(`/broadcasts/${b.id}/duplicate`);
+                const d = await post(url('/broadcasts/:id/duplicate', { id: b.id }));
                 navigate(`/dashboard/broadcasts/${d.id}`);
               }}
             >
@@ -356,8 +337,8 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                   href={(r) => `/dashboard/emails/${r.id}`}
                   columns={[
                     { label: 'Email', render: (r) => r.email },
-                    ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: Recipient) => num(r.count), class: 'num' }] : []),
-                    ...(type === 'bounced' ? [{ label: 'Bounce', render: (r: Recipient) => <Badge value="bounced" label={r.bounce_type} /> }] : []),
+                    ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: BroadcastRecipient) => num(r.count), class: 'num' }] : []),
+                    ...(type === 'bounced' ? [{ label: 'Bounce', render: (r: BroadcastRecipient) => <Badge value="bounced" label={r.bounce_type} /> }] : []),
                   ]}
                 />
               )}

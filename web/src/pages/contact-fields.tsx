@@ -2,28 +2,13 @@
 // receive) and contact properties (typed values for placeholders). The lists and their forms for
 // the Audiences page, and the two cards of a contact's page.
 import { useState } from 'preact/hooks';
-import { del, patch, post } from '../api';
-import { Badge, Card, Empty, ErrorBox, Field, Form, Table, Time, notify, useAction, useGet, val, type InputEvent } from '../ui';
-
-export interface Topic {
-  id: string;
-  name: string;
-  description: string | null;
-  default_subscription: 'opt_in' | 'opt_out';
-  visibility: 'public' | 'private';
-  created_at: string;
-}
-
-export interface Property {
-  id: string;
-  key: string;
-  type: 'string' | 'number';
-  fallback_value: string | number | null;
-  created_at: string;
-}
+import type { Contact } from '../../../src/schemas/contacts';
+import type { ContactTopic } from '../../../src/schemas/topics';
+import { del, patch, post, url } from '../api';
+import { Badge, Card, Empty, ErrorBox, Field, Form, type InputEvent, Table, Time, notify, useAction, useGet, val } from '../ui';
 
 export function Topics() {
-  const list = useGet<{ data: Topic[] }>('/topics?limit=100');
+  const list = useGet(url('/topics', { limit: 100 }));
   const [form, setForm] = useState({ name: '', description: '', default_subscription: 'opt_in', visibility: 'public' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const create = useAction(async () => {
@@ -33,7 +18,7 @@ export function Topics() {
     list.reload();
   });
   const remove = useAction(async (id: string) => {
-    await del(`/topics/${id}`);
+    await del(url('/topics/:id', { id }));
     list.reload();
   });
   return (
@@ -113,7 +98,7 @@ export function Topics() {
 }
 
 export function Properties() {
-  const list = useGet<{ data: Property[] }>('/contact-properties?limit=100');
+  const list = useGet(url('/contact-properties', { limit: 100 }));
   const [form, setForm] = useState({ key: '', type: 'string', fallback: '' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const create = useAction(async () => {
@@ -124,7 +109,7 @@ export function Properties() {
     list.reload();
   });
   const remove = useAction(async (id: string) => {
-    await del(`/contact-properties/${id}`);
+    await del(url('/contact-properties/:id', { id }));
     list.reload();
   });
   return (
@@ -193,8 +178,8 @@ export function Properties() {
 }
 
 /** A contact's values of the team's properties, edited together. */
-export function ContactProperties({ id, values, onSaved }: { id: string; values: Record<string, { value: string | number }>; onSaved: () => void }) {
-  const defs = useGet<{ data: Property[] }>('/contact-properties?limit=100');
+export function ContactProperties({ id, values, onSaved }: { id: string; values: Contact['properties']; onSaved: () => void }) {
+  const defs = useGet(url('/contact-properties', { limit: 100 }));
   const [form, setForm] = useState<Record<string, string> | null>(null);
   const save = useAction(async () => {
     const properties: Record<string, string | number | null> = {};
@@ -202,7 +187,7 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
       const v = form![d.key] ?? '';
       properties[d.key] = v === '' ? null : d.type === 'number' ? Number(v) : v;
     }
-    await patch(`/contacts/${id}`, { properties });
+    await patch(url('/contacts/:id_or_email', { id_or_email: id }), { properties });
     notify('Properties saved.');
     setForm(null);
     onSaved();
@@ -266,11 +251,9 @@ export function ContactProperties({ id, values, onSaved }: { id: string; values:
 
 /** A contact's subscription to each topic, switched one at a time. */
 export function ContactTopics({ id }: { id: string }) {
-  const topics = useGet<{ data: { id: string; name: string; description: string | null; subscription: 'opt_in' | 'opt_out' }[] }>(
-    `/contacts/${id}/topics?limit=100`,
-  );
-  const change = useAction(async (topic: string, subscription: 'opt_in' | 'opt_out') => {
-    await patch(`/contacts/${id}/topics`, { topics: [{ id: topic, subscription }] });
+  const topics = useGet(url('/contacts/:id_or_email/topics', { id_or_email: id, limit: 100 }));
+  const change = useAction(async (topic: string, subscription: ContactTopic['subscription']) => {
+    await patch(url('/contacts/:id_or_email/topics', { id_or_email: id }), { topics: [{ id: topic, subscription }] });
     topics.reload();
   });
   const list = topics.data?.data ?? [];

@@ -2,7 +2,7 @@
 // events, delivery attempts (MX host and address, TLS, replies), preview, text, source and
 // attachments; cancel and reschedule a scheduled email; hold, release, retry and cancel a queued one.
 import { useState } from 'preact/hooks';
-import { post, patch, qs } from '../api';
+import { post, patch, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -33,16 +33,6 @@ import {
 import { EmailPreview } from './preview';
 import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
 
-interface EmailRow {
-  id: string;
-  to: string[];
-  from: string;
-  subject: string;
-  created_at: string;
-  last_event: string;
-  scheduled_at: string | null;
-}
-
 export function EmailsPage() {
   const { query } = useLocation();
   const status = query.get('status') ?? '';
@@ -51,7 +41,7 @@ export function EmailsPage() {
   const until = query.get('until') ?? '';
   const [text, setText] = useState(q);
   const [sending, setSending] = useState(false);
-  const paged = usePaged<EmailRow>('/emails', {
+  const paged = usePaged('/emails', {
     status,
     q,
     since: since ? new Date(`${since}T00:00:00`).toISOString() : null,
@@ -136,13 +126,13 @@ export function EmailsPage() {
 }
 
 function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
-  const domains = useGet<{ data: { name: string; status: string }[] }>(open ? '/domains' : null);
+  const domains = useGet(open ? '/domains' : null);
   // A verified domain that lost a record keeps sending while it is re-checked (temporary_failure).
   const verified = (domains.data?.data ?? []).filter((d) => ['verified', 'partially_verified', 'temporary_failure'].includes(d.status));
   const [form, setForm] = useState({ from: '', to: '', subject: '', html: '', scheduled_at: '' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
-    const res = await post<{ id: string }>('/emails', {
+    const res = await post('/emails', {
       from: form.from,
       to: form.to
         .split(',')
@@ -182,45 +172,14 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   );
 }
 
-interface EmailDetail extends EmailRow {
-  html: string | null;
-  text: string | null;
-  cc: string[];
-  bcc: string[];
-  reply_to: string[];
-  message_id: string;
-  tags: { name: string; value: string }[];
-  attempts: Attempt[];
-  /** Posthorn: what of the email waits in the delivery queue, null when nothing does. */
-  queue: { recipients: string[]; held: 'email' | 'destination' | null } | null;
-}
-
-interface Attempt {
-  at: string;
-  domain: string;
-  host: string | null;
-  ip?: string | null;
-  tls: boolean | null;
-  tls_version?: string | null;
-  tls_cipher?: string | null;
-  mta_sts?: 'enforce' | 'testing' | null;
-  duration_ms: number;
-  results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
-}
-
-/** What the timeline shows of an event's data (docs/api.md §14.3). */
-type EventData = { to?: string | string[]; bounce?: { message: string }; click?: { link: string } } | null;
-
 export function EmailPage({ id }: { id: string }) {
-  const email = useGet<EmailDetail>(`/emails/${id}`);
-  const events = useGet<{ data: { id: string; type: string; created_at: string; data: EventData; automated: string | null }[] }>(
-    `/emails/${id}/events${qs({ limit: 100 })}`,
-  );
+  const email = useGet(url('/emails/:id', { id }));
+  const events = useGet(url('/emails/:id/events', { id, limit: 100 }));
   const [tab, setTab] = useState('preview');
   const [rescheduling, setRescheduling] = useState(false);
-  const act = (action: string, done: string) =>
+  const act = (action: 'cancel' | 'hold' | 'release' | 'retry', done: string) =>
     useAction(async () => {
-      await post(`/emails/${id}/${action}`);
+      await post(url(`/emails/:id/${action}`, { id }));
       notify(done);
       email.reload();
       events.reload();
@@ -404,10 +363,10 @@ export function EmailPage({ id }: { id: string }) {
                   {ev.automated && <span class="muted small"> automated ({ev.automated})</span>}
                   <div class="small muted">
                     <Time iso={ev.created_at} exact />
-                    {ev.data?.to && ev.type !== 'email.sent' ? ` · ${([] as string[]).concat(ev.data.to).join(', ')}` : ''}
+                    {ev.data.to && ev.type !== 'email.sent' ? ` · ${ev.data.to.join(', ')}` : ''}
                   </div>
-                  {ev.data?.bounce && <div class="small mono">{ev.data.bounce.message}</div>}
-                  {ev.data?.click?.link && <div class="small mono break">{ev.data.click.link}</div>}
+                  {ev.data.bounce && <div class="small mono">{ev.data.bounce.message}</div>}
+                  {ev.data.click?.link && <div class="small mono break">{ev.data.click.link}</div>}
                 </li>
               ))}
             </ol>
@@ -431,7 +390,7 @@ function RescheduleDialog({ open, id, onClose, onDone }: { open: boolean; id: st
   const [when, setWhen] = useState('');
   const action = useAction(async () => {
     const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(when) ? new Date(when).toISOString() : when;
-    await patch(`/emails/${id}`, { scheduled_at: at });
+    await patch(url('/emails/:id', { id }), { scheduled_at: at });
     notify('The email was rescheduled.');
     onDone();
     onClose();
@@ -446,7 +405,7 @@ function RescheduleDialog({ open, id, onClose, onDone }: { open: boolean; id: st
 }
 
 function RawSource({ id }: { id: string }) {
-  const raw = useGet<string>(`/emails/${id}/raw`);
+  const raw = useGet(url('/emails/:id/raw', { id }));
   if (raw.error) return <ErrorBox error={raw.error} />;
   if (raw.data === undefined) return <Loading />;
   const text = raw.data.length > 200_000 ? `${raw.data.slice(0, 200_000)}\n… (${bytes(raw.data.length)} in all)` : raw.data;
@@ -461,9 +420,7 @@ function RawSource({ id }: { id: string }) {
 }
 
 function Attachments({ id }: { id: string }) {
-  const list = useGet<{ data: { id: string; filename: string | null; size: number; content_type: string; download_url: string }[] }>(
-    `/emails/${id}/attachments`,
-  );
+  const list = useGet(url('/emails/:id/attachments', { id }));
   if (list.error) return <ErrorBox error={list.error} />;
   if (!list.data) return <Loading />;
   if (!list.data.data.length) return <p class="muted">No attachments.</p>;

@@ -1,19 +1,10 @@
 // Contact imports: the dialog that uploads a CSV file and follows its progress, and the list of
 // past imports with their counts (docs/api.md §12.9).
 import { useEffect, useState } from 'preact/hooks';
-import { get, post } from '../api';
+import type { ContactImport } from '../../../src/schemas/contact-imports';
+import type { SegmentSummary } from '../../../src/schemas/segments';
+import { get, post, url } from '../api';
 import { Badge, Dialog, Empty, ErrorBox, Field, Form, PagedTable, Time, num, useAction, usePaged, val } from '../ui';
-
-export interface ContactImport {
-  id: string;
-  status: 'queued' | 'in_progress' | 'completed' | 'failed';
-  created_at: string;
-  completed_at: string | null;
-  counts: { total: number; created: number; updated: number; skipped: number; failed: number };
-  progress: { processed_bytes: number; file_bytes: number };
-  failures: { row: number; reason: string }[];
-  failure_reason: string | null;
-}
 
 const STATUS_BADGE: Record<ContactImport['status'], string> = { queued: 'queued', in_progress: 'pending', completed: 'enabled', failed: 'failed' };
 
@@ -40,17 +31,7 @@ function Progress({ i }: { i: ContactImport }) {
   );
 }
 
-export function ImportDialog({
-  open,
-  onClose,
-  onDone,
-  segments,
-}: {
-  open: boolean;
-  onClose: () => void;
-  onDone: () => void;
-  segments: { id: string; name: string }[];
-}) {
+export function ImportDialog({ open, onClose, onDone, segments }: { open: boolean; onClose: () => void; onDone: () => void; segments: SegmentSummary[] }) {
   const [file, setFile] = useState<File | null>(null);
   const [form, setForm] = useState({ on_conflict: 'skip', segment: '' });
   const [running, setRunning] = useState<ContactImport | null>(null);
@@ -59,13 +40,13 @@ export function ImportDialog({
     body.append('file', file!);
     body.append('on_conflict', form.on_conflict);
     if (form.segment) body.append('segments', JSON.stringify([{ id: form.segment }]));
-    const { id } = await post<{ id: string }>('/contacts/imports', body);
-    setRunning(await get<ContactImport>(`/contacts/imports/${id}`));
+    const { id } = await post('/contacts/imports', body);
+    setRunning(await get(url('/contacts/imports/:id', { id })));
   });
   // Follow the import until it is over.
   useEffect(() => {
     if (!running || running.status === 'completed' || running.status === 'failed') return;
-    const t = setTimeout(async () => setRunning(await get<ContactImport>(`/contacts/imports/${running.id}`)), 500);
+    const t = setTimeout(async () => setRunning(await get(url('/contacts/imports/:id', { id: running.id }))), 500);
     return () => clearTimeout(t);
   }, [running]);
   const close = () => {
@@ -140,7 +121,7 @@ export function ImportDialog({
 }
 
 export function Imports() {
-  const paged = usePaged<ContactImport>('/contacts/imports');
+  const paged = usePaged('/contacts/imports');
   return (
     <PagedTable
       paged={paged}

@@ -1,17 +1,17 @@
 // Accepting an invitation: the link's token names the team and email; the new member picks a password.
 import { useState } from 'preact/hooks';
-import { post, setCsrf } from '../api';
+import type { Session } from '../../../src/schemas/accounts';
+import { post, setCsrf, url } from '../api';
 import { navigate } from '../router';
-import type { Session } from '../session';
 import { Field, Form, Loading, useAction, useGet, val } from '../ui';
 
 export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (s: Session) => void }) {
-  const invite = useGet<{ email: string; team: string; role: string; expires_at: string }>(`/auth/invites/${encodeURIComponent(token)}`);
+  const invite = useGet(url('/auth/invites/:token', { token }));
   const [password, setPassword] = useState('');
   const [again, setAgain] = useState('');
   const action = useAction(async () => {
     if (password !== again) throw new Error('The two passwords differ.');
-    const s = await post<Session>(`/auth/invites/${encodeURIComponent(token)}/accept`, { password });
+    const s = await post(url('/auth/invites/:token/accept', { token }), { password });
     setCsrf(s.csrf_token);
     onSignedIn(s);
     navigate('/dashboard', { replace: true });

@@ -1,25 +1,16 @@
 // Logs: every API request made with a key, filtered by method, status and key, with its bodies.
+import { url } from '../api';
 import { setQuery, useLocation } from '../router';
-import { Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Time, useGet, usePaged, val, type InputEvent } from '../ui';
-
-interface Log {
-  id: string;
-  created_at: string;
-  endpoint: string;
-  method: string;
-  response_status: number;
-  user_agent: string | null;
-  api_key_id: string | null;
-}
+import { Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Time, type InputEvent, useGet, usePaged, val } from '../ui';
 
 export function LogsPage() {
   const { query } = useLocation();
   const method = query.get('method') ?? '';
   const status = query.get('status') ?? '';
   const key = query.get('api_key_id') ?? '';
-  const keys = useGet<{ data: { id: string; name: string }[] }>('/api-keys');
+  const keys = useGet('/api-keys');
   const names = new Map((keys.data?.data ?? []).map((k) => [k.id, k.name]));
-  const paged = usePaged<Log>('/logs', { method, status, api_key_id: key });
+  const paged = usePaged('/logs', { method, status, api_key_id: key });
   const filter = (k: string) => (e: InputEvent) => setQuery({ [k]: val(e), after: null, before: null });
   return (
     <>
@@ -75,7 +66,7 @@ export function LogsPage() {
 }
 
 export function LogPage({ id }: { id: string }) {
-  const l = useGet<Log & { request_body: unknown; response_body: unknown }>(`/logs/${id}`);
+  const l = useGet(url('/logs/:id', { id }));
   if (l.error) return <ErrorBox error={l.error} />;
   if (!l.data) return <Loading />;
   const x = l.data;

@@ -2,7 +2,8 @@
 // big mailbox providers hold senders to, and the delivery queue (GET /queue) by destination, with
 // its controls: hold, release, retry now, cancel (docs/api.md §19.7).
 import { useMemo, useState } from 'preact/hooks';
-import { post, qs } from '../api';
+import type { QueueDestination } from '../../../src/schemas/operations';
+import { post, url } from '../api';
 import { TimeChart } from '../chart';
 import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
 
@@ -22,25 +23,6 @@ const SERIES = [
   { key: 'clicked', label: 'Clicked', color: '#a855f7' },
 ];
 
-interface Destination {
-  destination: string;
-  site: string;
-  queued: number;
-  recipients: number;
-  retrying: number;
-  held: boolean;
-  held_emails: number;
-  oldest_queued_at: string | null;
-  next_attempt_at: string | null;
-  last_error: string | null;
-  suspended_until: string | null;
-}
-
-interface Metrics {
-  totals: Record<string, number>;
-  data: ({ period: string } & Record<string, number>)[];
-}
-
 export function OverviewPage() {
   const [range, setRange] = useState('7d');
   const r = RANGES.find((x) => x.id === range)!;
@@ -48,12 +30,18 @@ export function OverviewPage() {
   const path = useMemo(() => {
     const end = new Date();
     const start = new Date(end.getTime() - r.days * 86_400_000);
-    return `/emails/metrics${qs({ start_date: start.toISOString(), end_date: end.toISOString(), granularity: r.granularity, dimensions: 'period', timezone: tz })}`;
+    return url('/emails/metrics', {
+      start_date: start.toISOString(),
+      end_date: end.toISOString(),
+      granularity: r.granularity,
+      dimensions: 'period',
+      timezone: tz,
+    });
   }, [range]);
-  const metrics = useGet<Metrics>(path);
-  const queue = useGet<{ data: Destination[] }>('/queue');
-  const control = useAction(async (d: Destination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
-    const r = await post<{ affected: number }>(`/queue/${encodeURIComponent(d.destination)}/${action}`);
+  const metrics = useGet(path);
+  const queue = useGet('/queue');
+  const control = useAction(async (d: QueueDestination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
+    const r = await post(url(`/queue/:destination/${action}`, { destination: d.destination }));
     const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;
     notify(
       {
@@ -67,10 +55,11 @@ export function OverviewPage() {
   });
 
   const chart = useMemo(() => {
+    // A row of the breakdown by period: `period` (a dimension) is a time, the metrics are counts.
     const rows = metrics.data?.data ?? [];
     return {
-      times: rows.map((x) => Date.parse(x.period) / 1000),
-      series: SERIES.map((s) => ({ label: s.label, color: s.color, values: rows.map((x) => x[s.key] ?? 0) })),
+      times: rows.map((x) => Date.parse(String(x.period)) / 1000),
+      series: SERIES.map((s) => ({ label: s.label, color: s.color, values: rows.map((x) => Number(x[s.key] ?? 0)) })),
     };
   }, [metrics.data]);
 

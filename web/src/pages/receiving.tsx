@@ -1,23 +1,13 @@
 // Received (inbound) emails with the SPF, DKIM and DMARC verdicts taken on receipt.
 import { useState } from 'preact/hooks';
+import { url } from '../api';
 import { Badge, bytes, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Tabs, Time, useGet, usePaged } from '../ui';
 import { EmailPreview } from './preview';
-
-type Verdict = 'pass' | 'fail' | 'gray' | 'processing_failed' | 'unknown';
-interface Received {
-  id: string;
-  from: string;
-  to: string[];
-  subject: string;
-  created_at: string;
-  received_for: string[];
-  authentication: { spf: Verdict; dkim: Verdict; dmarc: Verdict } | null;
-  attachments: { id: string; filename: string | null; size: number; content_type: string }[];
-}
+import type { ReceivedEmailSummary, Verdict } from '../../../src/schemas/receiving';
 
 const tone = (v: Verdict | undefined) => (v === 'pass' ? 'pass' : v === 'fail' ? 'fail' : 'neutral');
 
-function Verdicts({ a }: { a: Received['authentication'] }) {
+function Verdicts({ a }: { a: ReceivedEmailSummary['authentication'] }) {
   if (!a) return <span class="muted">not checked</span>;
   return (
     <span class="verdicts">
@@ -28,7 +18,7 @@ function Verdicts({ a }: { a: Received['authentication'] }) {
 }
 
 export function ReceivingPage() {
-  const paged = usePaged<Received>('/emails/receiving');
+  const paged = usePaged('/emails/receiving');
   return (
     <>
       <PageHeader title="Receiving" description="Mail that arrived at your receiving domains, with its authentication verdicts." />
@@ -54,9 +44,7 @@ export function ReceivingPage() {
 }
 
 export function ReceivedPage({ id }: { id: string }) {
-  const r = useGet<Received & { html: string | null; text: string | null; headers: Record<string, string>; raw: { download_url: string } | null }>(
-    `/emails/receiving/${id}?html_format=data_uri`,
-  );
+  const r = useGet(url('/emails/receiving/:id', { id, html_format: 'data_uri' }));
   const [tab, setTab] = useState('preview');
   if (r.error) return <ErrorBox error={r.error} />;
   if (!r.data) return <Loading />;
@@ -105,7 +93,7 @@ export function ReceivedPage({ id }: { id: string }) {
                 ['SPF', <Badge value={tone(e.authentication?.spf)} label={e.authentication?.spf ?? 'not checked'} />],
                 ['DKIM', <Badge value={tone(e.authentication?.dkim)} label={e.authentication?.dkim ?? 'not checked'} />],
                 ['DMARC', <Badge value={tone(e.authentication?.dmarc)} label={e.authentication?.dmarc ?? 'not checked'} />],
-                ['Source', <a href={e.raw?.download_url ?? '#'}>Download .eml</a>],
+                ['Source', <a href={e.raw.download_url}>Download .eml</a>],
                 [
                   'Attachments',
                   e.attachments.length ? (

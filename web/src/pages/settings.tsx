@@ -1,7 +1,7 @@
 // Settings: password, two-factor sign-in (TOTP), sessions, team members and invitations.
 import { useState } from 'preact/hooks';
-import { del, post } from '../api';
-import type { Session } from '../session';
+import type { Session, TotpEnrolment } from '../../../src/schemas/accounts';
+import { del, post, url } from '../api';
 import { Badge, Card, CopyButton, ErrorBox, Field, Form, FormDialog, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
 export function SettingsPage({ session }: { session: Session }) {
@@ -56,14 +56,14 @@ function Password() {
 
 function TwoFactor({ enabled: initial }: { enabled: boolean }) {
   const [enabled, setEnabled] = useState(initial);
-  const [enrolment, setEnrolment] = useState<{ secret: string; uri: string; qr_svg: string } | null>(null);
+  const [enrolment, setEnrolment] = useState<TotpEnrolment | null>(null);
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<string[] | null>(null);
   const [password, setPassword] = useState('');
   const [disabling, setDisabling] = useState(false);
   const begin = useAction(async () => setEnrolment(await post('/auth/totp')));
   const confirm = useAction(async () => {
-    const r = await post<{ recovery_codes: string[] }>('/auth/totp/confirm', { code });
+    const r = await post('/auth/totp/confirm', { code });
     setCodes(r.recovery_codes);
     setEnrolment(null);
     setEnabled(true);
@@ -169,11 +169,9 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
 }
 
 function Sessions() {
-  const list = useGet<{
-    data: { id: string; created_at: string; last_seen_at: string; user_agent: string | null; ip: string | null; method: string; current: boolean }[];
-  }>('/auth/sessions');
+  const list = useGet('/auth/sessions');
   const end = useAction(async (id: string) => {
-    await del(`/auth/sessions/${id}`);
+    await del(url('/auth/sessions/:id', { id }));
     list.reload();
   });
   const everywhere = useAction(async () => {
@@ -251,16 +249,16 @@ function browser(ua: string | null): string {
 
 function Team({ session }: { session: Session }) {
   const owner = session.user.role === 'owner';
-  const members = useGet<{ data: { id: string; email: string; role: string; totp_enabled: boolean; created_at: string }[] }>('/team/members');
-  const invites = useGet<{ data: { id: string; email: string; role: string; expires_at: string }[] }>('/team/invites');
+  const members = useGet('/team/members');
+  const invites = useGet('/team/invites');
   const [inviting, setInviting] = useState(false);
   const [link, setLink] = useState<string | null>(null);
   const remove = useAction(async (id: string) => {
-    await del(`/team/members/${id}`);
+    await del(url('/team/members/:id', { id }));
     members.reload();
   });
   const withdraw = useAction(async (id: string) => {
-    await del(`/team/invites/${id}`);
+    await del(url('/team/invites/:id', { id }));
     invites.reload();
   });
   return (
@@ -357,7 +355,7 @@ function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose: ()
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const action = useAction(async () => {
-    const r = await post<{ url: string }>('/team/invites', { email, role });
+    const r = await post('/team/invites', { email, role });
     setEmail('');
     onInvited(r.url);
     onClose();

@@ -1,12 +1,12 @@
 // Sign-in: email and password, then a TOTP or recovery code when the account asks for one; the
 // OpenID Connect button when the server has a provider configured.
 import { useState } from 'preact/hooks';
+import type { Session } from '../../../src/schemas/accounts';
 import { ApiFailure, post, setCsrf } from '../api';
-import type { Session } from '../session';
 import { ErrorBox, Field, useAction, useGet, val } from '../ui';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
-  const providers = useGet<{ oidc: { name: string; start_url: string } | null }>('/auth/providers');
+  const providers = useGet('/auth/providers');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
@@ -14,7 +14,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   const redirected = new URLSearchParams(location.search).get('error');
   const action = useAction(async () => {
     try {
-      const s = await post<Session>('/auth/sign-in', { email, password, ...(needCode ? { code } : {}) });
+      const s = await post('/auth/sign-in', { email, password, ...(needCode ? { code } : {}) });
       setCsrf(s.csrf_token);
       onSignedIn(s);
     } catch (e) {

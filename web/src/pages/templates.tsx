@@ -2,7 +2,8 @@
 // variables, HTML and text beside a live preview rendered with the variables' fallbacks — with
 // Save (PATCH, the latest version), Publish, Duplicate and Delete, all through the REST API.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { del, patch, post } from '../api';
+import type { Template, TemplateSummary, TemplateVariable } from '../../../src/schemas/templates';
+import { del, patch, post, url } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -25,36 +26,15 @@ import {
   useGet,
   usePaged,
   val,
+  type InputEvent,
 } from '../ui';
 import { renderPreview, type Values } from '../template-text';
 import { EmailPreview } from './preview';
 
-type VariableType = 'string' | 'number';
-
-interface TemplateItem {
-  id: string;
-  name: string;
-  alias: string | null;
-  status: 'draft' | 'published';
-  published_at: string | null;
-  created_at: string;
-  updated_at: string;
-  /** Posthorn's list items carry it (docs/api.md §20.1); the template object always does. */
-  has_unpublished_versions?: boolean;
-}
-
-interface Template extends TemplateItem {
-  current_version_id: string;
-  from: string | null;
-  subject: string | null;
-  reply_to: string[] | null;
-  html: string;
-  text: string | null;
-  variables: { key: string; type: VariableType; fallback_value: string | number | null }[];
-}
+type VariableType = TemplateVariable['type'];
 
 /** The status as the list and the editor show it: draft or published, and unpublished changes. */
-function Status({ t }: { t: TemplateItem }) {
+function Status({ t }: { t: TemplateSummary }) {
   return (
     <span class="badges">
       <Badge value={t.status} />
@@ -64,7 +44,7 @@ function Status({ t }: { t: TemplateItem }) {
 }
 
 export function TemplatesPage() {
-  const paged = usePaged<TemplateItem>('/templates');
+  const paged = usePaged('/templates');
   const [creating, setCreating] = useState(false);
   const create = () => (
     <button type="button" class="btn primary" onClick={() => setCreating(true)}>
@@ -117,9 +97,9 @@ const STARTER_HTML = '<p>Hello,</p>\n<p></p>\n';
 
 function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const [form, setForm] = useState({ name: '', alias: '', from: '', subject: '' });
-  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: val(e as never) });
+  const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
-    const t = await post<{ id: string }>('/templates', {
+    const t = await post('/templates', {
       name: form.name,
       html: STARTER_HTML,
       alias: form.alias.trim() || undefined,
@@ -159,7 +139,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
 }
 
 export function TemplatePage({ id }: { id: string }) {
-  const t = useGet<Template>(`/templates/${encodeURIComponent(id)}`);
+  const t = useGet(url('/templates/:id_or_alias', { id_or_alias: id }));
   if (t.error) return <ErrorBox error={t.error} />;
   if (!t.data) return <Loading />;
   return <Editor key={t.data.id} t={t.data} reload={t.reload} />;
@@ -249,13 +229,13 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   const body = toBody(form, t);
   const diff = changes(body, saved);
   const dirty = Object.keys(diff).length > 0;
-  const set = (k: Exclude<keyof Form, 'variables'>) => (e: Event) => setForm((f) => ({ ...f, [k]: val(e as never) }));
+  const set = (k: Exclude<keyof Form, 'variables'>) => (e: InputEvent) => setForm((f) => ({ ...f, [k]: val(e) }));
 
   /** PATCH what changed, if anything; the error of an earlier action goes (this one's, if any, takes its place). */
   const persist = async () => {
     for (const a of [save, publish, duplicate]) a.setError(null);
     if (!dirty) return;
-    await patch(`/templates/${t.id}`, diff);
+    await patch(url('/templates/:id_or_alias', { id_or_alias: t.id }), diff);
     setSaved(body);
   };
   const save = useAction(async () => {
@@ -265,18 +245,18 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   });
   const publish = useAction(async () => {
     await persist();
-    await post(`/templates/${t.id}/publish`);
+    await post(url('/templates/:id_or_alias/publish', { id_or_alias: t.id }));
     reload();
     notify('Published: sends use this version now.');
   });
   const duplicate = useAction(async () => {
     await persist();
-    const copy = await post<{ id: string }>(`/templates/${t.id}/duplicate`);
+    const copy = await post(url('/templates/:id_or_alias/duplicate', { id_or_alias: t.id }));
     notify(`Duplicated as “${form.name} (copy)”, a draft.`);
     navigate(`/dashboard/templates/${copy.id}`);
   });
   const remove = useAction(async () => {
-    await del(`/templates/${t.id}`);
+    await del(url('/templates/:id_or_alias', { id_or_alias: t.id }));
     notify(`Deleted “${t.name}”.`);
     navigate('/dashboard/templates');
   });

@@ -1,7 +1,8 @@
 // Webhooks: endpoints, their signing secret (reveal, rotate), the delivery log per event with the
 // payload and every attempt's response, and replay.
 import { useState } from 'preact/hooks';
-import { del, patch, post, qs } from '../api';
+import type { WebhookSummary } from '../../../src/schemas/webhooks';
+import { del, patch, post, qs, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -30,17 +31,8 @@ import { EMITTED_WEBHOOK_KINDS } from '../../../src/event-catalogue';
 /** The kinds Posthorn sends (src/event-catalogue.ts); the API also accepts Resend's others, which never fire. */
 const EVENTS: string[] = [...EMITTED_WEBHOOK_KINDS];
 
-interface Webhook {
-  id: string;
-  endpoint: string;
-  events: string[];
-  status: string;
-  created_at: string;
-  signing_secret?: string;
-}
-
 export function WebhooksPage() {
-  const paged = usePaged<Webhook>('/webhooks');
+  const paged = usePaged('/webhooks');
   const [creating, setCreating] = useState(false);
   return (
     <>
@@ -81,17 +73,17 @@ export function WebhooksPage() {
   );
 }
 
-function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onClose: () => void; existing?: Webhook; onDone?: () => void }) {
+function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onClose: () => void; existing?: WebhookSummary; onDone?: () => void }) {
   const [endpoint, setEndpoint] = useState(existing?.endpoint ?? '');
   const [events, setEvents] = useState<string[]>(existing?.events ?? EVENTS);
   const action = useAction(async () => {
     if (existing) {
-      await patch(`/webhooks/${existing.id}`, { endpoint, events });
+      await patch(url('/webhooks/:id', { id: existing.id }), { endpoint, events });
       notify('Endpoint updated.');
       onDone?.();
       onClose();
     } else {
-      const w = await post<{ id: string }>('/webhooks', { endpoint, events });
+      const w = await post('/webhooks', { endpoint, events });
       onClose();
       navigate(`/dashboard/webhooks/${w.id}`);
     }
@@ -125,32 +117,25 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
   );
 }
 
-interface WebhookEvent {
-  id: string;
-  type: string;
-  created_at: string;
-  status: string;
-}
-
 export function WebhookPage({ id }: { id: string }) {
-  const w = useGet<Webhook>(`/webhooks/${id}`);
+  const w = useGet(url('/webhooks/:id', { id }));
   const { query } = useLocation();
   const selected = query.get('event');
-  const events = usePaged<WebhookEvent>(`/webhooks/${id}/events`);
+  const events = usePaged(url('/webhooks/:id/events', { id }));
   const [reveal, setReveal] = useState(false);
   const [editing, setEditing] = useState(false);
   const rotate = useAction(async () => {
-    await post(`/webhooks/${id}/signing-secret/rotate`);
+    await post(url('/webhooks/:id/signing-secret/rotate', { id }));
     notify('Signing secret rotated.');
     setReveal(true);
     w.reload();
   });
   const toggle = useAction(async () => {
-    await patch(`/webhooks/${id}`, { status: w.data?.status === 'enabled' ? 'disabled' : 'enabled' });
+    await patch(url('/webhooks/:id', { id }), { status: w.data?.status === 'enabled' ? 'disabled' : 'enabled' });
     w.reload();
   });
   const remove = useAction(async () => {
-    await del(`/webhooks/${id}`);
+    await del(url('/webhooks/:id', { id }));
     navigate('/dashboard/webhooks');
   });
   if (w.error) return <ErrorBox error={w.error} />;
@@ -234,12 +219,10 @@ export function WebhookPage({ id }: { id: string }) {
 }
 
 function EventDetail({ webhook, event, onClose }: { webhook: string; event: string; onClose: () => void }) {
-  const ev = useGet<WebhookEvent & { payload: unknown; next_attempt_at: string | null }>(`/webhooks/${webhook}/events/${event}`);
-  const attempts = useGet<{ data: { id: string; http_status_code: number | null; response: string; sent_at: string }[] }>(
-    `/webhooks/${webhook}/events/${event}/attempts`,
-  );
+  const ev = useGet(url('/webhooks/:id/events/:event_id', { id: webhook, event_id: event }));
+  const attempts = useGet(url('/webhooks/:id/events/:event_id/attempts', { id: webhook, event_id: event }));
   const replay = useAction(async () => {
-    await post(`/webhooks/${webhook}/events/${event}/replay`);
+    await post(url('/webhooks/:id/events/:event_id/replay', { id: webhook, event_id: event }));
     notify('Replay queued.');
     setTimeout(() => {
       ev.reload();

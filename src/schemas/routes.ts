@@ -1,0 +1,170 @@
+// The routes the dashboard calls (web/src/api.ts), each with the schema of its answer. The
+// dashboard takes its types from here — `import type` only: no schema reaches the browser's bundle
+// (test/architecture/imports.test.ts) — so a page reads the fields the server sends, and
+// test/api/schema-coverage.test.ts holds every entry to the route's declaration in
+// src/api/resources/ (the same method and path, an answer of the same schema). A page that calls a
+// new route adds its line here.
+import { type Static, Type } from '@sinclair/typebox';
+import { Deleted, List, Ref } from './common';
+import {
+  InviteByToken,
+  InviteCreated,
+  InviteList,
+  MemberList,
+  PasswordChanged,
+  Providers,
+  Session,
+  SessionList,
+  SessionsEnded,
+  TotpDisabled,
+  TotpEnabled,
+  TotpEnrolment,
+} from './accounts';
+import { ApiKeyCreated, ApiKeyList } from './api-keys';
+import { Automation, AutomationList, AutomationRun, AutomationRunList } from './automations';
+import { Broadcast, BroadcastRecipient, BroadcastSent, BroadcastSummary, ClickedLink } from './broadcasts';
+import { ContactImport } from './contact-imports';
+import { ContactProperty } from './contact-properties';
+import { Contact, ContactDeleted, ContactSegmentAdded, ContactSegmentRemoved, ContactSummary } from './contacts';
+import { Domain, DomainCreated, DomainList } from './domains';
+import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } from './emails';
+import { EventList } from './events';
+import { Metrics } from './metrics';
+import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
+import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
+import { SegmentCreated, SegmentSummary } from './segments';
+import { SuppressionList } from './suppressions';
+import { Template, TemplateDeleted, TemplateList, TemplateRef } from './templates';
+import { ContactTopic, ContactTopicsUpdated, Topic } from './topics';
+import { Webhook, WebhookAttemptList, WebhookEvent, WebhookEventList, WebhookList, WebhookSecret } from './webhooks';
+
+/** A raw answer (not JSON: a message's source), which the dashboard reads as text. */
+export const RawText = Type.String({ description: 'A raw answer, read as text' });
+
+export const ROUTES = {
+  // Sign-in, sessions, second factor (docs/api.md §19).
+  'GET /auth/providers': Providers,
+  'GET /auth/session': Session,
+  'POST /auth/sign-in': Session,
+  'POST /auth/sign-out': Deleted('session'),
+  'GET /auth/invites/:token': InviteByToken,
+  'POST /auth/invites/:token/accept': Session,
+  'GET /auth/sessions': SessionList,
+  'DELETE /auth/sessions/:id': Deleted('session'),
+  'DELETE /auth/sessions': SessionsEnded,
+  'POST /auth/password': PasswordChanged,
+  'POST /auth/totp': TotpEnrolment,
+  'POST /auth/totp/confirm': TotpEnabled,
+  'DELETE /auth/totp': TotpDisabled,
+  'GET /team/members': MemberList,
+  'DELETE /team/members/:id': Deleted('member'),
+  'GET /team/invites': InviteList,
+  'POST /team/invites': InviteCreated,
+  'DELETE /team/invites/:id': Deleted('invite'),
+
+  // Emails, their queue and metrics (docs/api.md §7, §19.6, §19.7).
+  'GET /emails': List(EmailSummary),
+  'POST /emails': SendEmailResponse,
+  'GET /emails/:id': Email,
+  'PATCH /emails/:id': Ref('email'),
+  'GET /emails/:id/events': EmailEvents,
+  'GET /emails/:id/raw': RawText,
+  'GET /emails/:id/attachments': List(EmailAttachment),
+  'POST /emails/:id/cancel': Ref('email'),
+  'POST /emails/:id/hold': Ref('email'),
+  'POST /emails/:id/release': Ref('email'),
+  'POST /emails/:id/retry': Ref('email'),
+  'GET /emails/metrics': Metrics,
+  'GET /queue': QueueList,
+  'POST /queue/:destination/hold': QueueControlResult,
+  'POST /queue/:destination/release': QueueControlResult,
+  'POST /queue/:destination/retry': QueueControlResult,
+  'POST /queue/:destination/cancel': QueueControlResult,
+  'GET /emails/receiving': List(ReceivedEmailSummary),
+  'GET /emails/receiving/:id': ReceivedEmail,
+  'GET /logs': List(LogSummary),
+  'GET /logs/:id': Log,
+
+  // Webhooks (docs/api.md §14).
+  'GET /webhooks': WebhookList,
+  'POST /webhooks': WebhookSecret,
+  'GET /webhooks/:id': Webhook,
+  'PATCH /webhooks/:id': Ref('webhook'),
+  'DELETE /webhooks/:id': Deleted('webhook'),
+  'POST /webhooks/:id/signing-secret/rotate': WebhookSecret,
+  'GET /webhooks/:id/events': WebhookEventList,
+  'GET /webhooks/:id/events/:event_id': WebhookEvent,
+  'GET /webhooks/:id/events/:event_id/attempts': WebhookAttemptList,
+  'POST /webhooks/:id/events/:event_id/replay': Ref('webhook_event'),
+
+  // Contacts, segments, topics, properties, imports (docs/api.md §11, §12).
+  'GET /contacts': List(ContactSummary),
+  'POST /contacts': Ref('contact'),
+  'GET /contacts/:id_or_email': Contact,
+  'PATCH /contacts/:id_or_email': Ref('contact'),
+  'DELETE /contacts/:id_or_email': ContactDeleted,
+  'GET /contacts/:id_or_email/segments': List(SegmentSummary),
+  'POST /contacts/:id_or_email/segments/:segment_id': ContactSegmentAdded,
+  'DELETE /contacts/:id_or_email/segments/:segment_id': ContactSegmentRemoved,
+  'GET /contacts/:id_or_email/topics': List(ContactTopic),
+  'PATCH /contacts/:id_or_email/topics': ContactTopicsUpdated,
+  'GET /segments': List(SegmentSummary),
+  'POST /segments': SegmentCreated('segment'),
+  'DELETE /segments/:id': Deleted('segment'),
+  'GET /topics': List(Topic),
+  'POST /topics': Ref('topic'),
+  'DELETE /topics/:id': Deleted('topic'),
+  'GET /contact-properties': List(ContactProperty),
+  'POST /contact-properties': Ref('contact_property'),
+  'DELETE /contact-properties/:id': Deleted('contact_property'),
+  'GET /contacts/imports': List(ContactImport),
+  'POST /contacts/imports': Ref('contact_import'),
+  'GET /contacts/imports/:id': ContactImport,
+
+  // Broadcasts (docs/api.md §13).
+  'GET /broadcasts': List(BroadcastSummary),
+  'POST /broadcasts': Ref('broadcast'),
+  'GET /broadcasts/:id': Broadcast,
+  'PATCH /broadcasts/:id': Ref('broadcast'),
+  'DELETE /broadcasts/:id': Deleted('broadcast'),
+  'POST /broadcasts/:id/send': BroadcastSent,
+  'POST /broadcasts/:id/cancel': Ref('broadcast'),
+  'POST /broadcasts/:id/duplicate': Ref('broadcast'),
+  'GET /broadcasts/:id/recipients': List(BroadcastRecipient),
+  'GET /broadcasts/:id/clicked-links': List(ClickedLink),
+  'GET /suppressions': SuppressionList,
+  'POST /suppressions': Ref('suppression'),
+  'DELETE /suppressions/:id_or_email': Deleted('suppression'),
+
+  // Domains and API keys (docs/api.md §9, §10).
+  'GET /domains': DomainList,
+  'POST /domains': DomainCreated,
+  'GET /domains/:id': Domain,
+  'PATCH /domains/:id': Ref('domain'),
+  'DELETE /domains/:id': Deleted('domain'),
+  'POST /domains/:id/verify': Ref('domain'),
+  'POST /domains/:id/dkim/rotate': Domain,
+  'GET /api-keys': ApiKeyList,
+  'POST /api-keys': ApiKeyCreated,
+  'DELETE /api-keys/:id': Deleted('api_key'),
+
+  // Templates, custom events, automations (docs/api.md §20, §23, §24).
+  'GET /templates': TemplateList,
+  'POST /templates': TemplateRef,
+  'GET /templates/:id_or_alias': Template,
+  'PATCH /templates/:id_or_alias': TemplateRef,
+  'DELETE /templates/:id_or_alias': TemplateDeleted,
+  'POST /templates/:id_or_alias/publish': TemplateRef,
+  'POST /templates/:id_or_alias/duplicate': TemplateRef,
+  'GET /events': EventList,
+  'GET /automations': AutomationList,
+  'GET /automations/:id': Automation,
+  'GET /automations/:id/runs': AutomationRunList,
+  'GET /automations/:id/runs/:run_id': AutomationRun,
+};
+
+/** A route of the map, as `METHOD /path` with the server's parameter names (`GET /emails/:id`). */
+export type RouteName = keyof typeof ROUTES;
+
+/** What each route of the map answers. */
+export type Routes = { [K in RouteName]: Static<(typeof ROUTES)[K]> };
