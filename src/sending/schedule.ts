@@ -2,6 +2,7 @@
 // a time zone, or one of the natural-language forms `in <n> <unit>`, `tomorrow at <time> [<zone>]`
 // and `<weekday> at <time> [<zone>]` (UTC without a zone); at most 30 days ahead; a time in the
 // past means "send now".
+import { zoneFormatter } from '../analytics/periods';
 import { errors } from '../errors';
 
 export const MAX_SCHEDULE_MS = 30 * 86_400_000;
@@ -77,16 +78,8 @@ function parseTime(text: string): number | null {
 /** Minutes east of UTC that `zone` observes at `instant`. */
 function offsetAt(zone: Zone, instant: number): number {
   if (typeof zone === 'number') return zone;
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(instant);
+  // The zones named here are IANA names every runtime knows (ZONES): the formatter exists.
+  const parts = zoneFormatter(zone)!.formatToParts(instant);
   const n = (t: string) => Number(parts.find((p) => p.type === t)!.value);
   const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
   return Math.round((wall - Math.floor(instant / 1000) * 1000) / MINUTE);
