@@ -118,6 +118,8 @@ export const DeliveryAttempt = Type.Object({
   results: Type.Array(
     Type.Object({ recipient: Type.String(), code: Type.Number(), enhanced_code: Type.Optional(Nullable(Type.String())), reply: Type.String() }),
   ),
+  /** Only on simulated attempts: the replies of sandbox addresses, no connection made (docs/api.md §7.11). */
+  simulated: Type.Optional(Type.Literal(true)),
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 
