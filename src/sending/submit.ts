@@ -12,7 +12,7 @@ import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { formatAddress } from '../mail/address';
 import { validateEmail } from './validate';
-import { resolveAttachments } from './attachments';
+import { resolveAttachments, type AttachmentShare } from './attachments';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
 import { trackingOf } from './tracking';
@@ -63,21 +63,22 @@ export async function prepare(
   deps: SendingDeps,
   ctx: SubmitContext,
   input: EmailInput,
-  opts: { batchItem?: boolean; validated?: ValidatedEmail } = {},
+  /** `share`: a batch item's share of its request's attachment budget (attachments.ts `BatchAttachments`). */
+  opts: { share?: AttachmentShare; validated?: ValidatedEmail } = {},
 ): Promise<Prepared> {
   // The fields' types first (the wire schema, src/schemas/emails.ts), then a template becomes the
   // send's subject and body, so every later check sees a plain send.
   const t = opts.validated
     ? { input, templateId: null }
     : await applyTemplate(deps.store, ctx.team, validate(SendEmailRequest, input, 'body'), ctx.templateValues);
-  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem, now: deps.now?.() });
+  const v = opts.validated ?? validateEmail(t.input, { now: deps.now?.() });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).
   if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');
   const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
-  const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks });
+  const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks, share: opts.share });
   const id = ctx.emailId ?? newId();
   const messageId = `<${id}@${domain.name}>`;
   const recipients: EmailRec['recipients'] = {};
