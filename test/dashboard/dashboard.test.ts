@@ -249,6 +249,20 @@ describe('every page shows the data made through the SDK', () => {
     expect(await required.getByText('_dmarc').count()).toBe(0);
   }, 20_000);
 
+  test('domain: the Require TLS switch shows and sets the stored tls', async () => {
+    await page.goto(`${base}/dashboard/domains/${world.domain.id}`);
+    const tls = page.getByRole('switch', { name: 'Require TLS' });
+    await tls.waitFor({ timeout: 10_000 });
+    expect(await tls.isChecked()).toBe(false);
+    await tls.click();
+    await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.tls === 'enforced', 'tls enforced');
+    await page.reload();
+    await page.getByRole('switch', { name: 'Require TLS' }).waitFor({ timeout: 10_000 });
+    await until(() => page.getByRole('switch', { name: 'Require TLS' }).isChecked(), 'switch shows enforced');
+    await page.getByRole('switch', { name: 'Require TLS' }).click();
+    await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.tls === 'opportunistic', 'tls back');
+  }, 20_000);
+
   test('phone width: the main pages stay readable', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
     const p = await signIn(phone);
