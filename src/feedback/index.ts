@@ -111,7 +111,7 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction): Prom
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
       const bounce = bounceOf(r);
       email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce });
-      if (bounce.type === 'Permanent') await suppress(tx, email.team_id, rcpt, 'bounce', email.id);
+      if (bounce.type === 'Permanent') await suppress(events, tx, email.team_id, rcpt, 'bounce', email.id);
       log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status });
     }
     return;
@@ -122,7 +122,7 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction): Prom
     if (!rcpt) return drop('cannot tell which recipient complained');
     if (email.recipients[rcpt] === 'complained') return;
     email = await events.email(tx, email, 'complained', { recipients: [rcpt] });
-    await suppress(tx, email.team_id, rcpt, 'complaint', email.id);
+    await suppress(events, tx, email.team_id, rcpt, 'complaint', email.id);
     log.info('smtp.report.complaint', { email_id: email.id, recipient: rcpt, feedback_type: a.report.feedbackType });
   }
 }

@@ -6,6 +6,14 @@ import { newId } from '../ids';
 import { isSuppressed } from '../suppressions';
 import { topicAllows } from '../topics';
 
+/** `failed.reason` of an email none of whose recipients the email's topic may reach (docs/api.md §14.3). */
+const NOT_SUBSCRIBED = 'not_subscribed_to_topic';
+/** `suppressed` of an email every recipient of which is on the suppression list: Resend's words for it (docs/api.md §14.3). */
+const ON_SUPPRESSION_LIST = {
+  type: 'OnAccountSuppressionList',
+  message: 'Posthorn has suppressed sending to this address because it is on the team’s suppression list.',
+};
+
 /**
  * Queue the email's pending recipients and mark it `queued`. The suppression list and, for an
  * email scoped to a topic, each recipient's subscription (docs/api.md §7.1) are read here, when
@@ -31,7 +39,11 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, now = Dat
     const domain = rcpt.slice(rcpt.lastIndexOf('@') + 1);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }
-  if (byDomain.size === 0) return events.email(tx, email, Object.values(recipients).includes('opted_out') ? 'failed' : 'suppressed', { current: true });
+  if (byDomain.size === 0) {
+    if (Object.values(recipients).includes('opted_out')) return events.email(tx, email, 'failed', { current: true, failed: { reason: NOT_SUBSCRIBED } });
+    const suppressed = Object.keys(recipients).filter((r) => recipients[r] === 'suppressed');
+    return events.email(tx, email, 'suppressed', { current: true, recipients: suppressed, suppressed: ON_SUPPRESSION_LIST });
+  }
   for (const [domain, recipients] of byDomain) {
     const entry: QueueEntry = {
       id: newId(),
