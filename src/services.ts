@@ -6,6 +6,7 @@ import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './sto
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { DomainClaims } from './domains/claims';
+import { recordHosts } from './domains/records';
 import type { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
 import { createEvents } from './events/webhooks';
@@ -74,8 +75,8 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     store,
     dns,
     events,
-    domains: new DomainVerifier(store, dns, config),
-    claims: new DomainClaims(store, dns),
+    domains: new DomainVerifier(store, dns, config, events),
+    claims: new DomainClaims(store, dns, { events, hosts: recordHosts(config) }),
     limiter: new RateLimiter(config.limits.requests_per_second, now),
     commits,
     idempotency: new Idempotency(store),

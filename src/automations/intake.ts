@@ -8,7 +8,7 @@
 import type { AutomationRec, AutomationRunRec, Store, TriggerRec, Tx } from '../store';
 import { newId } from '../ids';
 import { log } from '../log';
-import { blankContact } from '../contacts';
+import { addContact, blankContact } from '../contacts';
 import { propertyDefs } from '../contacts/properties';
 import { evaluate, type ConditionRule } from './conditions';
 import { advance, dropRun, Graph, runContext, saveRun, type AdvanceDeps } from './steps';
@@ -48,7 +48,7 @@ async function startRuns(deps: AdvanceDeps, tx: Tx, t: TriggerRec, now: number):
   // An event sent by email for an address that is no contact yet: the contact is created as the run starts.
   if (!contact) {
     contact = blankContact(team, t.email!, new Date(now).toISOString());
-    tx.contacts.put(contact);
+    await addContact(deps.events, tx, contact);
   }
   for (const a of autos) saveRun(tx, null, await started(deps, tx, newRun(a, contact.id, t, now), a, now));
 }

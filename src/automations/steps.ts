@@ -253,7 +253,7 @@ export async function advance(
         }
         case 'contact_delete': {
           const cur = await loadContact();
-          if (cur) await removeContact(tx, cur);
+          if (cur) await removeContact(deps.events, tx, cur);
           a.record(step, 'completed', { contact_id: r.contact_id, deleted: !!cur });
           contact = undefined;
           next = undefined;

@@ -8,12 +8,15 @@ import { openStore, storeOptions, type DomainRec, type Store } from '../store';
 import { Resolver } from '../dns/resolver';
 import { DomainVerifier } from '../domains/verify';
 import { dkimView, startRotation } from '../domains/dkim';
-import { recordViews } from '../domains/records';
+import { recordHosts, recordViews } from '../domains/records';
+import { createEvents } from '../events/webhooks';
 import { ApiError } from '../errors';
 
 export async function rotateDkim(config: Config, opts: { domain: string; ed25519: boolean; status: boolean; team?: string; json: boolean }): Promise<number> {
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
+  // Its changes are a domain's like any other: logged, and announced to webhooks (domain.updated).
+  const events = createEvents();
   try {
     const found = await findDomain(store, opts.domain.trim().toLowerCase(), opts.team);
     if (typeof found === 'string') {
@@ -22,10 +25,10 @@ export async function rotateDkim(config: Config, opts: { domain: string; ed25519
     }
     let d = found;
     const started = !opts.status && !d.dkim_next;
-    if (started) d = await startRotation(store, d.team_id, d.id, { ed25519: opts.ed25519 });
+    if (started) d = await startRotation(store, { events, hosts: recordHosts(config) }, d.team_id, d.id, { ed25519: opts.ed25519 });
     if (d.dkim_next) {
       // Look the records up now (through dns.servers): a rotation whose records are there switches.
-      await new DomainVerifier(store, dns, config).check(d.team_id, d.id);
+      await new DomainVerifier(store, dns, config, events).check(d.team_id, d.id);
       d = (await store.domains.get(d.team_id, d.id)) ?? d;
     }
     report(d, config, started, opts.json);
@@ -50,7 +53,7 @@ async function findDomain(store: Store, name: string, team?: string): Promise<Do
 
 function report(d: DomainRec, config: Config, started: boolean, json: boolean): void {
   const dkim = dkimView(d);
-  const records = recordViews(d, { smtpHostname: config.smtp.hostname, publicUrl: config.public_url }).records.filter((r) => r.record === 'DKIM');
+  const records = recordViews(d, recordHosts(config)).records.filter((r) => r.record === 'DKIM');
   if (json) {
     process.stdout.write(`${JSON.stringify({ domain: d.name, id: d.id, dkim, records })}\n`);
     return;

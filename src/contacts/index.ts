@@ -22,7 +22,7 @@ import { propertyDefs, propertyValues } from './properties';
 import type { ContactSummary, UpdateContactRequest } from '../schemas/contacts';
 import type { SegmentSummary } from '../schemas/segments';
 
-/** What contact writes need: the store, and the event function for `contact.updated`. */
+/** What contact writes need: the store, and the event function for `contact.*`. */
 export interface ContactDeps {
   store: Store;
   events: Events;
@@ -70,7 +70,7 @@ export async function contactChanged(events: Events, tx: Tx, before: ContactRec,
   return changed;
 }
 
-/** `data` of `contact.updated` (docs/api.md §14.3): `audience_id` is the oldest membership, or null. */
+/** `data` of `contact.*` (docs/api.md §14.3): `audience_id` is the oldest membership, or null. */
 export async function contactEventData(store: StoreReader, c: ContactRec): Promise<Record<string, unknown>> {
   const segment_ids = (await store.memberships.membershipsOf(c.team_id, c.id)).map((m) => m.segment_id);
   return {
@@ -124,7 +124,7 @@ export async function upsertContact(
     let added = false;
     for (const s of segments) added = (await addToSegment(events, tx, team, s.id, base.id, at)) || added;
     if (!existing) {
-      tx.contacts.put(next);
+      await addContact(events, tx, next);
       await events.trigger(tx, team, { event: 'resend:contact.created', contact_id: base.id, payload: { email: next.email } }, { ifHeard: true });
     } else {
       const updated = { ...next, updated_at: at };
@@ -143,6 +143,15 @@ export async function addToSegment(events: Events, tx: Tx, team: string, segment
   if (!(await tx.memberships.add(team, segmentId, contactId, at))) return false;
   await events.trigger(tx, team, { event: 'resend:contact.added_to_segment', contact_id: contactId, payload: { segment_id: segmentId } }, { ifHeard: true });
   return true;
+}
+
+/**
+ * In a unit of work: store a new contact, with `contact.created` (docs/api.md §14.2) — after its
+ * memberships, which the payload names. Imports do not come here: they emit nothing (§12.9).
+ */
+export async function addContact(events: Events, tx: Tx, c: ContactRec): Promise<void> {
+  tx.contacts.put(c);
+  await events.other(tx, c.team_id, 'contact.created', c.id, await contactEventData(tx, c));
 }
 
 /** A new contact with nothing but its address. */
@@ -225,20 +234,22 @@ export async function changeContact(
 }
 
 /** Delete a contact and all its memberships; its id, or null when nothing matched (docs/api.md §12.5). */
-export function deleteContact(store: Store, team: string, ref: ContactRef): Promise<string | null> {
-  return store.write(async (tx) => {
+export function deleteContact(deps: ContactDeps, team: string, ref: ContactRef): Promise<string | null> {
+  return deps.store.write(async (tx) => {
     const c = await findContact(tx, team, ref);
     if (!c) return null;
-    await removeContact(tx, c);
+    await removeContact(deps.events, tx, c);
     return c.id;
   });
 }
 
-/** In a unit of work: the contact goes, with its memberships and topic choices. */
-export async function removeContact(tx: Tx, c: ContactRec): Promise<void> {
+/** In a unit of work: the contact goes, with its memberships and topic choices, and `contact.deleted` (naming the segments it was in). */
+export async function removeContact(events: Events, tx: Tx, c: ContactRec): Promise<void> {
+  const data = await contactEventData(tx, c);
   await tx.memberships.removeContact(c.team_id, c.id);
   await tx.topicChoices.removeContact(c.team_id, c.id);
   tx.contacts.remove(c.team_id, c.id);
+  await events.other(tx, c.team_id, 'contact.deleted', c.id, data);
 }
 
 /**

@@ -10,7 +10,7 @@
 // out of the due range; entries queued to a held destination since are held when queued
 // (QueueTx.add), or here when they escaped that (an attempt in flight at the hold).
 import type { Config } from '../config';
-import { canSendFrom } from '../domains/records';
+import { sendingBlocked } from '../domains/records';
 import type { DomainRec, EmailRec, QueueEntry, QueueHold } from '../store';
 import { nextAttemptAt, type Random } from '../work/retry';
 import { inFlightKey } from './in-flight';
@@ -149,9 +149,9 @@ export type ClaimVerdict =
  */
 export function claimVerdict(email: EmailRec | undefined, domain: DomainRec | undefined): ClaimVerdict {
   if (!email) return { kind: 'drop', reason: 'email no longer stored' };
-  if (!domain) return { kind: 'fail', email, reason: 'domain deleted' };
-  if (!canSendFrom(domain)) return { kind: 'fail', email, reason: 'domain not verified' };
-  return { kind: 'take', email, domain };
+  const blocked = sendingBlocked(domain);
+  if (blocked) return { kind: 'fail', email, reason: blocked };
+  return { kind: 'take', email, domain: domain! };
 }
 
 /**

@@ -251,7 +251,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       recipients.push(...e.recipients);
       tx.queue.remove(e);
     }
-    await this.svc.events.email(tx, email, 'failed', { recipients });
+    await this.svc.events.email(tx, email, 'failed', { recipients, failed: { reason } });
     log.warn('delivery.failed', { team_id: email.team_id, email_id: email.id, domain_id: email.domain_id, reason });
   }
 

@@ -158,7 +158,7 @@ export async function recordOutcome(tx: Tx, events: Events, email: EmailRec, rcp
       return events.email(tx, email, 'delivered', { recipients: [rcpt], current });
     case 'bounced': {
       const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, current });
-      if (outcome.suppress) await suppress(tx, next.team_id, rcpt, 'bounce', next.id);
+      if (outcome.suppress) await suppress(events, tx, next.team_id, rcpt, 'bounce', next.id);
       return next;
     }
     case 'deferred':

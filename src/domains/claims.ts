@@ -16,6 +16,7 @@ import { newId, nowIso } from '../ids';
 import { randomBytes } from 'node:crypto';
 import { log } from '../log';
 import { domainSettings, nameAvailable, nameTaken, newDomain } from './create';
+import { addDomain, removeDomain, type DomainEventDeps } from './events';
 
 export const CLAIM_TTL_MS = 7 * 24 * 3_600_000;
 /** The value of the TXT record starts with this, followed by the claim's token. */
@@ -38,6 +39,8 @@ export class DomainClaims {
   constructor(
     private readonly store: Store,
     private readonly dns: Resolver,
+    /** A completed claim deletes the holder's domain and creates the claimer's, each with its event (events.ts). */
+    private readonly changes: DomainEventDeps,
   ) {}
 
   /**
@@ -153,8 +156,8 @@ export class DomainClaims {
         tx.domainClaims.put({ ...cur, status: 'failed', failure_reason: 'Another team holds a domain that keeps this name from moving.' });
         return;
       }
-      if (holder) tx.domains.remove(holder.team_id, holder.id);
-      tx.domains.put(domain);
+      if (holder) await removeDomain(this.changes, tx, holder);
+      await addDomain(this.changes, tx, domain);
       tx.domainClaims.put({ ...cur, status: 'completed' });
       tx.afterCommit(() => log.info('domain.claimed', { domain: cur.name, team_id: team, domain_id: domain.id }));
     });

@@ -15,6 +15,7 @@ import type { DkimDomain } from '../mail/dkim';
 import type { DomainDkim } from '../schemas/domains';
 import { errors } from '../errors';
 import { nowIso } from '../ids';
+import { putDomain, type DomainEventDeps } from './events';
 
 export const DKIM_SELECTOR = 'posthorn';
 
@@ -82,7 +83,7 @@ function nextSelectors(d: DomainRec, at: Date): { rsa: string; ed25519: string }
  * Start a rotation (POST /domains/{id}/dkim/rotate, `posthorn domains rotate-dkim`): new keys under
  * new selectors, pending until their records verify. One rotation at a time.
  */
-export async function startRotation(store: Store, team: string, id: string, opts: { ed25519: boolean }): Promise<DomainRec> {
+export async function startRotation(store: Store, changes: DomainEventDeps, team: string, id: string, opts: { ed25519: boolean }): Promise<DomainRec> {
   const cur = await store.domains.get(team, id);
   if (!cur) throw errors.notFound('Domain');
   const names = nextSelectors(cur, new Date());
@@ -100,7 +101,7 @@ export async function startRotation(store: Store, team: string, id: string, opts
     if (next.ed25519) record_status['DKIM:next-ed25519'] = 'pending';
     else delete record_status['DKIM:next-ed25519'];
     const updated: DomainRec = { ...d, dkim_next: next, record_status };
-    tx.domains.put(updated);
+    await putDomain(changes, tx, d, updated);
     return updated;
   });
 }

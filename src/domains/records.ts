@@ -2,6 +2,7 @@
 // results add up to the domain's status (§9.8). `records[]` holds only Resend's record kinds (SPF,
 // DKIM, Receiving, Tracking): clients with typed enums reject any other. The DMARC record Posthorn
 // recommends is checked like the others but answered apart, in `recommended_records`.
+import type { Config } from '../config';
 import type { DomainRec, DomainStatus } from '../store';
 import type { DnsRecord } from '../schemas/domains';
 import { keyRecord, previousRemovable } from './dkim';
@@ -31,6 +32,9 @@ export interface RecordHosts {
   smtpHostname: string;
   publicUrl: string;
 }
+
+/** The install's hosts the records name: `smtp.hostname` and `public_url`. */
+export const recordHosts = (c: Pick<Config, 'smtp' | 'public_url'>): RecordHosts => ({ smtpHostname: c.smtp.hostname, publicUrl: c.public_url });
 
 /** Every record of a domain, in display order, with fully qualified lookup names. */
 export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) {
@@ -99,6 +103,15 @@ export function deriveStatus(d: DomainRec): DomainStatus {
   if (caps.includes('failed')) return 'partially_failed';
   if (caps.includes('verified')) return 'partially_verified';
   return 'pending';
+}
+
+/**
+ * Why mail can no longer be sent from an email's domain — deleted, or not verified (any more) —
+ * or null when it can: the `failed.reason` of `email.failed` (docs/api.md §14.3).
+ */
+export function sendingBlocked(d: DomainRec | undefined): 'domain_deleted' | 'domain_not_verified' | null {
+  if (!d) return 'domain_deleted';
+  return canSendFrom(d) ? null : 'domain_not_verified';
 }
 
 /**

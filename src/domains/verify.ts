@@ -6,10 +6,12 @@ import type { Store, DomainRec, RecordStatus } from '../store';
 import type { Config } from '../config';
 import { BlockList, isIP } from 'node:net';
 import type { Resolver } from '../dns/resolver';
-import { recordSpecs, deriveStatus, type RecordId } from './records';
+import { recordHosts, recordSpecs, deriveStatus, type RecordId } from './records';
 import { parseTags, rotationVerified, completeRotation } from './dkim';
+import type { Events } from '../events';
 import { nowIso } from '../ids';
 import { log } from '../log';
+import { putDomain, type DomainEventDeps } from './events';
 
 /** How long a missing record may stay pending, and a degraded domain be re-checked (docs/api.md §9.8). */
 export const VERIFY_WINDOW_MS = 72 * 3_600_000;
@@ -24,11 +26,17 @@ export class DomainVerifier {
   private readonly queued = new Map<string, Promise<void>>();
   private stopped = false;
 
+  /** What a domain write needs for its `domain.updated` (events.ts). */
+  private readonly changes: DomainEventDeps;
+
   constructor(
     private readonly store: Store,
     private readonly dns: Resolver,
     private readonly config: Pick<Config, 'smtp' | 'public_url' | 'dkim'>,
-  ) {}
+    events: Events,
+  ) {
+    this.changes = { events, hosts: this.hosts() };
+  }
 
   /** Mark the domain as being checked and start the check; resolves once the new state is durable. */
   async request(team: string, id: string): Promise<DomainRec | undefined> {
@@ -48,7 +56,7 @@ export class DomainVerifier {
         verification: { ...d.verification, requested_at: windowOpen ? d.verification.requested_at : now },
       };
       next.status = deriveStatus(next);
-      tx.domains.put(next);
+      await putDomain(this.changes, tx, d, next);
       return next;
     });
     if (updated) void this.check(team, id);
@@ -107,7 +115,7 @@ export class DomainVerifier {
   }
 
   private hosts() {
-    return { smtpHostname: this.config.smtp.hostname, publicUrl: this.config.public_url };
+    return recordHosts(this.config);
   }
 
   private async runCheck(team: string, id: string): Promise<void> {
@@ -162,7 +170,7 @@ export class DomainVerifier {
         verified_at: next.status === 'verified' ? (cur.verification.verified_at ?? at) : cur.verification.verified_at,
         degraded_at: next.status === 'temporary_failure' ? (cur.verification.degraded_at ?? at) : null,
       };
-      tx.domains.put(next);
+      await putDomain(this.changes, tx, cur, next);
       if (next.status !== cur.status) log.info('domain.status', { domain: cur.name, from: cur.status, to: next.status });
     });
   }

@@ -28,12 +28,28 @@ export interface EmailEventDetails {
    * the event is still sent, and metrics count it apart. Kept in the event log, not in webhooks.
    */
   automated?: string | null;
+  /** `email.failed`: why the email could not be sent (docs/api.md §14.3). */
+  failed?: { reason: string };
+  /** `email.suppressed`: why its recipients were skipped (docs/api.md §14.3). */
+  suppressed?: { message: string; type: string };
   /** `email` is the record as it now is (built in this unit of work): not read back from the store. */
   current?: boolean;
 }
 
+/**
+ * What the sinks are told of a webhook-visible event beside its row, and nothing stores: the
+ * domain it belongs to — an email's sending domain, a received email's receiving domain, a domain
+ * event's own — which webhooks limited to other domains skip (`domain_ids`, docs/api.md §14.1);
+ * and, for `email.received`, the message to add for webhooks that ask for it (`include_content`).
+ */
+export interface EventScope {
+  domain_id?: string;
+  /** The payload with the message's content: made once, when a subscribed webhook wants it. */
+  withContent?: () => Promise<Record<string, unknown>>;
+}
+
 /** A consumer of webhook-visible events, run inside the event's unit of work. */
-export type EventSink = (tx: Tx, event: EventRec) => Promise<unknown> | undefined;
+export type EventSink = (tx: Tx, event: EventRec, scope: EventScope) => Promise<unknown> | undefined;
 
 /**
  * The events of an email's log that are derived from the email rather than stored: `email.queued`
@@ -107,7 +123,17 @@ export class Events {
       return next;
     }
     // Webhooks and observers get the whole payload; the row keeps only the event's own part.
-    await this.append(tx, next.team_id, kind, next.id, emailPayload(next, status, details), at, true, details.automated, ownPart(details));
+    await this.append(
+      tx,
+      next.team_id,
+      kind,
+      next.id,
+      emailPayload(next, status, details),
+      at,
+      { domain_id: next.domain_id },
+      details.automated,
+      ownPart(details),
+    );
     return next;
   }
 
@@ -141,15 +167,16 @@ export class Events {
   }
 
   /**
-   * In a unit of work: an event that is not an email state change (email.received, contact.updated).
-   * A kind counted every time (received mail: the `received` metric) is counted under `counted`'s domain.
+   * In a unit of work: an event that is not an email state change (email.received, contact.*,
+   * domain.*, suppression.*, topic.*). `scope` names its domain, if it has one (EventScope); a kind
+   * counted every time (received mail: the `received` metric) is counted under that domain.
    */
-  other(tx: Tx, team: string, type: OtherKind, subjectId: string, data: Record<string, unknown>, counted?: { domain_id: string }): Promise<EventRec> {
+  other(tx: Tx, team: string, type: OtherKind, subjectId: string, data: Record<string, unknown>, scope: EventScope = {}): Promise<EventRec> {
     const at = nowIso();
     const { count } = infoOf(type);
-    if (counted && count?.per === 'event')
-      tx.metrics.add(team, Date.parse(at), { domain_id: counted.domain_id, broadcast_id: null, email_id: subjectId }, { [count.counter]: 1 });
-    return this.append(tx, team, type, subjectId, data, at, true);
+    if (scope.domain_id && count?.per === 'event')
+      tx.metrics.add(team, Date.parse(at), { domain_id: scope.domain_id, broadcast_id: null, email_id: subjectId }, { [count.counter]: 1 });
+    return this.append(tx, team, type, subjectId, data, at, scope);
   }
 
   /**
@@ -202,7 +229,10 @@ export class Events {
       });
   }
 
-  /** `own`: what the row keeps of an email event's `data` (the rest is the email's: eventData). */
+  /**
+   * `webhook`: the scope of a webhook-visible event (handed to the sinks), false for one that is
+   * only logged. `own`: what the row keeps of an email event's `data` (the rest is the email's: eventData).
+   */
   private async append(
     tx: Tx,
     team: string,
@@ -210,15 +240,15 @@ export class Events {
     subjectId: string,
     data: Record<string, unknown>,
     at: string,
-    webhook: boolean,
+    webhook: EventScope | false,
     automated?: string | null,
     own?: Record<string, unknown>,
   ): Promise<EventRec> {
-    const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook, subject_id: subjectId, data };
+    const ev: EventRec = { id: newId(), team_id: team, created_at: at, type, webhook: webhook !== false, subject_id: subjectId, data };
     if (automated) ev.automated = automated;
     tx.events.put(own ? { ...ev, data: own, email_payload: true } : ev);
     this.observeAfterCommit(tx, ev);
-    if (webhook) for (const sink of this.sinks) await sink(tx, ev);
+    if (webhook) for (const sink of this.sinks) await sink(tx, ev, webhook);
     return ev;
   }
 }
@@ -229,6 +259,8 @@ function ownPart(d: EmailEventDetails): Record<string, unknown> {
   if (d.recipients) own.recipients = d.recipients;
   if (d.bounce) own.bounce = d.bounce;
   if (d.click) own.click = d.click;
+  if (d.failed) own.failed = d.failed;
+  if (d.suppressed) own.suppressed = d.suppressed;
   return own;
 }
 
@@ -259,5 +291,7 @@ function emailPayload(e: EmailRec, status: EmailStatus, d: EmailEventDetails): R
   if (e.template_id) data.template_id = e.template_id;
   if (d.bounce) data.bounce = d.bounce;
   if (d.click) data.click = d.click;
+  if (d.failed) data.failed = d.failed;
+  if (d.suppressed) data.suppressed = d.suppressed;
   return data;
 }

@@ -111,7 +111,7 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction): Prom
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
       const bounce = bounceOf(r);
       email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce });
-      if (bounce.type === 'Permanent') await suppress(tx, email.team_id, rcpt, 'bounce', email.id);
+      if (bounce.type === 'Permanent') await suppress(events, tx, email.team_id, rcpt, 'bounce', email.id);
       log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status });
     }
     return;
@@ -141,7 +141,7 @@ export async function recordComplaint(
 ): Promise<EmailRec | null> {
   if (email.recipients[rcpt] === 'complained') return null;
   const next = await events.email(tx, email, 'complained', { recipients: [rcpt], current: opts.current });
-  if (opts.suppress) await suppress(tx, next.team_id, rcpt, 'complaint', next.id);
+  if (opts.suppress) await suppress(events, tx, next.team_id, rcpt, 'complaint', next.id);
   return next;
 }
 

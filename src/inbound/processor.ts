@@ -24,6 +24,8 @@ import { retryWait } from '../work/retry';
 import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { prepareReceived, type PreparedReceived } from './received';
+import { linkLifetime } from './received-payload';
+import { SignedLinks } from '../links/signed';
 import { parseMessage } from '../mail/parse';
 
 export interface InboundDeps {
@@ -32,7 +34,8 @@ export interface InboundDeps {
   /** A caching resolver (Resolver#withCache): SPF, DKIM and DMARC lookups. */
   dns: Resolver;
   feedback: Feedback;
-  config: Pick<Config, 'smtp'>;
+  /** `public_url` and `webhooks`: the download links of `email.received` with content (received-payload.ts). */
+  config: Pick<Config, 'smtp' | 'public_url' | 'webhooks'>;
 }
 
 /** Waits after a failed attempt; the message is given up on after the last. */
@@ -54,12 +57,14 @@ interface Claimed {
 
 export class InboundProcessor extends DueService<Claimed, Outcome> {
   private readonly budget = new ByteBudget(PROCESS_BUDGET);
+  private readonly links: SignedLinks;
 
   constructor(
     private readonly svc: InboundDeps,
     opts: { concurrency?: number } = {},
   ) {
     super({ name: 'inbound', concurrency: opts.concurrency ?? 16, graceMs: 10_000 });
+    this.links = new SignedLinks(svc.store.secret('links'), svc.config.public_url);
   }
 
   override async start(): Promise<void> {
@@ -134,7 +139,8 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
 
   private async prepare(m: SpooledMessage, raw: Uint8Array): Promise<Prepared> {
     const { dns, events, feedback, config } = this.svc;
-    const received = m.inbound.length ? await prepareReceived({ dns, events }, m, raw, config.smtp.hostname) : null;
+    const linkTtl = linkLifetime(config.webhooks.retry_schedule);
+    const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl }, m, raw, config.smtp.hostname) : null;
     const actions: ReportAction[] = [];
     if (m.reports.length) {
       let report: Report;

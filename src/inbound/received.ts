@@ -9,7 +9,9 @@ import type { Events } from '../events';
 import type { AttachmentMeta, ReceivedEmailRec, ReceivedContent, SpooledMessage, Tx } from '../store';
 import { newId } from '../ids';
 import { headerFields, headerObject, type HeaderLine } from '../mail/headers';
+import type { SignedLinks } from '../links/signed';
 import { checkAuthentication } from './authentication';
+import { receivedPayload, receivedWithContent } from './received-payload';
 
 export interface PreparedReceived {
   /** In the unit of work: store one record per team and announce each. */
@@ -43,7 +45,8 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
 
 /** Parse, check and build what to store for each team of `m.inbound` (`hostname`: smtp.hostname). */
 export async function prepareReceived(
-  svc: { dns: Resolver; events: Events },
+  /** `links` and `linkTtl`: the download links of `include_content` payloads (received-payload.ts). */
+  svc: { dns: Resolver; events: Events; links: SignedLinks; linkTtl: number },
   m: SpooledMessage,
   received: Uint8Array,
   hostname: string,
@@ -94,33 +97,13 @@ export async function prepareReceived(
         const content: ReceivedContent = { raw, html, text, headers, files };
         tx.receivedEmails.put(rec);
         tx.receivedContent.put(team, rec.id, content);
-        // Counted under the receiving domain of its first recipient here (metrics, `received`).
-        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id });
+        // Counted under the receiving domain of its first recipient here (metrics, `received`),
+        // and sent to the webhooks of that domain; with the message to those that ask for it.
+        const withContent = () => receivedWithContent(rec, content, svc.links, svc.linkTtl);
+        await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id, withContent });
         saved.push(rec);
       }
       return saved;
     },
-  };
-}
-
-/** `data` of email.received (docs/api.md §14.3): metadata only, no body, no headers. */
-export function receivedPayload(r: ReceivedEmailRec): Record<string, unknown> {
-  return {
-    email_id: r.id,
-    created_at: r.created_at,
-    from: r.from,
-    to: r.to,
-    bcc: r.bcc,
-    cc: r.cc,
-    received_for: r.received_for,
-    message_id: r.message_id,
-    subject: r.subject,
-    attachments: r.attachments.map(({ id, filename, content_type, content_disposition, content_id }) => ({
-      id,
-      filename,
-      content_type,
-      content_disposition,
-      content_id,
-    })),
   };
 }

@@ -48,9 +48,9 @@ export class SignedLinks {
     this.signer = new Signer(secret);
   }
 
-  /** A download link valid an hour, or until `until` (ms) when that comes first. */
-  async download(target: DownloadTarget, now = Date.now(), until = Infinity): Promise<{ download_url: string; expires_at: string }> {
-    const expires = Math.min(now + DOWNLOAD_TTL_MS, until);
+  /** A download link valid an hour (or `ttl` ms), or until `until` (ms) when that comes first. */
+  async download(target: DownloadTarget, now = Date.now(), until = Infinity, ttl = DOWNLOAD_TTL_MS): Promise<{ download_url: string; expires_at: string }> {
+    const expires = Math.min(now + ttl, until);
     return { download_url: `${this.publicUrl}/d/${this.signer.seal({ ...target, x: expires })}`, expires_at: new Date(expires).toISOString() };
   }
 

@@ -6,8 +6,21 @@ const Events = Type.Array(Type.String(), { error: 'The `events` field must be an
 const Endpoint = Type.String({ error: 'The `endpoint` field must be a URL string.' });
 const Status = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], { error: 'The `status` field must be "enabled" or "disabled".' });
 
-export const CreateWebhookRequest = Type.Object({ endpoint: Endpoint, events: Events });
-export const UpdateWebhookRequest = Type.Object({ endpoint: Type.Optional(Endpoint), events: Type.Optional(Events), status: Type.Optional(Status) });
+// Posthorn extensions (docs/api.md §14.1): the domains whose events the webhook takes (null or
+// empty: all), and the message itself in `email.received` (docs/api.md §14.3).
+const DomainIds = Nullable(Type.Array(Type.String(), { error: 'The `domain_ids` field must be an array of domain ids.' }), {
+  error: 'The `domain_ids` field must be an array of domain ids.',
+});
+const IncludeContent = Type.Boolean({ error: 'The `include_content` field must be a boolean.' });
+const Extensions = { domain_ids: Type.Optional(DomainIds), include_content: Type.Optional(IncludeContent) };
+
+export const CreateWebhookRequest = Type.Object({ endpoint: Endpoint, events: Events, ...Extensions });
+export const UpdateWebhookRequest = Type.Object({
+  endpoint: Type.Optional(Endpoint),
+  events: Type.Optional(Events),
+  status: Type.Optional(Status),
+  ...Extensions,
+});
 export type UpdateWebhookRequest = Static<typeof UpdateWebhookRequest>;
 
 export const WebhookSecret = Type.Object({ object: Type.Literal('webhook'), id: Id, signing_secret: Type.String() });
@@ -21,7 +34,15 @@ export const WebhookSummary = Type.Object({
 });
 export type WebhookSummary = Static<typeof WebhookSummary>;
 
-export const Webhook = Type.Composite([Type.Object({ object: Type.Literal('webhook') }), WebhookSummary, Type.Object({ signing_secret: Type.String() })]);
+export const Webhook = Type.Composite([
+  Type.Object({ object: Type.Literal('webhook') }),
+  WebhookSummary,
+  Type.Object({
+    signing_secret: Type.String(),
+    domain_ids: Type.Array(Id, { description: 'Posthorn: the domains whose events it takes; empty for all (docs/api.md §14.1)' }),
+    include_content: Type.Boolean({ description: 'Posthorn: `email.received` carries the message (docs/api.md §14.3)' }),
+  }),
+]);
 export type Webhook = Static<typeof Webhook>;
 
 const EventStatus = Type.String({ description: 'Where the event stands: docs/api.md §14.1' });

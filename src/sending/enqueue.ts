@@ -13,6 +13,13 @@ export interface EnqueueOptions {
   /** When the entries are due (default: now). */
   now?: number;
 }
+/** `failed.reason` of an email none of whose recipients the email's topic may reach (docs/api.md §14.3). */
+const NOT_SUBSCRIBED = 'not_subscribed_to_topic';
+/** `suppressed` of an email every recipient of which is on the suppression list: Resend's words for it (docs/api.md §14.3). */
+const ON_SUPPRESSION_LIST = {
+  type: 'OnAccountSuppressionList',
+  message: 'Posthorn has suppressed sending to this address because it is on the team’s suppression list.',
+};
 
 /**
  * Queue the email's pending recipients and mark it `queued`. The suppression list and, for an
@@ -47,7 +54,11 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, opts: Enq
     if (group) group.recipients.push(rcpt);
     else entries.set(key, { domain, recipients: [rcpt] });
   }
-  if (entries.size === 0) return events.email(tx, email, Object.values(recipients).includes('opted_out') ? 'failed' : 'suppressed', { current: true });
+  if (entries.size === 0) {
+    if (Object.values(recipients).includes('opted_out')) return events.email(tx, email, 'failed', { current: true, failed: { reason: NOT_SUBSCRIBED } });
+    const suppressed = Object.keys(recipients).filter((r) => recipients[r] === 'suppressed');
+    return events.email(tx, email, 'suppressed', { current: true, recipients: suppressed, suppressed: ON_SUPPRESSION_LIST });
+  }
   for (const { domain, recipients } of entries.values()) {
     const entry: QueueEntry = {
       id: newId(),

@@ -3,7 +3,7 @@
 // or is no longer verified fails instead of sending.
 import type { EmailRec, StoreReader, Tx } from '../store';
 import { errors } from '../errors';
-import { canSendFrom } from '../domains/records';
+import { sendingBlocked } from '../domains/records';
 import { enqueue } from './enqueue';
 import type { Config } from '../config';
 import type { SendingDeps } from './submit';
@@ -23,8 +23,8 @@ export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'> & {
       const email = await tx.emails.get(team, emailId);
       // A rescheduled or cancelled email left a stale entry behind: skip it.
       if (email?.last_event !== 'scheduled' || Date.parse(email.scheduled_at ?? '') !== at) continue;
-      const domain = await tx.domains.get(team, email.domain_id);
-      if (!domain || !canSendFrom(domain)) await events.email(tx, email, 'failed');
+      const blocked = sendingBlocked(await tx.domains.get(team, email.domain_id));
+      if (blocked) await events.email(tx, email, 'failed', { failed: { reason: blocked } });
       else await enqueue(tx, events, email, { sandbox, now });
     }
     return due.length;

@@ -12,6 +12,8 @@ export interface TopicRec extends Rec {
   default_subscription: Subscription;
   /** Public topics are listed on the preference page (docs/mail.md §6). */
   visibility: 'public' | 'private';
+  /** When a PATCH last changed it (absent: never); `updated_at` of topic.* events (docs/api.md §14.3). */
+  updated_at?: string;
 }
 
 export type PropertyType = 'string' | 'number';

@@ -14,6 +14,13 @@ export interface WebhookRec extends Rec {
   /** The secret before the last rotation: it signs too until `previous_secret_expires_at` (§14.5). */
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
+  /**
+   * Posthorn: only the events of these domains of the team (email and domain events; the others
+   * have none), absent or empty for all (docs/api.md §14.1).
+   */
+  domain_ids?: string[];
+  /** Posthorn: `email.received` carries the message — text, html, headers, attachment links (docs/api.md §14.3). */
+  include_content?: boolean;
 }
 
 export type WebhookEventStatus = 'pending' | 'attempting' | 'success' | 'failed';

@@ -53,6 +53,41 @@ export function topicChanges(cur: TopicRec, body: UpdateTopicRequest): TopicRec 
   return next;
 }
 
+/** `data` of topic.created, topic.updated and topic.deleted (docs/api.md §14.3). */
+export function topicEventData(t: TopicRec, deleted = false): Record<string, unknown> {
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    default_subscription: t.default_subscription,
+    deleted,
+    created_at: t.created_at,
+    updated_at: t.updated_at ?? t.created_at,
+  };
+}
+
+/** In a unit of work: store a new topic (newTopic), with `topic.created`. */
+export async function createTopic(events: Events, tx: Tx, t: TopicRec): Promise<void> {
+  tx.topics.put(t);
+  await events.other(tx, t.team_id, 'topic.created', t.id, topicEventData(t));
+}
+
+/** In a unit of work: a PATCH over the stored topic (topicChanges); stored, with `topic.updated`, when it changed anything. */
+export async function updateTopic(events: Events, tx: Tx, cur: TopicRec, body: UpdateTopicRequest): Promise<void> {
+  const next = topicChanges(cur, body);
+  if (next.name === cur.name && next.description === cur.description && next.visibility === cur.visibility) return;
+  const updated = { ...next, updated_at: nowIso() };
+  tx.topics.put(updated);
+  await events.other(tx, cur.team_id, 'topic.updated', cur.id, topicEventData(updated));
+}
+
+/** In a unit of work: the topic goes, with the contacts' choices about it, and `topic.deleted`. */
+export async function deleteTopic(events: Events, tx: Tx, t: TopicRec): Promise<void> {
+  await tx.topicChoices.removeTopic(t.team_id, t.id);
+  tx.topics.remove(t.team_id, t.id);
+  await events.other(tx, t.team_id, 'topic.deleted', t.id, topicEventData({ ...t, updated_at: nowIso() }, true));
+}
+
 /** A team's topic by an id given in a request body, or the 422 naming the field (docs/api.md §1.6). */
 export async function topicField(store: StoreReader, team: string, id: unknown, field: string): Promise<TopicRec> {
   const t = typeof id === 'string' && isUuid(id) ? await store.topics.get(team, id.toLowerCase()) : undefined;

@@ -181,7 +181,7 @@ describe('list', () => {
       for (let i = 0; i < 30; i++) {
         const origin = i % 3 === 0 ? 'bounce' : i % 5 === 0 ? 'complaint' : 'manual';
         const src = origin === 'manual' ? null : newId();
-        const rec = await store.write((tx) => suppress(tx, ft, `l${i}@example.test`, origin, src));
+        const rec = await store.write((tx) => suppress(fresh.svc.events, tx, ft, `l${i}@example.test`, origin, src));
         ids.unshift(rec.id);
         origins.unshift(origin);
       }
@@ -223,8 +223,8 @@ describe('module', () => {
   test('suppress keeps the first entry; isSuppressed ignores case', async () => {
     const store = p.svc.store;
     const emailId = newId();
-    const first = await store.write((tx) => suppress(tx, team, 'Bounced@Example.test', 'bounce', emailId));
-    const second = await store.write((tx) => suppress(tx, team, 'bounced@example.test', 'complaint', newId()));
+    const first = await store.write((tx) => suppress(p.svc.events, tx, team, 'Bounced@Example.test', 'bounce', emailId));
+    const second = await store.write((tx) => suppress(p.svc.events, tx, team, 'bounced@example.test', 'complaint', newId()));
     expect(second).toEqual(first);
     expect(first).toMatchObject({ email: 'Bounced@Example.test', origin: 'bounce', source_id: emailId });
     expect(await isSuppressed(store, team, 'BOUNCED@example.TEST')).toBe(true);

@@ -402,12 +402,68 @@ describe('every page shows the data made through the SDK', () => {
     await page.goto(`${base}/dashboard/webhooks`);
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
-    const boxes = dialog.getByRole('checkbox');
+    const boxes = dialog.getByRole('group', { name: 'Events' }).getByRole('checkbox');
     await boxes.first().waitFor();
     const offered = await boxes.evaluateAll((els) => els.map((el) => [el.parentElement!.textContent!.trim(), (el as HTMLInputElement).checked]));
     expect(offered).toEqual(EMITTED_WEBHOOK_KINDS.map((k) => [k, true]));
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   }, 20_000);
+
+  test('the webhook form sets the domains an endpoint takes and include_content (docs/api.md §14.1); editing keeps what it does not change', async () => {
+    const wide = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await signIn(wide);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const domains = (await world.p.api('GET', '/domains')).body.data as { id: string; name: string }[];
+    const inbound = domains.find((d) => d.name === 'inbound.test')!.id;
+    await page.goto(`${base}/dashboard/webhooks`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a webhook endpoint' });
+    await dialog.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/inbound');
+    const offered = dialog.getByRole('group', { name: 'Domains' });
+    await offered.getByLabel('inbound.test').check();
+    expect(await offered.getByRole('checkbox').count()).toBe(domains.length);
+    await dialog.getByLabel('Include the message in email.received').check();
+    await screenshot(page, 'webhook-form');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForURL(/\/dashboard\/webhooks\/[0-9a-f-]{36}$/);
+    const id = page.url().split('/').pop()!;
+    await page.getByText('Included in email.received').waitFor();
+    await page.getByText('inbound.test').first().waitFor();
+    await page.waitForLoadState('networkidle');
+    await screenshot(page, 'webhook-extensions');
+    expect(await axeViolations(page)).toEqual([]);
+    expect((await world.p.api('GET', `/webhooks/${id}`)).body).toMatchObject({ domain_ids: [inbound], include_content: true, events: EMITTED_WEBHOOK_KINDS });
+
+    // Edit: the message off; the domains, untouched, stay as they were.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
+    expect(await edit.getByRole('group', { name: 'Domains' }).getByLabel('inbound.test').isChecked()).toBe(true);
+    await edit.getByLabel('Include the message in email.received').uncheck();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Metadata only (as Resend)').waitFor();
+    expect((await world.p.api('GET', `/webhooks/${id}`)).body).toMatchObject({ domain_ids: [inbound], include_content: false });
+    await wide.close();
+
+    // At phone width the form and the page fit the screen.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const small = await signIn(phone);
+    await small.getByRole('heading', { name: 'Overview' }).waitFor();
+    await small.goto(`${base}/dashboard/webhooks/${id}`);
+    await small.getByText('Metadata only (as Resend)').waitFor();
+    await small.waitForLoadState('networkidle');
+    await screenshot(small, 'phone-webhook');
+    expect(await small.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    await small.getByRole('button', { name: 'Edit' }).click();
+    const phoneEdit = small.getByRole('dialog', { name: 'Edit endpoint' });
+    await phoneEdit.getByRole('group', { name: 'Domains' }).getByLabel('inbound.test').waitFor();
+    // The dialog scrolls: down to the new fields.
+    await phoneEdit.getByLabel('Include the message in email.received').scrollIntoViewIfNeeded();
+    await screenshot(small, 'phone-webhook-form');
+    expect(await axeViolations(small)).toEqual([]);
+    await phone.close();
+    await world.p.api('DELETE', `/webhooks/${id}`);
+  }, 30_000);
 
   test('a CSV import from the dialog shows its progress and counts; the imports tab lists it', async () => {
     await page.goto(`${base}/dashboard/audiences`);

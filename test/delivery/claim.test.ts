@@ -173,9 +173,9 @@ describe('an entry’s email and sending domain', () => {
     ({ capabilities: { sending, receiving: 'disabled' }, record_status: { 'SPF:MX': status, 'SPF:TXT': status, DKIM: status } }) as unknown as DomainRec;
   const rows: [string, EmailRec | undefined, DomainRec | undefined, string][] = [
     ['the email gone (retention): dropped', undefined, undefined, 'drop: email no longer stored'],
-    ['the domain deleted: the email fails', email, undefined, 'fail: domain deleted'],
-    ['a record no longer verified: the email fails', email, domain('enabled', 'failed'), 'fail: domain not verified'],
-    ['sending disabled: the email fails', email, domain('disabled', 'verified'), 'fail: domain not verified'],
+    ['the domain deleted: the email fails', email, undefined, 'fail: domain_deleted'],
+    ['a record no longer verified: the email fails', email, domain('enabled', 'failed'), 'fail: domain_not_verified'],
+    ['sending disabled: the email fails', email, domain('disabled', 'verified'), 'fail: domain_not_verified'],
     ['a record failing temporarily: still sent', email, domain('enabled', 'temporary_failure'), 'take'],
     ['verified: taken', email, domain('enabled', 'verified'), 'take'],
   ];

@@ -239,7 +239,7 @@ describe('connections', () => {
 });
 
 describe('emails that can no longer be sent', () => {
-  test('sending domain deleted: failed (no webhook event), queue entry removed, nothing sent', async () => {
+  test('sending domain deleted: failed (email.failed, a webhook event), queue entry removed, nothing sent', async () => {
     const d = await verifiedDomain(p, 'deleted.test');
     const r = await p.api('DELETE', `/domains/${d.id}`);
     expect(r.status).toBe(200);
@@ -248,7 +248,7 @@ describe('emails that can no longer be sent', () => {
     expect(done.sent_at).toBeNull();
     expect((await eventsOf(p.svc, email)).map((e) => [e.type, e.webhook])).toEqual([
       ['email.queued', false],
-      ['email.failed', false],
+      ['email.failed', true],
     ]);
     expect(await p.svc.store.queue.entriesOf(email.team_id, email.id)).toEqual([]);
   });

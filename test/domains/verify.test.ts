@@ -451,8 +451,8 @@ describe('domain verification', () => {
     expect((await verifyAndWait(pending.id)).status).toBe('pending');
     const gone = await startDnsServer();
     await gone.close();
-    const unreachable = new DomainVerifier(p.svc.store, new Resolver([gone.address], 150, 1), p.svc.config);
-    const slow = new DomainVerifier(p.svc.store, new Resolver([dns.address], 150, 1), p.svc.config);
+    const unreachable = new DomainVerifier(p.svc.store, new Resolver([gone.address], 150, 1), p.svc.config, p.svc.events);
+    const slow = new DomainVerifier(p.svc.store, new Resolver([dns.address], 150, 1), p.svc.config, p.svc.events);
     dns.failWith('DROP');
     try {
       for (const verifier of [unreachable, slow]) {

@@ -154,7 +154,7 @@ export const contactsResource = resource('Contacts', (svc: ApiContext) => {
       body: IgnoredBody,
       response: ContactDeleted,
       async handler({ caller, params }) {
-        const id = await deleteContact(store, caller.team, idOrEmail(params.id_or_email));
+        const id = await deleteContact(svc, caller.team, idOrEmail(params.id_or_email));
         // Unknown contacts are deleted too, echoing the path value (docs/api.md §12.5).
         return { object: 'contact' as const, contact: id ?? params.id_or_email, deleted: true as const };
       },

@@ -5,10 +5,11 @@ import type { DomainRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { newId } from '../../ids';
-import { recordViews, deriveStatus } from '../../domains/records';
+import { recordHosts, recordViews, deriveStatus } from '../../domains/records';
 import { checkTrackingSubdomain, trackingClash } from '../../domains/validate';
 import { domainSettings, nameAvailable, nameTaken, newDomain } from '../../domains/create';
 import { dkimView, startRotation } from '../../domains/dkim';
+import { addDomain, putDomain, removeDomain } from '../../domains/events';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import { CreateDomainRequest, Domain, DomainCreated, DomainList, type DomainSummary, RotateDkimRequest, UpdateDomainRequest } from '../../schemas/domains';
@@ -29,8 +30,9 @@ const summary = (d: DomainRec): DomainSummary => ({
 
 const Params = UuidParams('id');
 
-export const domainsResource = resource('Domains', ({ store, config, domains: verifier, claims }: ApiContext) => {
-  const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
+export const domainsResource = resource('Domains', ({ store, config, events, domains: verifier, claims }: ApiContext) => {
+  const hosts = recordHosts(config);
+  const changes = { events, hosts };
   // Posthorn: the DKIM keys, a rotation under way and the retired selectors (docs/api.md §9.10).
   const view = (d: DomainRec): Domain => ({
     object: 'domain',
@@ -77,7 +79,7 @@ export const domainsResource = resource('Domains', ({ store, config, domains: ve
         // The name check is repeated inside the unit of work: two concurrent creates, one winner.
         const ok = await store.write(async (tx) => {
           if (!(await nameAvailable(tx, name, custom_return_path, team))) return false;
-          tx.domains.put(d);
+          await addDomain(changes, tx, d);
           return true;
         });
         if (!ok) throw nameTaken(name);
@@ -119,7 +121,7 @@ export const domainsResource = resource('Domains', ({ store, config, domains: ve
       response: Domain,
       async handler({ caller, params, body }) {
         const { team } = caller;
-        const d = await startRotation(store, team, params.id, { ed25519: body.ed25519 ?? false });
+        const d = await startRotation(store, changes, team, params.id, { ed25519: body.ed25519 ?? false });
         // Published already? The records are looked up now, and with every re-check after.
         void verifier.check(team, params.id);
         return view(d);
@@ -159,7 +161,7 @@ export const domainsResource = resource('Domains', ({ store, config, domains: ve
             next.record_status = rest;
           }
           next.status = deriveStatus(next);
-          tx.domains.put(next);
+          await putDomain(changes, tx, cur, next);
           return 'ok';
         });
         if (found === 'missing') throw errors.notFound('Domain');
@@ -197,8 +199,9 @@ export const domainsResource = resource('Domains', ({ store, config, domains: ve
         const { team } = caller;
         const { id } = params;
         const removed = await store.write(async (tx) => {
-          if (!(await tx.domains.get(team, id))) return false;
-          tx.domains.remove(team, id);
+          const cur = await tx.domains.get(team, id);
+          if (!cur) return false;
+          await removeDomain(changes, tx, cur);
           return true;
         });
         // The placeholder of a pending claim (docs/api.md §9.9): deleting it cancels the claim.

@@ -39,7 +39,7 @@ function checkBatchSize(field: string, items: unknown[]): void {
   if (items.length < 1 || items.length > MAX_BATCH) throw errors.validation(`The \`${field}\` field must contain between 1 and ${MAX_BATCH} items.`);
 }
 
-export const suppressionsResource = resource('Suppressions', ({ store }: ApiContext) => {
+export const suppressionsResource = resource('Suppressions', ({ store, events }: ApiContext) => {
   const notFound = () => errors.notFound('Suppression');
 
   return [
@@ -54,7 +54,7 @@ export const suppressionsResource = resource('Suppressions', ({ store }: ApiCont
       async handler({ caller, body }) {
         const { team } = caller;
         const email = emailField('email', body.email);
-        const rec = await store.write((tx) => suppress(tx, team, email, 'manual'));
+        const rec = await store.write((tx) => suppress(events, tx, team, email, 'manual'));
         return { object: 'suppression' as const, id: rec.id };
       },
     }),
@@ -98,7 +98,7 @@ export const suppressionsResource = resource('Suppressions', ({ store }: ApiCont
       response: Deleted('suppression'),
       async handler({ caller, params }) {
         const ref = idOrEmail(params.id_or_email);
-        const rec = await store.write((tx) => unsuppress(tx, caller.team, ref));
+        const rec = await store.write((tx) => unsuppress(events, tx, caller.team, ref));
         if (!rec) throw notFound();
         return { object: 'suppression' as const, id: rec.id, deleted: true as const };
       },
@@ -118,7 +118,7 @@ export const suppressionsResource = resource('Suppressions', ({ store }: ApiCont
         const emails = body.emails.map((e, i) => emailField(`emails[${i}]`, e));
         const recs = await store.write(async (tx) => {
           const out = [];
-          for (const e of emails) out.push(await suppress(tx, team, e, 'manual'));
+          for (const e of emails) out.push(await suppress(events, tx, team, e, 'manual'));
           return out;
         });
         return { data: recs.map((r) => ({ object: 'suppression' as const, id: r.id })) };
@@ -152,7 +152,7 @@ export const suppressionsResource = resource('Suppressions', ({ store }: ApiCont
         const removed = await store.write(async (tx) => {
           const out = [];
           for (const ref of refs) {
-            const rec = await unsuppress(tx, team, ref);
+            const rec = await unsuppress(events, tx, team, ref);
             if (rec) out.push(rec);
           }
           return out;

@@ -4,7 +4,7 @@ import type { ApiContext } from '../app';
 import type { TopicRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import { newTopic, topicChanges } from '../../topics';
+import { createTopic, deleteTopic, newTopic, updateTopic } from '../../topics';
 import { writeOrRefuse } from '../../store';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
@@ -22,7 +22,7 @@ const topicView = (t: TopicRec): Topic => ({
 
 const Params = UuidParams('id');
 
-export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
+export const topicsResource = resource('Topics', ({ store, events }: ApiContext) => [
   route({
     method: 'POST',
     path: '/topics',
@@ -33,7 +33,7 @@ export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
     response: Ref('topic'),
     async handler({ caller, body }) {
       const topic = newTopic(caller.team, body);
-      await store.write(async (tx) => tx.topics.put(topic));
+      await store.write((tx) => createTopic(events, tx, topic));
       return { object: 'topic' as const, id: topic.id };
     },
   }),
@@ -74,7 +74,7 @@ export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
       await writeOrRefuse(store, async (tx) => {
         const cur = await tx.topics.get(team, params.id);
         if (!cur) return errors.notFound('Topic');
-        tx.topics.put(topicChanges(cur, body));
+        await updateTopic(events, tx, cur, body);
       });
       return { object: 'topic' as const, id: params.id };
     },
@@ -90,10 +90,9 @@ export const topicsResource = resource('Topics', ({ store }: ApiContext) => [
     async handler({ caller, params }) {
       const { team } = caller;
       await writeOrRefuse(store, async (tx) => {
-        if (!(await tx.topics.get(team, params.id))) return errors.notFound('Topic');
-        // The contacts' choices about it go with it.
-        await tx.topicChoices.removeTopic(team, params.id);
-        tx.topics.remove(team, params.id);
+        const cur = await tx.topics.get(team, params.id);
+        if (!cur) return errors.notFound('Topic');
+        await deleteTopic(events, tx, cur);
       });
       return { object: 'topic' as const, id: params.id, deleted: true as const };
     },

@@ -23,7 +23,13 @@ import {
 } from '../../schemas/webhooks';
 
 const webhookSummary = (w: WebhookRec): WebhookSummary => ({ id: w.id, created_at: w.created_at, status: w.status, endpoint: w.endpoint, events: w.events });
-const webhookView = (w: WebhookRec): Webhook => ({ object: 'webhook', ...webhookSummary(w), signing_secret: w.signing_secret });
+const webhookView = (w: WebhookRec): Webhook => ({
+  object: 'webhook',
+  ...webhookSummary(w),
+  signing_secret: w.signing_secret,
+  domain_ids: w.domain_ids ?? [],
+  include_content: w.include_content ?? false,
+});
 const eventSummary = (e: WebhookEventRec): WebhookEventSummary => ({ id: e.id, type: e.type, created_at: e.created_at, status: e.status });
 const eventView = (e: WebhookEventRec): WebhookEvent => ({
   object: 'webhook_event',
@@ -86,7 +92,7 @@ export const webhooksResource = resource('Webhooks', (svc: ApiContext) => {
     route({
       method: 'PATCH',
       path: '/webhooks/:id',
-      summary: 'Update a webhook (endpoint, events, status)',
+      summary: 'Update a webhook (endpoint, events, status; Posthorn: domain_ids, include_content)',
       access: 'team',
       params: Params,
       body: UpdateWebhookRequest,

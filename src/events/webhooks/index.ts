@@ -1,10 +1,10 @@
 // Webhooks (docs/api.md §14): endpoints and their management — create, update, delete, secret
 // rotation, replay — plus the views the API answers with. Delivery lives in dispatcher.ts, the
 // outbox writes in outbox.ts.
-import { writeOrRefuse, type Store, type WebhookRec, type WebhookStatus } from '../../store';
-import { errors } from '../../errors';
+import { writeOrRefuse, type Store, type StoreReader, type WebhookRec, type WebhookStatus } from '../../store';
+import { ApiError, errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
-import { newId, nowIso } from '../../ids';
+import { isUuid, newId, nowIso } from '../../ids';
 import { isWebhookKind } from '../../event-catalogue';
 import { newSigningSecret } from './signing';
 import { dropOutstanding, fanOut, moveEvent } from './outbox';
@@ -28,6 +28,9 @@ export interface WebhookFields {
   endpoint?: string;
   events?: string[];
   status?: WebhookStatus;
+  /** Posthorn (docs/api.md §14.1): null or empty — every domain. */
+  domain_ids?: string[] | null;
+  include_content?: boolean;
 }
 
 /**
@@ -52,32 +55,67 @@ export function checkEvents(events: string[]): string[] {
   return [...new Set(events)];
 }
 
-export async function createWebhook(store: Store, team: string, fields: { endpoint: string; events: string[] }, allowPrivate: boolean): Promise<WebhookRec> {
+/**
+ * `domain_ids` (docs/api.md §14.1): each an id of one of the team's domains, read in the unit of
+ * work that stores the webhook; duplicates dropped, lowercase. Null or empty: every domain (the
+ * field is left out). Answers the 422 naming the first that is not, or the ids.
+ */
+export async function checkDomainIds(tx: StoreReader, team: string, ids: string[] | null): Promise<string[] | undefined | ApiError> {
+  if (!ids?.length) return undefined;
+  const out = [...new Set(ids.map((id) => id.toLowerCase()))];
+  for (const id of out)
+    if (!isUuid(id) || !(await tx.domains.get(team, id))) return errors.invalidField('domain_ids', `\`${id}\` is not a domain of this team.`);
+  return out;
+}
+
+/** The webhook with the extension fields given: `domain_ids` already checked (undefined: every domain). */
+function withExtensions(w: WebhookRec, domainIds: string[] | undefined, includeContent: boolean | undefined): WebhookRec {
+  const { domain_ids: _, include_content: __, ...rest } = w;
+  return { ...rest, ...(domainIds ? { domain_ids: domainIds } : {}), ...(includeContent ? { include_content: true } : {}) };
+}
+
+export async function createWebhook(
+  store: Store,
+  team: string,
+  fields: { endpoint: string; events: string[]; domain_ids?: string[] | null; include_content?: boolean },
+  allowPrivate: boolean,
+): Promise<WebhookRec> {
   const events = checkEvents(fields.events);
   const endpoint = await checkEndpoint(fields.endpoint, allowPrivate);
-  const w: WebhookRec = {
-    id: newId(),
-    team_id: team,
-    created_at: nowIso(),
-    endpoint,
-    events,
-    status: 'enabled',
-    signing_secret: newSigningSecret(),
-    previous_secret: null,
-    previous_secret_expires_at: null,
-  };
-  await store.write(async (tx) => tx.webhooks.put(w));
-  return w;
+  return writeOrRefuse(store, async (tx) => {
+    const domainIds = await checkDomainIds(tx, team, fields.domain_ids ?? null);
+    if (domainIds instanceof ApiError) return domainIds;
+    const w: WebhookRec = {
+      id: newId(),
+      team_id: team,
+      created_at: nowIso(),
+      endpoint,
+      events,
+      status: 'enabled',
+      signing_secret: newSigningSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+    };
+    const stored = withExtensions(w, domainIds, fields.include_content);
+    tx.webhooks.put(stored);
+    return stored;
+  });
 }
 
 /** Returns false when the webhook does not exist. Disabling drops its outstanding events. */
 export async function updateWebhook(store: Store, team: string, id: string, fields: WebhookFields, allowPrivate: boolean): Promise<boolean> {
   const events = fields.events !== undefined ? checkEvents(fields.events) : undefined;
   const endpoint = fields.endpoint !== undefined ? await checkEndpoint(fields.endpoint, allowPrivate) : undefined;
-  return store.write(async (tx) => {
+  return writeOrRefuse(store, async (tx) => {
+    const domainIds = fields.domain_ids !== undefined ? await checkDomainIds(tx, team, fields.domain_ids) : undefined;
+    if (domainIds instanceof ApiError) return domainIds;
     const cur = await tx.webhooks.get(team, id);
     if (!cur) return false;
-    const next: WebhookRec = { ...cur, endpoint: endpoint ?? cur.endpoint, events: events ?? cur.events, status: fields.status ?? cur.status };
+    const next = withExtensions(
+      { ...cur, endpoint: endpoint ?? cur.endpoint, events: events ?? cur.events, status: fields.status ?? cur.status },
+      fields.domain_ids !== undefined ? domainIds : cur.domain_ids,
+      fields.include_content ?? cur.include_content,
+    );
     tx.webhooks.put(next);
     if (next.status === 'disabled') await dropOutstanding(tx, team, id);
     return true;

@@ -1,7 +1,7 @@
 // Webhooks: endpoints, their signing secret (reveal, rotate), the delivery log per event with the
 // payload and every attempt's response, and replay.
 import { useState } from 'preact/hooks';
-import type { WebhookSummary } from '../../../src/schemas/webhooks';
+import type { Webhook } from '../../../src/schemas/webhooks';
 import { del, patch, post, qs, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
@@ -73,17 +73,44 @@ export function WebhooksPage() {
   );
 }
 
-function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onClose: () => void; existing?: WebhookSummary; onDone?: () => void }) {
+/**
+ * Add or edit an endpoint: its URL, its events, and Posthorn's extensions (docs/api.md §14.1) —
+ * the domains whose events it takes (none ticked: every domain) and `include_content`.
+ */
+function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onClose: () => void; existing?: Webhook; onDone?: () => void }) {
   const [endpoint, setEndpoint] = useState(existing?.endpoint ?? '');
   const [events, setEvents] = useState<string[]>(existing?.events ?? EVENTS);
+  const [domainIds, setDomainIds] = useState<string[]>(existing?.domain_ids ?? []);
+  // Sent only once changed here: a stored id of a domain deleted since is not in the list below,
+  // and saving other fields must not turn such a webhook into one that takes every domain.
+  const [domainsChanged, setDomainsChanged] = useState(false);
+  const [includeContent, setIncludeContent] = useState(existing?.include_content ?? false);
+  const domains = useGet(open ? '/domains' : null);
+  const known = domains.data?.data ?? [];
+  const pickDomain = (id: string, on: boolean) => {
+    setDomainsChanged(true);
+    setDomainIds(on ? [...domainIds, id] : domainIds.filter((x) => x !== id));
+  };
   const action = useAction(async () => {
+    // What the team still has: ids of deleted domains go with the first change of the selection.
+    const domain_ids = domainIds.filter((id) => known.some((d) => d.id === id));
     if (existing) {
-      await patch(url('/webhooks/:id', { id: existing.id }), { endpoint, events });
+      await patch(url('/webhooks/:id', { id: existing.id }), {
+        endpoint,
+        events,
+        include_content: includeContent,
+        ...(domainsChanged ? { domain_ids } : {}),
+      });
       notify('Endpoint updated.');
       onDone?.();
       onClose();
     } else {
-      const w = await post('/webhooks', { endpoint, events });
+      const w = await post('/webhooks', {
+        endpoint,
+        events,
+        ...(domain_ids.length ? { domain_ids } : {}),
+        ...(includeContent ? { include_content: true } : {}),
+      });
       onClose();
       navigate(`/dashboard/webhooks/${w.id}`);
     }
@@ -113,6 +140,27 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
           </label>
         ))}
       </fieldset>
+      <fieldset class="checks" aria-describedby="w-domains-hint">
+        <legend>Domains</legend>
+        {known.map((d) => (
+          <label class="check">
+            <input type="checkbox" checked={domainIds.includes(d.id)} onChange={(e) => pickDomain(d.id, e.currentTarget.checked)} />{' '}
+            <span class="mono small">{d.name}</span>
+          </label>
+        ))}
+        {domains.data && !known.length && <p class="hint">No domains yet.</p>}
+        <p class="hint" id="w-domains-hint">
+          Only the email and domain events of the ticked domains; none ticked, every domain. Contact, topic and suppression events belong to no domain and
+          always come.
+        </p>
+      </fieldset>
+      <label class="check">
+        <input type="checkbox" checked={includeContent} onChange={(e) => setIncludeContent(e.currentTarget.checked)} aria-describedby="w-content-hint" />{' '}
+        Include the message in email.received
+      </label>
+      <p class="hint" id="w-content-hint">
+        Text, HTML and headers (up to 256 KiB, 256 KiB and 64 KiB), with signed links to the attachments and the raw message.
+      </p>
     </FormDialog>
   );
 }
@@ -166,6 +214,8 @@ export function WebhookPage({ id }: { id: string }) {
         <KeyValue
           rows={[
             ['Events', <span class="small mono">{x.events.join(', ')}</span>],
+            ['Domains', <DomainNames ids={x.domain_ids} />],
+            ['Message content', x.include_content ? 'Included in email.received' : 'Metadata only (as Resend)'],
             [
               'Signing secret',
               <span class="copy-cell">
@@ -216,6 +266,15 @@ export function WebhookPage({ id }: { id: string }) {
       <WebhookDialog open={editing} existing={x} onClose={() => setEditing(false)} onDone={w.reload} />
     </>
   );
+}
+
+/** The webhook's domains by name (docs/api.md §14.1): all when none; an id whose domain is gone, as such. */
+function DomainNames({ ids }: { ids: string[] }) {
+  const domains = useGet(ids.length ? '/domains' : null);
+  if (!ids.length) return <span>All domains</span>;
+  if (!domains.data) return <span class="muted">…</span>;
+  const names = new Map(domains.data.data.map((d) => [d.id, d.name]));
+  return <span class="small mono">{ids.map((id) => names.get(id) ?? `${id} (deleted)`).join(', ')}</span>;
 }
 
 function EventDetail({ webhook, event, onClose }: { webhook: string; event: string; onClose: () => void }) {
