@@ -79,7 +79,7 @@ describe('sandbox on (the default)', () => {
   const lastEventIs = (id: string, status: string) =>
     until(async () => (await emailOf(p, id)).last_event === status, `${id} ${status}`).then(() => emailOf(p, id));
 
-  /** Emails whose every recipient was suppressed: no webhook may ever name them. */
+  /** Emails whose every recipient was suppressed: `email.suppressed` is the only webhook that may name them. */
   const quiet: string[] = [];
 
   const suppressions = async () => ((await p.api('GET', '/suppressions?limit=100')).body.data as { email: string }[]).map((s) => s.email);
@@ -141,7 +141,7 @@ describe('sandbox on (the default)', () => {
     await lastEventIs(await send(p, 'complained@resend.dev'), 'complained');
   });
 
-  test('suppressed@: suppressed at once — no attempt, no webhook, no entry on the suppression list', async () => {
+  test('suppressed@: suppressed at once — no attempt, only email.suppressed, no entry on the suppression list', async () => {
     const id = await send(p, 'suppressed@resend.dev');
     quiet.push(id);
     const email = await emailOf(p, id);
@@ -149,6 +149,7 @@ describe('sandbox on (the default)', () => {
     expect(email.attempts).toEqual([]);
     expect(email.queue).toBeNull();
     expect(await eventLog(p, id)).toEqual(['email.suppressed']);
+    expect((await hooks(id, 1)).map((h) => h.type)).toEqual(['email.suppressed']);
     expect(await totals(p, id)).toMatchObject({ suppressed: 1, sent: 0 });
     expect(await suppressions()).not.toContain('suppressed@resend.dev');
     expect((await p.api('GET', '/suppressions/suppressed@resend.dev')).status).toBe(404);
@@ -228,7 +229,9 @@ describe('sandbox on (the default)', () => {
     await p.svc.backOffice.idle('delivery');
     await p.svc.backOffice.idle('webhooks');
     expect(quiet).toHaveLength(3);
-    expect(receiver.requests.filter((h) => quiet.includes(h.payload.data.email_id as string))).toEqual([]);
+    // Resend: email.suppressed "occurs whenever the email is suppressed"; nothing else names them.
+    const named = receiver.requests.filter((h) => quiet.includes(h.payload.data.email_id as string));
+    expect(named.map((h) => h.payload.type)).toEqual(named.map(() => 'email.suppressed'));
     expect(world.dns.queries.filter((q) => /(^|\.)resend\.dev$/i.test(q.name))).toEqual([]);
     expect(world.sink.messages.flatMap((m) => m.rcptTo).filter((r) => /@resend\.dev$/i.test(r))).toEqual([]);
     // The real recipients did go out, through the same DNS and MTA.
