@@ -80,6 +80,8 @@ export interface DeliveryAttempt {
   duration_ms: number;
   /** The remote (or local) reply per recipient, with its enhanced status code (RFC 3463) when it has one. */
   results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
+  /** Present (true) when no connection was made: the replies of sandbox addresses (docs/api.md §7.11). */
+  simulated?: true;
 }
 
 /**
