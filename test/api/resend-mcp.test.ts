@@ -5,7 +5,8 @@
 // the README says works is called once and answers without an error; the ones it says do not are
 // refused as it says.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { inboundProcessed, mta } from '../helpers/smtp';
@@ -24,9 +25,20 @@ let files: ReturnType<typeof Bun.serve>;
 /** The tools that need Resend's visual editor (its dashboard's `/editor/*` API), which Posthorn does not serve. */
 const EDITOR_TOOLS = ['get-tiptap-json-content', 'connect-to-editor', 'compose-broadcast', 'compose-template'];
 
+/** The tools that answered without an error, and those that answered with one: held against the README at the end. */
+const answered = new Set<string>();
+const refused = new Set<string>();
+
+/** A tool's answer, error or not. */
+async function call(name: string, args: Record<string, unknown>) {
+  const r = await mcp.call(name, args);
+  (r.isError ? refused : answered).add(name);
+  return r;
+}
+
 /** A tool's answer, which must not be an error. */
 async function ok(name: string, args: Record<string, unknown>): Promise<string> {
-  const r = await mcp.call(name, args);
+  const r = await call(name, args);
   expect({ name, isError: r.isError, text: r.isError ? r.text : '' }).toEqual({ name, isError: false, text: '' });
   return r.text;
 }
@@ -57,9 +69,9 @@ afterAll(async () => {
 test('it runs on Bun over stdio; every tool it lists is named in the README', async () => {
   expect(mcp.server.name).toBe('resend');
   const tools = (await mcp.tools()).map((t) => t.name);
-  expect(tools.length).toBeGreaterThan(100);
   const readme = readFileSync(join(import.meta.dir, '../../README.md'), 'utf8');
   const section = readme.slice(readme.indexOf("### Resend's MCP server"), readme.indexOf('\n## ', readme.indexOf("### Resend's MCP server")));
+  expect(Number(/\d+ of its (\d+) tools/.exec(section)![1])).toBe(tools.length);
   expect(tools.filter((t) => !section.includes(`\`${t}\``))).toEqual([]);
 });
 
@@ -85,8 +97,8 @@ describe('domain tools', () => {
     await ok('remove-domain', { id });
     expect((await p.api('GET', `/domains/${id}`)).status).toBe(404);
     // An error of the API is the tool's error, in the API's words.
-    const refused = await mcp.call('get-domain', { id });
-    expect(refused).toEqual({ isError: true, text: expect.stringContaining('Domain not found') });
+    const missing = await call('get-domain', { id });
+    expect(missing).toEqual({ isError: true, text: expect.stringContaining('Domain not found') });
   }, 30_000);
 });
 
@@ -156,6 +168,35 @@ describe('send and list tools', () => {
     // Its pagination is the API's.
     const page = await ok('list-emails', { limit: 1, after: ids[1] });
     expect(page).toContain(`ID: ${ids[0]}`);
+  }, 20_000);
+  test('send-email with attachments by content and by filePath: sent as Node Buffers, stored byte for byte', async () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-file-'));
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'notes from a file\n');
+    try {
+      const text = await ok('send-email', {
+        from: 'hello@example.test',
+        to: ['buf@dest.test'],
+        subject: 'Buffers',
+        text: 'x',
+        attachments: [
+          { filename: 'bytes.bin', content: bytes.toString('base64') },
+          { filename: 'notes.txt', filePath: file },
+        ],
+      });
+      const id = JSON.parse(text.slice(text.indexOf('{'))).id as string;
+      const list = (await p.api('GET', `/emails/${id}/attachments`)).body.data as { filename: string; download_url: string }[];
+      const stored = await Promise.all(
+        list.map(async (a) => [a.filename, Buffer.from(await (await fetch(`${p.url}${new URL(a.download_url).pathname}`)).arrayBuffer()).toString('hex')]),
+      );
+      expect(stored.sort()).toEqual([
+        ['bytes.bin', bytes.toString('hex')],
+        ['notes.txt', Buffer.from('notes from a file\n').toString('hex')],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 20_000);
 });
 
@@ -309,13 +350,13 @@ describe('every other tool', () => {
     );
     const event = /ID: (msg_\w+)/.exec(await ok('list-webhook-events', { webhookId: webhook }))![1]!;
     await ok('get-webhook-event', { webhookId: webhook, eventId: event });
-    await until(async () => !(await mcp.call('replay-webhook-event', { webhookId: webhook, eventId: event })).isError, 'a replay');
+    await until(async () => !(await call('replay-webhook-event', { webhookId: webhook, eventId: event })).isError, 'a replay');
     await ok('list-webhook-event-attempts', { webhookId: webhook, eventId: event });
     await ok('remove-webhook', { webhookId: webhook });
     // Logs and OAuth grants (Posthorn issues none: the list is empty, a revoke is Resend's 404).
     await ok('get-log', { logId: idAfter(await ok('list-logs', {})) });
     await ok('list-oauth-grants', {});
-    expect(await mcp.call('revoke-oauth-grant', { id: '0195608a-51e4-70ed-a079-d3bde8e25d94' })).toEqual({
+    expect(await call('revoke-oauth-grant', { id: '0195608a-51e4-70ed-a079-d3bde8e25d94' })).toEqual({
       isError: true,
       text: expect.stringContaining('OAuth grant not found'),
     });
@@ -327,7 +368,7 @@ describe('every other tool', () => {
       ['compose-template', { id: template, content: { type: 'doc', content: [] } }],
     ] as const) {
       expect(EDITOR_TOOLS).toContain(name);
-      expect([name, await mcp.call(name, args)]).toEqual([name, { isError: true, text: expect.stringContaining('404') }]);
+      expect([name, await call(name, args)]).toEqual([name, { isError: true, text: expect.stringContaining('404') }]);
     }
     await ok('disconnect-from-editor', {});
     // And what is left to remove.
@@ -336,4 +377,20 @@ describe('every other tool', () => {
     await ok('remove-topic', { id: topic });
     await ok('remove-segment', { id: segment });
   }, 60_000);
+});
+
+test("the README's lists are what the calls above found", () => {
+  const readme = readFileSync(join(import.meta.dir, '../../README.md'), 'utf8');
+  const start = readme.indexOf("### Resend's MCP server");
+  const works = readme.slice(readme.indexOf('What works', start), readme.indexOf('What does not', start));
+  const doesNot = readme.slice(readme.indexOf('What does not', start), readme.indexOf('\n### ', start + 1));
+  const names = (text: string) => [...text.matchAll(/`([a-z]+(?:-[a-z]+)+)`/g)].map((m) => m[1]!);
+  // revoke-oauth-grant answers Resend's own 404 for a grant that does not exist: Posthorn issues none.
+  expect(names(works).filter((t) => !answered.has(t) && t !== 'revoke-oauth-grant')).toEqual([]);
+  expect(names(works).length).toBe(Number(/(\d+) of its \d+ tools/.exec(works)![1]));
+  // disconnect-from-editor answers, having no connection to end; the editor tools are refused (the
+  // paragraph also names the tools to use instead).
+  const unworkable = names(doesNot).filter((t) => !names(works).includes(t) && t !== 'disconnect-from-editor');
+  expect(unworkable.sort()).toEqual([...EDITOR_TOOLS].sort());
+  for (const t of EDITOR_TOOLS) expect([t, refused.has(t), answered.has(t)]).toEqual([t, true, false]);
 });
