@@ -241,16 +241,16 @@ export async function removeContact(tx: Tx, c: ContactRec): Promise<void> {
   tx.contacts.remove(c.team_id, c.id);
 }
 
-/**
- * A page of contacts, of one segment when given. `search` (Posthorn) keeps those whose email or
- * name contains the text, case-insensitively; it applies to the team's contacts.
- */
 /** Posthorn's search of contacts (docs/api.md §12.1): `search` in the email or the name, case-insensitive. */
 export function contactMatches(search: string): (c: ContactRec) => boolean {
   const text = search.toLowerCase();
   return (c) => [c.email, c.first_name ?? '', c.last_name ?? ''].join(' ').toLowerCase().includes(text);
 }
 
+/**
+ * A page of contacts, of one segment when given. `search` (Posthorn) keeps those whose email or
+ * name contains the text, case-insensitively; it applies to the team's contacts.
+ */
 export async function listContacts(store: StoreReader, team: string, q: PageQuery, segmentId?: string, search?: string) {
   if (search) {
     const matches = contactMatches(search);
