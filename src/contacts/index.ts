@@ -252,16 +252,20 @@ export async function removeContact(events: Events, tx: Tx, c: ContactRec): Prom
   await events.other(tx, c.team_id, 'contact.deleted', c.id, data);
 }
 
+/** Posthorn's search of contacts (docs/api.md §12.1): `search` in the email or the name, case-insensitive. */
+export function contactMatches(search: string): (c: ContactRec) => boolean {
+  const text = search.toLowerCase();
+  return (c) => [c.email, c.first_name ?? '', c.last_name ?? ''].join(' ').toLowerCase().includes(text);
+}
+
 /**
  * A page of contacts, of one segment when given. `search` (Posthorn) keeps those whose email or
  * name contains the text, case-insensitively; it applies to the team's contacts.
  */
 export async function listContacts(store: StoreReader, team: string, q: PageQuery, segmentId?: string, search?: string) {
   if (search) {
-    const text = search.toLowerCase();
-    return store.contacts.page(team, q, null, (c) =>
-      [c.email, c.first_name ?? '', c.last_name ?? ''].join(' ').toLowerCase().includes(text) ? contactSummary(c) : undefined,
-    );
+    const matches = contactMatches(search);
+    return store.contacts.page(team, q, null, (c) => (matches(c) ? contactSummary(c) : undefined));
   }
   if (segmentId === undefined) return store.contacts.page(team, q, null, contactSummary);
   const page = await store.memberships.pageContacts(team, segmentId, q);

@@ -51,6 +51,23 @@ export const PageQuery = Type.Object({
   before: Type.Optional(Type.String({ description: 'A cursor: the id of the first item seen' })),
 });
 
+/** The `format` of an export (docs/api.md §4.1): CSV unless NDJSON is asked for. */
+export const ExportQuery = Type.Object({
+  format: Type.Optional(
+    Type.Union([Type.Literal('csv'), Type.Literal('ndjson')], {
+      error: 'The `format` parameter must be `csv` or `ndjson`.',
+      description: 'Posthorn: `csv` (default) or `ndjson`',
+    }),
+  ),
+});
+
+/** What an export answers (docs/api.md §4.1): a raw response of the route's declaration. */
+export const EXPORT_ANSWER = {
+  raw: 'text/csv',
+  description:
+    'The whole list as a CSV file (RFC 4180, with a header record), or with `format=ndjson` one JSON object a line (`application/x-ndjson`), streamed',
+};
+
 /** A page of a list (docs/api.md §4). */
 export const List = <S extends TSchema>(item: S) => Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(item) });
 

@@ -3,7 +3,7 @@
 // address's format, property values against the team's definitions (src/contacts/properties.ts)
 // and whether the segments and topics named exist are src/contacts'.
 import { Type } from '@sinclair/typebox';
-import { AnyRecord, Id, IdOrEmail, Nullable, PageQuery, Timestamp, UuidParam, type Static } from './common';
+import { AnyRecord, ExportQuery, Id, IdOrEmail, Nullable, PageQuery, Timestamp, UuidParam, type Static } from './common';
 import { TopicChoices } from './topics';
 
 const Name = Nullable(Type.String(), { error: 'The `{field}` field must be a string or null.' });
@@ -46,14 +46,20 @@ export const CreateContactRequest = Type.Object({
 });
 export type CreateContactRequest = Static<typeof CreateContactRequest>;
 
+const SegmentFilter = Type.Optional(Type.String({ description: "Only this segment's contacts (a UUID)" }));
+const ContactSearch = Type.Optional(Type.String({ description: 'Posthorn: text in the email or the name (at most 200 characters)' }));
+
 export const ContactListQuery = Type.Composite([
   PageQuery,
   Type.Object({
-    segment_id: Type.Optional(Type.String({ description: "Only this segment's contacts (a UUID)" })),
+    segment_id: SegmentFilter,
     audience_id: Type.Optional(Type.String({ description: 'The legacy name of `segment_id`' })),
-    q: Type.Optional(Type.String({ description: 'Posthorn: text in the email or the name (at most 200 characters)' })),
+    q: ContactSearch,
   }),
 ]);
+
+/** GET /contacts/export (docs/api.md §4.1): both filters apply together. */
+export const ContactExportQuery = Type.Composite([Type.Object({ segment_id: SegmentFilter, q: ContactSearch }), ExportQuery]);
 
 export const ContactParams = Type.Object({ id_or_email: IdOrEmail });
 export const ContactSegmentParams = Type.Object({ id_or_email: IdOrEmail, segment_id: UuidParam('segment_id') });

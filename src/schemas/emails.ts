@@ -5,7 +5,7 @@
 // `from`/`to`/`subject` are given once a template has filled them in — is src/sending/validate.ts.
 import { Kind, Type, TypeRegistry } from '@sinclair/typebox';
 import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
-import { AnyRecord, Id, List, Nullable, Timestamp, type Static } from './common';
+import { AnyRecord, ExportQuery, Id, List, Nullable, PageQuery, Timestamp, type Static } from './common';
 
 const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
 
@@ -134,15 +134,20 @@ const summaryFields = {
 export const EmailSummary = Type.Object(summaryFields);
 export type EmailSummary = Static<typeof EmailSummary>;
 
-export const EmailListQuery = Type.Object({
-  limit: Type.Optional(Type.String()),
-  after: Type.Optional(Type.String()),
-  before: Type.Optional(Type.String()),
+/** Posthorn's filters of the sent emails (docs/api.md §7.4): the list's and the export's. */
+const EmailFilters = Type.Object({
   status: Type.Optional(Type.String({ description: 'Posthorn: one or more `last_event` values, comma-separated' })),
   q: Type.Optional(Type.String({ description: 'Posthorn: text in a recipient, the sender or the subject (at most 200 characters)' })),
   since: Type.Optional(Type.String({ description: 'Posthorn: ISO 8601 lower bound on `created_at`' })),
   until: Type.Optional(Type.String({ description: 'Posthorn: ISO 8601 upper bound on `created_at`' })),
+  tag: Type.Optional(Type.String({ description: 'Posthorn: `name:value`, emails with this tag; `name`, with a tag of this name' })),
 });
+export type EmailFilters = Static<typeof EmailFilters>;
+
+export const EmailListQuery = Type.Composite([PageQuery, EmailFilters]);
+
+/** GET /emails/export (docs/api.md §4.1). */
+export const EmailExportQuery = Type.Composite([EmailFilters, ExportQuery]);
 
 /** One SMTP transaction for some recipients of an email (Posthorn, docs/api.md §7.3). */
 export const DeliveryAttempt = Type.Object({

@@ -1,7 +1,7 @@
 // Posthorn's operating routes on the wire: health (docs/api.md §1.1), the delivery queue and its
 // controls (§19.6, §19.7), TLS-RPT data (§19.8), usage (§21), the request logs (§15).
 import { Type } from '@sinclair/typebox';
-import { Id, Nullable, Timestamp, type Static } from './common';
+import { ExportQuery, Id, Nullable, PageQuery, Timestamp, type Static } from './common';
 
 /** GET /health: `ok` with the embedded store; in cluster mode also the database and the nodes sharing it. */
 export const Health = Type.Union([
@@ -112,11 +112,14 @@ export const Log = Type.Composite([
   Type.Object({ duration_ms: Type.Number(), request_body: Type.Unknown(), response_body: Type.Unknown() }),
 ]);
 
-export const LogQuery = Type.Object({
-  limit: Type.Optional(Type.String()),
-  after: Type.Optional(Type.String()),
-  before: Type.Optional(Type.String()),
+/** Posthorn's filters of the request log (docs/api.md §15): the list's and the export's. */
+const LogFilters = Type.Object({
   method: Type.Optional(Type.String({ description: 'Posthorn: an HTTP method' })),
   status: Type.Optional(Type.String({ description: 'Posthorn: a status code such as 422, or a class such as 4xx' })),
   api_key_id: Type.Optional(Type.String({ description: 'Posthorn: the key that made the requests' })),
 });
+
+export const LogQuery = Type.Composite([PageQuery, LogFilters]);
+
+/** GET /logs/export (docs/api.md §4.1). */
+export const LogExportQuery = Type.Composite([LogFilters, ExportQuery]);

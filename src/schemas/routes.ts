@@ -38,7 +38,7 @@ import { Template, TemplateDeleted, TemplateList, TemplateRef } from './template
 import { ContactTopic, ContactTopicsUpdated, Topic } from './topics';
 import { Webhook, WebhookAttemptList, WebhookEvent, WebhookEventList, WebhookList, WebhookSecret } from './webhooks';
 
-/** A raw answer (not JSON: a message's source), which the dashboard reads as text. */
+/** A raw answer (not JSON: a message's source, an export), which the dashboard reads as text or saves as a file. */
 export const RawText = Type.String({ description: 'A raw answer, read as text' });
 
 export const ROUTES = {
@@ -69,6 +69,7 @@ export const ROUTES = {
   'PATCH /emails/:id': Ref('email'),
   'GET /emails/:id/events': EmailEvents,
   'GET /emails/:id/raw': RawText,
+  'GET /emails/export': RawText,
   'GET /emails/:id/attachments': List(EmailAttachment),
   'POST /emails/:id/cancel': Ref('email'),
   'POST /emails/:id/hold': Ref('email'),
@@ -83,6 +84,7 @@ export const ROUTES = {
   'GET /emails/receiving': List(ReceivedEmailSummary),
   'GET /emails/receiving/:id': ReceivedEmail,
   'GET /logs': List(LogSummary),
+  'GET /logs/export': RawText,
   'GET /logs/:id': Log,
 
   // Webhooks (docs/api.md §14).
@@ -99,6 +101,7 @@ export const ROUTES = {
 
   // Contacts, segments, topics, properties, imports (docs/api.md §11, §12).
   'GET /contacts': List(ContactSummary),
+  'GET /contacts/export': RawText,
   'POST /contacts': Ref('contact'),
   'GET /contacts/:id_or_email': Contact,
   'PATCH /contacts/:id_or_email': Ref('contact'),
@@ -133,6 +136,7 @@ export const ROUTES = {
   'GET /broadcasts/:id/recipients': List(BroadcastRecipient),
   'GET /broadcasts/:id/clicked-links': List(ClickedLink),
   'GET /suppressions': SuppressionList,
+  'GET /suppressions/export': RawText,
   'POST /suppressions': Ref('suppression'),
   'DELETE /suppressions/:id_or_email': Deleted('suppression'),
 

@@ -1,7 +1,7 @@
 // Suppressions on the wire (docs/api.md §16). Addresses are parsed by the route (an address is more
 // than a string), and the batch sizes are checked there: their wording is not the array's.
 import { Type } from '@sinclair/typebox';
-import { Deleted, Id, IdOrEmail, List, Nullable, PageQuery, Ref, Timestamp, type Static } from './common';
+import { Deleted, ExportQuery, Id, IdOrEmail, List, Nullable, PageQuery, Ref, Timestamp, type Static } from './common';
 import { OneOf } from './literals';
 
 /** Why an address is on the list: a permanent bounce, a complaint, or added by hand. */
@@ -13,7 +13,12 @@ const Strings = Type.Array(Type.String({ error: 'The `{field}` field must be a s
 
 export const AddSuppressionRequest = Type.Object({ email: Type.String({ error: 'The `email` field must be a string.' }) });
 
-export const SuppressionListQuery = Type.Composite([PageQuery, Type.Object({ origin: Type.Optional(Origin) })]);
+const SuppressionFilters = Type.Object({ origin: Type.Optional(Origin) });
+
+export const SuppressionListQuery = Type.Composite([PageQuery, SuppressionFilters]);
+
+/** GET /suppressions/export (docs/api.md §4.1). */
+export const SuppressionExportQuery = Type.Composite([SuppressionFilters, ExportQuery]);
 
 export const SuppressionParams = Type.Object({ id_or_email: IdOrEmail });
 

@@ -48,13 +48,41 @@ export async function request(method: Method, path: string, body?: unknown): Pro
   }
   const type = res.headers.get('content-type') ?? '';
   const payload: unknown = type.includes('json') ? await res.json().catch(() => null) : await res.text();
-  if (!res.ok) {
-    const error: Partial<ErrorBody> = typeof payload === 'object' && payload !== null ? payload : {};
-    const code = error.name ?? 'error';
-    if (res.status === 401 && ENDED.has(code) && !path.startsWith('/auth/sign-in')) onSignedOut();
-    throw new ApiFailure(res.status, code, error.message ?? `The request failed (${res.status}).`);
-  }
+  if (!res.ok) throw failure(res, path, payload);
   return payload;
+}
+
+/** The `ApiFailure` of an error answer (docs/api.md §3.1); an ended session signs the page out. */
+function failure(res: Response, path: string, payload: unknown): ApiFailure {
+  const error: Partial<ErrorBody> = typeof payload === 'object' && payload !== null ? payload : {};
+  const code = error.name ?? 'error';
+  if (res.status === 401 && ENDED.has(code) && !path.startsWith('/auth/sign-in')) onSignedOut();
+  return new ApiFailure(res.status, code, error.message ?? `The request failed (${res.status}).`);
+}
+
+/**
+ * GET a file (an export, docs/api.md §4.1) and hand it to the browser as a download, named as the
+ * answer's Content-Disposition names it. Fetched rather than linked: the session's CSRF header
+ * must go with it (docs/api.md §19.2). The browser holds the file before saving it; the server
+ * streams it.
+ */
+export async function download<T extends Target<'GET'>>(path: T): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: csrf ? { 'x-csrf-token': csrf } : {}, credentials: 'same-origin' });
+  } catch {
+    throw new ApiFailure(0, 'network_error', 'Posthorn cannot be reached. Check your connection and try again.');
+  }
+  if (!res.ok) throw failure(res, path, await res.json().catch(() => null));
+  const file = URL.createObjectURL(await res.blob());
+  const link = document.createElement('a');
+  link.href = file;
+  link.download = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'export';
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Revoked later: a download still starting may need the URL.
+  setTimeout(() => URL.revokeObjectURL(file), 60_000);
 }
 
 /** The paths of the map's routes of method `M`: `/emails/:id` of `GET /emails/:id`. */

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ListOf } from '../../src/schemas/common';
-import { type Answer, ApiFailure, qs, request, type Target } from './api';
+import { type Answer, ApiFailure, download, qs, request, type Target } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 
@@ -314,6 +314,34 @@ const TONES: Record<string, string> = {
   waiting: 'amber',
   skipped: 'gray',
 };
+
+/**
+ * Download a list's export as CSV (docs/api.md §4.1) with the filters the page shows: `path` is the
+ * export route with those filters as its query. A failure is told in a notice.
+ */
+export function ExportButton({ path, what }: { path: Target<'GET'>; what: string }) {
+  const [busy, setBusy] = useState(false);
+  return (
+    <button
+      type="button"
+      class="btn"
+      title={`Download ${what} matching the filters as a CSV file`}
+      disabled={busy}
+      onClick={async () => {
+        setBusy(true);
+        try {
+          await download(path);
+        } catch (e) {
+          notify(`The export failed: ${(e as Error).message}`);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      {busy ? 'Exporting…' : 'Export CSV'}
+    </button>
+  );
+}
 
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {
   const v = value ?? 'none';

@@ -9,6 +9,8 @@ import { ApiError, errors } from '../../errors';
 import { isUuid, nowIso } from '../../ids';
 import {
   addToSegment,
+  contactMatches,
+  contactSummary,
   deleteContact,
   findContact,
   findInAudience,
@@ -20,12 +22,14 @@ import {
 } from '../../contacts';
 import { propertyDefs, visibleProperties, type PropertyDefs } from '../../contacts/properties';
 import { resource, route } from '../platform/route';
-import { IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import { EXPORT_ANSWER, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import { type Column, exportResponse } from '../platform/export';
 import { SegmentSummary } from '../../schemas/segments';
 import {
   AudienceContactParams,
   Contact,
   ContactDeleted,
+  ContactExportQuery,
   ContactListQuery,
   ContactParams,
   ContactSegmentAdded,
@@ -49,6 +53,16 @@ const contactView = (c: ContactRec, defs: PropertyDefs): Contact => ({
   unsubscribed: c.unsubscribed,
   properties: visibleProperties(c, defs),
 });
+
+/** A contact as exported: the list's item and the contact's properties (as GET /contacts/{id_or_email} shows them). */
+type ExportedContact = ContactSummary & Pick<Contact, 'properties'>;
+
+/** Posthorn's `q` on contacts, trimmed (the trimmed text counts); undefined when empty. */
+function searchOf(q: string | undefined): string | undefined {
+  const search = q?.trim();
+  if (search && search.length > 200) throw errors.validation('`q` must be at most 200 characters.');
+  return search || undefined;
+}
 
 export const contactsResource = resource('Contacts', (svc: ApiContext) => {
   const { store } = svc;
@@ -110,14 +124,39 @@ export const contactsResource = resource('Contacts', (svc: ApiContext) => {
         const q = pageQuery(query);
         // Checked by hand: the trimmed text counts, and which of `segment_id`/`audience_id` is read
         // (none with `q`) decides whether it is checked at all.
-        const search = query.q?.trim();
-        if (search && search.length > 200) throw errors.validation('`q` must be at most 200 characters.');
+        const search = searchOf(query.q);
         if (search) return listOf(await listContacts(store, team, q, undefined, search));
         const raw = query.segment_id ?? query.audience_id;
         if (raw === undefined) return listOf(await listContacts(store, team, q));
         const segmentId = pathId(raw, query.segment_id !== undefined ? 'segment_id' : 'audience_id');
         if (!(await store.segments.get(team, segmentId))) throw errors.notFound('Segment');
         return listOf(await listContacts(store, team, q, segmentId));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/contacts/export',
+      summary: "Export contacts as CSV or NDJSON, with the list's filters (Posthorn, docs/api.md §4.1)",
+      access: 'team',
+      query: ContactExportQuery,
+      body: 'none',
+      response: EXPORT_ANSWER,
+      async handler({ caller, query }) {
+        const { team } = caller;
+        const search = searchOf(query.q);
+        const segmentId = query.segment_id === undefined ? undefined : pathId(query.segment_id, 'segment_id');
+        if (segmentId !== undefined && !(await store.segments.get(team, segmentId))) throw errors.notFound('Segment');
+        // The team's properties now: one column each, named `properties.<key>`.
+        const defs = await propertyDefs(store, team);
+        const propertyColumns = [...defs.values()].map((d): Column<ExportedContact> => [`properties.${d.key}`, (c) => c.properties[d.key]?.value]);
+        return exportResponse({
+          name: 'contacts',
+          format: query.format ?? 'csv',
+          page: (q) => (segmentId === undefined ? store.contacts.page(team, q, null) : store.memberships.pageContacts(team, segmentId, q)),
+          keep: search ? contactMatches(search) : null,
+          row: (c): ExportedContact => ({ ...contactSummary(c), properties: visibleProperties(c, defs) }),
+          columns: ['id', 'email', 'first_name', 'last_name', 'unsubscribed', 'created_at', ...propertyColumns],
+        });
       },
     }),
     route({

@@ -18,12 +18,15 @@ import { composeEmail } from '../../sending/message';
 import { attachmentRoutes } from '../platform/attachments';
 import { parseExpiresIn, shareEmail } from '../../sharing';
 import { resource, route } from '../platform/route';
-import { IgnoredBody, isObject, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import { EXPORT_ANSWER, IgnoredBody, isObject, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
+import { type Column, exportResponse } from '../platform/export';
 import {
   BatchRequest,
   BatchResponse,
   Email,
   EmailEvents,
+  EmailExportQuery,
+  type EmailFilters,
   EmailListQuery,
   EmailSummary,
   RescheduleRequest,
@@ -177,6 +180,25 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
 
     route({
       method: 'GET',
+      path: '/emails/export',
+      summary: "Export sent emails as CSV or NDJSON, with the list's filters (Posthorn, docs/api.md §4.1)",
+      access: 'team',
+      query: EmailExportQuery,
+      body: 'none',
+      response: EXPORT_ANSWER,
+      handler: ({ caller, query }) =>
+        exportResponse({
+          name: 'emails',
+          format: query.format ?? 'csv',
+          page: (q) => store.emails.page(caller.team, q, null),
+          keep: emailFilter(query),
+          row: (e): ExportedEmail => ({ ...summary(e), tags: e.tags }),
+          columns: EMAIL_COLUMNS,
+        }),
+    }),
+
+    route({
+      method: 'GET',
       path: '/emails/:id/events',
       summary: 'The event log of an email, newest first (Posthorn)',
       access: 'team',
@@ -309,14 +331,47 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
   ];
 });
 
+/** An email as exported: the list's item and its tags. */
+type ExportedEmail = EmailSummary & { tags: EmailRec['tags'] };
+
+/** The CSV of GET /emails/export: address lists as RFC 5322 writes them (RFC 5322 §3.4, `, ` between addresses), tags as `name:value`. */
+const EMAIL_COLUMNS: Column<ExportedEmail>[] = [
+  'id',
+  'created_at',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply_to',
+  'subject',
+  'last_event',
+  'scheduled_at',
+  'message_id',
+  ['tags', (e) => e.tags.map((t) => `${t.name}:${t.value}`).join(', ')],
+];
+
 const STATUSES = new Set<string>(EMAIL_STATUSES);
 
+/** A tag's name or value as a send accepts it (docs/api.md §7.1): at most 256 ASCII letters, numbers, underscores or dashes. */
+const TAG_TEXT = /^[A-Za-z0-9_-]{0,256}$/;
+
+/** `tag=name:value` (that tag) or `tag=name` (a tag of that name, any value); null when not given. */
+function tagFilter(tag: string | undefined): ((e: EmailRec) => boolean) | null {
+  if (tag === undefined || tag === '') return null;
+  const at = tag.indexOf(':');
+  const name = at < 0 ? tag : tag.slice(0, at);
+  const value = at < 0 ? null : tag.slice(at + 1);
+  if (!name || !TAG_TEXT.test(name) || (value !== null && !TAG_TEXT.test(value)))
+    throw errors.validation('`tag` must be `name:value` or `name`, in ASCII letters, numbers, underscores or dashes.');
+  return (e) => e.tags.some((t) => t.name === name && (value === null || t.value === value));
+}
+
 /**
- * Posthorn's filters on GET /emails (docs/api.md §7.4): `status` (a `last_event`), `q` (text in a
- * recipient, the sender or the subject), `since`/`until` (ISO 8601 bounds on `created_at`).
- * Null when none is given.
+ * Posthorn's filters on GET /emails and its export (docs/api.md §7.4): `status` (a `last_event`),
+ * `q` (text in a recipient, the sender or the subject), `since`/`until` (ISO 8601 bounds on
+ * `created_at`), `tag` (`name:value` or `name`). Null when none is given.
  */
-function emailFilter(query: { status?: string; q?: string; since?: string; until?: string }): ((e: EmailRec) => boolean) | null {
+function emailFilter(query: EmailFilters): ((e: EmailRec) => boolean) | null {
   const { status, q, since, until } = query;
   if (status !== undefined && !status.split(',').every((s) => STATUSES.has(s)))
     throw errors.validation(`\`status\` must be one of ${[...STATUSES].join(', ')}.`);
@@ -331,9 +386,11 @@ function emailFilter(query: { status?: string; q?: string; since?: string; until
   const text = q?.trim().toLowerCase() || null;
   if (text && text.length > 200) throw errors.validation('`q` must be at most 200 characters.');
   const statuses = status ? new Set(status.split(',')) : null;
-  if (!statuses && !text && from === null && to === null) return null;
+  const tagged = tagFilter(query.tag);
+  if (!statuses && !text && from === null && to === null && !tagged) return null;
   return (e) => {
     if (statuses && !statuses.has(e.last_event)) return false;
+    if (tagged && !tagged(e)) return false;
     const at = Date.parse(e.created_at);
     if ((from !== null && at < from) || (to !== null && at > to)) return false;
     if (text) {

@@ -6,8 +6,9 @@ import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { isUuid } from '../../ids';
 import { resource, route } from '../platform/route';
-import { List, UuidParams } from '../../schemas/common';
-import { Log, LogSummary, LogQuery } from '../../schemas/operations';
+import { EXPORT_ANSWER, List, UuidParams } from '../../schemas/common';
+import { Log, LogExportQuery, LogSummary, LogQuery } from '../../schemas/operations';
+import { exportResponse } from '../platform/export';
 
 const summary = (l: LogRec): LogSummary => ({
   id: l.id,
@@ -35,6 +36,26 @@ export const logsResource = resource('Logs', ({ store, requestLog }: ApiContext)
       await requestLog.flush();
       const match = logFilter(query);
       return listOf(await store.logs.page(caller.team, pageQuery(query), 20, match ? (l) => (match(l) ? summary(l) : undefined) : summary));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/logs/export',
+    summary: "Export API request logs as CSV or NDJSON, with the list's filters (Posthorn, docs/api.md §4.1)",
+    access: 'team',
+    query: LogExportQuery,
+    body: 'none',
+    response: EXPORT_ANSWER,
+    async handler({ caller, query }) {
+      await requestLog.flush();
+      return exportResponse({
+        name: 'logs',
+        format: query.format ?? 'csv',
+        page: (q) => store.logs.page(caller.team, q, null),
+        keep: logFilter(query),
+        row: summary,
+        columns: ['id', 'created_at', 'method', 'endpoint', 'response_status', 'api_key_id', 'user_agent'],
+      });
     },
   }),
   route({

@@ -8,7 +8,8 @@ import { isUuid } from '../../ids';
 import { parseEmail } from '../../mail/address';
 import { findSuppression, suppress, unsuppress, type SuppressionRef } from '../../suppressions';
 import { resource, route } from '../platform/route';
-import { Deleted, IgnoredBody, Ref } from '../../schemas/common';
+import { Deleted, EXPORT_ANSWER, IgnoredBody, Ref } from '../../schemas/common';
+import { exportResponse } from '../platform/export';
 import {
   AddSuppressionRequest,
   BatchAdded,
@@ -16,6 +17,7 @@ import {
   BatchRemoved,
   BatchRemoveRequest,
   Suppression,
+  SuppressionExportQuery,
   SuppressionList,
   SuppressionListQuery,
   SuppressionParams,
@@ -70,6 +72,27 @@ export const suppressionsResource = resource('Suppressions', ({ store, events }:
       async handler({ caller, query }) {
         const { origin } = query;
         return listOf(await store.suppressions.page(caller.team, pageQuery(query), 20, (s) => (origin && s.origin !== origin ? undefined : summary(s))));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/suppressions/export',
+      summary: "Export suppressed addresses as CSV or NDJSON, with the list's filter (Posthorn, docs/api.md §4.1)",
+      access: 'team',
+      query: SuppressionExportQuery,
+      body: 'none',
+      response: EXPORT_ANSWER,
+      handler: ({ caller, query }) => {
+        const { origin } = query;
+        return exportResponse({
+          name: 'suppressions',
+          format: query.format ?? 'csv',
+          page: (q) => store.suppressions.page(caller.team, q, null),
+          keep: origin ? (s) => s.origin === origin : null,
+          row: summary,
+          columns: ['id', 'email', 'origin', 'source_id', 'created_at'],
+        });
       },
     }),
 

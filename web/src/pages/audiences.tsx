@@ -9,6 +9,7 @@ import {
   Card,
   Empty,
   ErrorBox,
+  ExportButton,
   Field,
   FormDialog,
   KeyValue,
@@ -68,7 +69,8 @@ function Contacts() {
   const [adding, setAdding] = useState(false);
   const [importing, setImporting] = useState(false);
   const segments = useGet('/segments');
-  const paged = usePaged('/contacts', { q, segment_id: q ? null : segment || null });
+  const filters = { q, segment_id: q ? null : segment || null };
+  const paged = usePaged('/contacts', filters);
   return (
     <>
       <div class="filters">
@@ -94,6 +96,7 @@ function Contacts() {
             ))}
           </select>
         </label>
+        <ExportButton path={url('/contacts/export', filters)} what="the contacts" />
         <button type="button" class="btn" onClick={() => setImporting(true)}>
           Import CSV
         </button>
@@ -408,7 +411,7 @@ function Suppressions() {
         </label>
       </div>
       <ErrorBox error={add.error ?? remove.error} />
-      <Section title="Suppressed addresses">
+      <Section title="Suppressed addresses" actions={<ExportButton path={url('/suppressions/export', { origin })} what="the suppressed addresses" />}>
         <PagedTable
           paged={paged}
           caption="Suppressed addresses"

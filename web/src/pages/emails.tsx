@@ -13,6 +13,7 @@ import {
   EmailBadge,
   Empty,
   ErrorBox,
+  ExportButton,
   Field,
   FormDialog,
   KeyValue,
@@ -41,12 +42,13 @@ export function EmailsPage() {
   const until = query.get('until') ?? '';
   const [text, setText] = useState(q);
   const [sending, setSending] = useState(false);
-  const paged = usePaged('/emails', {
+  const filters = {
     status,
     q,
     since: since ? new Date(`${since}T00:00:00`).toISOString() : null,
     until: until ? new Date(`${until}T23:59:59.999`).toISOString() : null,
-  });
+  };
+  const paged = usePaged('/emails', filters);
   const filtered = !!(status || q || since || until);
   return (
     <>
@@ -54,9 +56,12 @@ export function EmailsPage() {
         title="Emails"
         description="Every email sent through the API, SMTP or a broadcast."
         actions={
-          <button type="button" class="btn primary" onClick={() => setSending(true)}>
-            Send email
-          </button>
+          <>
+            <ExportButton path={url('/emails/export', filters)} what="the emails" />
+            <button type="button" class="btn primary" onClick={() => setSending(true)}>
+              Send email
+            </button>
+          </>
         }
       />
       <search>

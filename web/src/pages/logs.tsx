@@ -1,7 +1,7 @@
 // Logs: every API request made with a key, filtered by method, status and key, with its bodies.
 import { url } from '../api';
 import { setQuery, useLocation } from '../router';
-import { Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Time, type InputEvent, useGet, usePaged, val } from '../ui';
+import { Card, Code, Empty, ErrorBox, ExportButton, KeyValue, Loading, PagedTable, PageHeader, Time, type InputEvent, useGet, usePaged, val } from '../ui';
 
 export function LogsPage() {
   const { query } = useLocation();
@@ -14,7 +14,11 @@ export function LogsPage() {
   const filter = (k: string) => (e: InputEvent) => setQuery({ [k]: val(e), after: null, before: null });
   return (
     <>
-      <PageHeader title="Logs" description="Every API request made with one of your keys, kept for the retention period." />
+      <PageHeader
+        title="Logs"
+        description="Every API request made with one of your keys, kept for the retention period."
+        actions={<ExportButton path={url('/logs/export', { method, status, api_key_id: key })} what="the requests" />}
+      />
       <div class="filters">
         <label>
           <span class="sr-only">Method</span>
