@@ -55,7 +55,7 @@ export interface Config {
   /**
    * Spam scoring with rspamd (README "Deliverability", "Spam score (rspamd)"): off while
    * `rspamd_url` is unset; `timeout` bounds each check (ms); a broadcast whose sample scores
-   * `review_threshold` or more is held for review (docs/api.md §13.8).
+   * `review_threshold` or more is held for review (docs/api.md §13.6).
    */
   spam: { rspamd_url: string | null; timeout: number; review_threshold: number };
   metrics: { token: string | null };

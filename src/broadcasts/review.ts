@@ -1,4 +1,4 @@
-// A broadcast's review before it is sent (docs/api.md §13.8): the insights and spam score of one
+// A broadcast's review before it is sent (docs/api.md §13.6): the insights and spam score of one
 // recipient's email, rendered as the send renders it (send.ts renderSample) and composed, signed
 // and scored as delivery would (insights/). A failing insight — the spam score at or above
 // `spam.review_threshold` is one — holds the broadcast: sending it answers 422 `review_required`
@@ -59,7 +59,7 @@ export function reviewView(b: BroadcastRec, r: BroadcastReview): ReviewView {
   return { object: 'broadcast_review', broadcast_id: b.id, ...rest, stale: fingerprint !== contentFingerprint(b) };
 }
 
-/** 422 `review_required`: the findings in the message, the review beside it (docs/api.md §13.8). */
+/** 422 `review_required`: the findings in the message, the review beside it (docs/api.md §13.6). */
 export class ReviewRequired extends ApiError {
   constructor(readonly review: ReviewView) {
     super(

@@ -24,9 +24,9 @@ const content = {
   topic_id: Type.Optional(NullableText('topic_id')),
 };
 const ScheduledAt = Type.Optional(NullableText('scheduled_at'));
-/** Posthorn: send even though the review holds the broadcast (docs/api.md §13.8). */
+/** Posthorn: send even though the review holds the broadcast (docs/api.md §13.6). */
 const Review = Type.Optional(
-  Type.Literal('accepted', { error: 'The `review` field must be `accepted`.', description: 'Posthorn: send despite the review findings (docs/api.md §13.8)' }),
+  Type.Literal('accepted', { error: 'The `review` field must be `accepted`.', description: 'Posthorn: send despite the review findings (docs/api.md §13.6)' }),
 );
 
 export const CreateBroadcastRequest = Type.Object({

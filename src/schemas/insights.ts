@@ -1,4 +1,4 @@
-// Deliverability on the wire (Posthorn extensions, docs/api.md §7.11, §8, §13.8): an email's
+// Deliverability on the wire (Posthorn extensions, docs/api.md §7.11, §8, §13.6): an email's
 // insights, rspamd's verdict (on insights, broadcast reviews and received emails), and a
 // broadcast's review before it is sent. The stored records have the same fields
 // (src/store/insight-records.ts).
@@ -78,7 +78,7 @@ export const ReviewRequest = Type.Object({
   accept: Type.Optional(Type.Boolean({ error: 'The `accept` field must be a boolean.' })),
 });
 
-/** A broadcast's review (docs/api.md §13.8). */
+/** A broadcast's review (docs/api.md §13.6). */
 export const BroadcastReview = Type.Object({
   object: Type.Literal('broadcast_review'),
   broadcast_id: Id,

@@ -1,7 +1,7 @@
 // Deliverability insights (README "Deliverability"): what Posthorn found about one email's message
 // — its links, DMARC, parts, size, sender, tracking, images — and rspamd's verdict on it, kept
 // beside the email (never on it: the accept path writes nothing for them), and a broadcast's review
-// of a rendered sample before it is sent (docs/api.md §7.11, §13.8). The wire shapes are
+// of a rendered sample before it is sent (docs/api.md §7.11, §13.6). The wire shapes are
 // src/schemas/insights.ts, the same fields.
 import type { Rec } from './interface';
 
@@ -71,7 +71,7 @@ export interface EmailInsightsRec extends Rec {
   spam: SpamVerdict | null;
 }
 
-/** A broadcast's review (docs/api.md §13.8): the insights and score of one recipient's email, rendered as it would be sent. */
+/** A broadcast's review (docs/api.md §13.6): the insights and score of one recipient's email, rendered as it would be sent. */
 export interface BroadcastReview {
   /** The content it was made of (from, subject, bodies, reply-to, topic): a review of other content is stale. */
   fingerprint: string;

@@ -135,7 +135,7 @@ export interface BroadcastRec extends Rec {
   status: BroadcastStatus;
   scheduled_at: string | null;
   sent_at: string | null;
-  /** The last review of its content before sending (docs/api.md §13.8); absent until one is made. */
+  /** The last review of its content before sending (docs/api.md §13.6); absent until one is made. */
   review?: BroadcastReview | null;
 }
 

@@ -1,5 +1,5 @@
 // Deliverability insights and spam scores with a real rspamd (README "Deliverability"; docs/api.md
-// §7.11, §8, §13.8): an email's insights computed when first asked for and kept, the message scored
+// §7.11, §8, §13.6): an email's insights computed when first asked for and kept, the message scored
 // by a private rspamd on loopback (test/helpers/rspamd.ts) as delivery signs it, received mail
 // carrying rspamd's verdict, a broadcast held for review above the threshold — and, with rspamd
 // stopped, insights that say so while sends go on.

@@ -101,7 +101,7 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
         };
         if (body.send) {
           await checkSendable(store, b);
-          // Posthorn: reviewed before it goes out (docs/api.md §13.8); held → 422 and nothing is made.
+          // Posthorn: reviewed before it goes out (docs/api.md §13.6); held → 422 and nothing is made.
           b.review = await reviewForSend(svc, b, body.review === 'accepted');
         }
         await store.write(async (tx) => void (body.send ? startBroadcast(tx, b, at) : tx.broadcasts.put(b)));
@@ -180,7 +180,7 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
       async handler({ caller, params, body }) {
         const { team } = caller;
         const at = body.scheduled_at != null ? parseScheduledAt(body.scheduled_at) : null;
-        // Posthorn: reviewed first (docs/api.md §13.8), outside the unit of work (rspamd may take a while).
+        // Posthorn: reviewed first (docs/api.md §13.6), outside the unit of work (rspamd may take a while).
         const before = await load(store, team, params.id);
         await checkSendable(store, before);
         const review = await reviewForSend(svc, before, body.review === 'accepted');
@@ -199,7 +199,7 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
       path: '/broadcasts/:id/review',
       summary: "Review a draft broadcast before sending: a sample recipient's insights and spam score (Posthorn)",
       description:
-        "One recipient's email is rendered and scored as it would be sent; a failing insight (a spam score at or above `spam.review_threshold` among them) holds the broadcast, and `accept: true` lets it be sent all the same (docs/api.md §13.8). Not a draft → 422 `validation_error`.",
+        "One recipient's email is rendered and scored as it would be sent; a failing insight (a spam score at or above `spam.review_threshold` among them) holds the broadcast, and `accept: true` lets it be sent all the same (docs/api.md §13.6). Not a draft → 422 `validation_error`.",
       access: 'team',
       params: Params,
       body: ReviewRequest,
