@@ -29,6 +29,9 @@ check() {
   # DKIM's RSA signatures go through the system's libcrypto.so.3 when it loads (src/mail/openssl.ts);
   # test/mail/dkim.test.ts checks it against node:crypto. Debian's openssl package depends on it.
   need openssl has_libcrypto3
+  # Spam scores are tested against a real rspamd, a private one per test file on loopback
+  # (test/helpers/rspamd.ts); installed without the recommended Redis, which it runs without.
+  need rspamd command -v rspamd
 }
 
 check

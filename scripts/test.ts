@@ -8,7 +8,7 @@
  *   POSTHORN_TEST_STORE=pg npm test -- test/api    those files on PostgreSQL (cluster mode)
  *
  * First, scripts/preflight.sh checks the Debian packages the tests drive (PostgreSQL, Chromium,
- * swaks, dig, OpenSSL 3) and installs the missing ones when it may; when it cannot, it prints the
+ * swaks, dig, OpenSSL 3, rspamd) and installs the missing ones when it may; when it cannot, it prints the
  * `apt-get install` line to run and the tests do not start (`0 passed, 1 failed`).
  *
  * A full run (no paths or filters of the caller's) has a second pass: the API suites (PG_PASS) run

@@ -54,6 +54,12 @@ export interface Config {
   security: { allow_private_networks: boolean };
   webhooks: { retry_schedule: number[] };
   tracking: { prefetch_window: number };
+  /**
+   * Spam scoring with rspamd (README "Deliverability", "Spam score (rspamd)"): off while
+   * `rspamd_url` is unset; `timeout` bounds each check (ms); a broadcast whose sample scores
+   * `review_threshold` or more is held for review (docs/api.md §13.6).
+   */
+  spam: { rspamd_url: string | null; timeout: number; review_threshold: number };
   metrics: { token: string | null };
   auth: {
     /** Idle and absolute session lifetimes, ms. */
@@ -144,7 +150,22 @@ export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteR
   return out;
 }
 
-type Kind = 'string' | 'nullable' | 'domains' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum' | 'site' | 'sites';
+type Kind =
+  | 'string'
+  | 'nullable'
+  | 'domains'
+  | 'port'
+  | 'ports'
+  | 'int'
+  | 'number'
+  | 'bool'
+  | 'url'
+  | 'servers'
+  | 'duration'
+  | 'durations'
+  | 'enum'
+  | 'site'
+  | 'sites';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -195,6 +216,9 @@ export const KEYS: KeyDef[] = [
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
   { key: 'tracking.prefetch_window', env: 'POSTHORN_TRACKING_PREFETCH_WINDOW', kind: 'duration', default: '5s', min: 0 },
+  { key: 'spam.rspamd_url', env: 'POSTHORN_SPAM_RSPAMD_URL', kind: 'nullable', default: null },
+  { key: 'spam.timeout', env: 'POSTHORN_SPAM_TIMEOUT', kind: 'duration', default: '5s', min: 100, max: 60_000 },
+  { key: 'spam.review_threshold', env: 'POSTHORN_SPAM_REVIEW_THRESHOLD', kind: 'number', default: 5, min: -1000, max: 1000 },
   { key: 'metrics.token', env: 'POSTHORN_METRICS_TOKEN', kind: 'nullable', default: null },
   { key: 'auth.session_idle_timeout', env: 'POSTHORN_AUTH_SESSION_IDLE_TIMEOUT', kind: 'duration', default: '12h', min: 60_000 },
   { key: 'auth.session_lifetime', env: 'POSTHORN_AUTH_SESSION_LIFETIME', kind: 'duration', default: '7d', min: 60_000 },
@@ -306,6 +330,13 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
     case 'int': {
       const n = typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
       if (typeof n !== 'number' || !Number.isInteger(n)) bad('must be an integer');
+      if ((def.min !== undefined && (n as number) < def.min) || (def.max !== undefined && (n as number) > def.max))
+        bad(`must be between ${def.min} and ${def.max}`);
+      return n;
+    }
+    case 'number': {
+      const n = typeof raw === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : raw;
+      if (typeof n !== 'number' || !Number.isFinite(n)) bad('must be a number');
       if ((def.min !== undefined && (n as number) < def.min) || (def.max !== undefined && (n as number) > def.max))
         bad(`must be between ${def.min} and ${def.max}`);
       return n;
@@ -434,6 +465,15 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       const file = cfg[side][part];
       if (file && !existsSync(file)) throw new ConfigError(`${side}.${part}`, `names a file that does not exist: ${file}`);
     }
+  }
+  if (cfg.spam.rspamd_url) {
+    let u: URL | null = null;
+    try {
+      u = new URL(cfg.spam.rspamd_url);
+    } catch {}
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+      throw new ConfigError('spam.rspamd_url', "must be an http:// or https:// URL of rspamd's normal worker, such as http://127.0.0.1:11333");
+    cfg.spam.rspamd_url = cfg.spam.rspamd_url.replace(/\/+$/, '');
   }
   const ca = cfg.delivery.mta_sts.ca_file;
   if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);

@@ -19,6 +19,7 @@ import { KeyUsage } from './accounts/keys';
 import { GroupCommit } from './sending/submit';
 import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
+import { Insights, Rspamd } from './insights';
 
 export interface Services {
   config: Config;
@@ -50,6 +51,8 @@ export interface Services {
   imports: ImportRunner;
   /** Operator metrics (GET /metrics). */
   telemetry: Telemetry;
+  /** Deliverability insights of sent emails and broadcast reviews, rspamd's scores among them (when configured). */
+  insights: Insights;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
   auth: Auth;
   /** The dashboard's static files (bundled on first use from a checkout, embedded in the binary). */
@@ -69,6 +72,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
   // back office, which does it (store/collections.ts: which write fires which signal).
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => backOffice.kick(signal));
   const commits = new GroupCommit(store);
+  const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => telemetry.spamFailure(why)) : null;
   return {
     config,
     now,
@@ -85,6 +89,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     broadcasts: new BroadcastSender({ store, events, config, commits }),
     imports: new ImportRunner({ store }),
     telemetry,
+    insights: new Insights({ store, config, dns: dns.withCache(), spam }),
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
   };

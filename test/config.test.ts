@@ -80,6 +80,7 @@ describe('defaults and config.example.toml', () => {
       security: { allow_private_networks: false },
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
       tracking: { prefetch_window: 5000 },
+      spam: { rspamd_url: null, timeout: 5000, review_threshold: 5 },
       metrics: { token: null },
       auth: {
         session_idle_timeout: 12 * HOUR,
@@ -269,6 +270,16 @@ describe('bad values fail with a ConfigError naming the key', () => {
   test('a database.url that is not a PostgreSQL URL', () => {
     expectKeyError(() => loadConfig({ env: { POSTHORN_DATABASE_URL: 'mysql://127.0.0.1/p' } }), 'database.url');
     expectKeyError(() => loadConfig({ env: { POSTHORN_DATABASE_URL: '/var/lib/posthorn' } }), 'database.url');
+  });
+
+  test('spam scoring: an http(s) URL of rspamd, a bounded timeout, a number for the review threshold', () => {
+    const c = loadConfig({ env: { POSTHORN_SPAM_RSPAMD_URL: 'http://127.0.0.1:11333/', POSTHORN_SPAM_TIMEOUT: '2s', POSTHORN_SPAM_REVIEW_THRESHOLD: '6.5' } });
+    expect(c.spam).toEqual({ rspamd_url: 'http://127.0.0.1:11333', timeout: 2000, review_threshold: 6.5 });
+    expect(loadConfig({ path: writeToml('spam.toml', '[spam]\nreview_threshold = -2\n'), env: {} }).spam.review_threshold).toBe(-2);
+    expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_RSPAMD_URL: '127.0.0.1:11333' } }), 'spam.rspamd_url');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_RSPAMD_URL: 'ftp://127.0.0.1' } }), 'spam.rspamd_url');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_TIMEOUT: '5m' } }), 'spam.timeout');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_REVIEW_THRESHOLD: 'high' } }), 'spam.review_threshold');
   });
 
   test('bad enum', () => {

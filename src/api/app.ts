@@ -27,6 +27,7 @@ import type { GroupCommit } from '../sending/submit';
 import type { Idempotency } from '../sending/idempotency';
 import type { KeyUsage } from '../accounts/keys';
 import type { Telemetry } from '../telemetry';
+import type { Insights } from '../insights';
 import type { Auth } from '../accounts/auth';
 import type { DashboardAssets } from '../dashboard/assets';
 import { SignedLinks } from '../links/signed';
@@ -59,6 +60,8 @@ export interface ApiDeps {
   keyUsage: KeyUsage;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
   telemetry: Telemetry;
+  /** Deliverability insights (GET /emails/{id}/insights) and broadcast reviews. */
+  insights: Insights;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
   auth: Auth;
   /** The dashboard's static files. */

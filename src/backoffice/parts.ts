@@ -15,6 +15,7 @@ import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
 import { AutomationRunner } from '../automations/runner';
 import { GroupCommit } from '../sending/submit';
+import { Rspamd } from '../insights/rspamd';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
@@ -37,7 +38,9 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const mailDns = dns.withCache();
   const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
   const webhooks = new WebhookDispatcher({ store, config });
-  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
+  // rspamd's verdict on received mail (spam.rspamd_url); its failures counted with this thread's events.
+  const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => counts.spamFailure(why)) : null;
+  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config, spam });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
   const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.

@@ -126,6 +126,53 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
 }
 
 /**
+ * One recipient's email as the send makes it, prepared and not stored (the review before sending,
+ * review.ts): the first contact of the segment who would receive it, or a stand-in at example.com
+ * when nobody would yet. Throws what `prepare` throws (the domain's 403 among it).
+ */
+export async function renderSample(svc: BroadcastDeps, b: BroadcastRec): Promise<{ prepared: Prepared; contact: ContactRec | null }> {
+  const { store } = svc;
+  const team = b.team_id;
+  const topic = b.topic_id ? ((await store.topics.get(team, b.topic_id)) ?? undefined) : undefined;
+  let contact: ContactRec | null = null;
+  for (const id of await store.memberships.contactsOf(team, b.segment_id)) {
+    const c = await store.contacts.get(team, id);
+    if (c && (await wanted(store, c, topic))) {
+      contact = c;
+      break;
+    }
+  }
+  const now = nowIso();
+  const standIn: ContactRec = {
+    id: newId(),
+    team_id: team,
+    created_at: now,
+    updated_at: now,
+    email: 'subscriber@example.com',
+    first_name: null,
+    last_name: null,
+    unsubscribed: false,
+    properties: {},
+  };
+  const properties = await propertyDefs(store, team);
+  const links = new SignedLinks(store.secret('links'), svc.config.public_url);
+  const render = (c: ContactRec, contactId: string | null) => {
+    const emailId = newId();
+    const r: Recipient = { contact: c, properties, unsubscribeUrl: links.unsubscribeUrl({ team, contact: c.id, email: emailId }) };
+    return prepare(svc, { team, key: null, broadcastId: b.id, contactId, emailId }, emailFor(b, r));
+  };
+  if (contact) {
+    try {
+      return { prepared: await render(contact, contact.id), contact };
+    } catch (e) {
+      // A contact the send would skip (its email refused, sendBroadcast above): the stand-in then.
+      if (!(e instanceof ApiError) || e.statusCode === 403) throw e;
+    }
+  }
+  return { prepared: await render(standIn, null), contact: null };
+}
+
+/**
  * Does the contact receive the broadcast? Not when unsubscribed from everything; with a topic,
  * only when subscribed to it (their choice, or the topic's default, docs/api.md §12.8).
  */

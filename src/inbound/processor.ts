@@ -18,6 +18,7 @@ import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
 import type { Feedback, ReportAction } from '../feedback';
 import type { SpooledMessage, Store, Tx } from '../store';
+import type { Rspamd } from '../insights/rspamd';
 import { readReport, type Report } from '../mail/reports';
 import { DueService } from '../work/due-service';
 import { retryWait } from '../work/retry';
@@ -36,6 +37,8 @@ export interface InboundDeps {
   feedback: Feedback;
   /** `public_url` and `webhooks`: the download links of `email.received` with content (received-payload.ts). */
   config: Pick<Config, 'smtp' | 'public_url' | 'webhooks'>;
+  /** rspamd, when `spam.rspamd_url` is set: each received email carries its verdict. */
+  spam?: Rspamd | null;
 }
 
 /** Waits after a failed attempt; the message is given up on after the last. */
@@ -138,9 +141,9 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
   }
 
   private async prepare(m: SpooledMessage, raw: Uint8Array): Promise<Prepared> {
-    const { dns, events, feedback, config } = this.svc;
+    const { dns, events, feedback, config, spam } = this.svc;
     const linkTtl = linkLifetime(config.webhooks.retry_schedule);
-    const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl }, m, raw, config.smtp.hostname) : null;
+    const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl, spam }, m, raw, config.smtp.hostname) : null;
     const actions: ReportAction[] = [];
     if (m.reports.length) {
       let report: Report;

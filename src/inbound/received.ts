@@ -12,6 +12,7 @@ import { headerFields, headerObject, type HeaderLine } from '../mail/headers';
 import type { SignedLinks } from '../links/signed';
 import { checkAuthentication } from './authentication';
 import { receivedPayload, receivedWithContent } from './received-payload';
+import type { Rspamd } from '../insights/rspamd';
 
 export interface PreparedReceived {
   /** In the unit of work: store one record per team and announce each. */
@@ -45,8 +46,8 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
 
 /** Parse, check and build what to store for each team of `m.inbound` (`hostname`: smtp.hostname). */
 export async function prepareReceived(
-  /** `links` and `linkTtl`: the download links of `include_content` payloads (received-payload.ts). */
-  svc: { dns: Resolver; events: Events; links: SignedLinks; linkTtl: number },
+  /** `links` and `linkTtl`: the download links of `include_content` payloads (received-payload.ts); `spam`: rspamd, when configured. */
+  svc: { dns: Resolver; events: Events; links: SignedLinks; linkTtl: number; spam?: Rspamd | null },
   m: SpooledMessage,
   received: Uint8Array,
   hostname: string,
@@ -54,10 +55,13 @@ export async function prepareReceived(
   const bytes = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
   const raw = Buffer.concat([Buffer.from(traceFields(m, hostname)), bytes]);
   const { mail_from, remote_address, helo } = m.envelope;
-  const [mail, authentication] = await Promise.all([
+  const recipients = m.inbound.flatMap((i) => i.recipients);
+  const [mail, authentication, spam] = await Promise.all([
     // cid: references stay as sent (html_format=cid is the default view); no text made up from html.
     parseMessage(raw, { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true }),
     checkAuthentication(bytes, { ip: remote_address, helo, sender: mail_from, mta: hostname }, svc.dns),
+    // rspamd's verdict when it is configured; bounded by spam.timeout, never a failure of the attempt.
+    svc.spam ? svc.spam.check(bytes, { ip: remote_address, helo, from: mail_from, rcpt: recipients }) : null,
   ]);
   const headers = headerObject(await headerFields(mail.headerLines as HeaderLine[]));
   const common = {
@@ -69,6 +73,7 @@ export async function prepareReceived(
     subject: mail.subject ?? '',
     message_id: mail.messageId ?? null,
     authentication,
+    ...(spam ? { spam } : {}),
     envelope: m.envelope,
     size: raw.byteLength,
   };

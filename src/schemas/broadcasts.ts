@@ -24,11 +24,16 @@ const content = {
   topic_id: Type.Optional(NullableText('topic_id')),
 };
 const ScheduledAt = Type.Optional(NullableText('scheduled_at'));
+/** Posthorn: send even though the review holds the broadcast (docs/api.md §13.6). */
+const Review = Type.Optional(
+  Type.Literal('accepted', { error: 'The `review` field must be `accepted`.', description: 'Posthorn: send despite the review findings (docs/api.md §13.6)' }),
+);
 
 export const CreateBroadcastRequest = Type.Object({
   ...content,
   send: Type.Optional(Type.Boolean({ error: 'The `send` field must be a boolean.' })),
   scheduled_at: ScheduledAt,
+  review: Review,
 });
 export type CreateBroadcastRequest = Static<typeof CreateBroadcastRequest>;
 
@@ -36,7 +41,7 @@ export const UpdateBroadcastRequest = Type.Partial(Type.Object(content));
 /** The content fields a create or an update gives. */
 export type BroadcastInput = Static<typeof UpdateBroadcastRequest>;
 
-export const SendBroadcastRequest = Type.Object({ scheduled_at: ScheduledAt });
+export const SendBroadcastRequest = Type.Object({ scheduled_at: ScheduledAt, review: Review });
 export const BroadcastSent = Type.Object({ id: Id });
 
 /** draft → (scheduled) → queued → sent (docs/api.md §13.3). */

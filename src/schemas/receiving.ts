@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Nullable, Timestamp, type Static } from './common';
 import { OneOf } from './literals';
+import { SpamVerdict } from './insights';
 
 const Verdict = OneOf(['pass', 'fail', 'gray', 'processing_failed', 'unknown']);
 export type Verdict = Static<typeof Verdict>;
@@ -50,6 +51,8 @@ export const ReceivedEmail = Type.Object({
   html_format: HtmlFormat,
   text: Nullable(Type.String()),
   headers: Type.Record(Type.String(), Type.String()),
+  /** Posthorn: rspamd's verdict on receipt; null when it was not scored (`spam.rspamd_url` unset then). */
+  spam: Nullable(SpamVerdict),
   /** A signed link to the message as received (an .eml file). */
   raw: Type.Object({ download_url: Type.String(), expires_at: Timestamp }),
 });

@@ -29,6 +29,7 @@ import { Contact, ContactDeleted, ContactSegmentAdded, ContactSegmentRemoved, Co
 import { Domain, DomainCreated, DomainList } from './domains';
 import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } from './emails';
 import { EventList } from './events';
+import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
@@ -70,6 +71,7 @@ export const ROUTES = {
   'GET /emails/:id/events': EmailEvents,
   'GET /emails/:id/raw': RawText,
   'GET /emails/export': RawText,
+  'GET /emails/:id/insights': EmailInsights,
   'GET /emails/:id/attachments': List(EmailAttachment),
   'POST /emails/:id/cancel': Ref('email'),
   'POST /emails/:id/hold': Ref('email'),
@@ -131,6 +133,7 @@ export const ROUTES = {
   'PATCH /broadcasts/:id': Ref('broadcast'),
   'DELETE /broadcasts/:id': Deleted('broadcast'),
   'POST /broadcasts/:id/send': BroadcastSent,
+  'POST /broadcasts/:id/review': BroadcastReview,
   'POST /broadcasts/:id/cancel': Ref('broadcast'),
   'POST /broadcasts/:id/duplicate': Ref('broadcast'),
   'GET /broadcasts/:id/recipients': List(BroadcastRecipient),

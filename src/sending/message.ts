@@ -18,17 +18,7 @@ export async function composeEmail(ctx: TrackingContext, email: EmailRec, conten
   if (content.raw) return content.raw;
   const parts = content.message;
   if (!parts) throw new Error(`email ${email.id} has neither a message nor its parts`);
-  const envelope = Object.keys(email.recipients);
-  const html =
-    content.html === null || !domain
-      ? content.html
-      : withTracking(
-          ctx,
-          domain,
-          content.html,
-          { team: email.team_id, email: email.id, recipient: envelope.length === 1 ? envelope[0]! : null },
-          parts.tracking,
-        );
+  const html = sentHtml(ctx, email, content, parts, domain);
   const attachments: ResolvedAttachment[] = email.attachments.map((a) => ({
     filename: a.filename,
     content: content.files[a.id] ?? new Uint8Array(0),
@@ -41,6 +31,19 @@ export async function composeEmail(ctx: TrackingContext, email: EmailRec, conten
     attachments,
     html: html ?? undefined,
   });
+}
+
+/** The html part as it is sent: tracking added when the email is tracked (and its domain still exists). */
+export function sentHtml(ctx: TrackingContext, email: EmailRec, content: EmailContent, parts: MessageParts, domain: DomainRec | null): string | null {
+  if (content.html === null || !domain) return content.html;
+  const envelope = Object.keys(email.recipients);
+  return withTracking(
+    ctx,
+    domain,
+    content.html,
+    { team: email.team_id, email: email.id, recipient: envelope.length === 1 ? envelope[0]! : null },
+    parts.tracking,
+  );
 }
 
 /** What composeMime reads of a validated email, from the stored record and parts. */

@@ -18,6 +18,7 @@ import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inboun
 import type { TemplateRec } from './template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automation-records';
+import type { EmailInsightsRec } from './insight-records';
 
 /** Due work a store signal announces after a commit, and the back office's worker it wakes (backoffice/parts.ts). */
 export const SIGNALS = {
@@ -260,6 +261,11 @@ export const COLLECTIONS = {
     ],
     retention: AFTER_COMPLETION,
   }),
+  /**
+   * The deliverability insights of sent emails, keyed by the email's id, made when first asked for
+   * (never on the accept or delivery path) and kept as long as the email.
+   */
+  emailInsights: collection<EmailInsightsRec>({ table: 'email_insights', since: 3, retention: AFTER_SEND, byId: 'rewrite' }),
 };
 
 export type Collections = typeof COLLECTIONS;

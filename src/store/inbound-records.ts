@@ -3,6 +3,7 @@
 // payloads) apart from the record, as for sent mail, so listing never reads the bodies.
 import type { Rec } from './interface';
 import type { AttachmentMeta } from './email-records';
+import type { SpamVerdict } from './insight-records';
 
 /** One result of SPF, DKIM or DMARC as the receiving API reports it (docs/api.md §8). */
 export type AuthVerdict = 'pass' | 'fail' | 'gray' | 'processing_failed' | 'unknown';
@@ -21,6 +22,8 @@ export interface ReceivedEmailRec extends Rec {
   received_for: string[];
   attachments: AttachmentMeta[];
   authentication: { spf: AuthVerdict; dkim: AuthVerdict; dmarc: AuthVerdict } | null;
+  /** rspamd's verdict when `spam.rspamd_url` is set (README "Deliverability"); absent: not scored. */
+  spam?: SpamVerdict | null;
   /** The SMTP transaction it arrived in. */
   envelope: { mail_from: string; remote_address: string; helo: string; tls: boolean };
   /** Bytes of the stored message (trace headers included). */

@@ -18,6 +18,7 @@ export * from './template-records';
 export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
+export * from './insight-records';
 export { SIGNALS } from './collections';
 export { writeOrRefuse } from './refusable';
 

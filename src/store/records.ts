@@ -1,5 +1,6 @@
 // Record shapes of the core collections. Every record carries its team (docs/ARCHITECTURE.md).
 import type { Rec } from './interface';
+import type { BroadcastReview } from './insight-records';
 
 export interface TeamRec extends Rec {
   name: string;
@@ -134,6 +135,8 @@ export interface BroadcastRec extends Rec {
   status: BroadcastStatus;
   scheduled_at: string | null;
   sent_at: string | null;
+  /** The last review of its content before sending (docs/api.md §13.6); absent until one is made. */
+  review?: BroadcastReview | null;
 }
 
 export type SuppressionOrigin = 'bounce' | 'complaint' | 'manual';

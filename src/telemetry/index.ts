@@ -8,6 +8,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EventRec, StoreReader } from '../store';
 import { kindInfo } from '../event-catalogue';
 
+/** The key of a spam check failure among the counts: the prefix, then its reason. */
+const SPAM_FAILURE = 'spam_check_failed:';
+
 /**
  * Email events counted by type since start (`email.delivered` → n), in one thread: a map update per
  * event. The HTTP thread's Telemetry shows its own counts and those of the delivery thread.
@@ -20,6 +23,12 @@ export class EventCounts {
     if (ev.type.startsWith('email.')) this.counts.set(ev.type, (this.counts.get(ev.type) ?? 0) + 1);
   }
 
+  /** A spam check that got no score from rspamd, and why (insights/rspamd.ts). */
+  spamFailure(why: string): void {
+    const key = `${SPAM_FAILURE}${why}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
   snapshot(): Map<string, number> {
     return new Map(this.counts);
   }
@@ -30,6 +39,7 @@ export class Telemetry {
   private readonly events: Counter;
   private readonly accepted: Counter;
   private readonly deliveries: Counter;
+  private readonly spamFailures: Counter;
   private readonly http: Histogram;
   /** Open SMTP sessions across the listeners; set by `serve` once SMTP runs (0 until then). */
   smtpSessions: () => number = () => 0;
@@ -50,6 +60,12 @@ export class Telemetry {
       name: 'posthorn_deliveries_total',
       help: 'Delivery outcomes per recipient: delivered, bounced, or deferred (first temporary failure).',
       labelNames: ['result'],
+      registers,
+    });
+    this.spamFailures = new Counter({
+      name: 'posthorn_spam_check_failures_total',
+      help: 'Spam checks that got no score from rspamd (spam.rspamd_url), by reason: timeout, unreachable or error. Nothing waited for them.',
+      labelNames: ['reason'],
       registers,
     });
     this.http = new Histogram({
@@ -121,6 +137,11 @@ export class Telemetry {
     this.counts.event(ev);
   }
 
+  /** A spam check without a score, on this thread (the back office's arrive with its counts). */
+  spamFailure(why: string): void {
+    this.counts.spamFailure(why);
+  }
+
   /** Counts of events recorded elsewhere (the delivery thread), read at each scrape. */
   addCounts(source: () => Promise<Map<string, number>>): void {
     this.sources.push(source);
@@ -150,6 +171,10 @@ export class Telemetry {
     };
     let accepted = 0;
     for (const [type, n] of totals) {
+      if (type.startsWith(SPAM_FAILURE)) {
+        add(this.spamFailures, type, { reason: type.slice(SPAM_FAILURE.length) }, n);
+        continue;
+      }
       add(this.events, type, { type: type.slice('email.'.length) }, n);
       // Accepted emails, and delivery outcomes per recipient: what the catalogue counts them as.
       const result = kindInfo(type)?.operator;

@@ -17,6 +17,7 @@ const LAYERS: string[][] = [
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],
+  ['insights'], // deliverability insights of composed messages, rspamd's scores
   ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root

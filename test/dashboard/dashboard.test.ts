@@ -263,6 +263,20 @@ describe('every page shows the data made through the SDK', () => {
     await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.tls === 'opportunistic', 'tls back');
   }, 20_000);
 
+  test('email: its insights, the spam score unavailable because rspamd is not configured (never a number)', async () => {
+    await page.goto(`${base}/dashboard/emails/${emailId}`);
+    const insights = page.getByRole('list', { name: 'Insights' });
+    await insights.waitFor({ timeout: 10_000 });
+    const score = page.getByRole('region', { name: 'Spam score' });
+    expect(await score.locator('.badge').textContent()).toBe('unavailable');
+    expect(await score.textContent()).toContain('rspamd is not configured');
+    expect(await score.locator('.spam-number').count()).toBe(0);
+    const spam = insights.locator(':scope > li').filter({ hasText: 'Spam score' });
+    expect(await spam.locator('.badge').textContent()).toBe('unavailable');
+    expect(await spam.textContent()).toContain('rspamd is not configured');
+    expect(await insights.locator(':scope > li').count()).toBe(11);
+  }, 20_000);
+
   test('phone width: the main pages stay readable', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
     const p = await signIn(phone);

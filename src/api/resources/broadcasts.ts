@@ -8,6 +8,8 @@ import { newId, nowIso } from '../../ids';
 import { parseScheduledAt } from '../../sending/schedule';
 import { broadcastRecipients, clickedLinks } from '../../analytics/broadcasts';
 import { contentFields, checkSendable, startBroadcast, unschedule, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
+import { contentFingerprint, reviewBroadcast, reviewForSend, reviewView } from '../../broadcasts/review';
+import { BroadcastReview, ReviewRequest } from '../../schemas/insights';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import {
@@ -97,7 +99,11 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
           scheduled_at: null,
           sent_at: null,
         };
-        if (body.send) await checkSendable(store, b);
+        if (body.send) {
+          await checkSendable(store, b);
+          // Posthorn: reviewed before it goes out (docs/api.md §13.6); held → 422 and nothing is made.
+          b.review = await reviewForSend(svc, b, body.review === 'accepted');
+        }
         await store.write(async (tx) => void (body.send ? startBroadcast(tx, b, at) : tx.broadcasts.put(b)));
         // The emails are created in the background: the answer does not wait for thousands of them.
         if (body.send && !at) svc.broadcasts.start(team, b.id);
@@ -174,13 +180,45 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
       async handler({ caller, params, body }) {
         const { team } = caller;
         const at = body.scheduled_at != null ? parseScheduledAt(body.scheduled_at) : null;
+        // Posthorn: reviewed first (docs/api.md §13.6), outside the unit of work (rspamd may take a while).
+        const before = await load(store, team, params.id);
+        await checkSendable(store, before);
+        const review = await reviewForSend(svc, before, body.review === 'accepted');
         await store.write(async (tx) => {
           const b = await load(tx, team, params.id);
           await checkSendable(tx, b);
-          startBroadcast(tx, b, at);
+          if (contentFingerprint(b) !== review.fingerprint) throw errors.validation('The broadcast changed while it was being reviewed: send it again.');
+          startBroadcast(tx, { ...b, review }, at);
         });
         if (!at) svc.broadcasts.start(team, params.id);
         return { id: params.id };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/broadcasts/:id/review',
+      summary: "Review a draft broadcast before sending: a sample recipient's insights and spam score (Posthorn)",
+      description:
+        "One recipient's email is rendered and scored as it would be sent; a failing insight (a spam score at or above `spam.review_threshold` among them) holds the broadcast, and `accept: true` lets it be sent all the same (docs/api.md §13.6). Not a draft → 422 `validation_error`.",
+      access: 'team',
+      params: Params,
+      body: ReviewRequest,
+      response: BroadcastReview,
+      async handler({ caller, params, body }) {
+        const { team } = caller;
+        const b = await load(store, team, params.id);
+        if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be reviewed.');
+        const made = await reviewBroadcast(svc, b);
+        const review = body.accept ? { ...made, accepted_at: made.reviewed_at } : made;
+        const saved = await store.write(async (tx) => {
+          const cur = await load(tx, team, params.id);
+          // Edited or sent meanwhile: the review answered, not kept.
+          if (cur.status !== 'draft' || contentFingerprint(cur) !== review.fingerprint) return cur;
+          const next = { ...cur, review };
+          tx.broadcasts.put(next);
+          return next;
+        });
+        return reviewView(saved, review);
       },
     }),
     route({
@@ -213,8 +251,10 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
       async handler({ caller, params }) {
         const { team } = caller;
         const copy = await store.write(async (tx) => {
+          // A copy is a new draft: its review is its own to make.
+          const { review: _review, ...source } = await load(tx, team, params.id);
           const b: BroadcastRec = {
-            ...(await load(tx, team, params.id)),
+            ...source,
             id: newId(),
             created_at: nowIso(),
             status: 'draft',

@@ -35,6 +35,7 @@ import {
   ShareRequest,
   ShareResponse,
 } from '../../schemas/emails';
+import { EmailInsights, InsightsQuery } from '../../schemas/insights';
 
 const Params = UuidParams('id');
 
@@ -219,6 +220,25 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
         });
         const stored = await store.events.pageBy('subject', e.id, e.team_id, q, 100, shown);
         return listOf(withDerived(stored, derivedEvents(e).map(shown), q, 100, (x) => x.id));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/emails/:id/insights',
+      summary: 'The deliverability insights of an email, with its spam score (Posthorn)',
+      description:
+        'Computed when first asked for (the message composed and DKIM-signed as delivery sends it, scored by rspamd when `spam.rspamd_url` is set) and kept with the email; `refresh=true` computes them again (docs/api.md §7.12). Unknown → 404 `not_found`.',
+      access: 'team',
+      params: Params,
+      query: InsightsQuery,
+      body: 'none',
+      response: EmailInsights,
+      async handler({ caller, params, query }) {
+        const refresh = query.refresh === undefined ? false : query.refresh === 'true' ? true : query.refresh === 'false' ? false : null;
+        if (refresh === null) throw errors.validation('`refresh` must be `true` or `false`.');
+        const r = await svc.insights.ofEmail(caller.team, params.id, { refresh });
+        return { object: 'email_insights' as const, email_id: r.id, computed_at: r.computed_at, insights: r.insights, spam: r.spam };
       },
     }),
 

@@ -79,6 +79,8 @@ export const receivingResource = resource('Receiving', (svc: ApiContext) => {
           html_format: format,
           text: content.text,
           headers: content.headers,
+          // Posthorn: rspamd's verdict on receipt (docs/api.md §8); null when it was not scored.
+          spam: r.spam ?? null,
           raw: await links.download({ kind: 'received-raw', team: r.team_id, email: r.id }),
           attachments,
         };

@@ -2,11 +2,13 @@
 // a sent broadcast's results (GET /emails/metrics, recipients, clicked links).
 import { useEffect, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
-import { del, patch, post, url } from '../api';
+import type { BroadcastReview } from '../../../src/schemas/insights';
+import { ApiFailure, del, patch, post, url } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
   Card,
+  Dialog,
   Empty,
   ErrorBox,
   Field,
@@ -29,6 +31,7 @@ import {
   type InputEvent,
 } from '../ui';
 import { EmailPreview } from './preview';
+import { InsightList, insightCounts, SpamScore } from './insights';
 
 function useSegments(active = true) {
   return useGet(active ? '/segments' : null);
@@ -144,9 +147,30 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
     setDirty(false);
     notify('Draft saved.');
   });
+  // Sending starts with the review (docs/api.md §13.6): one recipient's email, checked as it will
+  // be sent, shown in a dialog that confirms the send — or, when the review holds the broadcast,
+  // asks for the findings to be accepted first (POST /broadcasts/{id}/review with `accept`).
+  const [review, setReview] = useState<BroadcastReview | null>(null);
+  const reviewNow = (accept = false) => post(url('/broadcasts/:id/review', { id: b.id }), accept ? { accept } : {});
+  const check = useAction(async () => {
+    if (dirty) {
+      await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
+      setDirty(false);
+    }
+    const made = await reviewNow();
+    send.setError(null);
+    setReview(made);
+  });
   const send = useAction(async () => {
-    if (dirty) await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
-    await post(url('/broadcasts/:id/send', { id: b.id }), when ? { scheduled_at: new Date(when).toISOString() } : {});
+    if (review?.status === 'held') await reviewNow(true);
+    try {
+      await post(url('/broadcasts/:id/send', { id: b.id }), when ? { scheduled_at: new Date(when).toISOString() } : {});
+    } catch (e) {
+      // Reviewed again by the send and held this time (the content or rspamd's verdict changed): show that review.
+      if (e instanceof ApiFailure && e.code === 'review_required') setReview(await reviewNow());
+      throw e;
+    }
+    setReview(null);
     notify(when ? 'Broadcast scheduled.' : 'Broadcast is being sent.');
     reload();
   });
@@ -171,7 +195,7 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
           </>
         }
       />
-      <ErrorBox error={save.error ?? send.error ?? remove.error} />
+      <ErrorBox error={save.error ?? check.error ?? remove.error} />
       <div class="editor">
         <Card>
           <Field id="e-name" label="Name">
@@ -200,13 +224,8 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
             <Field id="e-when" label="Schedule (optional)" hint="Leave empty to send now.">
               <input id="e-when" type="datetime-local" value={when} onInput={(e) => setWhen(val(e))} aria-describedby="e-when-hint" />
             </Field>
-            <button
-              type="button"
-              class="btn primary"
-              disabled={send.busy}
-              onClick={() => confirm(when ? 'Schedule this broadcast?' : 'Send this broadcast to every subscribed contact of the segment now?') && send.run()}
-            >
-              {when ? 'Schedule' : 'Send now'}
+            <button type="button" class="btn primary" disabled={check.busy} onClick={() => check.run()}>
+              {check.busy ? 'Reviewing…' : when ? 'Schedule' : 'Send now'}
             </button>
           </div>
         </Card>
@@ -219,7 +238,81 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
           <EmailPreview html={form.html} height={560} />
         </Card>
       </div>
+      <ReviewDialog review={review} when={when} send={send} onClose={() => setReview(null)} />
     </>
+  );
+}
+
+/**
+ * The review before a broadcast goes out: what holds it, its spam score and insights. A review that
+ * passes confirms the send; one that holds it needs the findings accepted, ticked explicitly.
+ */
+function ReviewDialog({
+  review,
+  when,
+  send,
+  onClose,
+}: {
+  review: BroadcastReview | null;
+  when: string;
+  send: { run: () => unknown; busy: boolean; error: { message: string } | null };
+  onClose: () => void;
+}) {
+  const held = review?.status === 'held';
+  const verb = when ? 'schedule' : 'send';
+  const [accepted, setAccepted] = useState(false);
+  // A new review is read anew: nothing is accepted in advance.
+  useEffect(() => setAccepted(false), [review]);
+  return (
+    <Dialog open={!!review} title="Review before sending" wide onClose={onClose}>
+      {review && (
+        <>
+          <ErrorBox error={send.error} />
+          {held ? (
+            <div class="callout warning review-status" role="status">
+              <p>
+                <strong>Held for review.</strong> Fix the broadcast, or accept these findings and {verb} it all the same:
+              </p>
+              <ul class="findings">
+                {review.findings.map((f) => (
+                  <li>{f}</li>
+                ))}
+              </ul>
+            </div>
+          ) : (
+            <div class="callout success review-status" role="status">
+              <p>
+                <strong>Nothing holds this broadcast.</strong> {insightCounts(review.insights)}.
+              </p>
+            </div>
+          )}
+          <p class="small muted">
+            Checked on the email to <span class="mono">{review.sample.to}</span>
+            {review.sample.contact_id ? ', the first contact who receives it' : ' (a stand-in: nobody in the segment receives it yet)'}; held at a spam score of{' '}
+            {review.threshold} or more.
+          </p>
+          <SpamScore spam={review.spam} insights={review.insights} />
+          <InsightList insights={review.insights} spam={review.spam} />
+          {/* Kept in view while the insights scroll by. */}
+          <div class="dialog-foot">
+            {held && (
+              <label class="check accept">
+                <input type="checkbox" checked={accepted} onChange={(e) => setAccepted(e.currentTarget.checked)} /> I have read the findings; {verb} this
+                broadcast anyway
+              </label>
+            )}
+            <div class="form-actions">
+              <button type="button" class="btn" onClick={onClose}>
+                Cancel
+              </button>
+              <button type="button" class={held ? 'btn danger solid' : 'btn primary'} disabled={send.busy || (held && !accepted)} onClick={() => send.run()}>
+                {held ? `Accept and ${verb}` : when ? 'Schedule' : 'Send now'}
+              </button>
+            </div>
+          </div>
+        </>
+      )}
+    </Dialog>
   );
 }
 

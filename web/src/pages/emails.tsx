@@ -32,6 +32,7 @@ import {
   type InputEvent,
 } from '../ui';
 import { EmailPreview } from './preview';
+import { InsightList, insightCounts, SpamScore } from './insights';
 import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
 
 export function EmailsPage() {
@@ -345,6 +346,7 @@ export function EmailPage({ id }: { id: string }) {
               />
             )}
           </Section>
+          <EmailInsights id={id} />
         </div>
         <aside class="detail-side">
           <Card>
@@ -398,6 +400,41 @@ export function EmailPage({ id }: { id: string }) {
         }}
       />
     </>
+  );
+}
+
+/** The email's deliverability insights, made when first asked for (GET /emails/{id}/insights); "Check again" makes them anew. */
+function EmailInsights({ id }: { id: string }) {
+  const [refresh, setRefresh] = useState(false);
+  const insights = useGet(url('/emails/:id/insights', { id, refresh: refresh ? 'true' : null }));
+  const again = () => (refresh ? insights.reload() : setRefresh(true));
+  const d = insights.data;
+  return (
+    <Section
+      title="Insights"
+      actions={
+        <button type="button" class="btn small" disabled={insights.loading} onClick={again}>
+          Check again
+        </button>
+      }
+    >
+      {insights.error && <ErrorBox error={insights.error} />}
+      {!d && !insights.error && <Loading />}
+      {d && (
+        <Card>
+          <div class="row-between">
+            <p class="small">
+              <strong>{insightCounts(d.insights)}</strong>
+            </p>
+            <p class="small muted">
+              Checked <Time iso={d.computed_at} />
+            </p>
+          </div>
+          <SpamScore spam={d.spam} insights={d.insights} />
+          <InsightList insights={d.insights} spam={d.spam} />
+        </Card>
+      )}
+    </Section>
   );
 }
 
