@@ -5,6 +5,7 @@ import type { Config } from './config';
 import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
+import { Doctor } from './health';
 import { DomainClaims } from './domains/claims';
 import type { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
@@ -27,6 +28,8 @@ export interface Services {
   /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
   domains: DomainVerifier;
+  /** The deliverability checks (docs/deliverability.md §1), run on a timer by the scheduler. */
+  doctor: Doctor;
   /** Domain claims and the background look-ups of their TXT records. */
   claims: DomainClaims;
   events: Events;
@@ -86,6 +89,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     telemetry,
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
+    doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
   };
 }
 

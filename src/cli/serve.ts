@@ -9,6 +9,7 @@ import { startScheduler } from '../scheduler';
 import { startSmtp } from '../smtp';
 import { log } from '../log';
 import { keepMemoryTidy } from '../limits/memory';
+import { formatStartupWarning, startupProblems } from '../health/startup';
 
 export async function serve(config: Config): Promise<number> {
   // A signal during start-up is heard at once, and acted on once the start is complete: a stop
@@ -36,6 +37,12 @@ export async function serve(config: Config): Promise<number> {
   const memory = keepMemoryTidy();
   await svc.backOffice.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
+  // Defaults that cannot deliver say so at every start (docs/deliverability.md §1.1).
+  const problems = startupProblems(config, (await svc.store.domains.everything()).length);
+  if (problems.length) {
+    process.stdout.write(formatStartupWarning(problems));
+    log.warn('posthorn.cannot_deliver', { problems: problems.map((p) => ({ check: p.name, evidence: p.evidence, fix: p.fix })) });
+  }
 
   log.info('posthorn.stopping', { signal: await signal });
   scheduler.stop();

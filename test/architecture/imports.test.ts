@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],
-  ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations'],
+  ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations', 'health'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root
   ['cli'],
