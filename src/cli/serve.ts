@@ -29,6 +29,12 @@ export async function serve(config: Config): Promise<number> {
     process.stdout.write(formatCredentials(creds));
     log.info('bootstrap.team_created', { team_id: creds.team_id, admin_email: creds.admin_email });
   }
+  // Defaults that cannot deliver say so at every start (docs/deliverability.md §1.1).
+  const problems = startupProblems(config, (await svc.store.domains.everything()).length);
+  if (problems.length) {
+    process.stdout.write(formatStartupWarning(problems));
+    log.warn('posthorn.cannot_deliver', { problems: problems.map((p) => ({ check: p.name, evidence: p.evidence, fix: p.fix })) });
+  }
   const http = startHttp(svc);
   // A port that cannot be bound is logged with its fix; the other listeners run regardless.
   const smtp = await startSmtp(svc);
@@ -37,12 +43,6 @@ export async function serve(config: Config): Promise<number> {
   const memory = keepMemoryTidy();
   await svc.backOffice.start();
   log.info('posthorn.started', { data_dir: config.data_dir, public_url: config.public_url });
-  // Defaults that cannot deliver say so at every start (docs/deliverability.md §1.1).
-  const problems = startupProblems(config, (await svc.store.domains.everything()).length);
-  if (problems.length) {
-    process.stdout.write(formatStartupWarning(problems));
-    log.warn('posthorn.cannot_deliver', { problems: problems.map((p) => ({ check: p.name, evidence: p.evidence, fix: p.fix })) });
-  }
 
   log.info('posthorn.stopping', { signal: await signal });
   scheduler.stop();
