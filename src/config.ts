@@ -52,6 +52,16 @@ export interface Config {
   dkim: { rotation_grace: number };
   retention: { days: number };
   security: { allow_private_networks: boolean };
+  /**
+   * The doctor's checks (docs/deliverability.md): how often `serve` runs them (ms), the DNS
+   * blocklists asked about the sending addresses and domains, and an MX to test outbound port 25
+   * against (`host` or `host:port`; unset: that check is skipped with a warning).
+   */
+  deliverability: {
+    check_interval: number;
+    dnsbl: { ip_zones: string[]; domain_zones: string[]; spamhaus_dqs_key: string | null };
+    port25_probe: string | null;
+  };
   webhooks: { retry_schedule: number[] };
   tracking: { prefetch_window: number };
   /**
@@ -77,6 +87,13 @@ export class ConfigError extends Error {
     super(`config: \`${key}\` ${message}`);
   }
 }
+
+/**
+ * The DNS blocklists checked by default (docs/deliverability.md §3 names each one's terms of use):
+ * widely used by receivers, free to query at a single server's volume.
+ */
+export const DEFAULT_IP_ZONES = ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com', 'bl.mailspike.net'];
+export const DEFAULT_DOMAIN_ZONES = ['dbl.spamhaus.org', 'multi.uribl.com', 'multi.surbl.org'];
 
 /** Default delivery waits: exponential-ish backoff whose sum reaches the 72 h retry window. */
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
@@ -214,6 +231,11 @@ export const KEYS: KeyDef[] = [
   { key: 'limits.emails_per_day', env: 'POSTHORN_LIMITS_EMAILS_PER_DAY', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
+  { key: 'deliverability.check_interval', env: 'POSTHORN_DELIVERABILITY_CHECK_INTERVAL', kind: 'duration', default: '1h', min: 60_000 },
+  { key: 'deliverability.dnsbl.ip_zones', env: 'POSTHORN_DELIVERABILITY_DNSBL_IP_ZONES', kind: 'domains', default: DEFAULT_IP_ZONES },
+  { key: 'deliverability.dnsbl.domain_zones', env: 'POSTHORN_DELIVERABILITY_DNSBL_DOMAIN_ZONES', kind: 'domains', default: DEFAULT_DOMAIN_ZONES },
+  { key: 'deliverability.dnsbl.spamhaus_dqs_key', env: 'POSTHORN_DELIVERABILITY_DNSBL_SPAMHAUS_DQS_KEY', kind: 'nullable', default: null },
+  { key: 'deliverability.port25_probe', env: 'POSTHORN_DELIVERABILITY_PORT25_PROBE', kind: 'nullable', default: null },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
   { key: 'tracking.prefetch_window', env: 'POSTHORN_TRACKING_PREFETCH_WINDOW', kind: 'duration', default: '5s', min: 0 },
   { key: 'spam.rspamd_url', env: 'POSTHORN_SPAM_RSPAMD_URL', kind: 'nullable', default: null },

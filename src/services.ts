@@ -5,6 +5,7 @@ import type { Config } from './config';
 import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './store';
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
+import { Doctor } from './health';
 import { DomainClaims } from './domains/claims';
 import { recordHosts } from './domains/records';
 import type { Events } from './events';
@@ -29,6 +30,8 @@ export interface Services {
   /** DNS asked afresh each time: domain verification must see the zone as it is now. */
   dns: Resolver;
   domains: DomainVerifier;
+  /** The deliverability checks (docs/deliverability.md §1), run on a timer by the scheduler. */
+  doctor: Doctor;
   /** Domain claims and the background look-ups of their TXT records. */
   claims: DomainClaims;
   events: Events;
@@ -92,6 +95,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
+    doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
   };
 }
 

@@ -78,6 +78,15 @@ describe('defaults and config.example.toml', () => {
       dkim: { rotation_grace: 7 * 24 * HOUR },
       retention: { days: 30 },
       security: { allow_private_networks: false },
+      deliverability: {
+        check_interval: HOUR,
+        dnsbl: {
+          ip_zones: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com', 'bl.mailspike.net'],
+          domain_zones: ['dbl.spamhaus.org', 'multi.uribl.com', 'multi.surbl.org'],
+          spamhaus_dqs_key: null,
+        },
+        port25_probe: null,
+      },
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
       tracking: { prefetch_window: 5000 },
       spam: { rspamd_url: null, timeout: 5000, review_threshold: 5 },

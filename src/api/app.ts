@@ -16,6 +16,7 @@ import { openApiPaths } from './platform/openapi';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
+import type { Doctor } from '../health';
 import type { Store } from '../store';
 import type { Events } from '../events';
 import type { DomainVerifier } from '../domains/verify';
@@ -66,6 +67,8 @@ export interface ApiDeps {
   auth: Auth;
   /** The dashboard's static files. */
   dashboard: DashboardAssets;
+  /** The deliverability checks: GET /deliverability/checks shows the last run. */
+  doctor: Doctor;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

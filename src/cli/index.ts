@@ -1,4 +1,4 @@
-// Command line: serve, init, keys create, backup, migrate, db copy, version (README, "CLI").
+// Command line: serve, init, keys create, backup, migrate, db copy, domains, doctor, version (README, "CLI").
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { VERSION } from '../version';
@@ -15,6 +15,7 @@ Commands:
   db copy [--from DIR]          copy an LMDB install (data_dir, or DIR) into the empty database.url
   domains rotate-dkim DOMAIN [--ed25519] [--status] [--team ID] [--json]
                                 rotate a domain's DKIM key: start, or check and switch once published
+  doctor [--json]               check whether this server can deliver and is trusted (exit 1 on a failure)
   version                       print the version
 
 Options:
@@ -46,6 +47,11 @@ export async function main(argv: string[]): Promise<number> {
         });
         const { init } = await import('./init');
         return await init(config(values.config), { json: !!values.json, adminEmail: values['admin-email'] });
+      }
+      case 'doctor': {
+        const { values } = parseArgs({ args: rest, options: { config: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+        const { doctor } = await import('./doctor');
+        return await doctor(config(values.config), { json: !!values.json });
       }
       case 'backup': {
         const { values, positionals } = parseArgs({

@@ -9,6 +9,7 @@ import { startScheduler } from '../scheduler';
 import { startSmtp } from '../smtp';
 import { log } from '../log';
 import { keepMemoryTidy } from '../limits/memory';
+import { formatStartupWarning, startupProblems } from '../health/startup';
 
 export async function serve(config: Config): Promise<number> {
   // A signal during start-up is heard at once, and acted on once the start is complete: a stop
@@ -27,6 +28,12 @@ export async function serve(config: Config): Promise<number> {
     const creds = await createTeam(svc.store);
     process.stdout.write(formatCredentials(creds));
     log.info('bootstrap.team_created', { team_id: creds.team_id, admin_email: creds.admin_email });
+  }
+  // Defaults that cannot deliver say so at every start (docs/deliverability.md §1.1).
+  const problems = startupProblems(config, (await svc.store.domains.everything()).length);
+  if (problems.length) {
+    process.stdout.write(formatStartupWarning(problems));
+    log.warn('posthorn.cannot_deliver', { problems: problems.map((p) => ({ check: p.name, evidence: p.evidence, fix: p.fix })) });
   }
   const http = startHttp(svc);
   // A port that cannot be bound is logged with its fix; the other listeners run regardless.

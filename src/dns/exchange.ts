@@ -29,7 +29,7 @@ export function parseServer(s: string): Server {
   return { host, port: Number(port ?? 53), family: 4 };
 }
 
-export type QueryType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME';
+export type QueryType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'PTR';
 
 const EDNS_PAYLOAD = 1232;
 

@@ -1,7 +1,8 @@
 // Posthorn's resolver in the shape mailauth takes (node:dns `resolve`): inbound SPF, DKIM and
-// DMARC checks (inbound/authentication.ts) and the DMARC insight of sent mail (insights/) look names
-// up through `dns.servers` this way. TXT goes through `txtStrings`, which keeps record boundaries
-// that Bun's resolveTxt loses (a DKIM key is always several strings of one record).
+// DMARC checks (inbound/authentication.ts), the DMARC insight of sent mail (insights/) and the
+// doctor's SPF and DMARC checks (health/) look names up through `dns.servers` this way. TXT goes
+// through `txtStrings`, which keeps record boundaries that Bun's resolveTxt loses (a DKIM key is
+// always several strings of one record).
 import type { DNSResolver } from 'mailauth';
 import type { Resolver } from './resolver';
 
@@ -24,8 +25,15 @@ export function mailauthResolver(dns: Resolver): DNSResolver {
         return nonEmpty(name, await dns.aaaa(name));
       case 'CNAME':
         return nonEmpty(name, await dns.cname(name));
+      case 'PTR': {
+        // node:dns asks PTR with the reversed name; Posthorn's resolver takes the address.
+        const m = /^(.*)\.(in-addr|ip6)\.arpa\.?$/i.exec(name);
+        if (!m) throw none(name);
+        const labels = m[1].split('.').reverse();
+        const ip = m[2].toLowerCase() === 'in-addr' ? labels.join('.') : (labels.join('').match(/.{4}/g) ?? []).join(':');
+        return nonEmpty(name, await dns.ptr(ip));
+      }
       default:
-        // PTR (SPF's deprecated `ptr` mechanism, RFC 7208 §5.5) and others: not looked up.
         throw none(name);
     }
   }) as DNSResolver;

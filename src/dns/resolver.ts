@@ -14,6 +14,7 @@
 import { promises as dns } from 'node:dns';
 import type packet from 'dns-packet';
 import { DnsCache, type CacheLimits } from './cache';
+import { reverseName } from './reverse';
 import { UdpExchange, tcpAsk, parseServer, type Answer, type QueryType, type Rr, type Server } from './exchange';
 
 export { readAnswer } from './exchange';
@@ -130,6 +131,11 @@ export class Resolver {
 
   async cname(host: string): Promise<string[]> {
     return (await this.lookup(host, 'CNAME')).map((a) => String(a.data));
+  }
+
+  /** The names of an address (RFC 1035 §3.5, RFC 3596 §2.5): its PTR records. */
+  async ptr(ip: string): Promise<string[]> {
+    return (await this.lookup(reverseName(ip), 'PTR')).map((a) => String(a.data).replace(/\.$/, ''));
   }
 
   private async lookup(host: string, type: QueryType): Promise<Rr[]> {

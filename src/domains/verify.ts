@@ -262,7 +262,7 @@ export class DomainVerifier {
 }
 
 /** A DKIM key record (RFC 6376 §3.6.1, RFC 8463) publishing our key: v=DKIM1 if present, k= its kind, h incl. sha256. */
-function isOurKey(tags: Map<string, string>, publicKey: string, kind: string): boolean {
+export function isOurKey(tags: Map<string, string>, publicKey: string, kind: string): boolean {
   const v = tags.get('v');
   if (v !== undefined && v !== 'DKIM1') return false;
   if ((tags.get('k') ?? 'rsa').toLowerCase() !== kind.toLowerCase()) return false;

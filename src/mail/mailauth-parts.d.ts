@@ -28,3 +28,23 @@ declare module 'mailauth/lib/dkim/header' {
     options: { signingDomain: string; selector: string; algorithm: string; canonicalization: string; timestamp: number; expiration: false; bodyHash: string },
   ): { canonicalizedHeader: Buffer; dkimHeaderOpts: Record<string, unknown> };
 }
+
+// The DMARC record lookup (RFC 7489 §6.6.3 policy discovery) the doctor reads a domain's policy with
+// (health/domain-auth.ts).
+declare module 'mailauth/lib/dmarc/get-dmarc-record' {
+  export interface DmarcRecord {
+    v: string;
+    p?: string;
+    sp?: string;
+    pct?: number;
+    rua?: string;
+    ruf?: string;
+    adkim?: string;
+    aspf?: string;
+    isOrgRecord: boolean;
+    recordDomain: string;
+    orgDomain: string;
+  }
+  function getDmarcRecord(domain: string, resolver: import('mailauth').DNSResolver): Promise<DmarcRecord | false>;
+  export default getDmarcRecord;
+}

@@ -7,6 +7,7 @@ import type { Store } from '../store';
 import type { BroadcastSender } from '../broadcasts/runner';
 import type { ImportRunner } from '../imports';
 import type { DomainVerifier } from '../domains/verify';
+import type { Doctor } from '../health';
 import type { DomainClaims } from '../domains/claims';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
@@ -22,6 +23,7 @@ export interface SchedulerDeps {
   broadcasts: BroadcastSender;
   imports: ImportRunner;
   domains: DomainVerifier;
+  doctor: Doctor;
   claims: DomainClaims;
   limiter: RateLimiter;
   /** Scheduled sends are queued as sending/enqueue.ts says (`delivery.sandbox`). */
@@ -64,6 +66,9 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   singleton('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());
   // Domain claims whose verification was asked for and whose record was not found yet.
   singleton('claim-recheck', '*/5 * * * *', () => svc.claims.recheckDue());
+  // The deliverability checks (docs/deliverability.md §2): on every node (each has its own
+  // addresses), every `deliverability.check_interval`, the first a minute after start.
+  job('deliverability-checks', '0 * * * * *', () => svc.doctor.runIfDue(svc.now()));
   // The team request limit is shared by the nodes of a cluster (docs/api.md §6): each takes its
   // share of `limits.requests_per_second`, by the nodes alive now (1 with the embedded store).
   job('rate-share', '*/5 * * * * *', async () => {

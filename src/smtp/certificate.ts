@@ -4,10 +4,10 @@
 // without verifying the certificate (RFC 3207 §4.1), so a self-signed one still encrypts inbound
 // mail; submission clients must be told to accept it, or be given a real certificate.
 import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { Config } from '../config';
 import { log } from '../log';
+import { smtpCertificateFiles } from '../net/certificate-files';
 
 export interface Certificate {
   key: string;
@@ -16,16 +16,15 @@ export interface Certificate {
   source: 'configured' | 'self-signed';
 }
 
-export const SELF_SIGNED_KEY = 'smtp-tls-key.pem';
-export const SELF_SIGNED_CERT = 'smtp-tls-cert.pem';
+export { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../net/certificate-files';
 const VALIDITY_DAYS = 3650;
 
 export async function smtpCertificate(config: Pick<Config, 'smtp' | 'data_dir'>): Promise<Certificate> {
-  const { tls_cert, tls_key } = config.smtp;
-  if (tls_cert && tls_key) return { key: readFileSync(tls_key, 'utf8'), cert: readFileSync(tls_cert, 'utf8'), source: 'configured' };
+  const files = smtpCertificateFiles(config);
+  if (files.source === 'configured') return { key: readFileSync(files.key, 'utf8'), cert: readFileSync(files.cert, 'utf8'), source: 'configured' };
 
-  const keyPath = join(config.data_dir, SELF_SIGNED_KEY);
-  const certPath = join(config.data_dir, SELF_SIGNED_CERT);
+  const keyPath = files.key;
+  const certPath = files.cert;
   if (existsSync(keyPath) && existsSync(certPath)) {
     const pair = { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
     if (Date.parse(new X509Certificate(pair.cert).validTo) > Date.now()) return { ...pair, source: 'self-signed' };

@@ -18,7 +18,7 @@ const LAYERS: string[][] = [
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],
   ['insights'], // deliverability insights of composed messages, rspamd's scores
-  ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations'],
+  ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations', 'health'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root
   ['cli'],

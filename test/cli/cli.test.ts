@@ -75,6 +75,20 @@ describe('posthorn CLI', () => {
     expect(f.err).toContain('`delivery.mode`');
   });
 
+  test('doctor on a fresh install names the localhost problem and its fix, and exits 1', () => {
+    // DNS to a closed loopback port: nothing is asked outside 127.0.0.0/8.
+    const env = { POSTHORN_DATA_DIR: tmp(), POSTHORN_DNS_SERVERS: '127.0.0.1:9' };
+    const human = run(['doctor'], env);
+    expect(human.code).toBe(1);
+    expect(human.out).toContain('FAIL  smtp_hostname');
+    expect(human.out).toContain('fix: Set smtp.hostname (POSTHORN_SMTP_HOSTNAME)');
+    const json = run(['doctor', '--json'], env);
+    expect(json.code).toBe(1);
+    const checks = JSON.parse(json.out).checks as { name: string; status: string; evidence: string; fix: string }[];
+    expect(checks.find((c) => c.name === 'smtp_hostname')).toMatchObject({ status: 'fail', evidence: expect.stringContaining('"localhost"') });
+    for (const c of checks) expect(Object.keys(c).sort()).toEqual(['evidence', 'fix', 'name', 'status']);
+  });
+
   test('first serve on an empty data dir bootstraps and prints the credentials once', async () => {
     const data = tmp();
     const port = 20000 + Math.floor(Math.random() * 20000);
@@ -86,6 +100,7 @@ describe('posthorn CLI', () => {
       POSTHORN_HTTP_PORT: String(port),
       POSTHORN_SMTP_STARTTLS_PORTS: '',
       POSTHORN_SMTP_TLS_PORTS: '',
+      POSTHORN_DNS_SERVERS: '127.0.0.1:9',
     };
     const start = async () => {
       const child = Bun.spawn([process.execPath, MAIN, 'serve'], { env, stdout: 'pipe', stderr: 'pipe' });
@@ -117,6 +132,8 @@ describe('posthorn CLI', () => {
     const first = await start();
     const key = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/.exec(first.out())?.[0];
     expect(key).toBeDefined();
+    // The defaults cannot deliver, and the start says so (docs/deliverability.md §1.1).
+    expect(first.out()).toContain('Posthorn cannot deliver mail to the Internet with this configuration');
     const r = await fetch(`http://127.0.0.1:${port}/api-keys`, { headers: { authorization: `Bearer ${key}` } });
     expect(r.status).toBe(200);
     first.child.kill('SIGTERM');

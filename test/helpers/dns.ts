@@ -8,6 +8,7 @@
 //   dns.zone.set('send.example.test', 'TXT', ['v=spf1 a:mx.posthorn.test ~all']);
 //   dns.zone.set('posthorn._domainkey.example.test', 'TXT', [`v=DKIM1; k=rsa; p=${key}`]); // split at 255 bytes
 //   dns.zone.set('mx1.example.test', 'A', ['127.0.0.1']);
+//   dns.zone.set('1.0.0.127.in-addr.arpa', 'PTR', ['mx1.example.test']);   // reverse DNS
 //   dns.zone.clear('send.example.test', 'TXT');
 //   dns.zone.publish('example.test', domain.records);          // everything GET /domains/{id} lists
 //   dns.failWith('SERVFAIL');   // every query fails (also 'REFUSED', 'DROP' = never answer)
@@ -56,7 +57,7 @@ interface PacketStatic {
 }
 const Packet = (createRequire(import.meta.url)('dns2') as { Packet: PacketStatic }).Packet;
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME';
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'PTR';
 
 /** Record data per type, as given to `zone.set`. */
 export interface RecordData {
@@ -65,6 +66,7 @@ export interface RecordData {
   MX: { exchange: string; priority: number };
   TXT: string | string[]; // one record: a string (auto-split at 255 bytes) or explicit character-strings
   CNAME: string; // target name
+  PTR: string; // the address's name, at its reverse name (`1.0.0.127.in-addr.arpa`, RFC 1035 §3.5)
 }
 
 export type Failure = 'SERVFAIL' | 'REFUSED' | 'DROP';
@@ -386,6 +388,7 @@ function resources(name: string, type: RecordType, stored: Stored): Record<strin
       case 'TXT':
         return { ...base, data: typeof r === 'string' ? splitTxt(r) : (r as string[]) };
       case 'CNAME':
+      case 'PTR':
         return { ...base, domain: r as string };
     }
     throw new Error(`no resource data for ${type satisfies never}`);
