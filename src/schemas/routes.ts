@@ -34,7 +34,7 @@ import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
 import { SuppressionList } from './suppressions';
-import { Template, TemplateDeleted, TemplateList, TemplateRef } from './templates';
+import { Template, TemplateDeleted, TemplateList, TemplateRef, TemplateVersion, TemplateVersionList } from './templates';
 import { ContactTopic, ContactTopicsUpdated, Topic } from './topics';
 import { Webhook, WebhookAttemptList, WebhookEvent, WebhookEventList, WebhookList, WebhookSecret } from './webhooks';
 
@@ -156,6 +156,9 @@ export const ROUTES = {
   'DELETE /templates/:id_or_alias': TemplateDeleted,
   'POST /templates/:id_or_alias/publish': TemplateRef,
   'POST /templates/:id_or_alias/duplicate': TemplateRef,
+  'GET /templates/:id_or_alias/versions': TemplateVersionList,
+  'GET /templates/:id_or_alias/versions/:version': TemplateVersion,
+  'POST /templates/:id_or_alias/versions/:version/revert': TemplateVersion,
   'GET /events': EventList,
   'GET /automations': AutomationList,
   'GET /automations/:id': Automation,

@@ -172,6 +172,11 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
       ...declaredTables(2),
     ].join('\n'),
   },
+  {
+    version: 3,
+    name: 'template version history',
+    sql: declaredTables(3).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
