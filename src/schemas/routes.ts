@@ -22,7 +22,7 @@ import {
 } from './accounts';
 import { ApiKeyCreated, ApiKeyList } from './api-keys';
 import { Automation, AutomationList, AutomationRun, AutomationRunList } from './automations';
-import { Broadcast, BroadcastRecipient, BroadcastSent, BroadcastSummary, ClickedLink } from './broadcasts';
+import { Broadcast, BroadcastCanceled, BroadcastRecipient, BroadcastSent, BroadcastSummary, BroadcastTestSent, ClickedLink } from './broadcasts';
 import { ContactImport } from './contact-imports';
 import { ContactProperty } from './contact-properties';
 import { Contact, ContactDeleted, ContactSegmentAdded, ContactSegmentRemoved, ContactSummary } from './contacts';
@@ -128,7 +128,8 @@ export const ROUTES = {
   'PATCH /broadcasts/:id': Ref('broadcast'),
   'DELETE /broadcasts/:id': Deleted('broadcast'),
   'POST /broadcasts/:id/send': BroadcastSent,
-  'POST /broadcasts/:id/cancel': Ref('broadcast'),
+  'POST /broadcasts/:id/cancel': BroadcastCanceled,
+  'POST /broadcasts/:id/test': BroadcastTestSent,
   'POST /broadcasts/:id/duplicate': Ref('broadcast'),
   'GET /broadcasts/:id/recipients': List(BroadcastRecipient),
   'GET /broadcasts/:id/clicked-links': List(ClickedLink),

@@ -48,7 +48,7 @@ const ROUTES: Route[] = [
   ['/dashboard/receiving', () => <ReceivingPage />],
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],
-  ['/dashboard/broadcasts/:id', (p) => <BroadcastPage id={p.id} />],
+  ['/dashboard/broadcasts/:id', (p, s) => <BroadcastPage id={p.id} me={s.user.email} />],
   ['/dashboard/templates', () => <TemplatesPage />],
   ['/dashboard/templates/:id', (p) => <TemplatePage id={p.id} />],
   ['/dashboard/templates/:id/versions', (p) => <TemplateVersionsPage id={p.id} />],
