@@ -1,6 +1,8 @@
-// Custom events (docs/api.md §23): the events a team defines — a name and an optional schema of
-// its payload — and sends for a contact (POST /events/send). A send is checked against the
-// definition (payload fields coerced to the schema's types) and committed as an automation trigger
+// Custom events (docs/api.md §23): the events a team sends for a contact (POST /events/send), and
+// the definitions it may give some of them — a name and a schema of its payload. A definition is
+// optional (as in Resend, where a trigger may "type a new event name"): an event is its name, and
+// a definition only adds a schema, so a send is checked against the definition when there is one
+// (payload fields coerced to the schema's types). A send is committed as an automation trigger
 // through the one event function (Events.trigger) before the 202: accepted means durable. Names
 // beginning `resend:` are Posthorn's system events (a contact created, added to a segment). The
 // types of the requests' fields are checked first, by their schemas (src/schemas/events.ts).
@@ -14,7 +16,7 @@ import { parseIsoInstant } from '../sending/schedule';
 
 /** System events (docs/api.md §24.6): triggers Posthorn commits itself; custom names may not begin `resend:`. */
 export const SYSTEM_EVENTS = ['resend:contact.created', 'resend:contact.added_to_segment'] as const;
-const RESERVED_PREFIX = 'resend:';
+export const RESERVED_PREFIX = 'resend:';
 
 /** Posthorn: a schema names at most this many fields; a payload is at most this large as JSON. */
 export const MAX_SCHEMA_FIELDS = 50;
@@ -27,13 +29,27 @@ export function findEvent(r: StoreReader, team: string, ref: string): Promise<Cu
   return isUuid(ref) ? r.customEvents.get(team, ref.toLowerCase()) : r.customEvents.find('name', ref, team);
 }
 
-/** `name` of a create (1 to 256 characters: the schema's): not `resend:…`, not a UUID (that would be an id in paths). */
+/** 1 to 256 characters, not all white space, no control characters (U+0000–U+001F: as the create's schema says). */
+const nameShaped = (v: string) => v.length >= 1 && v.length <= 256 && /\S/.test(v) && ![...v].some((c) => c.charCodeAt(0) < 0x20);
+
+/**
+ * An event name, defined or not (docs/api.md §23.2): 1 to 256 characters without control
+ * characters, not a UUID and not `send` (a definition's name is a path segment beside ids and
+ * `POST /events/send`: a name that could never be defined is refused everywhere). The reserved
+ * prefix `resend:` is the caller's to check: system events are named where they may be.
+ */
+export function eventNameField(v: string, field: string): string {
+  if (!nameShaped(v)) throw errors.invalidField(field, 'must be 1 to 256 characters without control characters.');
+  if (isUuid(v)) throw errors.invalidField(field, 'an event name cannot be a UUID (paths take ids and names alike).');
+  if (v === 'send') throw errors.invalidField(field, '`send` names the route POST /events/send.');
+  return v;
+}
+
+/** `name` of a create (its length and characters are the schema's): not `resend:…`, and a name as every event's. */
 function nameField(v: string | null): string {
   if (v === null) throw errors.missingField('name');
   if (v.startsWith(RESERVED_PREFIX)) throw errors.invalidField('name', 'event names cannot start with `resend:`, which is reserved for system events.');
-  if (isUuid(v)) throw errors.invalidField('name', 'an event name cannot be a UUID (paths take ids and names alike).');
-  if (v === 'send') throw errors.invalidField('name', '`send` names the route POST /events/send.');
-  return v;
+  return eventNameField(v, 'name');
 }
 
 /** `schema` (its types are the schema's): at most 50 fields, each name of ASCII letters, digits, `_` or `-`. */
@@ -74,16 +90,13 @@ export function updateEvent(store: Store, team: string, ref: string, body: Updat
 }
 
 /**
- * Delete a definition; its id. Refused (422) while an automation triggers on it or waits for it:
- * a definition naming a missing event is refused at create, never left to fail at run time.
+ * Delete a definition; its id. Automations that trigger on the event or wait for it keep doing
+ * so: the event is its name, and without a definition its payloads are taken unchecked.
  */
 export function removeEvent(store: Store, team: string, ref: string): Promise<string> {
   return writeOrRefuse(store, async (tx) => {
     const cur = await findEvent(tx, team, ref);
     if (!cur) return errors.notFound('Event');
-    for (const a of await tx.automations.all(team))
-      if (a.steps.some((s) => (s.type === 'trigger' || s.type === 'wait_for_event') && s.config.event_name === cur.name))
-        return errors.validation(`The event \`${cur.name}\` is used by the automation \`${a.name}\` (${a.id}): change or delete the automation first.`);
     tx.customEvents.remove(team, cur.id);
     return cur.id;
   });
@@ -122,20 +135,20 @@ function coerce(key: string, type: EventSchemaType, v: unknown): unknown {
   }
 }
 
-/** The payload of a send (an object: the schema's), checked and coerced to the definition's schema. */
-function payloadOf(def: CustomEventRec, v: Record<string, unknown> | null | undefined): Record<string, unknown> {
+/** The payload of a send (an object: the schema's), checked and coerced to the definition's schema when there is one. */
+function payloadOf(def: CustomEventRec | undefined, v: Record<string, unknown> | null | undefined): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (Buffer.byteLength(JSON.stringify(v)) > MAX_PAYLOAD_BYTES) throw errors.invalidField('payload', `must be at most ${MAX_PAYLOAD_BYTES / 1024} KB as JSON.`);
-  if (!def.schema) return v;
+  if (!def?.schema) return v;
   const out = { ...v };
   for (const [key, type] of Object.entries(def.schema)) if (Object.hasOwn(out, key)) out[key] = coerce(key, type, out[key]);
   return out;
 }
 
 /**
- * POST /events/send (docs/api.md §23.3): `event` a defined event of the team, exactly one of
- * `contact_id` (an existing contact) or `email`, `payload` matching the schema. The trigger
- * commits before this resolves.
+ * POST /events/send (docs/api.md §23.3): `event` an event name (defined or not), exactly one of
+ * `contact_id` (an existing contact) or `email`, `payload` matching the definition's schema when
+ * the event has one. The trigger commits before this resolves.
  */
 export async function sendEvent(deps: { store: Store; events: Events }, team: string, body: SendEventRequest): Promise<{ event: string }> {
   const { store, events } = deps;
@@ -155,8 +168,8 @@ export async function sendEvent(deps: { store: Store; events: Events }, team: st
     email = a.address;
   }
   if (name.startsWith(RESERVED_PREFIX)) throw errors.invalidField('event', 'events beginning `resend:` are system events Posthorn sends itself.');
+  eventNameField(name, 'event');
   const def = await store.customEvents.find('name', name, team);
-  if (!def) throw errors.invalidField('event', `no event named \`${name}\` exists; create it with POST /events first.`);
   const payload = payloadOf(def, body.payload);
   await writeOrRefuse(store, async (tx) => {
     // Inside the unit of work: a contact deleted meanwhile is not triggered for.

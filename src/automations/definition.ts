@@ -1,11 +1,12 @@
 // An automation's definition as Resend's SDK sends it (docs/api.md §24.2–§24.4): `steps` (a key,
 // a type and its config) and `connections` between them. Everything that could make a run fail
 // for a reason the definition already shows is refused here, at create or update, with the
-// documented 422 naming the field: an unknown event, template, segment, topic or contact property;
+// documented 422 naming the field: an unknown template, segment, topic or contact property;
 // a template that is not published or lacks a value for a variable; a step type given a
 // connection it cannot take; a loop of steps without a `delay` or `wait_for_event` (it would run
 // for ever at once). The shapes — types of the fields, step types, sizes — are the wire schema's,
-// checked first (src/schemas/automations.ts). Nothing here writes.
+// checked first (src/schemas/automations.ts). An event a trigger or a wait names need not be
+// defined: a definition only adds a schema to its payloads (custom-events.ts). Nothing here writes.
 import type { AutomationConnection, AutomationStatus, AutomationStep, AutomationStepType, ConnectionType, StoreReader } from '../store';
 import type { AutomationRequest, ConnectionInput, StepInput } from '../schemas/automations';
 import { errors } from '../errors';
@@ -19,7 +20,7 @@ import { conditionRule } from './conditions';
 import { durationField } from './durations';
 import { isObject, given } from '../schemas/common';
 import { isVar, pathField, type PathScope } from './context';
-import { SYSTEM_EVENTS } from './custom-events';
+import { eventNameField, RESERVED_PREFIX, SYSTEM_EVENTS } from './custom-events';
 
 /** The connections each step type may start: which way a run leaves it. */
 const OUTGOING: Record<AutomationStepType, ConnectionType[]> = {
@@ -178,13 +179,13 @@ async function stepConfig(r: StoreReader, team: string, s: Shape, scope: PathSco
   const f = (name: string) => `${s.field}.config.${name}`;
   switch (s.type) {
     case 'trigger':
-      return { event_name: await eventName(r, team, c.event_name, f('event_name'), true) };
+      return { event_name: eventName(c.event_name, f('event_name')) };
     case 'delay':
       if (!given(c.duration)) throw errors.missingField(f('duration'));
       durationField(c.duration, f('duration'));
       return { duration: c.duration };
     case 'wait_for_event': {
-      const out: Record<string, unknown> = { event_name: await eventName(r, team, c.event_name, f('event_name'), true) };
+      const out: Record<string, unknown> = { event_name: eventName(c.event_name, f('event_name')) };
       if (given(c.timeout)) {
         durationField(c.timeout, f('timeout'));
         out.timeout = c.timeout;
@@ -212,17 +213,18 @@ async function stepConfig(r: StoreReader, team: string, s: Shape, scope: PathSco
   }
 }
 
-/** An event name a trigger or wait names: a defined custom event of the team, or a system event. */
-async function eventName(r: StoreReader, team: string, v: unknown, field: string, system: boolean): Promise<string> {
+/**
+ * An event name a trigger or wait names: a system event, or any event name (docs/api.md §23.2) —
+ * defined or not: Resend's editor takes "an existing custom event or a new event name", and a
+ * definition only adds a schema.
+ */
+function eventName(v: unknown, field: string): string {
   if (!given(v)) throw errors.missingField(field);
   if (typeof v !== 'string' || v === '') throw errors.invalidField(field, 'must be the name of an event.');
-  if (system && (SYSTEM_EVENTS as readonly string[]).includes(v)) return v;
-  if (!(await r.customEvents.find('name', v, team)))
-    throw errors.invalidField(
-      field,
-      `no event named \`${v}\` exists; create it with POST /events first${system ? ` (or use a system event: ${SYSTEM_EVENTS.join(', ')})` : ''}.`,
-    );
-  return v;
+  if ((SYSTEM_EVENTS as readonly string[]).includes(v)) return v;
+  if (v.startsWith(RESERVED_PREFIX))
+    throw errors.invalidField(field, `\`resend:\` names system events; those an automation may start on or wait for are ${SYSTEM_EVENTS.join(', ')}.`);
+  return eventNameField(v, field);
 }
 
 /** A value given to a template variable or a contact field: static, or `{ "var": "<path>" }`. */

@@ -1,6 +1,6 @@
 // Broadcasts (docs/api.md §13): content validation, the state rules, and the hand-off to sending.
 // Lifecycle: draft → (scheduled) → queued → sent; only drafts are edited or sent, a scheduled
-// broadcast can be cancelled back to a draft.
+// broadcast can be cancelled back to a draft, one being sent (queued) stopped (`canceled`).
 import type { BroadcastRec, StoreReader, Tx } from '../store';
 import { errors } from '../errors';
 import { isUuid } from '../ids';
@@ -91,9 +91,24 @@ export function checkEditable(b: BroadcastRec): void {
   if (b.status !== 'draft') throw errors.validation('Only draft broadcasts can be updated.');
 }
 
-/** Throw unless the broadcast may be cancelled: scheduled ones go back to draft. */
-export function checkCancelable(b: BroadcastRec): void {
-  if (b.status !== 'scheduled') throw errors.validation('Only scheduled broadcasts can be canceled.');
+/**
+ * In a unit of work: cancel (docs/api.md §13.3). A scheduled broadcast goes back to draft; one
+ * being sent (`queued`) stops: `canceled`, out of the due index, its progress forgotten — a batch
+ * of its emails not yet committed finds it so and is dropped (send.ts). Its emails already queued
+ * for delivery are the caller's to cancel (the queue's controls). Anything else → 422.
+ */
+export async function cancelBroadcast(tx: Tx, b: BroadcastRec): Promise<BroadcastRec> {
+  if (b.status !== 'scheduled' && b.status !== 'queued') throw errors.validation('Only scheduled broadcasts or broadcasts being sent can be canceled.');
+  unschedule(tx, b);
+  if (b.status === 'scheduled') {
+    const next: BroadcastRec = { ...b, status: 'draft', scheduled_at: null };
+    tx.broadcasts.put(next);
+    return next;
+  }
+  const next: BroadcastRec = { ...b, status: 'canceled' };
+  tx.broadcasts.put(next);
+  await tx.broadcastProgress.clear(b.team_id, b.id);
+  return next;
 }
 
 /** Throw unless the broadcast may be deleted (deleting a scheduled one cancels it). */

@@ -62,6 +62,8 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
   // At least one commit: an empty segment (or a resumed, fully covered one) still ends `sent`.
   for (let i = 0; i === 0 || i < todo.length; i += size) {
     if (opts.signal?.aborted) return 'stopped';
+    // Canceled while sending (docs/api.md §13.3): the batches not prepared yet are never made.
+    if ((await store.broadcasts.get(team, b.id))?.status !== 'queued') return 'skipped';
     const last = i + size >= todo.length;
     // contact id → email id, or null when the contact is skipped (unsubscribed meanwhile, refused address).
     const covered = new Map<string, string | null>();
@@ -106,6 +108,9 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
       const also = async (tx: Tx) => {
         const cur = await tx.broadcasts.get(team, b.id);
         if (cur?.status !== 'queued') throw new StaleBatch();
+        // Written back as read, so that a cancel committed meanwhile makes this unit run again and
+        // stop (PostgreSQL writes a row read in a unit only if unchanged; LMDB runs units one by one).
+        if (!last) tx.broadcasts.put(cur);
         for (const [contact, email] of covered) {
           if (await tx.broadcastProgress.has(team, b.id, contact)) throw new StaleBatch();
           tx.broadcastProgress.put(team, b.id, contact, email);
@@ -201,7 +206,7 @@ async function pendingRecipients(svc: BroadcastDeps, b: BroadcastRec, receives: 
 }
 
 /** One recipient's email: placeholders rendered (docs/api.md §13.4), unsubscribe headers set. */
-function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
+export function emailFor(b: BroadcastRec, r: Recipient): EmailInput {
   const html = b.html ? renderPlaceholders(b.html, r, 'html') : null;
   const preview = b.preview_text ? renderPlaceholders(b.preview_text, r, 'text') : null;
   return {

@@ -214,6 +214,30 @@ export class QueueControls {
     }
   }
 
+  /**
+   * The queued entries of these emails leave the queue, their recipients `canceled`, as
+   * POST /emails/{id}/cancel does — a broadcast stopped while being sent (docs/api.md §13.3):
+   * CHUNK emails a unit of work. Resolves to the ids of the emails that were canceled so.
+   */
+  async cancelQueued(team: string, ids: string[]): Promise<Set<string>> {
+    const { store, events } = this.deps;
+    const canceled = new Set<string>();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const done = await store.write(async (tx) => {
+        const out: string[] = [];
+        for (const id of ids.slice(i, i + CHUNK)) {
+          const entries = await tx.queue.entriesOf(team, id);
+          if (!entries.length) continue;
+          await this.cancelEntries(tx, team, id, entries, events);
+          out.push(id);
+        }
+        return out;
+      });
+      for (const id of done) canceled.add(id);
+    }
+    return canceled;
+  }
+
   /** Entries of one email leave the queue; their recipients end `canceled` (docs/api.md §7.6). */
   private async cancelEntries(tx: Tx, team: string, emailId: string, entries: QueueEntry[], events: Events): Promise<void> {
     for (const e of entries) tx.queue.remove(e);

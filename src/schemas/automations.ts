@@ -99,7 +99,8 @@ export const RunListQuery = Type.Composite([
   }),
 ]);
 
-const summaryFields = { id: Id, name: Type.String(), status: Status, created_at: Timestamp, updated_at: Nullable(Timestamp) };
+/** `updated_at`: the creation time until the first update (a string in Resend's document). */
+const summaryFields = { id: Id, name: Type.String(), status: Status, created_at: Timestamp, updated_at: Timestamp };
 
 /** An item of GET /automations (docs/api.md §24.1). */
 export const AutomationSummary = Type.Object(summaryFields);

@@ -44,8 +44,8 @@ export type BroadcastInput = Static<typeof UpdateBroadcastRequest>;
 export const SendBroadcastRequest = Type.Object({ scheduled_at: ScheduledAt, review: Review });
 export const BroadcastSent = Type.Object({ id: Id });
 
-/** draft → (scheduled) → queued → sent (docs/api.md §13.3). */
-const Status = Type.Union([Type.Literal('draft'), Type.Literal('scheduled'), Type.Literal('queued'), Type.Literal('sent')]);
+/** draft → (scheduled) → queued → sent; `canceled`: stopped while being sent (docs/api.md §13.3). */
+const Status = Type.Union([Type.Literal('draft'), Type.Literal('scheduled'), Type.Literal('queued'), Type.Literal('sent'), Type.Literal('canceled')]);
 
 /** An item of GET /broadcasts; `audience_id` always equals `segment_id`. */
 export const BroadcastSummary = Type.Object({
@@ -110,3 +110,35 @@ export type BroadcastRecipient = Static<typeof BroadcastRecipient>;
 /** `id` is an opaque cursor (64 hex digits) for `after`/`before`, naming no entity. */
 export const ClickedLink = Type.Object({ id: Type.String(), url: Type.String(), clicks: Type.Integer(), unique_clicks: Type.Integer() });
 export type ClickedLink = Static<typeof ClickedLink>;
+
+/**
+ * POST /broadcasts/{id}/cancel: `{object, id}` for a scheduled broadcast (back to draft); one
+ * stopped while being sent adds its status and its emails' counts (docs/api.md §13.3).
+ */
+export const BroadcastCanceled = Type.Object({
+  object: Type.Literal('broadcast'),
+  id: Id,
+  status: Type.Optional(Type.Literal('canceled')),
+  /** Its emails not canceled: they had left the delivery queue (delivered, bounced, suppressed, being tried). */
+  sent: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Its emails taken out of the delivery queue, their recipient `canceled`. */
+  canceled: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export type BroadcastCanceled = Static<typeof BroadcastCanceled>;
+
+/** POST /broadcasts/{id}/test (Posthorn, docs/api.md §13.7): 1 to 5 addresses. */
+export const TestBroadcastRequest = Type.Object({
+  to: Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1, maxItems: 5 })], {
+    error: 'Invalid `to` field: a test goes to 1 to 5 addresses, a string or an array of strings.',
+  }),
+});
+export type TestBroadcastRequest = Static<typeof TestBroadcastRequest>;
+
+/** The test's emails, one per address, in the order given. */
+export const BroadcastTestSent = Type.Object({
+  object: Type.Literal('broadcast_test'),
+  /** The broadcast's id. */
+  id: Id,
+  emails: Type.Array(Type.Object({ id: Id, to: Type.String() })),
+});
+export type BroadcastTestSent = Static<typeof BroadcastTestSent>;

@@ -22,7 +22,7 @@ import {
 } from './accounts';
 import { ApiKeyCreated, ApiKeyList } from './api-keys';
 import { Automation, AutomationList, AutomationRun, AutomationRunList } from './automations';
-import { Broadcast, BroadcastRecipient, BroadcastSent, BroadcastSummary, ClickedLink } from './broadcasts';
+import { Broadcast, BroadcastCanceled, BroadcastRecipient, BroadcastSent, BroadcastSummary, BroadcastTestSent, ClickedLink } from './broadcasts';
 import { ContactImport } from './contact-imports';
 import { ContactProperty } from './contact-properties';
 import { Contact, ContactDeleted, ContactSegmentAdded, ContactSegmentRemoved, ContactSummary } from './contacts';
@@ -35,7 +35,7 @@ import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
 import { SuppressionList } from './suppressions';
-import { Template, TemplateDeleted, TemplateList, TemplateRef } from './templates';
+import { Template, TemplateDeleted, TemplateList, TemplateRef, TemplateVersion, TemplateVersionList } from './templates';
 import { ContactTopic, ContactTopicsUpdated, Topic } from './topics';
 import { Webhook, WebhookAttemptList, WebhookEvent, WebhookEventList, WebhookList, WebhookSecret } from './webhooks';
 
@@ -134,7 +134,8 @@ export const ROUTES = {
   'DELETE /broadcasts/:id': Deleted('broadcast'),
   'POST /broadcasts/:id/send': BroadcastSent,
   'POST /broadcasts/:id/review': BroadcastReview,
-  'POST /broadcasts/:id/cancel': Ref('broadcast'),
+  'POST /broadcasts/:id/cancel': BroadcastCanceled,
+  'POST /broadcasts/:id/test': BroadcastTestSent,
   'POST /broadcasts/:id/duplicate': Ref('broadcast'),
   'GET /broadcasts/:id/recipients': List(BroadcastRecipient),
   'GET /broadcasts/:id/clicked-links': List(ClickedLink),
@@ -163,6 +164,9 @@ export const ROUTES = {
   'DELETE /templates/:id_or_alias': TemplateDeleted,
   'POST /templates/:id_or_alias/publish': TemplateRef,
   'POST /templates/:id_or_alias/duplicate': TemplateRef,
+  'GET /templates/:id_or_alias/versions': TemplateVersionList,
+  'GET /templates/:id_or_alias/versions/:version': TemplateVersion,
+  'POST /templates/:id_or_alias/versions/:version/revert': TemplateVersion,
   'GET /events': EventList,
   'GET /automations': AutomationList,
   'GET /automations/:id': Automation,

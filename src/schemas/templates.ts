@@ -3,7 +3,7 @@
 // variable keys, a fallback of its variable's type, how many variables — and the required fields
 // given as null are src/templates/validate.ts.
 import { Type } from '@sinclair/typebox';
-import { Deleted, Id, List, Nullable, Timestamp, type Static } from './common';
+import { Deleted, Id, List, Nullable, Timestamp, UUID, type Static } from './common';
 import { OneOf } from './literals';
 
 const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
@@ -106,3 +106,49 @@ export const TemplateList = List(TemplateSummary);
 export const TemplateRef = Type.Object({ id: Id, object: Type.Literal('template') });
 
 export const TemplateDeleted = Deleted('template');
+
+// ---- Version history (docs/api.md §20.5, Posthorn) ------------------------------------------
+
+/** `{id_or_alias}` and `{version}`: a version's number (1, 2, …) or its id. */
+export const TemplateVersionParams = Type.Object({
+  id_or_alias: Type.String({ description: 'A template id, or its alias' }),
+  version: Type.String({
+    pattern: `^([1-9][0-9]{0,8}|${UUID.slice(1, -1)})$`,
+    error: 'The `version` must be a version number (1, 2, …) or a version id.',
+    errorName: 'invalid_parameter',
+    description: 'A version number (1 for the first published), or a version id',
+  }),
+});
+
+const versionFields = {
+  object: Type.Literal('template_version'),
+  /** The version's id: the template's `current_version_id` while it was the latest. */
+  id: Id,
+  template_id: Id,
+  /** 1 for the first version published, then in the order of publishing. */
+  version: Type.Integer({ minimum: 1 }),
+  published_at: Timestamp,
+  /** The version this one restored (POST …/revert), or null. */
+  reverted_from: Nullable(Type.Integer({ minimum: 1 })),
+  /** Sends use this version now. */
+  current: Type.Boolean(),
+  subject: Nullable(Type.String()),
+};
+
+/** An item of GET /templates/{id_or_alias}/versions. */
+export const TemplateVersionSummary = Type.Object(versionFields);
+export type TemplateVersionSummary = Static<typeof TemplateVersionSummary>;
+
+/** GET /templates/{id_or_alias}/versions/{version}: the version's content as it was published. */
+export const TemplateVersion = Type.Object({
+  ...versionFields,
+  created_at: Timestamp,
+  from: Nullable(Type.String()),
+  reply_to: Nullable(Type.Array(Type.String())),
+  html: Type.String(),
+  text: Nullable(Type.String()),
+  variables: Type.Array(TemplateVariable),
+});
+export type TemplateVersion = Static<typeof TemplateVersion>;
+
+export const TemplateVersionList = List(TemplateVersionSummary);

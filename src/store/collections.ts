@@ -15,7 +15,7 @@ import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, Seg
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
-import type { TemplateRec } from './template-records';
+import type { TemplateRec, TemplateVersionRec } from './template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automation-records';
 import type { EmailInsightsRec } from './insight-records';
@@ -219,6 +219,19 @@ export const COLLECTIONS = {
   receivedEmails: collection<ReceivedEmailRec>({ table: 'received_emails', since: 1, retention: AFTER_CREATION, byId: 'append', owns: 'receivedContent' }),
   /** Email templates; `alias` is unique per team. */
   templates: collection<TemplateRec, 'alias'>({ table: 'templates', since: 1, indexes: [{ name: 'alias', value: (t) => t.alias, unique: true }] }),
+  /**
+   * The published versions of templates (docs/api.md §20.5), by template (`template`) and by
+   * `<template id>:<number>` (`number`, unique); keyed by the version's id (UUIDv7, made when the
+   * content was: a template's versions sort in the order they were published).
+   */
+  templateVersions: collection<TemplateVersionRec, 'template' | 'number'>({
+    table: 'template_versions',
+    since: 4,
+    indexes: [
+      { name: 'template', value: (v) => v.template_id, fixed: true },
+      { name: 'number', value: (v) => `${v.template_id}:${v.number}`, unique: true, fixed: true },
+    ],
+  }),
   topics: collection<TopicRec>({ table: 'topics', since: 1 }),
   /** Contact property definitions, one per key and team. */
   contactProperties: collection<ContactPropertyRec, 'key'>({

@@ -120,7 +120,8 @@ export interface ContactRec extends Rec {
   updated_at: string;
 }
 
-export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent';
+/** draft → (scheduled) → queued → sent; `canceled`: stopped while it was being sent (docs/api.md §13.3). */
+export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent' | 'canceled';
 
 export interface BroadcastRec extends Rec {
   name: string | null;

@@ -1,5 +1,7 @@
 // Templates (docs/api.md §20): a record per template with its latest version, which GET shows and
-// PATCH edits, and the version sends use once it is published (Resend's draft and published states).
+// PATCH edits, and the version sends use once it is published (Resend's draft and published states);
+// and the history of its published versions, a record each (§20.5), apart from the template so
+// that a send, which reads the template, never reads its history.
 import type { Rec } from './interface';
 
 export type TemplateVariableType = 'string' | 'number';
@@ -38,4 +40,21 @@ export interface TemplateRec extends Rec {
   /** The version sends use; null until the first publish. */
   published: TemplateVersion | null;
   published_at: string | null;
+  /**
+   * How many versions its history holds (the number of the latest). Absent on templates from
+   * before the history (docs/api.md §20.5): their published version, if any, counts as version 1.
+   */
+  versions?: number;
+}
+
+/** One published version of a template, kept until the template is deleted (docs/api.md §20.5). */
+export interface TemplateVersionRec extends Rec {
+  /** The version's own id (`current_version_id` while it was the latest); `created_at` is when it was published. */
+  id: string;
+  template_id: string;
+  /** 1 for the first version published, then 2, 3…: in the order they were published. */
+  number: number;
+  /** The version this one restored (POST …/revert), if it is a copy of an earlier one. */
+  reverted_from: number | null;
+  content: TemplateVersion;
 }

@@ -2,12 +2,14 @@
 // alias; and, for a send, the published version rendered with the request's variables. A template
 // keeps its latest version (the draft GET shows and PATCH edits) and the published one sends use;
 // a change of content makes a new version, so a published template keeps sending what was
-// published until it is published again (`has_unpublished_versions`).
+// published until it is published again (`has_unpublished_versions`). Every version published is
+// kept in its history (versions.ts), which a delete takes with it.
 import type { Store, StoreReader, TemplateRec, TemplateVariable, TemplateVersion, Tx } from '../store';
 import { errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 import { renderTemplate, variablesUsed, type VariableValues } from './render';
 import { checkValue, type TemplateFields, type VariableDef } from './validate';
+import { keepPublished, removeHistory } from './versions';
 
 export { templateFields, sendTemplate, bodyWithTemplate } from './validate';
 
@@ -17,7 +19,7 @@ export function findTemplate(r: StoreReader, team: string, ref: string): Promise
 }
 
 /** One unit of work on the template `ref` names (404 when none). */
-function onTemplate<T>(store: Store, team: string, ref: string, fn: (tx: Tx, cur: TemplateRec, at: string) => T | Promise<T>): Promise<T> {
+export function onTemplate<T>(store: Store, team: string, ref: string, fn: (tx: Tx, cur: TemplateRec, at: string) => T | Promise<T>): Promise<T> {
   return store.write(async (tx) => {
     const cur = await findTemplate(tx, team, ref);
     if (!cur) throw errors.notFound('Template');
@@ -91,10 +93,10 @@ export function updateTemplate(store: Store, team: string, ref: string, f: Templ
   });
 }
 
-/** Make the latest version the one sends use. */
+/** Make the latest version the one sends use, kept in the template's history (a version published again is not kept twice). */
 export function publishTemplate(store: Store, team: string, ref: string): Promise<TemplateRec> {
-  return onTemplate(store, team, ref, (tx, cur, at) => {
-    const next: TemplateRec = { ...cur, published: cur.current, published_at: at, updated_at: at };
+  return onTemplate(store, team, ref, async (tx, cur, at) => {
+    const next: TemplateRec = { ...cur, published: cur.current, published_at: at, updated_at: at, versions: await keepPublished(tx, cur, cur.current, at) };
     tx.templates.put(next);
     return next;
   });
@@ -119,10 +121,11 @@ export function duplicateTemplate(store: Store, team: string, ref: string): Prom
   });
 }
 
-/** Delete; resolves to the deleted template's id. */
+/** Delete, with its history; resolves to the deleted template's id. */
 export function removeTemplate(store: Store, team: string, ref: string): Promise<string> {
-  return onTemplate(store, team, ref, (tx, cur) => {
+  return onTemplate(store, team, ref, async (tx, cur) => {
     tx.templates.remove(team, cur.id);
+    await removeHistory(tx, cur);
     return cur.id;
   });
 }

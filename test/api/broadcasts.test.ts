@@ -1,9 +1,13 @@
 // Broadcasts (docs/api.md §13): drafts, the send/cancel/delete state rules, pagination, teams.
 // The segment here has no contacts, so a broadcast sent now goes queued → sent with no emails; the
-// emails themselves are tested in test/broadcasts/send.test.ts.
+// emails themselves are tested in test/broadcasts/send.test.ts. Also (Posthorn): the test send
+// (§13.7), and a cancel while sending (§13.3) on a world of its own where a sending limit holds a
+// broadcast half sent, half of its emails held in the delivery queue.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
+import { startMailWorld, type MailWorld } from '../helpers/world';
 import { until } from '../helpers/wait';
+import { sendBroadcast } from '../../src/broadcasts/send';
 import { invalidAddressMessage } from '../../src/sending/address';
 import { newId, nowIso } from '../../src/ids';
 
@@ -360,7 +364,7 @@ describe('send', () => {
 });
 
 describe('cancel, delete, duplicate', () => {
-  test('cancel turns a scheduled broadcast back into a draft; anything else is 422', async () => {
+  test('cancel turns a scheduled broadcast back into a draft; a draft or a sent one is 422 (one being sent: below)', async () => {
     const id = await draft();
     await p.api('POST', `/broadcasts/${id}/send`, { body: { scheduled_at: inDays(1) } });
     const { data, error } = await p.resend.broadcasts.cancel(id);
@@ -369,10 +373,9 @@ describe('cancel, delete, duplicate', () => {
     expect((await p.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'draft', scheduled_at: null });
 
     const again = await p.api('POST', `/broadcasts/${id}/cancel`);
-    expect(again.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only scheduled broadcasts can be canceled.' });
+    expect(again.body).toEqual({ statusCode: 422, name: 'validation_error', message: 'Only scheduled broadcasts or broadcasts being sent can be canceled.' });
     const started = await draft();
     await p.api('POST', `/broadcasts/${started}/send`);
-    expect((await p.api('POST', `/broadcasts/${started}/cancel`)).status).toBe(422);
     await untilSent(started);
     expect((await p.api('POST', `/broadcasts/${started}/cancel`)).status).toBe(422);
     expect((await p.api('POST', `/broadcasts/${newId()}/cancel`)).status).toBe(404);
@@ -411,6 +414,161 @@ describe('cancel, delete, duplicate', () => {
     expect(orig.status).toBe('scheduled');
     expect((await p.api('POST', `/broadcasts/${newId()}/duplicate`)).status).toBe(404);
   });
+});
+
+describe('test send (Posthorn, §13.7)', () => {
+  const emailsNow = async () => (await p.svc.store.emails.all(team)).length;
+
+  test("each address gets the broadcast as a recipient would: placeholders, List-Unsubscribe, `[Test] ` and a tag; not the broadcast's emails", async () => {
+    const ann = await p.api('POST', '/contacts', { body: { email: 'ann.test@dest.test', first_name: 'Ann' } });
+    expect(ann.status).toBe(201);
+    const id = await draft({
+      subject: 'Hi {{{contact.first_name|there}}}',
+      html: '<p>Hello {{{contact.first_name|friend}}} <{{{contact.email}}}></p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>',
+      preview_text: 'For {{{FIRST_NAME|you}}}',
+      reply_to: 'reply@verified.test',
+    });
+    const before = await snapshot();
+    const r = await p.api('POST', `/broadcasts/${id}/test`, { body: { to: ['Ann.Test@dest.test', 'new@dest.test', 'ann.test@dest.test'] } });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      object: 'broadcast_test',
+      id,
+      emails: [
+        { id: expect.stringMatching(/^[0-9a-f-]{36}$/), to: 'Ann.Test@dest.test' },
+        { id: expect.stringMatching(/^[0-9a-f-]{36}$/), to: 'new@dest.test' },
+      ],
+    });
+    // The broadcast is untouched: still a draft, nothing sent to its segment.
+    expect(await snapshot()).toBe(before);
+    const [toAnn, toNew] = await Promise.all(r.body.emails.map(async (e: { id: string }) => (await p.api('GET', `/emails/${e.id}`)).body));
+    expect(toAnn).toMatchObject({
+      subject: '[Test] Hi Ann',
+      to: ['Ann.Test@dest.test'],
+      reply_to: ['reply@verified.test'],
+      tags: [{ name: 'broadcast_test', value: id }],
+    });
+    expect(toAnn.html).toContain('<p>Hello Ann <ann.test@dest.test></p>');
+    expect(toAnn.html).toContain('>For Ann</div>');
+    expect(toNew).toMatchObject({ subject: '[Test] Hi there', tags: [{ name: 'broadcast_test', value: id }] });
+    expect(toNew.html).toContain('<p>Hello friend <new@dest.test></p>');
+    // List-Unsubscribe as a recipient's (RFC 2369, RFC 8058); the href is the same link.
+    const stored = (await p.svc.store.emails.get(team, toAnn.id))!;
+    expect(stored.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+    const link = /^<(http[^>]+)>$/.exec(stored.headers['List-Unsubscribe']!)![1]!;
+    expect(toAnn.html).toContain(`href="${link}"`);
+    expect(stored).toMatchObject({ broadcast_id: null, contact_id: ann.body.id, topic_id: null });
+    expect((await p.svc.store.emails.get(team, toNew.id))!.contact_id).toBeNull();
+    // Not the broadcast's: its analytics and recipients never count them.
+    expect((await p.api('GET', `/broadcasts/${id}/recipients?type=sent`)).body.data).toEqual([]);
+    const metrics = await p.api('GET', `/emails/metrics?broadcast_id=${id}`);
+    expect(metrics.body.totals?.sent ?? 0).toBe(0);
+    // A single address as a string; the draft stays a draft and can be tested again.
+    const one = await p.api('POST', `/broadcasts/${id}/test`, { body: { to: 'solo@dest.test' } });
+    expect(one.body.emails).toEqual([{ id: expect.any(String), to: 'solo@dest.test' }]);
+    expect(await status(id)).toBe('draft');
+  });
+
+  test('bad input: the documented error, no email made', async () => {
+    const id = await draft();
+    const empty = await draft({ html: null, text: null });
+    const unverified = await draft({ from: 'news@unverified.test' });
+    const other = await p.newTeam();
+    // Only a draft is tested: not a scheduled one, nor one sent.
+    const scheduled = await draft();
+    await p.api('POST', `/broadcasts/${scheduled}/send`, { body: { scheduled_at: inDays(1) } });
+    const sent = await draft();
+    await p.api('POST', `/broadcasts/${sent}/send`);
+    await untilSent(sent);
+    const cases: [string, string, unknown, number, string, string | RegExp][] = [
+      ['no `to`', id, {}, 422, 'missing_required_field', 'Missing `to` field.'],
+      ['an empty list', id, { to: [] }, 422, 'validation_error', /1 to 5 addresses/],
+      ['six addresses', id, { to: ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `${x}@dest.test`) }, 422, 'validation_error', /1 to 5 addresses/],
+      ['a number', id, { to: 5 }, 422, 'validation_error', /1 to 5 addresses/],
+      ['null', id, { to: null }, 422, 'validation_error', /1 to 5 addresses/],
+      ['a malformed address', id, { to: ['ok@dest.test', 'not an address'] }, 422, 'validation_error', invalidAddressMessage('to')],
+      ['an unknown broadcast', newId(), { to: 'a@dest.test' }, 404, 'not_found', 'Broadcast not found'],
+      ['a scheduled broadcast', scheduled, { to: 'a@dest.test' }, 422, 'validation_error', 'Only draft broadcasts can be tested.'],
+      ['a sent broadcast', sent, { to: 'a@dest.test' }, 422, 'validation_error', 'Only draft broadcasts can be tested.'],
+      ['no html nor text', empty, { to: 'a@dest.test' }, 422, 'validation_error', 'Missing `html` or `text` field.'],
+      ['a from domain not verified', unverified, { to: 'a@dest.test' }, 403, 'validation_error', /not verified/],
+    ];
+    const before = await emailsNow();
+    for (const [what, bid, body, code, name, message] of cases) {
+      const r = await p.api('POST', `/broadcasts/${bid}/test`, { body });
+      expect({ what, status: r.status, name: r.body.name }).toEqual({ what, status: code, name });
+      expect(r.body.message).toMatch(message);
+    }
+    expect((await p.api('POST', '/broadcasts/nope/test', { body: { to: 'a@dest.test' } })).body).toMatchObject({ statusCode: 422, name: 'invalid_parameter' });
+    expect((await p.api('POST', `/broadcasts/${id}/test`, { body: { to: 'a@dest.test' }, key: other.api_key })).body).toEqual({
+      statusCode: 404,
+      name: 'not_found',
+      message: 'Broadcast not found',
+    });
+    expect(await emailsNow()).toBe(before);
+    expect([await status(scheduled), await status(sent)]).toEqual(['scheduled', 'sent']);
+  });
+});
+
+describe('cancel while sending (§13.3)', () => {
+  let w: MailWorld;
+  beforeAll(async () => {
+    // 120 emails an hour: the first batch (100) goes, the second (50) waits for the next hour.
+    w = await startMailWorld({ 'limits.emails_per_hour': 120 });
+  });
+  afterAll(() => w.stop());
+
+  test('stops the remaining recipients; its queued emails are canceled as the queue cancels them; the counts; canceled is final', async () => {
+    const t = w.p.creds.team_id;
+    const seg = (await w.p.api('POST', '/segments', { body: { name: 'Everyone' } })).body.id;
+    // Segment order is contact order: 60 delivered at once, then 90 at a held destination.
+    const people = [...Array.from({ length: 60 }, (_, i) => `d${i}@dest.test`), ...Array.from({ length: 90 }, (_, i) => `h${i}@held.test`)];
+    for (const email of people) expect((await w.p.api('POST', '/contacts', { body: { email, segments: [seg] } })).status).toBe(201);
+    expect((await w.p.api('POST', '/queue/held.test/hold')).status).toBe(200);
+    const { data, error } = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@example.test', subject: 'Big news', text: 'News.', send: true });
+    expect(error).toBeNull();
+    const id = data!.id;
+    const mine = async () => (await w.p.svc.store.emails.all(t)).filter((e) => e.broadcast_id === id);
+    // The first batch: 60 delivered, 40 held in the queue; the limit keeps the broadcast queued.
+    await until(async () => (await mine()).filter((e) => e.last_event === 'delivered').length === 60, '60 emails delivered', 20_000);
+    expect((await mine()).length).toBe(100);
+    expect((await w.p.svc.store.broadcasts.get(t, id))!.status).toBe('queued');
+
+    const canceled = await w.p.resend.broadcasts.cancel(id);
+    expect(canceled.error).toBeNull();
+    expect(canceled.data).toEqual({ object: 'broadcast', id, status: 'canceled', sent: 60, canceled: 40 } as never);
+    expect((await w.p.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'canceled', sent_at: null });
+    expect((await w.p.api('GET', '/broadcasts')).body.data.find((b: { id: string }) => b.id === id).status).toBe('canceled');
+    // The held ones left the queue, canceled; the delivered ones stay delivered.
+    const after = await mine();
+    expect(after.filter((e) => e.last_event === 'canceled').map((e) => Object.values(e.recipients)[0])).toEqual(Array(40).fill('canceled'));
+    expect(after.filter((e) => e.last_event === 'delivered').length).toBe(60);
+    expect((await w.p.api('GET', '/queue')).body.data.find((d: { destination: string }) => d.destination === 'held.test')).toMatchObject({ queued: 0 });
+    // Nobody else gets it: a send run finds it canceled, and the scheduler has nothing to resume.
+    expect(await sendBroadcast(w.p.svc, t, id)).toBe('skipped');
+    await w.p.svc.broadcasts.releaseDue(Date.now() + 2 * 3_600_000);
+    await w.p.svc.broadcasts.idle();
+    expect((await mine()).length).toBe(100);
+    expect(await w.p.svc.store.broadcastProgress.has(t, id, (await w.p.svc.store.contacts.find('email', 'd0@dest.test', t))!.id)).toBe(false);
+
+    // Final: not sent again, edited, deleted, canceled again or tested; a duplicate is a draft.
+    const refused = [
+      ['POST', `/broadcasts/${id}/send`, 'Only draft broadcasts can be sent.'],
+      ['PATCH', `/broadcasts/${id}`, 'Only draft broadcasts can be updated.'],
+      ['DELETE', `/broadcasts/${id}`, 'Only draft or scheduled broadcasts can be deleted.'],
+      ['POST', `/broadcasts/${id}/cancel`, 'Only scheduled broadcasts or broadcasts being sent can be canceled.'],
+      ['POST', `/broadcasts/${id}/test`, 'Only draft broadcasts can be tested.'],
+    ] as const;
+    const bodies: Record<string, unknown> = { PATCH: { name: 'x' }, test: { to: 'me@dest.test' } };
+    for (const [method, path, message] of refused)
+      expect((await w.p.api(method, path, { body: bodies[method] ?? bodies[path.split('/').pop()!] })).body).toEqual({
+        statusCode: 422,
+        name: 'validation_error',
+        message,
+      });
+    const dup = await w.p.resend.broadcasts.duplicate(id);
+    expect((await w.p.api('GET', `/broadcasts/${dup.data!.id}`)).body.status).toBe('draft');
+  }, 60_000);
 });
 
 describe('teams', () => {

@@ -502,3 +502,166 @@ describe('sending with `template`', () => {
     expect(r.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('Invalid `template.id` field') });
   });
 });
+
+describe('version history (Posthorn, docs/api.md §20.5; plain HTTP)', () => {
+  const versionsOf = async (id: string) => (await p.svc.store.templateVersions.findAll('template', id, team())).map((v) => v.number);
+  /** Everything a history request could change: the templates and every version. */
+  const snapshot = async () => JSON.stringify({ t: await stored(), v: await p.svc.store.templateVersions.all(team()) });
+  const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+
+  test('every publish keeps a version; list (latest first, paginated) and get by number or id show what was published', async () => {
+    const a = alias('hist');
+    const id = (await p.resend.templates.create({ name: 'History', alias: a, from: 'hello@example.test', subject: 'One {{{N}}}', html: '<p>one</p>' })).data!
+      .id;
+    // A draft has no history.
+    expect((await p.api('GET', `/templates/${id}/versions`)).body).toEqual({ object: 'list', has_more: false, data: [] });
+    await p.resend.templates.publish(id);
+    const v1 = (await p.resend.templates.get(id)).data!.current_version_id;
+    // Edits are not versions of the history until they are published; a rename is no new content.
+    await p.resend.templates.update(id, { html: '<p>two</p>', subject: 'Two', variables: [{ key: 'N', type: 'number', fallbackValue: 2 }] } as never);
+    expect(await versionsOf(id)).toEqual([1]);
+    await p.resend.templates.publish(a);
+    const v2 = (await p.resend.templates.get(id)).data!.current_version_id;
+    await p.resend.templates.update(id, { name: 'History renamed' });
+    await p.resend.templates.publish(id);
+    // Published again unchanged: kept once.
+    expect(await versionsOf(id)).toEqual([1, 2]);
+
+    const list = await p.api('GET', `/templates/${a}/versions`);
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({
+      object: 'list',
+      has_more: false,
+      data: [
+        { object: 'template_version', id: v2, template_id: id, version: 2, published_at: ISO, reverted_from: null, current: true, subject: 'Two' },
+        { object: 'template_version', id: v1, template_id: id, version: 1, published_at: ISO, reverted_from: null, current: false, subject: 'One {{{N}}}' },
+      ],
+    });
+    const page = await p.api('GET', `/templates/${id}/versions?limit=1`);
+    expect(page.body).toMatchObject({ has_more: true, data: [{ version: 2 }] });
+    expect((await p.api('GET', `/templates/${id}/versions?limit=1&after=${v2}`)).body).toMatchObject({ has_more: false, data: [{ version: 1 }] });
+    expect((await p.api('GET', `/templates/${id}/versions?before=${v1}`)).body).toMatchObject({ data: [{ version: 2 }] });
+
+    const one = await p.api('GET', `/templates/${id}/versions/1`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({
+      object: 'template_version',
+      id: v1,
+      template_id: id,
+      version: 1,
+      published_at: ISO,
+      reverted_from: null,
+      current: false,
+      subject: 'One {{{N}}}',
+      created_at: ISO,
+      from: 'hello@example.test',
+      reply_to: null,
+      html: '<p>one</p>',
+      text: null,
+      variables: [],
+    });
+    expect((await p.api('GET', `/templates/${a}/versions/${v1.toUpperCase()}`)).body).toEqual(one.body);
+    const two = (await p.api('GET', `/templates/${id}/versions/2`)).body;
+    expect(two).toMatchObject({ version: 2, current: true, html: '<p>two</p>', variables: [{ key: 'N', type: 'number', fallback_value: 2 }] });
+  });
+
+  test('revert: the old content becomes the latest version, published at once (sends use it); reverting to the published one drops the draft', async () => {
+    const id = (await p.resend.templates.create({ name: 'Revert', from: 'hello@example.test', subject: 'S', html: '<p>good</p>' })).data!.id;
+    await p.resend.templates.publish(id);
+    await p.resend.templates.update(id, { html: '<p>broken</p>' });
+    await p.resend.templates.publish(id);
+    const broken = await p.resend.emails.send({ to: 'ann@dest.test', template: { id } });
+    expect((await p.api('GET', `/emails/${broken.data!.id}`)).body.html).toBe('<p>broken</p>');
+
+    const r = await p.api('POST', `/templates/${id}/versions/1/revert`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ object: 'template_version', template_id: id, version: 3, reverted_from: 1, current: true, html: '<p>good</p>' });
+    const t = (await p.resend.templates.get(id)).data!;
+    expect(t).toMatchObject({ html: '<p>good</p>', status: 'published', has_unpublished_versions: false, current_version_id: r.body.id });
+    expect(r.body.id).not.toBe((await p.api('GET', `/templates/${id}/versions/1`)).body.id);
+    expect((await p.api('GET', `/templates/${id}/versions`)).body.data.map((v: { version: number; current: boolean }) => [v.version, v.current])).toEqual([
+      [3, true],
+      [2, false],
+      [1, false],
+    ]);
+    const good = await p.resend.emails.send({ to: 'ann@dest.test', template: { id } });
+    expect((await p.api('GET', `/emails/${good.data!.id}`)).body.html).toBe('<p>good</p>');
+
+    // A draft pending, revert to the version sends use: the draft goes, no new version.
+    await p.resend.templates.update(id, { html: '<p>draft</p>' });
+    expect((await p.resend.templates.get(id)).data!.has_unpublished_versions).toBe(true);
+    const again = await p.api('POST', `/templates/${id}/versions/3/revert`);
+    expect(again.body).toMatchObject({ version: 3, current: true, reverted_from: 1 });
+    expect((await p.resend.templates.get(id)).data).toMatchObject({ html: '<p>good</p>', has_unpublished_versions: false, current_version_id: r.body.id });
+    expect(await versionsOf(id)).toEqual([1, 2, 3]);
+  });
+
+  test('a template published before the history existed shows its published version as version 1; the next publish keeps it', async () => {
+    const id = (await p.resend.templates.create({ name: 'Old', from: 'hello@example.test', subject: 'S', html: '<p>old</p>' })).data!.id;
+    await p.resend.templates.publish(id);
+    // As a store from before the history holds it: no versions counted, none kept.
+    await p.svc.store.write(async (tx) => {
+      const t = (await tx.templates.get(team(), id))!;
+      const { versions: _, ...old } = t;
+      tx.templates.put(old);
+      for (const v of await tx.templateVersions.findAll('template', id, team())) tx.templateVersions.remove(team(), v.id);
+    });
+    const published = (await p.resend.templates.get(id)).data!.current_version_id;
+    expect((await p.api('GET', `/templates/${id}/versions`)).body.data).toEqual([expect.objectContaining({ id: published, version: 1, current: true })]);
+    expect((await p.api('GET', `/templates/${id}/versions/1`)).body).toMatchObject({ id: published, html: '<p>old</p>' });
+    expect((await p.api('GET', `/templates/${id}/versions/2`)).status).toBe(404);
+    await p.resend.templates.update(id, { html: '<p>new</p>' });
+    await p.resend.templates.publish(id);
+    expect(await versionsOf(id)).toEqual([1, 2]);
+    expect((await p.api('GET', `/templates/${id}/versions/1`)).body).toMatchObject({ id: published, html: '<p>old</p>', current: false });
+  });
+
+  test('duplicate starts without history; delete takes the history with it', async () => {
+    const t = await published();
+    const copy = (await p.resend.templates.duplicate(t.id)).data!.id;
+    expect((await p.api('GET', `/templates/${copy}/versions`)).body.data).toEqual([]);
+    await p.resend.templates.update(t.id, { html: '<p>x {{{NAME}}} {{{ORDER}}}</p>' });
+    await p.resend.templates.publish(t.id);
+    expect(await versionsOf(t.id)).toEqual([1, 2]);
+    await p.resend.templates.remove(t.id);
+    expect(await versionsOf(t.id)).toEqual([]);
+  });
+
+  test('bad input: 422 for a malformed version, 404 for an unknown template or version; nothing changes', async () => {
+    const t = await published();
+    const other = await published();
+    const before = await snapshot();
+    for (const v of ['0', '-1', 'abc', '1.5', '01', '9999999999', 'not-a-uuid-0195608a'])
+      for (const [method, path] of [
+        ['GET', `/templates/${t.id}/versions/${v}`],
+        ['POST', `/templates/${t.id}/versions/${v}/revert`],
+      ] as const) {
+        const r = await p.api(method, path);
+        expect(r.body).toEqual({ statusCode: 422, name: 'invalid_parameter', message: 'The `version` must be a version number (1, 2, …) or a version id.' });
+      }
+    const missing = [
+      [`/templates/${t.id}/versions/2`, 'Template version not found'],
+      [`/templates/${t.id}/versions/${UNKNOWN}`, 'Template version not found'],
+      // A version of another template, by its id.
+      [`/templates/${t.id}/versions/${other.current.id}`, 'Template version not found'],
+      [`/templates/${UNKNOWN}/versions/1`, 'Template not found'],
+      ['/templates/no-such-alias/versions/1', 'Template not found'],
+    ] as const;
+    for (const [path, message] of missing) {
+      expect((await p.api('GET', path)).body).toEqual({ statusCode: 404, name: 'not_found', message });
+      expect((await p.api('POST', `${path}/revert`)).body).toEqual({ statusCode: 404, name: 'not_found', message });
+    }
+    expect((await p.api('GET', `/templates/${UNKNOWN}/versions`)).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Template not found' });
+    expect((await p.api('GET', `/templates/${t.id}/versions?limit=0`)).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await p.api('GET', `/templates/${t.id}/versions?after=nope`)).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    // Another team sees none of it.
+    const stranger = await p.newTeam();
+    for (const [method, path] of [
+      ['GET', `/templates/${t.id}/versions`],
+      ['GET', `/templates/${t.id}/versions/1`],
+      ['POST', `/templates/${t.id}/versions/1/revert`],
+    ] as const)
+      expect((await p.api(method, path, { key: stranger.api_key })).body).toEqual({ statusCode: 404, name: 'not_found', message: 'Template not found' });
+    expect(await snapshot()).toBe(before);
+  });
+});

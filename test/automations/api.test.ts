@@ -129,7 +129,7 @@ describe('resend.events', () => {
     await refused(() => p.resend.events.remove('no-such-event'), 404, 'not_found');
   });
 
-  test('remove: refused while an automation triggers on the event or waits for it', async () => {
+  test('remove: allowed while an automation triggers on the event or waits for it (a definition only adds a schema)', async () => {
     const start = await event();
     const later = await event();
     const { data } = await p.resend.automations.create({
@@ -140,10 +140,12 @@ describe('resend.events', () => {
       ],
       connections: [{ from: 'start', to: 'w' }],
     });
-    await refused(() => p.resend.events.remove(start), 422, 'validation_error', /used by the automation/);
-    await refused(() => p.resend.events.remove(later), 422, 'validation_error', /used by the automation/);
-    await p.resend.automations.remove(data!.id);
+    const before = (await p.resend.automations.get(data!.id)).data;
+    expect((await p.resend.events.remove(start)).error).toBeNull();
     expect((await p.resend.events.remove(later)).error).toBeNull();
+    // The automation still starts on the event and waits for the other: they are names.
+    expect((await p.resend.automations.get(data!.id)).data).toEqual(before!);
+    await p.resend.automations.remove(data!.id);
   });
 
   test('send → 202 {object, event}, committed as a trigger; bad input is refused, nothing committed', async () => {
@@ -159,7 +161,12 @@ describe('resend.events', () => {
     await refused(() => p.resend.events.send({ contactId: c!.id } as never), 422, 'missing_required_field', 'Missing `event` field.');
     await refused(() => p.resend.events.send({ event: name } as never), 422, 'missing_required_field', /contact_id.*email/);
     await refused(() => p.resend.events.send({ event: name, contactId: c!.id, email: 'a@dest.test' } as never), 422, 'validation_error', /not both/);
-    await refused(() => p.resend.events.send({ event: 'never-defined', contactId: c!.id }), 422, 'validation_error', /no event named/);
+    // A name a definition could not have.
+    await refused(() => p.resend.events.send({ event: UNKNOWN, contactId: c!.id }), 422, 'validation_error', /UUID/);
+    await refused(() => p.resend.events.send({ event: 'send', contactId: c!.id }), 422, 'validation_error', /POST \/events\/send/);
+    await refused(() => p.resend.events.send({ event: 'x'.repeat(257), contactId: c!.id }), 422, 'validation_error', /256 characters/);
+    await refused(() => p.resend.events.send({ event: 'a\u0001b', contactId: c!.id }), 422, 'validation_error', /control characters/);
+    await refused(() => p.resend.events.send({ event: '   ', contactId: c!.id }), 422, 'validation_error', /256 characters/);
     await refused(() => p.resend.events.send({ event: 'resend:contact.created', contactId: c!.id }), 422, 'validation_error', /system events/);
     await refused(() => p.resend.events.send({ event: name, contactId: UNKNOWN }), 422, 'validation_error', /contact_id/);
     await refused(() => p.resend.events.send({ event: name, contactId: 'nope' }), 422, 'validation_error', /contact_id/);
@@ -169,6 +176,73 @@ describe('resend.events', () => {
     await refused(() => p.resend.events.send({ event: name, contactId: c!.id, payload: { trial: 'maybe' } }), 422, 'validation_error', /payload\.trial/);
     await refused(() => p.resend.events.send({ event: name, contactId: c!.id, payload: { ends: 'soon' } }), 422, 'validation_error', /payload\.ends/);
     await refused(() => p.resend.events.send({ event: name, contactId: c!.id, payload: { big: 'x'.repeat(70_000) } }), 422, 'validation_error', /64 KB/);
+  });
+
+  test('send: an event without a definition → 202, its payload as given; bad input still refused', async () => {
+    const name = uniq('never.defined');
+    const { data: c } = await p.resend.contacts.create({ email: `${uniq('c')}@dest.test` });
+    await p.svc.backOffice.idle('automations');
+    const sent = await p.resend.events.send({ event: name, contactId: c!.id, payload: { seats: 'many', nested: { a: [1] } } });
+    expect(sent.error).toBeNull();
+    expect(sent.data).toEqual({ object: 'event', event: name });
+    // Still no definition: sending defines nothing.
+    expect((await p.resend.events.get(name)).error).toMatchObject({ statusCode: 404 });
+    await refused(() => p.resend.events.send({ event: name, contactId: UNKNOWN }), 422, 'validation_error', /contact_id/);
+    await refused(() => p.resend.events.send({ event: name, contactId: c!.id, payload: { big: 'x'.repeat(70_000) } }), 422, 'validation_error', /64 KB/);
+  });
+});
+
+describe('events without a definition start and wake automations (SDK end to end)', () => {
+  test('a trigger and a wait on undefined events run when the events are sent; a definition made later checks payloads', async () => {
+    const tpl = await template();
+    const start = uniq('signup.undefined');
+    const later = uniq('paid.undefined');
+    const created = await p.resend.automations.create({
+      name: uniq('undefined-events'),
+      status: 'enabled',
+      steps: [
+        { key: 'start', type: 'trigger', config: { eventName: start } },
+        { key: 'w', type: 'wait_for_event', config: { eventName: later, timeout: '1 day' } },
+        { key: 'mail', type: 'send_email', config: { template: { id: tpl, variables: { CODE: { var: `wait_events.${later}.code` } } } } },
+      ],
+      connections: [
+        { from: 'start', to: 'w' },
+        { from: 'w', to: 'mail', type: 'event_received' },
+      ],
+    } as never);
+    expect(created.error).toBeNull();
+    const id = created.data!.id;
+    // Neither event has a definition, before or after.
+    expect((await p.resend.events.get(start)).error).toMatchObject({ statusCode: 404 });
+    const to = `${uniq('undefined')}@dest.test`;
+    expect((await p.resend.events.send({ event: start, email: to, payload: { plan: 'pro' } })).error).toBeNull();
+    await until(async () => (await p.resend.automations.runs.list({ automationId: id, status: 'running' })).data!.data.length === 1, 'a run started');
+    const [run] = (await p.resend.automations.runs.list({ automationId: id })).data!.data;
+    await until(
+      async () => (await p.resend.automations.runs.get({ automationId: id, runId: run!.id })).data!.steps.some((s) => s.key === 'w' && s.status === 'waiting'),
+      'the run waiting',
+    );
+    expect((await p.resend.events.send({ event: later, email: to, payload: { code: 42 } })).error).toBeNull();
+    await until(async () => (await p.resend.automations.runs.get({ automationId: id, runId: run!.id })).data!.status === 'completed', 'the run completed');
+    const done = (await p.resend.automations.runs.get({ automationId: id, runId: run!.id })).data!;
+    expect(done.steps.map((s) => `${s.key}:${s.status}`)).toEqual(['start:completed', 'w:completed', 'mail:completed']);
+    expect(done.steps[0]!.output).toEqual({ event_name: start, payload: { plan: 'pro' } });
+    const emailId = (done.steps[2]!.output as { email_id: string }).email_id;
+    await until(() => world.sink.to(to).length === 1, 'the email delivered');
+    expect((await p.resend.emails.get(emailId)).data).toMatchObject({ to: [to], subject: 'Hello there' });
+    expect(world.sink.to(to)[0]!.raw.toString()).toContain('42');
+
+    // A definition made now only adds a schema: payloads are checked against it, the automation unchanged.
+    expect((await p.resend.events.create({ name: start, schema: { seats: 'number' } })).error).toBeNull();
+    await refused(() => p.resend.events.send({ event: start, email: to, payload: { seats: 'many' } }), 422, 'validation_error', /payload\.seats/);
+    expect((await p.resend.events.send({ event: start, email: to, payload: { seats: '3' } })).error).toBeNull();
+    await until(async () => (await p.resend.automations.runs.list({ automationId: id })).data!.data.length === 2, 'a second run');
+    const [second] = (await p.resend.automations.runs.list({ automationId: id })).data!.data;
+    expect((await p.resend.automations.runs.get({ automationId: id, runId: second!.id })).data!.steps[0]!.output).toEqual({
+      event_name: start,
+      payload: { seats: 3 },
+    });
+    await p.resend.automations.stop(id);
   });
 });
 
@@ -197,13 +271,15 @@ describe('resend.automations', () => {
     expect(created.data).toEqual({ object: 'automation', id: UUID });
     const id = created.data!.id;
     const got = await p.resend.automations.get(id);
+    // `updated_at` is the creation time until the first update (a string in Resend's document).
+    expect(got.data!.updated_at).toBe(got.data!.created_at);
     expect(got.data).toEqual({
       object: 'automation',
       id,
       name: 'Welcome series',
       status: 'disabled',
       created_at: ISO,
-      updated_at: null,
+      updated_at: ISO,
       steps: [
         { key: 'start', type: 'trigger', config: { event_name: name } },
         { key: 'wait', type: 'delay', config: { duration: '1 day' } },
@@ -230,10 +306,16 @@ describe('resend.automations', () => {
     expect(list.error).toBeNull();
     expect(list.data!.has_more).toBe(true);
     expect(Object.keys(list.data!.data[0]!).sort()).toEqual(['created_at', 'id', 'name', 'status', 'updated_at']);
+    const item = (await p.resend.automations.list({ limit: 100 })).data!.data.find((a) => a.id === id)!;
+    expect(item).toEqual({ id, name: 'Welcome series', status: 'disabled', created_at: got.data!.created_at, updated_at: got.data!.created_at });
 
     const up = await p.resend.automations.update(id, { name: 'Renamed', status: 'enabled' });
     expect(up.data).toEqual({ object: 'automation', id });
-    expect((await p.resend.automations.get(id)).data).toMatchObject({ name: 'Renamed', status: 'enabled', updated_at: ISO });
+    const renamed = (await p.resend.automations.get(id)).data!;
+    const updatedAt = renamed.updated_at!;
+    expect(renamed).toMatchObject({ name: 'Renamed', status: 'enabled', updated_at: ISO });
+    expect(updatedAt >= renamed.created_at).toBe(true);
+    expect((await p.resend.automations.list({ limit: 100 })).data!.data.find((a) => a.id === id)!.updated_at).toBe(updatedAt);
     expect((await p.resend.automations.list({ status: 'enabled' })).data!.data.map((a) => a.id)).toContain(id);
     expect((await p.resend.automations.list({ status: 'disabled' })).data!.data.map((a) => a.id)).not.toContain(id);
 
@@ -285,8 +367,21 @@ describe('resend.automations', () => {
       await refused(create([trigger(), { ...trigger(), key: 'again' }]), 422, 'validation_error', /steps\[1\]\.type/);
       await refused(create([trigger()], [], { status: 'paused' }), 422, 'validation_error', /status/);
       await refused(create([{ key: 'start', type: 'trigger', config: {} }]), 422, 'missing_required_field', 'Missing `steps[0].config.event_name` field.');
+      // Any event name, defined or not; but not a `resend:` name other than the system events, nor one no definition could have.
       await refused(
-        create([{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }]),
+        create([{ key: 'start', type: 'trigger', config: { eventName: 'resend:contact.deleted' } }]),
+        422,
+        'validation_error',
+        /steps\[0\]\.config\.event_name.*resend:contact\.created/,
+      );
+      await refused(
+        create([{ key: 'start', type: 'trigger', config: { eventName: UNKNOWN } }]),
+        422,
+        'validation_error',
+        /steps\[0\]\.config\.event_name.*UUID/,
+      );
+      await refused(
+        create([{ key: 'start', type: 'trigger', config: { eventName: 'x'.repeat(257) } }]),
         422,
         'validation_error',
         /steps\[0\]\.config\.event_name/,
@@ -369,10 +464,10 @@ describe('resend.automations', () => {
         /unsubscribed/,
       );
       await refused(
-        create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: 'never-defined' } }], after('start', 'w')),
+        create([trigger(), { key: 'w', type: 'wait_for_event', config: { eventName: 'send' } }], after('start', 'w')),
         422,
         'validation_error',
-        /event_name/,
+        /steps\[1\]\.config\.event_name/,
       );
       await refused(
         create([trigger(), { key: 'c', type: 'condition', config: { type: 'rule', field: 'event.plan', operator: 'like', value: 'x' } }], after('start', 'c')),
@@ -535,11 +630,15 @@ describe('resend.automations', () => {
     await refused(() => p.resend.automations.update(id, { steps: [] }), 422, 'validation_error', /steps/);
     await refused(() => p.resend.automations.update(id, { connections: [{ from: 'start', to: 'ghost' }] }), 422, 'validation_error', /connections\[0\]\.to/);
     await refused(
-      () => p.resend.automations.update(id, { steps: [{ key: 'start', type: 'trigger', config: { eventName: 'never-defined' } }] }),
+      () => p.resend.automations.update(id, { steps: [{ key: 'start', type: 'trigger', config: { eventName: 'resend:nope' } }] }),
       422,
       'validation_error',
       /event_name/,
     );
+    // An event without a definition is a name like any other.
+    expect(
+      (await p.resend.automations.update(id, { steps: [{ key: 'start', type: 'trigger', config: { eventName: uniq('never.defined') } }] })).error,
+    ).toBeNull();
   });
 });
 

@@ -284,6 +284,42 @@ describe('scheduling and refusal', () => {
   });
 });
 
+test('a test send (docs/api.md §13.7) arrives as a recipient would get it, marked `[Test] `, DKIM-signed over List-Unsubscribe; the segment gets nothing', async () => {
+  const seg = await segment(w.p, 'Tested');
+  const tess = await contact(w.p, seg, { email: 'tess@dest.test', first_name: 'Tess' });
+  await contact(w.p, seg, { email: 'member@dest.test' });
+  const { data } = await w.p.resend.broadcasts.create({
+    segmentId: seg,
+    from: 'Acme News <news@example.test>',
+    subject: 'Hi {{{contact.first_name|there}}}',
+    html: '<p>Hello {{{contact.first_name|friend}}}</p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>',
+  });
+  const r = await w.p.api('POST', `/broadcasts/${data!.id}/test`, { body: { to: ['tess@dest.test', 'outsider@dest.test'] } });
+  expect(r.status).toBe(200);
+  const [toTess] = await (async () => {
+    await until(() => w.sink.to('tess@dest.test').length === 1 && w.sink.to('outsider@dest.test').length === 1, 'both tests received');
+    return w.sink.to('tess@dest.test');
+  })();
+  const tessMsg = await simpleParser(toTess.raw);
+  expect(tessMsg.subject).toBe('[Test] Hi Tess');
+  expect(tessMsg.html).toContain('<p>Hello Tess</p>');
+  const link = unsubscribeUrl(toTess.raw);
+  expect(tessMsg.html).toContain(`<a href="${link}">`);
+  expect(header(toTess.raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+  const auth = await authenticateReceived(w.dns, toTess);
+  expect(auth.dkim.results[0]!.status.result).toBe('pass');
+  const outsider = w.sink.to('outsider@dest.test')[0]!;
+  expect((await simpleParser(outsider.raw)).subject).toBe('[Test] Hi there');
+  // Tess's link is her preference page; the outsider's names nobody: the invalid-link page.
+  expect((await fetch(w.p.url + unsubscribePath(toTess.raw))).status).toBe(200);
+  expect((await fetch(w.p.url + unsubscribePath(outsider.raw))).status).toBe(404);
+  expect((await w.p.svc.store.contacts.get(team, tess))!.unsubscribed).toBe(false);
+  // The broadcast is still a draft; its segment got nothing.
+  expect((await w.p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('draft');
+  expect(await emailsOf(w.p, team, data!.id)).toEqual([]);
+  expect(w.sink.to('member@dest.test')).toEqual([]);
+});
+
 test('batches: two runs at once (batches of one contact) still make exactly one email per contact', async () => {
   const seg = await segment(w.p, 'Batches');
   const people = ['b1', 'b2', 'b3', 'b4', 'b5'].map((x) => `${x}@dest.test`);

@@ -284,4 +284,79 @@ describe('templates pages', () => {
     expect(await axeViolations(p)).toEqual([]);
     await phone.close();
   }, 90_000);
+
+  test('version history: the versions published, one beside the latest (subject, HTML lines, previews), restore publishes it again', async () => {
+    // Published twice (version 1, then version 2), and a saved change not yet published (the subject).
+    const wide = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const w = await signedIn(wide);
+    await w.goto(`${base}/dashboard/templates/${receiptId}`);
+    await w.getByRole('heading', { name: 'Receipt email' }).waitFor();
+    await w.getByRole('link', { name: 'History' }).click();
+    await w.getByRole('heading', { name: 'Version history' }).waitFor();
+    const list = w.getByRole('navigation', { name: 'Published versions' });
+    await list.getByText('Version 2').waitFor();
+    expect(await list.getByRole('link').allTextContents()).toEqual([
+      expect.stringMatching(/^Version 2Sends use itPublished .*Your receipt \{\{\{ORDER\}\}\}$/),
+      expect.stringMatching(/^Version 1Published .*Your receipt \{\{\{ORDER\}\}\}$/),
+    ]);
+    // Shown first: version 2, the one sends use, beside the latest (its unpublished subject).
+    await w.getByRole('heading', { name: 'Version 2 beside the latest version' }).waitFor();
+    const subject = w.getByRole('row', { name: /Subject/ });
+    expect(await subject.locator('td.del').textContent()).toBe('Your receipt {{{ORDER}}}');
+    expect(await subject.locator('td.ins').textContent()).toBe('Changed subject');
+    // Version 1: its HTML lines beside the latest's, what changed marked on each side.
+    await list.getByRole('link', { name: /Version 1/ }).click();
+    await w.getByRole('heading', { name: 'Version 1 beside the latest version' }).waitFor();
+    expect(await list.getByRole('link', { name: /Version 1/ }).getAttribute('aria-current')).toBe('true');
+    const diff = w.getByRole('region', { name: 'HTML: Version 1 beside Latest (unpublished)' });
+    expect(await diff.locator('td.line.del').allTextContents()).toEqual([
+      'removed: <h1>Receipt {{{ORDER}}}</h1>',
+      'removed: <p>Thanks, {{{NAME}}}. Total: {{{TOTAL}}}</p>',
+    ]);
+    expect(await diff.locator('td.line.ins').allTextContents()).toEqual(['added: <h1>Receipt {{{ORDER}}}, version 2</h1>']);
+    await w.getByText('HTML: 1 place differs.').waitFor();
+    await w.waitForLoadState('networkidle');
+    await screenshot(w, 'template-versions');
+    expect(await axeViolations(w)).toEqual([]);
+    // Both previews, rendered with each version's fallbacks.
+    await w.getByRole('tab', { name: 'Preview' }).click();
+    await w.frameLocator('iframe[title="Email preview: Version 1"]').getByText('Thanks, {{{NAME}}}. Total: {{{TOTAL}}}').waitFor();
+    await w.frameLocator('iframe[title="Email preview: Latest (unpublished)"]').getByText('Receipt 42, version 2').waitFor();
+    await screenshot(w, 'template-versions-preview');
+    expect(await axeViolations(w)).toEqual([]);
+
+    // Restore version 1: asked first, then published at once as version 3; sends use it.
+    await w.getByRole('button', { name: 'Restore version 1' }).click();
+    const dialog = w.getByRole('dialog', { name: 'Restore version 1' });
+    await dialog.getByText('The unpublished changes are replaced.', { exact: false }).waitFor();
+    await screenshot(w, 'template-versions-restore');
+    expect(await axeViolations(w)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Restore and publish' }).click();
+    await w.getByText('Version 1 restored as version 3: sends use it now.').waitFor();
+    await list.getByText('Version 3').waitFor();
+    expect(await list.getByRole('link', { name: /Version 3/ }).textContent()).toContain('restored from version 1');
+    expect(await list.getByRole('link', { name: /Version 3/ }).textContent()).toContain('Sends use it');
+    const t = (await world.p.resend.templates.get(receiptId)).data!;
+    expect(t).toMatchObject({ html: '<h1>Receipt {{{ORDER}}}</h1>\n<p>Thanks, {{{NAME}}}. Total: {{{TOTAL}}}</p>', has_unpublished_versions: false });
+    expect(t.subject).toBe('Your receipt {{{ORDER}}}');
+    expect((await world.p.api('GET', `/templates/${receiptId}/versions/3`)).body).toMatchObject({ reverted_from: 1, current: true });
+    const sent = await world.p.resend.emails.send({
+      to: 'ann@dest.test',
+      template: { id: 'receipt', variables: { ORDER: 8, NAME: 'Ann', TOTAL: '€1' } },
+    } as never);
+    expect((await world.p.resend.emails.get(sent.data!.id)).data!.html).toBe('<h1>Receipt 8</h1>\n<p>Thanks, Ann. Total: €1</p>');
+    await wide.close();
+
+    // Phone width: one column, nothing scrolls sideways.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const p = await signedIn(phone);
+    await p.goto(`${base}/dashboard/templates/${receiptId}/versions?version=2`);
+    await p.getByRole('heading', { name: 'Version 2 beside the latest version' }).waitFor();
+    await p.getByRole('region', { name: 'HTML: Version 2 beside Latest' }).waitFor();
+    await p.waitForLoadState('networkidle');
+    expect(await fitsWidth(p)).toBe(true);
+    await screenshot(p, 'phone-template-versions');
+    expect(await axeViolations(p)).toEqual([]);
+    await phone.close();
+  }, 120_000);
 });

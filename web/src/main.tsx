@@ -19,6 +19,7 @@ import { DomainsPage, DomainPage } from './pages/domains';
 import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
 import { TemplatesPage, TemplatePage } from './pages/templates';
+import { TemplateVersionsPage } from './pages/template-versions';
 import { AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
@@ -47,9 +48,10 @@ const ROUTES: Route[] = [
   ['/dashboard/receiving', () => <ReceivingPage />],
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],
-  ['/dashboard/broadcasts/:id', (p) => <BroadcastPage id={p.id} />],
+  ['/dashboard/broadcasts/:id', (p, s) => <BroadcastPage id={p.id} me={s.user.email} />],
   ['/dashboard/templates', () => <TemplatesPage />],
   ['/dashboard/templates/:id', (p) => <TemplatePage id={p.id} />],
+  ['/dashboard/templates/:id/versions', (p) => <TemplateVersionsPage id={p.id} />],
   ['/dashboard/automations', () => <AutomationsPage />],
   ['/dashboard/automations/:id', (p) => <AutomationPage id={p.id} />],
   ['/dashboard/audiences', () => <AudiencesPage />],

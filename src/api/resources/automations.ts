@@ -25,8 +25,15 @@ import {
   UpdateAutomationRequest,
 } from '../../schemas/automations';
 
-// Views (docs/api.md §24.1, §24.7).
-const summary = (a: AutomationRec): AutomationSummary => ({ id: a.id, name: a.name, status: a.status, created_at: a.created_at, updated_at: a.updated_at });
+// Views (docs/api.md §24.1, §24.7). `updated_at` is a time, as Resend's document says: the creation
+// time until the first update (the record keeps null for "never updated").
+const summary = (a: AutomationRec): AutomationSummary => ({
+  id: a.id,
+  name: a.name,
+  status: a.status,
+  created_at: a.created_at,
+  updated_at: a.updated_at ?? a.created_at,
+});
 const view = (a: AutomationRec): Automation => ({
   object: 'automation',
   ...summary(a),

@@ -1,5 +1,7 @@
 // Broadcasts (docs/api.md §13): drafts (create, get, list, update, delete, duplicate) and the
-// send/cancel state changes. Rules live in src/broadcasts; units of work and wire shapes here.
+// send/cancel state changes — a cancel while sending also cancels the broadcast's emails still in
+// the delivery queue (the queue's controls) — and (Posthorn) the test send. Rules live in
+// src/broadcasts; units of work and wire shapes here.
 import type { ApiContext } from '../app';
 import type { BroadcastRec, StoreReader } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
@@ -7,20 +9,25 @@ import { errors } from '../../errors';
 import { newId, nowIso } from '../../ids';
 import { parseScheduledAt } from '../../sending/schedule';
 import { broadcastRecipients, clickedLinks } from '../../analytics/broadcasts';
-import { contentFields, checkSendable, startBroadcast, unschedule, checkEditable, checkCancelable, checkDeletable } from '../../broadcasts';
+import { contentFields, checkSendable, startBroadcast, unschedule, checkEditable, cancelBroadcast, checkDeletable } from '../../broadcasts';
 import { contentFingerprint, reviewBroadcast, reviewForSend, reviewView } from '../../broadcasts/review';
 import { BroadcastReview, ReviewRequest } from '../../schemas/insights';
+import { sendTest, testRecipients } from '../../broadcasts/test-send';
+import { QueueControls } from '../../delivery/controls';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import {
   Broadcast,
+  BroadcastCanceled,
   BroadcastRecipient,
   BroadcastSent,
   BroadcastSummary,
+  BroadcastTestSent,
   ClickedLink,
   CreateBroadcastRequest,
   RecipientsQuery,
   SendBroadcastRequest,
+  TestBroadcastRequest,
   UpdateBroadcastRequest,
 } from '../../schemas/broadcasts';
 
@@ -57,8 +64,32 @@ const summary = (b: BroadcastRec): BroadcastSummary => ({
 
 const Params = UuidParams('id');
 
+/** A broadcast's emails read per page when it is stopped while being sent. */
+const STOP_PAGE = 500;
+
 export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
   const { store } = svc;
+  const controls = new QueueControls(svc);
+  /**
+   * After a stop: the broadcast's emails still in the delivery queue are canceled as the queue's
+   * cancel does (an attempt under way may still deliver), page by page; the counts of the answer.
+   */
+  const stopEmails = async (team: string, id: string) => {
+    let sent = 0;
+    let canceled = 0;
+    for (let after: string | undefined; ; ) {
+      const page = await store.emails.pageBy('broadcast', id, team, { limit: STOP_PAGE, after }, STOP_PAGE);
+      const now = await controls.cancelQueued(
+        team,
+        page.data.map((e) => e.id),
+      );
+      for (const e of page.data)
+        if (now.has(e.id) || e.last_event === 'canceled') canceled++;
+        else sent++;
+      after = page.data.at(-1)?.id;
+      if (!page.has_more || !after) return { sent, canceled };
+    }
+  };
   /** The team's broadcast or 404 (inside a unit of work, or outside one). */
   const load = async (r: StoreReader, team: string, id: string) => {
     const b = await r.broadcasts.get(team, id);
@@ -224,20 +255,16 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
     route({
       method: 'POST',
       path: '/broadcasts/:id/cancel',
-      summary: 'Cancel a scheduled broadcast (back to draft)',
+      summary: 'Cancel a scheduled broadcast (back to draft), or stop one being sent (its queued emails canceled)',
       access: 'team',
       params: Params,
       body: IgnoredBody,
-      response: Ref('broadcast'),
+      response: BroadcastCanceled,
       async handler({ caller, params }) {
         const { team } = caller;
-        await store.write(async (tx) => {
-          const b = await load(tx, team, params.id);
-          checkCancelable(b);
-          unschedule(tx, b);
-          tx.broadcasts.put({ ...b, status: 'draft', scheduled_at: null });
-        });
-        return { object: 'broadcast' as const, id: params.id };
+        const b = await store.write(async (tx) => cancelBroadcast(tx, await load(tx, team, params.id)));
+        if (b.status !== 'canceled') return { object: 'broadcast' as const, id: params.id };
+        return { object: 'broadcast' as const, id: params.id, status: 'canceled' as const, ...(await stopEmails(team, b.id)) };
       },
     }),
     route({
@@ -265,6 +292,20 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
           return b;
         });
         return { object: 'broadcast' as const, id: copy.id };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/broadcasts/:id/test',
+      summary: 'Send a test of a broadcast to up to 5 addresses (Posthorn)',
+      access: 'team',
+      params: Params,
+      body: TestBroadcastRequest,
+      response: BroadcastTestSent,
+      async handler({ caller, params, body }) {
+        const to = testRecipients(body.to);
+        const b = await load(store, caller.team, params.id);
+        return { object: 'broadcast_test' as const, id: b.id, emails: await sendTest(svc, b, to) };
       },
     }),
     route({

@@ -1,10 +1,12 @@
 // Templates (docs/api.md §20): create, list, retrieve, update and delete by id or alias, publish,
-// duplicate. Sending with one is `template` on POST /emails (src/sending/template.ts).
+// duplicate; and (Posthorn, §20.5) the history of published versions: list, retrieve, revert.
+// Sending with one is `template` on POST /emails (src/sending/template.ts).
 import type { ApiContext } from '../app';
-import type { Store, TemplateRec } from '../../store';
+import type { Store, TemplateRec, TemplateVersionRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
-import { createTemplate, updateTemplate, publishTemplate, duplicateTemplate, removeTemplate, findTemplate, templateFields } from '../../templates';
+import { createTemplate, updateTemplate, publishTemplate, duplicateTemplate, removeTemplate, findTemplate, templateFields, onTemplate } from '../../templates';
+import { findVersion, historyPage, revertTo } from '../../templates/versions';
 import { resource, route } from '../platform/route';
 import { IgnoredBody, PageQuery } from '../../schemas/common';
 import {
@@ -15,6 +17,10 @@ import {
   TemplateParams,
   TemplateRef,
   type TemplateSummary,
+  TemplateVersion,
+  TemplateVersionList,
+  TemplateVersionParams,
+  type TemplateVersionSummary,
   UpdateTemplateRequest,
 } from '../../schemas/templates';
 
@@ -32,6 +38,37 @@ const summary = (t: TemplateRec): TemplateSummary => ({
   updated_at: t.updated_at,
   alias: t.alias,
   has_unpublished_versions: unpublished(t),
+});
+
+const variableView = (v: TemplateRec['current']['variables'][number]) => ({
+  id: v.id,
+  key: v.key,
+  type: v.type,
+  fallback_value: v.fallback_value,
+  created_at: v.created_at,
+  updated_at: v.updated_at,
+});
+
+/** A version of the history (docs/api.md §20.5): `current` when sends use it now. */
+const versionSummary = (t: TemplateRec, v: TemplateVersionRec): TemplateVersionSummary => ({
+  object: 'template_version',
+  id: v.id,
+  template_id: t.id,
+  version: v.number,
+  published_at: v.created_at,
+  reverted_from: v.reverted_from,
+  current: t.published?.id === v.id,
+  subject: v.content.subject,
+});
+
+const versionView = (t: TemplateRec, v: TemplateVersionRec): TemplateVersion => ({
+  ...versionSummary(t, v),
+  created_at: v.content.created_at,
+  from: v.content.from,
+  reply_to: v.content.reply_to,
+  html: v.content.html,
+  text: v.content.text,
+  variables: v.content.variables.map(variableView),
 });
 
 /** The template with its latest version (docs/api.md §20.2). */
@@ -52,7 +89,7 @@ function view(t: TemplateRec): Template {
     reply_to: v.reply_to,
     html: v.html,
     text: v.text,
-    variables: v.variables.map(({ id, key, type, fallback_value, created_at, updated_at }) => ({ id, key, type, fallback_value, created_at, updated_at })),
+    variables: v.variables.map(variableView),
     has_unpublished_versions: unpublished(t),
   };
 }
@@ -66,6 +103,12 @@ const ref = (raw: string) => {
 const changed = (t: TemplateRec) => ({ id: t.id, object: 'template' as const });
 
 export const templatesResource = resource('Templates', ({ store }: ApiContext) => {
+  /** The team's template the path names, or 404. */
+  const load = async (team: string, raw: string) => {
+    const t = await findTemplate(store, team, ref(raw));
+    if (!t) throw errors.notFound('Template');
+    return t;
+  };
   /** The action POSTs answer 200 with the template they made or changed (docs/api.md §20.1). */
   const action = (name: 'publish' | 'duplicate', run: (store: Store, team: string, ref: string) => Promise<TemplateRec>, summary: string) =>
     route({
@@ -108,11 +151,7 @@ export const templatesResource = resource('Templates', ({ store }: ApiContext) =
       params: TemplateParams,
       body: 'none',
       response: Template,
-      async handler({ caller, params }) {
-        const t = await findTemplate(store, caller.team, ref(params.id_or_alias));
-        if (!t) throw errors.notFound('Template');
-        return view(t);
-      },
+      handler: async ({ caller, params }) => view(await load(caller.team, params.id_or_alias)),
     }),
     route({
       method: 'PATCH',
@@ -140,5 +179,47 @@ export const templatesResource = resource('Templates', ({ store }: ApiContext) =
     }),
     action('publish', publishTemplate, 'Publish a template: sends use this version from now on'),
     action('duplicate', duplicateTemplate, 'Duplicate a template as a new draft'),
+    route({
+      method: 'GET',
+      path: '/templates/:id_or_alias/versions',
+      summary: "List a template's published versions, the latest first (Posthorn)",
+      access: 'team',
+      params: TemplateParams,
+      query: PageQuery,
+      body: 'none',
+      response: TemplateVersionList,
+      async handler({ caller, params, query }) {
+        const t = await load(caller.team, params.id_or_alias);
+        return listOf(await historyPage(store, t, pageQuery(query), (v) => versionSummary(t, v)));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/templates/:id_or_alias/versions/:version',
+      summary: 'Retrieve a published version of a template by number or id (Posthorn)',
+      access: 'team',
+      params: TemplateVersionParams,
+      body: 'none',
+      response: TemplateVersion,
+      async handler({ caller, params }) {
+        const t = await load(caller.team, params.id_or_alias);
+        return versionView(t, await findVersion(store, t, params.version));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/templates/:id_or_alias/versions/:version/revert',
+      summary: 'Restore a published version: its copy becomes the latest version and is published (Posthorn)',
+      access: 'team',
+      params: TemplateVersionParams,
+      body: IgnoredBody,
+      response: TemplateVersion,
+      async handler({ caller, params }) {
+        const { template, version } = await onTemplate(store, caller.team, ref(params.id_or_alias), async (tx, cur, at) =>
+          revertTo(tx, cur, await findVersion(tx, cur, params.version), at),
+        );
+        return versionView(template, version);
+      },
+    }),
   ];
 });

@@ -177,6 +177,11 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
     name: 'deliverability: insights of sent emails',
     sql: declaredTables(3).join('\n'),
   },
+  {
+    version: 4,
+    name: 'template version history',
+    sql: declaredTables(4).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

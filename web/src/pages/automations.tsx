@@ -50,7 +50,7 @@ function AutomationList() {
       columns={[
         { label: 'Name', render: (a) => a.name },
         { label: 'Status', render: (a) => <Badge value={a.status} /> },
-        { label: 'Updated', render: (a) => <Time iso={a.updated_at ?? a.created_at} /> },
+        { label: 'Updated', render: (a) => <Time iso={a.updated_at} /> },
       ]}
     />
   );
@@ -62,7 +62,12 @@ function EventList() {
     <PagedTable
       paged={paged}
       caption="Events"
-      empty={<Empty title="No events defined.">Define one with resend.events.create(), then send it with resend.events.send().</Empty>}
+      empty={
+        <Empty title="No event definitions.">
+          Any event can be sent with resend.events.send() and start automations; a definition (resend.events.create()) adds a schema its payloads are checked
+          against.
+        </Empty>
+      }
       columns={[
         { label: 'Name', render: (e) => <span class="mono">{e.name}</span> },
         {

@@ -1,6 +1,7 @@
-// Broadcasts: the list; a draft's editor with a live preview, its segment, send now or schedule;
-// a sent broadcast's results (GET /emails/metrics, recipients, clicked links).
-import { useEffect, useState } from 'preact/hooks';
+// Broadcasts: the list; a draft's editor with a live preview, its segment, a test send (docs/api.md
+// §13.7) and the review before sending (§13.6), send now or schedule; a sent broadcast's results (GET /emails/metrics, recipients,
+// clicked links), and the cancel of one scheduled or being sent (§13.3).
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
 import type { BroadcastReview } from '../../../src/schemas/insights';
 import { ApiFailure, del, patch, post, url } from '../api';
@@ -120,14 +121,43 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
   );
 }
 
-export function BroadcastPage({ id }: { id: string }) {
+/** `me`: the signed-in user's address, where a test goes unless changed. */
+export function BroadcastPage({ id, me }: { id: string; me: string }) {
   const b = useGet(url('/broadcasts/:id', { id }));
   if (b.error) return <ErrorBox error={b.error} />;
   if (!b.data) return <Loading />;
-  return b.data.status === 'draft' ? <Editor b={b.data} reload={b.reload} /> : <Results b={b.data} reload={b.reload} />;
+  return b.data.status === 'draft' ? <Editor b={b.data} reload={b.reload} me={me} /> : <Results b={b.data} reload={b.reload} />;
 }
 
-function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
+/** Addresses typed in one field, separated by commas, semicolons or spaces. */
+const addresses = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
+
+/**
+ * Send a test of the draft (POST /broadcasts/{id}/test) to up to 5 addresses; `save` first writes
+ * the editor's unsaved changes, so the test shows what the editor shows. The API's refusal (too
+ * many addresses, a malformed one, an unverified domain) is shown in the dialog.
+ */
+function TestDialog({ b, me, open, onClose, save }: { b: Broadcast; me: string; open: boolean; onClose: () => void; save: () => Promise<void> }) {
+  const [to, setTo] = useState(me);
+  const action = useAction(async () => {
+    await save();
+    const sent = await post(url('/broadcasts/:id/test', { id: b.id }), { to: addresses(to) });
+    notify(`Test sent to ${sent.emails.map((e) => e.to).join(', ')}.`);
+    onClose();
+  });
+  return (
+    <FormDialog open={open} title="Send a test email" onClose={onClose} action={action} submit="Send test">
+      <p class="muted small">
+        The broadcast as a contact with that address would get it, its subject starting with “[Test]”. Nobody in the segment receives it.
+      </p>
+      <Field id="t-to" label="To" hint="Up to 5 addresses, separated by commas.">
+        <input id="t-to" required value={to} onInput={(e) => setTo(val(e))} aria-describedby="t-to-hint" />
+      </Field>
+    </FormDialog>
+  );
+}
+
+function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: string }) {
   const segments = useSegments();
   const [form, setForm] = useState({
     name: b.name ?? '',
@@ -138,10 +168,17 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
     html: b.html ?? '',
   });
   const [when, setWhen] = useState('');
+  const [testing, setTesting] = useState(false);
   const [dirty, setDirty] = useState(false);
   useEffect(() => setDirty(true), [form]);
   useEffect(() => setDirty(false), []);
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
+  /** The editor's unsaved changes written to the draft (before a test or the send). */
+  const saveChanges = async () => {
+    if (!dirty) return;
+    await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
+    setDirty(false);
+  };
   const save = useAction(async () => {
     await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
     setDirty(false);
@@ -153,15 +190,13 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
   const [review, setReview] = useState<BroadcastReview | null>(null);
   const reviewNow = (accept = false) => post(url('/broadcasts/:id/review', { id: b.id }), accept ? { accept } : {});
   const check = useAction(async () => {
-    if (dirty) {
-      await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
-      setDirty(false);
-    }
+    await saveChanges();
     const made = await reviewNow();
     send.setError(null);
     setReview(made);
   });
   const send = useAction(async () => {
+    await saveChanges();
     if (review?.status === 'held') await reviewNow(true);
     try {
       await post(url('/broadcasts/:id/send', { id: b.id }), when ? { scheduled_at: new Date(when).toISOString() } : {});
@@ -192,9 +227,13 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
             <button type="button" class="btn" disabled={save.busy} onClick={() => save.run()}>
               {dirty ? 'Save draft' : 'Saved'}
             </button>
+            <button type="button" class="btn" onClick={() => setTesting(true)}>
+              Send test
+            </button>
           </>
         }
       />
+      <TestDialog b={b} me={me} open={testing} onClose={() => setTesting(false)} save={saveChanges} />
       <ErrorBox error={save.error ?? check.error ?? remove.error} />
       <div class="editor">
         <Card>
@@ -319,13 +358,23 @@ function ReviewDialog({
 const TYPES = ['delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'];
 
 function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
-  const start = new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString();
-  const metrics = useGet(url('/emails/metrics', { broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() }));
+  // The range is fixed when the broadcast is (re)loaded: a new `end_date` at every render would be a
+  // new URL, fetched again, rendered again — requests without end.
+  const range = useMemo(
+    () => ({
+      start_date: new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString(),
+      end_date: new Date().toISOString(),
+    }),
+    [b],
+  );
+  const metrics = useGet(url('/emails/metrics', { broadcast_id: b.id, ...range }));
   const links = useGet(url('/broadcasts/:id/clicked-links', { id: b.id, limit: 50 }));
   const [type, setType] = useState('delivered');
   const recipients = useGet(url('/broadcasts/:id/recipients', { id: b.id, type, limit: 50 }));
   const cancel = useAction(async () => {
-    await post(url('/broadcasts/:id/cancel', { id: b.id }));
+    const r = await post(url('/broadcasts/:id/cancel', { id: b.id }));
+    // Stopped while sending: the answer counts its emails (docs/api.md §13.3).
+    if (r.status === 'canceled') notify(`Sending canceled: ${num(r.canceled)} queued emails canceled, ${num(r.sent)} had already gone out.`);
     reload();
   });
   const t = metrics.data?.totals ?? {};
@@ -352,8 +401,20 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
         actions={
           <>
             {b.status === 'scheduled' && (
-              <button type="button" class="btn" onClick={() => cancel.run()}>
+              <button type="button" class="btn" disabled={cancel.busy} onClick={() => cancel.run()}>
                 Cancel schedule
+              </button>
+            )}
+            {b.status === 'queued' && (
+              <button
+                type="button"
+                class="btn danger"
+                disabled={cancel.busy}
+                onClick={() =>
+                  confirm('Stop sending this broadcast? Contacts not reached yet get nothing; emails already sent are not affected.') && cancel.run()
+                }
+              >
+                Cancel sending
               </button>
             )}
             <button
@@ -376,6 +437,11 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
           <button type="button" class="btn small" onClick={reload}>
             Refresh
           </button>
+        </p>
+      )}
+      {b.status === 'canceled' && (
+        <p class="callout" role="status">
+          Sending was canceled: contacts not reached by then got nothing, and emails still queued were canceled. Duplicate the broadcast to send it again.
         </p>
       )}
       <div class="stats">

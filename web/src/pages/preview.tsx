@@ -5,8 +5,8 @@ import { useState } from 'preact/hooks';
 const BLOCKED = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:";
 const ALLOWED = "default-src 'none'; img-src data: cid: https: http:; style-src 'unsafe-inline' https:; font-src data: https:";
 
-/** `height`: pixels, or any CSS length (the template editor's fills the window beside its fields). */
-export function EmailPreview({ html, height = 520 }: { html: string; height?: number | string }) {
+/** `height`: pixels, or any CSS length (the template editor's fills the window beside its fields); `title` tells several frames of a page apart. */
+export function EmailPreview({ html, height = 520, title = 'Email preview' }: { html: string; height?: number | string; title?: string }) {
   const [remote, setRemote] = useState(false);
   const hasRemote = /<img[^>]+src\s*=\s*["']?https?:/i.test(html) || /url\(\s*["']?https?:/i.test(html);
   const doc = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${remote ? ALLOWED : BLOCKED}"><base target="_blank">${html}`;
@@ -20,7 +20,7 @@ export function EmailPreview({ html, height = 520 }: { html: string; height?: nu
           </button>
         </div>
       )}
-      <iframe title="Email preview" sandbox="" srcDoc={doc} style={{ height: typeof height === 'number' ? `${height}px` : height }} />
+      <iframe title={title} sandbox="" srcDoc={doc} style={{ height: typeof height === 'number' ? `${height}px` : height }} />
     </div>
   );
 }

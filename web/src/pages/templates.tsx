@@ -1,6 +1,7 @@
 // Templates (docs/api.md §20): the list, a new draft, and a template's editor — its fields and
 // variables, HTML and text beside a live preview rendered with the variables' fallbacks — with
-// Save (PATCH, the latest version), Publish, Duplicate and Delete, all through the REST API.
+// Save (PATCH, the latest version), Publish, Duplicate and Delete, all through the REST API; a
+// published template links to its version history (template-versions.tsx).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Template, TemplateSummary, TemplateVariable } from '../../../src/schemas/templates';
 import { del, patch, post, url } from '../api';
@@ -306,6 +307,11 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
             <button type="button" class="btn danger ghost" disabled={busy} onClick={() => setDeleting(true)}>
               Delete
             </button>
+            {t.status === 'published' && (
+              <a class="btn" href={`/dashboard/templates/${t.id}/versions`}>
+                History
+              </a>
+            )}
             <button type="button" class="btn" disabled={busy} onClick={() => duplicate.run()}>
               Duplicate
             </button>
