@@ -18,6 +18,7 @@ import { KeyUsage } from './accounts/keys';
 import { GroupCommit } from './sending/submit';
 import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
+import { BounceClassifier } from './mail/bounce-class';
 
 export interface Services {
   config: Config;
@@ -53,9 +54,13 @@ export interface Services {
   auth: Auth;
   /** The dashboard's static files (bundled on first use from a checkout, embedded in the binary). */
   dashboard: DashboardAssets;
+  /** The bounce classes' rules (shipped, overridden by `delivery.bounce_classes`): POST /suppressions/lift classifies with them. */
+  bounces: BounceClassifier;
 }
 
 export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
+  // First: rules that name an unknown class refuse to start before anything opens (BounceRuleError).
+  const bounces = new BounceClassifier(config.delivery.bounce_classes);
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
@@ -86,6 +91,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     telemetry,
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
+    bounces,
   };
 }
 

@@ -33,6 +33,7 @@ import { SignedLinks } from '../links/signed';
 import { requireSession } from './platform/session';
 import { VERSION } from '../version';
 import { RESOURCES } from './resources';
+import type { BounceClassifier } from '../mail/bounce-class';
 
 /** Where the OpenAPI document is served (its plugin's own routes: public). */
 const OPENAPI_PATH = '/openapi';
@@ -59,6 +60,8 @@ export interface ApiDeps {
   keyUsage: KeyUsage;
   /** Operator metrics: GET /metrics, and the request latency the server observes. */
   telemetry: Telemetry;
+  /** The bounce classes' rules (POST /suppressions/lift). */
+  bounces: BounceClassifier;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
   auth: Auth;
   /** The dashboard's static files. */

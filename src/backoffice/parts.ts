@@ -15,6 +15,7 @@ import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
 import { AutomationRunner } from '../automations/runner';
 import { GroupCommit } from '../sending/submit';
+import { BounceClassifier } from '../mail/bounce-class';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
@@ -35,9 +36,11 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   // DNS keeping answers for their TTL: MX lookups of delivery, inbound SPF/DKIM/DMARC.
   const dns = new Resolver(config.dns.servers);
   const mailDns = dns.withCache();
-  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
+  // The bounce classes' rules, compiled once for the engine and the bounces arriving at VERP addresses.
+  const bounces = new BounceClassifier(config.delivery.bounce_classes);
+  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config, bounces, counts });
   const webhooks = new WebhookDispatcher({ store, config });
-  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config });
+  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events, bounces }), config });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
   const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
 import { AnyRecord, Id, List, Nullable, Timestamp, type Static } from './common';
+import { BounceClassName } from './deliverability';
 
 const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
 
@@ -116,7 +117,15 @@ export const DeliveryAttempt = Type.Object({
   mta_sts: Type.Optional(Nullable(Type.Union([Type.Literal('enforce'), Type.Literal('testing')]))),
   duration_ms: Type.Number(),
   results: Type.Array(
-    Type.Object({ recipient: Type.String(), code: Type.Number(), enhanced_code: Type.Optional(Nullable(Type.String())), reply: Type.String() }),
+    Type.Object({
+      recipient: Type.String(),
+      code: Type.Number(),
+      enhanced_code: Type.Optional(Nullable(Type.String())),
+      reply: Type.String(),
+      class: Type.Optional(
+        Nullable(BounceClassName, { description: 'The bounce class of a reply that is not a delivery (docs/api.md §7.3); null for a delivery' }),
+      ),
+    }),
   ),
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;

@@ -30,6 +30,7 @@ import { Domain, DomainCreated, DomainList } from './domains';
 import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } from './emails';
 import { EventList } from './events';
 import { Metrics } from './metrics';
+import { IncidentList } from './deliverability';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -76,6 +77,7 @@ export const ROUTES = {
   'POST /emails/:id/retry': Ref('email'),
   'GET /emails/metrics': Metrics,
   'GET /queue': QueueList,
+  'GET /deliverability/incidents': IncidentList,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

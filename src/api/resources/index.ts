@@ -9,6 +9,7 @@ import { authResource } from './auth';
 import { teamResource } from './team';
 import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
+import { deliverabilityResource } from './deliverability';
 import { prometheusResource } from './prometheus';
 import { downloadsResource } from './downloads';
 import { unsubscribeResource } from './unsubscribe';
@@ -44,6 +45,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   teamResource,
   queueResource,
   tlsReportsResource,
+  deliverabilityResource,
   prometheusResource,
   downloadsResource,
   unsubscribeResource,

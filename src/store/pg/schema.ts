@@ -172,6 +172,11 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
       ...declaredTables(2),
     ].join('\n'),
   },
+  {
+    version: 3,
+    name: 'bounce classes: deliverability incidents, addresses whose mailbox was full',
+    sql: declaredTables(3).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
