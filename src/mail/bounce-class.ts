@@ -12,13 +12,9 @@
 // Diagnostic-Code of a DSN (RFC 3464 §2.3.4, §2.3.6).
 import shippedText from './bounce-classes.toml' with { type: 'text' };
 import { enhancedCode } from './smtp-reply';
+import { BOUNCE_CLASSES, type BounceClass } from './bounce-class-names';
 
-/** The classes, in the order documented (docs and other tools depend on these names). */
-export const BOUNCE_CLASSES = ['recipient', 'mailbox_full', 'message', 'reputation', 'authentication', 'policy', 'rate', 'routing', 'unknown'] as const;
-export type BounceClass = (typeof BOUNCE_CLASSES)[number];
-
-/** Classes that speak of the sender rather than the recipient: each is an incident of the sender. */
-export const SENDER_CLASSES: readonly BounceClass[] = ['reputation', 'authentication'];
+export { BOUNCE_CLASSES, type BounceClass, SENDER_CLASSES } from './bounce-class-names';
 
 /** What one reply is, for classifying: its basic code, its enhanced code (RFC 3463), its text. */
 export interface ClassifiedInput {

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { Id, List, Nullable, PageQuery, Timestamp, type Static } from './common';
 import { OneOf } from './literals';
-import { BOUNCE_CLASSES } from '../mail/bounce-class';
+import { BOUNCE_CLASSES } from '../mail/bounce-class-names';
 
 /** A bounce class (README.md, "Bounce classes and incidents"). */
 export const BounceClassName = OneOf(BOUNCE_CLASSES, { error: `A bounce class is one of ${BOUNCE_CLASSES.join(', ')}.` });

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { Deleted, Id, IdOrEmail, List, Nullable, PageQuery, Ref, Timestamp, type Static } from './common';
 import { OneOf } from './literals';
 import { BounceClassName } from './deliverability';
-import { BOUNCE_CLASSES } from '../mail/bounce-class';
+import { BOUNCE_CLASSES } from '../mail/bounce-class-names';
 
 /** Why an address is on the list: a permanent bounce, a complaint, or added by hand. */
 export const SUPPRESSION_ORIGINS = ['bounce', 'complaint', 'manual'] as const;

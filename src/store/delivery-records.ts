@@ -1,7 +1,7 @@
 // Record shapes of operating delivery: destinations a team holds, the shaping state of destination
 // sites (docs/mail.md §3.1), MTA-STS policies and TLS-RPT counts (docs/mail.md §3.2), the
 // per-team sending counters (docs/api.md §6.1), and deliverability incidents (docs/api.md §19.9).
-import type { BounceClass } from '../mail/bounce-class';
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { TlsResultType } from '../mail/mta-sts';
 import type { Rec } from './interface';
 

@@ -2,7 +2,7 @@
 // the delivery queue and the schedule (docs/api.md §7, §14).
 import type { Rec } from './interface';
 import type { Address } from '../mail/address';
-import type { BounceClass } from '../mail/bounce-class';
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { EmailStatus, EmittedWebhookKind, LoggedKind, RecipientState } from '../event-catalogue';
 
 // Statuses, recipient states and event kinds are the catalogue's (src/event-catalogue.ts).

@@ -1,5 +1,5 @@
 // Record shapes of the core collections. Every record carries its team (docs/ARCHITECTURE.md).
-import type { BounceClass } from '../mail/bounce-class';
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { Rec } from './interface';
 
 export interface TeamRec extends Rec {
