@@ -45,6 +45,8 @@ export interface Config {
      * is where policy hosts are asked (443, RFC 8461 §3.3 — another value only for tests).
      */
     mta_sts: { enabled: boolean; ca_file: string | null; port: number };
+    /** Resend's test addresses are simulated, never sent (docs/api.md §7.11); false: ordinary addresses. */
+    sandbox: boolean;
   };
   /**
    * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
@@ -205,6 +207,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.mta_sts.enabled', env: 'POSTHORN_DELIVERY_MTA_STS_ENABLED', kind: 'bool', default: true },
   { key: 'delivery.mta_sts.ca_file', env: 'POSTHORN_DELIVERY_MTA_STS_CA_FILE', kind: 'nullable', default: null },
   { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
+  { key: 'delivery.sandbox', env: 'POSTHORN_DELIVERY_SANDBOX', kind: 'bool', default: true },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
   { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },

@@ -73,6 +73,7 @@ describe('defaults and config.example.toml', () => {
         shaping: { enabled: true, default: {}, sites: {} },
         bounce_classes: {},
         mta_sts: { enabled: true, ca_file: null, port: 443 },
+        sandbox: true,
       },
       limits: { requests_per_second: 10, emails_per_hour: 0, emails_per_day: 0 },
       dkim: { rotation_grace: 7 * 24 * HOUR },

@@ -4,6 +4,7 @@
  *
  *   npm run bench:memory                               2,000 emails with a 5 MB attachment each
  *   npm run bench:memory -- --count 300 --size 5 --hold 15
+ *   npm run bench:memory -- --count 40 --size 13 --encoding buffer
  *
  * How much memory the server holds while large mail waits in the queue, and whether it stays
  * responsive: `--count` emails, each with one `--size` MB attachment, are sent through POST /emails
@@ -13,6 +14,9 @@
  * process (`bun src/main.ts serve`, fresh LMDB); its RSS is read from /proc and `GET /health` is
  * timed every 200 ms, while the emails are sent and for `--hold` seconds after the last one.
  * Reported: peak and final RSS, /health latency percentiles, attempts the destination saw.
+ * `--encoding buffer` sends each attachment as a Node Buffer in JSON, `{"type":"Buffer","data":[…]}`
+ * (docs/api.md §2 item 16: the SDK before 6.37), about 3.6 characters of JSON per random byte, so
+ * at most 13 MB fit in the 50 MB body; base64 (the default) is 1.33 characters per byte.
  * Needs about count × size × 2.4 of free disk (the stored attachment and the composed message).
  * Nothing leaves 127.0.0.1.
  */
@@ -31,6 +35,7 @@ const { values: opts } = parseArgs({
     hold: { type: 'string', default: '20' },
     retry: { type: 'string', default: '5s' },
     concurrency: { type: 'string', default: '4' },
+    encoding: { type: 'string', default: 'base64' },
   },
   strict: true,
 });
@@ -38,8 +43,9 @@ const COUNT = Number(opts.count);
 const SIZE_MB = Number(opts.size);
 const HOLD = Number(opts.hold);
 const CONCURRENCY = Number(opts.concurrency);
-if (!(Number.isInteger(COUNT) && COUNT > 0 && SIZE_MB > 0 && SIZE_MB <= 30 && HOLD >= 0 && CONCURRENCY >= 1))
-  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4]');
+const BUFFER = opts.encoding === 'buffer';
+if (!(Number.isInteger(COUNT) && COUNT > 0 && SIZE_MB > 0 && SIZE_MB <= 30 && HOLD >= 0 && CONCURRENCY >= 1 && (BUFFER || opts.encoding === 'base64')))
+  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4] [--encoding base64|buffer]');
 setQuiet(true);
 
 // The destination: takes every message in full, then refuses it for now.
@@ -98,23 +104,22 @@ console.log('Posthorn memory benchmark');
 console.log(`  command   bun scripts/bench/memory.ts ${process.argv.slice(2).join(' ')}`);
 console.log(`  server    ${target.version}, child process, fresh LMDB, logs off, relay mode, retry every ${opts.retry}`);
 console.log(`  machine   ${machine()}`);
-console.log(`  load      ${fmt(COUNT)} emails × one ${SIZE_MB} MB attachment, ${CONCURRENCY} senders; the destination answers 451 after DATA\n`);
+console.log(
+  `  load      ${fmt(COUNT)} emails × one ${SIZE_MB} MB attachment (${BUFFER ? 'a Buffer in JSON' : 'base64'}), ${CONCURRENCY} senders; the destination answers 451 after DATA\n`,
+);
 
 const rssBefore = target.rss();
-// One random attachment, base64 once: the server decodes and stores each copy separately.
-const content = randomBytes(Math.round(SIZE_MB * 1024 * 1024)).toString('base64');
+// One random attachment, encoded once: the server decodes and stores each copy separately.
+const bytes = randomBytes(Math.round(SIZE_MB * 1024 * 1024));
+const content = JSON.stringify(BUFFER ? bytes : bytes.toString('base64'));
 let next = 0;
 const sendStart = performance.now();
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
     for (let i = next++; i < COUNT; i = next++) {
-      const body = JSON.stringify({
-        from: 'Bench <bench@bench.test>',
-        to: `user${i}@dest.test`,
-        subject: `Large ${i}`,
-        text: 'See the attachment.',
-        attachments: [{ filename: `file-${i}.bin`, content }],
-      });
+      const fields = JSON.stringify({ from: 'Bench <bench@bench.test>', to: `user${i}@dest.test`, subject: `Large ${i}`, text: 'See the attachment.' });
+      const body = `${fields.slice(0, -1)},"attachments":[{"filename":"file-${i}.bin","content":${content}}]}`;
+      if (i === 0) console.log(`  body      ${mb(body.length)} of JSON per request`);
       await call(target, 'POST', '/emails', body);
       if ((i + 1) % 250 === 0) console.log(`  sent ${fmt(i + 1)} — RSS ${mb(target.rss())}`);
     }

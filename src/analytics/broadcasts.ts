@@ -35,7 +35,8 @@ function addressOf(e: EmailRec): string {
   return Object.keys(e.recipients)[0] ?? '';
 }
 
-function bounceTypeOf(e: EmailRec): BounceType {
+/** From the email's `counted` (src/events/counting.ts); emails counted before it kept the type: undetermined. */
+export function bounceTypeOf(e: EmailRec): BounceType {
   const c = e.counted ?? [];
   return c.includes('bounced_permanent') ? 'permanent' : c.includes('bounced_transient') ? 'transient' : 'undetermined';
 }

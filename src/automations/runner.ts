@@ -33,7 +33,7 @@ import { QuotaExceeded } from '../limits/quota';
 export interface RunnerDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits' | 'delivery'>;
   /** The sending core's group commit on this thread's store: a run's emails commit through it. */
   commits: GroupCommit;
 }

@@ -26,7 +26,7 @@ import { unschedule } from '.';
 
 /** What sending a broadcast needs: the sending core's, and `public_url` for unsubscribe links. */
 export interface BroadcastDeps extends SendingDeps {
-  config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits' | 'delivery'>;
 }
 
 /** Emails per transaction: large enough to batch the fsync, small enough to keep commits short. */

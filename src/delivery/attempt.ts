@@ -45,6 +45,8 @@ export interface AttemptResult {
   deferred?: number;
   /** The MTA-STS policy applied and the TLS-RPT results of this attempt (docs/mail.md §3.2), when the domain has one. */
   sts?: StsOutcome;
+  /** Answered without a connection, for sandbox addresses (sandbox.ts, docs/api.md §7.11). */
+  simulated?: true;
 }
 
 /** What an attempt adds to its destination's TLS-RPT data (RFC 8460 §4.4). */

@@ -6,6 +6,7 @@
 //   claim   — scan.ts (which due keys are looked at), claim.ts (what each is: passed over, held,
 //             dropped, failed, or taken and leased), one unit of work;
 //   attempt — attempt.ts, with route.ts (the site the MX hosts show, its room and lease); no writes;
+//             sandbox.ts answers for Resend's test addresses instead, without DNS or a connection;
 //   settle  — settle.ts (each reply's class and outcome, its event and suppression, the retry) and
 //             incidents.ts (replies that speak of the sender), one unit of work.
 // The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared
@@ -31,6 +32,7 @@ import { inFlightKey, SitesInFlight } from './in-flight';
 import { MtaSts } from './mta-sts';
 import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
 import { routeAttempt } from './route';
+import { simulatedAttempt } from './sandbox';
 import { type Found, goOnFrom, memoryAfter, type ScanMemory, scanDue } from './scan';
 import { recordIncident, senderReplies } from './incidents';
 import { type Counts, putBack, recordTls, retried, retryDue, settleRecipients, settleScope, withAttempt, attemptRecord, classesOf, replyFor } from './settle';
@@ -267,6 +269,9 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   /** The attempt (attempt.ts), with the message composed and signed only once a destination answers. */
   protected async attempt(c: Claimed): Promise<Attempted> {
     const started = Date.now();
+    // Sandbox addresses (docs/api.md §7.11): nothing is read, composed, looked up or sent.
+    const simulated = this.svc.config.delivery.sandbox ? simulatedAttempt(c.entry) : null;
+    if (simulated) return { result: simulated, started };
     const from = this.verp.sender(c.entry.email_id, c.domain, c.entry.domain);
     const { emailContent } = this.svc.store;
     // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once:
@@ -319,6 +324,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       host: result.host,
       ip: result.ip,
       tls: result.tls,
+      simulated: result.simulated,
       duration_ms: Date.now() - started,
       ...counts,
       reply: problem?.text,

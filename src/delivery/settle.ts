@@ -8,9 +8,13 @@
 //   at the third in 30 days); 4xx or no connection → retried, delivery_delayed on a recipient's
 //   first temporary failure, bounced (Transient) once the retry window is over (docs/mail.md §3,
 //   docs/api.md §7.8, §14.2). Replies of the sender's classes are incidents (incidents.ts).
+// A simulated attempt (sandbox.ts) is settled the same way, except that it suppresses nobody and
+// complained@resend.dev's delivery is followed by its complaint (docs/api.md §7.11).
 import type { Events } from '../events';
 import { recipientKey } from '../events';
+import { recordComplaint } from '../feedback';
 import { type BounceClass, type BounceClassifier, replyInput } from '../mail/bounce-class';
+import { sandboxOutcome } from '../mail/sandbox';
 import { bounceFor, enhancedCode, localReply, verdict, type Bounce, type Reply } from '../mail/smtp-reply';
 import { type DeliveryAttempt, type EmailRec, MAX_ATTEMPTS, type QueueEntry, type TlsReportPolicy, type Tx } from '../store';
 import { suppressBounce, suppressionRule } from '../suppressions';
@@ -108,6 +112,7 @@ export function attemptRecord(
         class: classes.get(r) ?? null,
       };
     }),
+    ...(result.simulated ? { simulated: true as const } : {}),
   };
 }
 
@@ -150,11 +155,18 @@ export async function settleRecipients(
   const s: Settled = { email, stored: false, counts: { delivered: 0, deferred: 0, bounced: 0 }, retry: null };
   for (const rcpt of entry.recipients) {
     const reply = replyFor(result, rcpt);
-    const outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' }, classes.get(rcpt) ?? 'unknown');
+    let outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' }, classes.get(rcpt) ?? 'unknown');
+    // A sandbox address's bounce is simulated: it suppresses nobody (docs/api.md §7.11).
+    if (result.simulated && outcome.kind === 'bounced') outcome = { ...outcome, suppress: 'never' };
     const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site);
     if (recorded) {
       s.email = recorded;
       s.stored = true;
+    }
+    // complained@resend.dev: delivered, then complained, as an ARF report would say (feedback/index.ts).
+    if (result.simulated && outcome.kind === 'delivered' && sandboxOutcome(rcpt) === 'complained') {
+      const complained = await recordComplaint(tx, events, s.email, rcpt, { suppress: false, current: true });
+      if (complained) s.email = complained;
     }
     if (outcome.kind === 'delivered') s.counts.delivered++;
     else if (outcome.kind === 'bounced') s.counts.bounced++;

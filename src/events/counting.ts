@@ -30,7 +30,8 @@ export function countersFor(email: EmailRec, count: Count | undefined, d: { boun
       counts[count.counter] = 1;
       once(count.unique);
     }
-  } else if (count?.per === 'email' && once(count.counter) && count.byBounceType) counts[count.byBounceType[d.bounce?.type ?? 'Undetermined']] = 1;
+  } else if (count?.per === 'email' && once(count.counter) && count.byBounceType) once(count.byBounceType[d.bounce?.type ?? 'Undetermined']);
+  // (The bounce type is remembered in `counted` too: a broadcast's recipients list reads it.)
   // (Kinds counted `per: 'event'` are not an email's: Events.other counts them.)
   return { counts, counted };
 }

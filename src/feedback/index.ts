@@ -127,11 +127,29 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction, bounc
     if (!a.report.complaint) return drop(`Feedback-Type: ${a.report.feedbackType} is not a complaint`);
     const rcpt = complainant(email, a.report.recipients, inDelivery);
     if (!rcpt) return drop('cannot tell which recipient complained');
-    if (email.recipients[rcpt] === 'complained') return;
-    email = await events.email(tx, email, 'complained', { recipients: [rcpt] });
-    await suppress(tx, email.team_id, rcpt, 'complaint', email.id);
+    if (!(await recordComplaint(tx, events, email, rcpt, { suppress: true }))) return;
     log.info('smtp.report.complaint', { email_id: email.id, recipient: rcpt, feedback_type: a.report.feedbackType });
   }
+}
+
+/**
+ * A recipient's complaint: `email.complained` through the one event function (its webhooks and
+ * counters) and, with `suppress`, the address on the suppression list (origin complaint). What an
+ * ARF report does, and what a sandbox address's simulated complaint does without the suppression
+ * (docs/api.md §7.11). `current`: the record in hand is the current one (the event reads no other).
+ * Returns the email as stored, or null when the recipient had complained already.
+ */
+export async function recordComplaint(
+  tx: Tx,
+  events: Events,
+  email: EmailRec,
+  rcpt: string,
+  opts: { suppress: boolean; current?: boolean },
+): Promise<EmailRec | null> {
+  if (email.recipients[rcpt] === 'complained') return null;
+  const next = await events.email(tx, email, 'complained', { recipients: [rcpt], current: opts.current });
+  if (opts.suppress) await suppress(tx, next.team_id, rcpt, 'complaint', next.id);
+  return next;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Background jobs on croner: due scheduled sends and broadcasts, retention/idempotency sweeps, DNS
 // re-checks, the rate limit's share of the cluster.
 import { Cron } from 'croner';
+import type { Config } from '../config';
 import type { Events } from '../events';
 import type { Store } from '../store';
 import type { BroadcastSender } from '../broadcasts/runner';
@@ -23,6 +24,8 @@ export interface SchedulerDeps {
   domains: DomainVerifier;
   claims: DomainClaims;
   limiter: RateLimiter;
+  /** Scheduled sends are queued as sending/enqueue.ts says (`delivery.sandbox`). */
+  config: Pick<Config, 'delivery'>;
   /** The time of a tick: what is due by then is released. */
   now: () => number;
 }

@@ -112,7 +112,15 @@ export const DomainDkim = Type.Object({
 export type DomainDkim = Static<typeof DomainDkim>;
 
 /** GET /domains/{id}, and what a DKIM rotation answers. */
-export const Domain = Type.Object({ object: Type.Literal('domain'), ...summaryFields, ...trackingField, ...recordFields, dkim: DomainDkim });
+export const Domain = Type.Object({
+  object: Type.Literal('domain'),
+  ...summaryFields,
+  ...trackingField,
+  ...recordFields,
+  /** Posthorn: how delivery uses TLS for this domain's mail (docs/api.md §9.2), as PATCH sets it. */
+  tls: OneOf(['opportunistic', 'enforced']),
+  dkim: DomainDkim,
+});
 export type Domain = Static<typeof Domain>;
 
 export const DomainList = List(DomainSummary);

@@ -3,7 +3,7 @@
 // `prepare` checks it here first), and what the email routes answer. The types of fields are
 // checked here; what needs the field's meaning — addresses, header names, base64, times, whether
 // `from`/`to`/`subject` are given once a template has filled them in — is src/sending/validate.ts.
-import { Type } from '@sinclair/typebox';
+import { Kind, Type, TypeRegistry } from '@sinclair/typebox';
 import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
 import { AnyRecord, Id, List, Nullable, Timestamp, type Static } from './common';
 import { BounceClassName } from './deliverability';
@@ -18,6 +18,43 @@ const Text = (field: string) => Maybe(Type.String(), field, 'must be a string.')
 /** `to`, `cc`, `bcc`, `reply_to`: one address or several (docs/api.md §1.4). */
 const Addresses = (field: string) => Maybe(Type.Union([Type.String(), Type.Array(Type.String())]), field, 'must be a string or an array of strings.');
 
+/** One email's attachments may total this much after base64 encoding (docs/api.md §7.1; src/sending/validate.ts counts it). */
+export const MAX_ATTACHMENTS_BASE64 = 40 * 1024 * 1024;
+/** The most bytes one Buffer attachment may hold: as many as make the limit above once base64-encoded. */
+export const MAX_BUFFER_BYTES = (MAX_ATTACHMENTS_BASE64 / 4) * 3;
+
+// The bytes of a Buffer are checked by a kind of their own rather than as an array of integers: a
+// TypeBox array is copied element by element when the body is cleaned, and checked again by
+// TypeBox's interpreter at each union on the way — for the 14 million bytes a 50 MB body can hold,
+// 0.7 s of the event loop and a second copy of the array (112 MB); this kind checks them in place,
+// in 0.05 s (cleaning leaves a kind it does not know as it is).
+TypeRegistry.Set<{ maxItems: number }>('Bytes', (schema, value) => {
+  if (!Array.isArray(value) || value.length > schema.maxItems) return false;
+  for (let i = 0; i < value.length; i++) {
+    const b = value[i];
+    if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b > 255) return false;
+  }
+  return true;
+});
+const onAttachment = { errorName: 'invalid_attachment' };
+
+/**
+ * A Node Buffer as `JSON.stringify` writes it, `{"type":"Buffer","data":[…bytes]}`: what the SDK
+ * before 6.37, resend-mcp and nodemailer transports send for a Buffer's content (docs/api.md §2 item 16).
+ */
+const BufferContent = Type.Object({
+  type: Type.Literal('Buffer', { error: 'Invalid `{field}` field: a Buffer attachment has `"type": "Buffer"`.', ...onAttachment }),
+  data: Type.Unsafe<number[]>({
+    [Kind]: 'Bytes',
+    type: 'array',
+    items: { type: 'integer', minimum: 0, maximum: 255 },
+    maxItems: MAX_BUFFER_BYTES,
+    description: 'The bytes, each an integer from 0 to 255',
+    error: `Invalid \`{field}\` field: a Buffer's \`data\` must be an array of bytes (integers from 0 to 255), at most ${MAX_BUFFER_BYTES} of them (40 MB after base64 encoding).`,
+    ...onAttachment,
+  }),
+});
+
 const Attachment = Type.Object(
   {
     filename: Text('{field}'),
@@ -26,7 +63,10 @@ const Attachment = Type.Object(
     content_id: Text('{field}'),
     inline_content_id: Text('{field}'),
     content: Type.Optional(
-      Type.Union([Type.String(), Type.Null()], { error: 'Invalid `{field}` field: it must be a base64 string.', errorName: 'invalid_attachment' }),
+      Type.Union([Type.String(), BufferContent, Type.Null()], {
+        error: 'Invalid `{field}` field: it must be a base64 string or a Buffer (`{"type":"Buffer","data":[…]}`).',
+        ...onAttachment,
+      }),
     ),
     path: Type.Optional(Nullable(Type.String(), { error: 'Invalid `{field}` field: it must be an http or https URL.', errorName: 'invalid_attachment' })),
   },
@@ -127,6 +167,8 @@ export const DeliveryAttempt = Type.Object({
       ),
     }),
   ),
+  /** Only on simulated attempts: the replies of sandbox addresses, no connection made (docs/api.md §7.11). */
+  simulated: Type.Optional(Type.Literal(true)),
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 

@@ -23,7 +23,12 @@ export function fingerprint(value: unknown): string {
 }
 
 function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (Array.isArray(v)) {
+    // An array of plain values (a Buffer attachment's millions of bytes, docs/api.md §2 item 16)
+    // reads the same through JSON.stringify, without a string per element.
+    if (v.every((x) => x === null || typeof x !== 'object')) return JSON.stringify(v);
+    return `[${v.map(canonical).join(',')}]`;
+  }
   if (v && typeof v === 'object')
     return `{${Object.keys(v)
       .sort()

@@ -5,11 +5,13 @@ import type { EmailRec, StoreReader, Tx } from '../store';
 import { errors } from '../errors';
 import { canSendFrom } from '../domains/records';
 import { enqueue } from './enqueue';
+import type { Config } from '../config';
 import type { SendingDeps } from './submit';
 
 /** Move every due scheduled email to the delivery queue. Returns how many were released. */
-export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'>, now = Date.now()): Promise<number> {
+export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'> & { config: Pick<Config, 'delivery'> }, now = Date.now()): Promise<number> {
   const { store, events } = deps;
+  const { sandbox } = deps.config.delivery;
   // A look first, so that an empty schedule costs no unit of work each second.
   if ((await store.schedule.due(now, 1)).length === 0) return 0;
   // Read again inside the unit: in cluster mode that claims the entries (FOR UPDATE SKIP LOCKED),
@@ -23,7 +25,7 @@ export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'>, no
       if (email?.last_event !== 'scheduled' || Date.parse(email.scheduled_at ?? '') !== at) continue;
       const domain = await tx.domains.get(team, email.domain_id);
       if (!domain || !canSendFrom(domain)) await events.email(tx, email, 'failed');
-      else await enqueue(tx, events, email, now);
+      else await enqueue(tx, events, email, { sandbox, now });
     }
     return due.length;
   });
@@ -37,7 +39,12 @@ async function scheduledEmail(store: StoreReader, team: string, id: string, verb
 }
 
 /** PATCH /emails/{id}: a new time (ISO, or null = now). */
-export async function reschedule(deps: Pick<SendingDeps, 'store' | 'events'>, team: string, id: string, at: string | null): Promise<void> {
+export async function reschedule(
+  deps: Pick<SendingDeps, 'store' | 'events'> & { config: Pick<Config, 'delivery'> },
+  team: string,
+  id: string,
+  at: string | null,
+): Promise<void> {
   await deps.store.write(async (tx: Tx) => {
     const email = await scheduledEmail(tx, team, id, 'updated');
     tx.schedule.remove(Date.parse(email.scheduled_at!), team, id);

@@ -12,7 +12,7 @@ import { errors } from '../errors';
 import { newId, nowIso } from '../ids';
 import { formatAddress } from '../mail/address';
 import { validateEmail } from './validate';
-import { resolveAttachments } from './attachments';
+import { resolveAttachments, type AttachmentShare } from './attachments';
 import { sendingDomain } from './sender';
 import { enqueue } from './enqueue';
 import { trackingOf } from './tracking';
@@ -28,7 +28,7 @@ import { takeQuota, type EmailLimits } from '../limits/quota';
 export interface SendingDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security' | 'public_url' | 'limits'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits' | 'delivery'>;
   /** The group commit of this thread's store (one per composition root). */
   commits: GroupCommit;
   /** The clock `scheduled_at` is checked against (default: the system's). */
@@ -63,21 +63,22 @@ export async function prepare(
   deps: SendingDeps,
   ctx: SubmitContext,
   input: EmailInput,
-  opts: { batchItem?: boolean; validated?: ValidatedEmail } = {},
+  /** `share`: a batch item's share of its request's attachment budget (attachments.ts `BatchAttachments`). */
+  opts: { share?: AttachmentShare; validated?: ValidatedEmail } = {},
 ): Promise<Prepared> {
   // The fields' types first (the wire schema, src/schemas/emails.ts), then a template becomes the
   // send's subject and body, so every later check sees a plain send.
   const t = opts.validated
     ? { input, templateId: null }
     : await applyTemplate(deps.store, ctx.team, validate(SendEmailRequest, input, 'body'), ctx.templateValues);
-  const v = opts.validated ?? validateEmail(t.input, { batchItem: opts.batchItem, now: deps.now?.() });
+  const v = opts.validated ?? validateEmail(t.input, { now: deps.now?.() });
   // A topic named in the body must exist (422 before the domain's 403, docs/api.md §3.3); who
   // receives the email is decided when it is queued (enqueue.ts).
   if (v.topic_id) await topicField(deps.store, ctx.team, v.topic_id, 'topic_id');
   const domain = await sendingDomain(deps.store, ctx.team, v.from);
   if (ctx.key?.domain_id && ctx.key.domain_id !== domain.id)
     throw errors.validation(`This API key is not authorized to send emails from \`${v.from.domain}\`.`, 403);
-  const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks });
+  const attachments = await resolveAttachments(v.attachments, { allowPrivate: deps.config.security.allow_private_networks, share: opts.share });
   const id = ctx.emailId ?? newId();
   const messageId = `<${id}@${domain.name}>`;
   const recipients: EmailRec['recipients'] = {};
@@ -136,8 +137,8 @@ export async function prepare(
   return { email, content: { html: v.html, text: v.text, files, message } };
 }
 
-/** In a unit of work: persist one prepared email and queue or schedule it. */
-async function persist(tx: Tx, events: Events, p: Prepared): Promise<EmailRec> {
+/** In a unit of work: persist one prepared email and queue or schedule it (`sandbox`: docs/api.md §7.11). */
+async function persist(tx: Tx, events: Events, p: Prepared, sandbox: boolean): Promise<EmailRec> {
   const email = p.email;
   tx.emailContent.put(email.team_id, email.id, p.content);
   if (email.scheduled_at) {
@@ -146,7 +147,7 @@ async function persist(tx: Tx, events: Events, p: Prepared): Promise<EmailRec> {
     return events.email(tx, email, 'scheduled');
   }
   // Suppressions are read inside this unit of work, so one committed before this send always counts.
-  return enqueue(tx, events, email);
+  return enqueue(tx, events, email, { sandbox });
 }
 
 export interface CommitOptions {
@@ -163,13 +164,13 @@ export interface CommitOptions {
  * In a unit of work: one caller's prepared emails (all of one team), and what it asked for
  * besides. The team's sending limits take them all or refuse them all (docs/api.md §6.1).
  */
-async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'prepared' | 'opts'>): Promise<EmailRec[]> {
+async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'sandbox' | 'prepared' | 'opts'>): Promise<EmailRec[]> {
   const { events, prepared, opts } = w;
   const kept: Prepared[] = [];
   for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) kept.push(p);
   if (kept.length) await takeQuota(tx, kept[0]!.email.team_id, kept.length, w.limits);
   const out: EmailRec[] = [];
-  for (const p of kept) out.push(await persist(tx, events, p));
+  for (const p of kept) out.push(await persist(tx, events, p, w.sandbox));
   await opts.also?.(tx);
   return out;
 }
@@ -177,6 +178,8 @@ async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'prepared
 interface Waiting {
   events: Events;
   limits: EmailLimits;
+  /** `delivery.sandbox` (docs/api.md §7.11). */
+  sandbox: boolean;
   prepared: Prepared[];
   opts: CommitOptions;
   resolve: (emails: EmailRec[]) => void;
@@ -243,7 +246,7 @@ export async function commit(deps: SendingDeps, prepared: Prepared[], opts: Comm
   const { emailContent } = deps.store;
   await Promise.all(prepared.map((p) => emailContent.stage(p.email.team_id, p.email.id, p.content)));
   try {
-    const out = await deps.commits.join({ events: deps.events, limits: deps.config.limits, prepared, opts });
+    const out = await deps.commits.join({ events: deps.events, limits: deps.config.limits, sandbox: deps.config.delivery.sandbox, prepared, opts });
     // Emails `keep` dropped were never put: nothing names their files.
     const kept = new Set(out.map((e) => e.id));
     for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, kept.has(p.email.id));

@@ -7,8 +7,8 @@ export type EmailInput = Record<string, unknown>;
 
 export interface AttachmentInput {
   filename: string | null;
-  /** Base64 payload as given (validated as base64), or null when `path` is used. */
-  content: string | null;
+  /** Base64 payload as given (validated as base64), a Buffer's bytes (docs/api.md §2 item 16), or null when `path` is used. */
+  content: string | Uint8Array | null;
   /** http(s) URL to fetch, or null when `content` is used. */
   path: string | null;
   content_type: string | null;

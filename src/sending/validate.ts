@@ -10,13 +10,12 @@ import { addressField, addressList } from './address';
 import { parseScheduledAt } from './schedule';
 import type { AttachmentInput, ValidatedEmail } from './types';
 import { isObject, given } from '../schemas/common';
-import type { SendEmailRequest } from '../schemas/emails';
+import { MAX_ATTACHMENTS_BASE64, type SendEmailRequest } from '../schemas/emails';
 
+export { MAX_ATTACHMENTS_BASE64 };
 export const MAX_TO = 50;
 export const MAX_TAGS = 75;
 export const MAX_TAG_LENGTH = 256;
-/** Limit on one email's attachments, measured after base64 encoding (§7.1). */
-export const MAX_ATTACHMENTS_BASE64 = 40 * 1024 * 1024;
 
 // Headers Posthorn writes itself; for the address and subject ones the field to use instead.
 const RESERVED_HEADERS: Record<string, string | null> = {
@@ -59,8 +58,6 @@ export function attachmentsTooLarge(): ApiError {
 }
 
 export interface ValidateOptions {
-  /** An item of POST /emails/batch, where `attachments` are not allowed. */
-  batchItem?: boolean;
   /** The current time (ms) for `scheduled_at`; defaults to the clock. */
   now?: number;
 }
@@ -86,7 +83,6 @@ export function validateEmail(input: SendEmailRequest, opts: ValidateOptions = {
   const headers = customHeaders(input.headers);
   const tags = emailTags(input.tags);
   const scheduled_at = given(input.scheduled_at) ? parseScheduledAt(input.scheduled_at, 'scheduled_at', opts.now ?? Date.now()) : null;
-  if (opts.batchItem && given(input.attachments)) throw errors.validation('The `attachments` field is not supported in batch emails.');
   const attachments = attachmentInputs(input.attachments);
   const topic_id = topicId(input.topic_id);
 
@@ -170,6 +166,12 @@ function attachmentInputs(value: NonNullable<SendEmailRequest['attachments']> | 
 
     const content = item.content;
     const path = item.path;
+    if (given(content) && typeof content === 'object') {
+      // A Buffer's bytes, checked by the wire schema (docs/api.md §7.1, §2 item 16); counted as base64.
+      total += base64Length(content.data.length);
+      if (total > MAX_ATTACHMENTS_BASE64) throw attachmentsTooLarge();
+      return { filename, content: new Uint8Array(content.data), path: null, content_type, content_id };
+    }
     if (given(content)) {
       const compact = content.replace(/[\t\n\r ]+/g, '');
       if (!BASE64.test(compact) || compact.length % 4 === 1 || (compact.endsWith('=') && compact.length % 4 !== 0))
@@ -185,6 +187,9 @@ function attachmentInputs(value: NonNullable<SendEmailRequest['attachments']> | 
     throw invalidAttachment(`Invalid \`${field}\` field: an attachment needs \`content\` or \`path\`.`);
   });
 }
+
+/** The length of `bytes` bytes once base64-encoded, padding included. */
+export const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
 function isHttpUrl(text: string): boolean {
   try {

@@ -19,7 +19,7 @@ import { adaptConnection, type SmtpConnection } from './adapt';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
 export interface SmtpDeps extends SubmissionDeps, SpoolDeps {
-  config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir' | 'public_url'>;
+  config: Pick<Config, 'smtp' | 'security' | 'limits' | 'data_dir' | 'public_url' | 'delivery'>;
 }
 
 /** docs/api.md §17: 40 MB, advertised with SIZE; larger messages get 552 5.3.4. */

@@ -22,7 +22,7 @@ export interface SubmissionDeps extends SendOnceDeps {
   limiter: RateLimiter;
   /** AUTH records the key's use (smtp/auth.ts). */
   keyUsage: KeyUsage;
-  config: Pick<Config, 'security' | 'limits' | 'public_url'>;
+  config: Pick<Config, 'security' | 'limits' | 'public_url' | 'delivery'>;
 }
 
 export const IDEMPOTENCY_HEADER = 'resend-idempotency-key';

@@ -85,6 +85,8 @@ export interface DeliveryAttempt {
    * delivery; absent on older records).
    */
   results: { recipient: string; code: number; enhanced_code?: string | null; reply: string; class?: BounceClass | null }[];
+  /** Present (true) when no connection was made: the replies of sandbox addresses (docs/api.md §7.11). */
+  simulated?: true;
 }
 
 /**

@@ -229,7 +229,8 @@ describe('GET /domains/{id} and GET /domains', () => {
       capabilities: { sending: 'enabled', receiving: 'disabled' },
       records: c.records,
       recommended_records: c.recommended_records,
-      // Posthorn: the DKIM keys and any rotation (docs/api.md §9.10).
+      // Posthorn: how delivery uses TLS (§9.2), the DKIM keys and any rotation (docs/api.md §9.10).
+      tls: 'opportunistic',
       dkim: { selector: 'posthorn', ed25519_selector: null, algorithms: ['rsa-sha256'], rotation: null, previous: null },
     } as never);
     expect(c.records.map((r) => r.record)).not.toContain('DMARC');
@@ -314,6 +315,7 @@ describe('PATCH /domains/{id}', () => {
     expect(d).toMatchObject({ open_tracking: true, click_tracking: false, tracking_subdomain: 'clicks' });
     expect(d.records.find((r) => r.record === 'Tracking')).toMatchObject({ name: 'clicks', status: 'not_started' });
     expect((await p.svc.store.domains.get(p.creds.team_id, c.id))!.tls).toBe('enforced');
+    expect(((await p.resend.domains.get(c.id)).data as unknown as { tls: string }).tls).toBe('enforced');
 
     // An empty body changes nothing.
     const res = await p.api('PATCH', `/domains/${c.id}`, { body: {} });

@@ -287,10 +287,15 @@ describe('batch', () => {
     expect((await p.api('POST', '/emails/batch', { body: {} })).status).toBe(400);
     const odd = await p.api('POST', '/emails/batch', { body: [{}], headers: { 'x-batch-validation': 'lenient' } });
     expect([odd.status, odd.body.name]).toEqual([422, 'validation_error']);
+    // Attachments are accepted in batch items (docs/api.md §7.2; emails-attachments.test.ts), checked as in POST /emails.
     const att = await p.api('POST', '/emails/batch', {
       body: [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', attachments: [{ content: 'eA==', filename: 'x' }] }],
     });
-    expect(att.status).toBe(422);
+    expect(att.status).toBe(200);
+    const bad = await p.api('POST', '/emails/batch', {
+      body: [{ from: 'hello@example.test', to: 'a@dest.test', subject: 's', text: 't', attachments: [{ content: 'not base64!', filename: 'x' }] }],
+    });
+    expect([bad.status, bad.body.name]).toEqual([422, 'invalid_attachment']);
   });
 });
 

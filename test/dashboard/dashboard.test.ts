@@ -249,6 +249,20 @@ describe('every page shows the data made through the SDK', () => {
     expect(await required.getByText('_dmarc').count()).toBe(0);
   }, 20_000);
 
+  test('domain: the Require TLS switch shows and sets the stored tls', async () => {
+    await page.goto(`${base}/dashboard/domains/${world.domain.id}`);
+    const tls = page.getByRole('switch', { name: 'Require TLS' });
+    await tls.waitFor({ timeout: 10_000 });
+    expect(await tls.isChecked()).toBe(false);
+    await tls.click();
+    await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.tls === 'enforced', 'tls enforced');
+    await page.reload();
+    await page.getByRole('switch', { name: 'Require TLS' }).waitFor({ timeout: 10_000 });
+    await until(() => page.getByRole('switch', { name: 'Require TLS' }).isChecked(), 'switch shows enforced');
+    await page.getByRole('switch', { name: 'Require TLS' }).click();
+    await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.tls === 'opportunistic', 'tls back');
+  }, 20_000);
+
   test('phone width: the main pages stay readable', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
     const p = await signIn(phone);
@@ -397,6 +411,46 @@ describe('every page shows the data made through the SDK', () => {
     await attempts.getByText('[127.0.0.1]').waitFor();
     expect(await attempts.textContent()).toMatch(/TLSv1\.[23]/);
     expect(await attempts.textContent()).toContain('250');
+  }, 60_000);
+
+  test('an email to sandbox addresses: its page marks the simulated attempt beside the real one (desktop and phone)', async () => {
+    const { data } = await world.p.resend.emails.send({
+      from: 'Acme <hello@example.test>',
+      to: ['gil@dest.test', 'delivered+dash@resend.dev'],
+      cc: ['bounced+dash@resend.dev', 'complained+dash@resend.dev'],
+      subject: 'Sandbox test',
+      html: '<p>Only a test</p>',
+    });
+    const id = data!.id;
+    await until(async () => {
+      const e = (await world.p.api('GET', `/emails/${id}`)).body;
+      const log = (await world.p.api('GET', `/emails/${id}/events`)).body.data as { type: string }[];
+      return e.attempts.length === 2 && e.queue === null && log.some((x) => x.type === 'email.complained');
+    }, 'both attempts and the complaint');
+    const check = async (p: Page, name: string) => {
+      await p.goto(`${base}/dashboard/emails/${id}`);
+      const attempts = p.getByRole('table', { name: 'Delivery attempts' });
+      await attempts.getByText('simulated', { exact: true }).waitFor({ timeout: 10_000 });
+      const text = (await attempts.textContent()) ?? '';
+      expect(text).toContain('sandbox');
+      expect(text).toContain('Sandbox address: no DNS lookup, no connection');
+      expect(text).toContain('mx.dest.test');
+      expect(text).toContain('(bounced+dash@resend.dev)');
+      expect(await attempts.getByText('simulated', { exact: true }).count()).toBe(1);
+      await p.waitForLoadState('networkidle');
+      await screenshot(p, name);
+      expect(await axeViolations(p)).toEqual([]);
+    };
+    const desktop = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const d = await signIn(desktop);
+    await d.getByRole('heading', { name: 'Overview' }).waitFor();
+    await check(d, 'email-sandbox');
+    await desktop.close();
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const m = await signIn(phone);
+    await m.getByRole('heading', { name: 'Overview' }).waitFor();
+    await check(m, 'phone-email-sandbox');
+    await phone.close();
   }, 60_000);
 
   test("a contact's properties and topics are edited on its page", async () => {

@@ -250,6 +250,8 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
     replies: Record<string, string>;
     before?: Record<string, RecipientState>;
     ctx?: { windowOver?: boolean; canceled?: boolean };
+    /** A simulated attempt: the replies of sandbox addresses (src/delivery/sandbox.ts). */
+    simulated?: true;
     /** Event types in order, the recipients' states, the suppressed addresses, what is retried. */
     events: string[];
     states: Record<string, RecipientState>;
@@ -322,6 +324,29 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
         counts: { delivered: 1, deferred: 0, bounced: 0 },
       },
     ],
+    [
+      'simulated (sandbox addresses): a bounce suppresses nobody; complained@ is delivered, then complains',
+      {
+        replies: { 'delivered@resend.dev': '250 2.0.0 ok', 'bounced+x@resend.dev': '550 5.1.1 unknown', 'Complained@resend.dev': '250 2.0.0 ok' },
+        simulated: true,
+        events: ['email.delivered', 'email.bounced', 'email.delivered', 'email.complained'],
+        states: { 'delivered@resend.dev': 'delivered', 'bounced+x@resend.dev': 'bounced', 'Complained@resend.dev': 'complained' },
+        suppressed: [],
+        retry: null,
+        counts: { delivered: 2, deferred: 0, bounced: 1 },
+      },
+    ],
+    [
+      'the same replies from a real server: the bounce suppresses, nobody complains',
+      {
+        replies: { 'delivered@resend.dev': '250 2.0.0 ok', 'bounced+x@resend.dev': '550 5.1.1 unknown', 'Complained@resend.dev': '250 2.0.0 ok' },
+        events: ['email.delivered', 'email.bounced', 'email.delivered'],
+        states: { 'delivered@resend.dev': 'delivered', 'bounced+x@resend.dev': 'bounced', 'Complained@resend.dev': 'delivered' },
+        suppressed: ['bounced+x@resend.dev'],
+        retry: null,
+        counts: { delivered: 2, deferred: 0, bounced: 1 },
+      },
+    ],
   ];
   test.each(rows)('%s', async (_situation, row) => {
     const store = await opened;
@@ -352,7 +377,12 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
       sent_at: new Date(NOW).toISOString(),
       api_key_id: null,
     };
-    const result: AttemptResult = { replies: new Map(recipients.map((r) => [r, reply(row.replies[r]!)])), host: 'mx.x.test', tls: true };
+    const result: AttemptResult = {
+      replies: new Map(recipients.map((r) => [r, reply(row.replies[r]!)])),
+      host: 'mx.x.test',
+      tls: true,
+      ...(row.simulated ? { simulated: true as const } : {}),
+    };
     const e = entry({ team_id: team, email_id: email.id, recipients });
     const settled = await store.write((tx) =>
       settleRecipients(tx, events, email, e, result, { windowOver: false, canceled: false, ...row.ctx }, classesOf(e, result, classifier), 'x.test'),

@@ -110,7 +110,7 @@ export async function queueEmail(svc: Services, domain: DomainRec, input: TestEm
   return svc.store.write(async (tx) => {
     tx.emails.put(email);
     tx.emailContent.put(email.team_id, email.id, { html: input.html ?? null, text, raw, files: {} });
-    return enqueue(tx, svc.events, email, input.dueAt);
+    return enqueue(tx, svc.events, email, { sandbox: svc.config.delivery.sandbox, now: input.dueAt });
   });
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { resolveAttachments } from '../../src/sending/attachments';
+import { BatchAttachments, MAX_BATCH_ATTACHMENTS_BASE64, resolveAttachments } from '../../src/sending/attachments';
 import { MAX_ATTACHMENTS_BASE64 } from '../../src/sending/validate';
 import { ApiError } from '../../src/errors';
 import type { AttachmentInput } from '../../src/sending/types';
@@ -78,6 +78,15 @@ describe('content', () => {
   });
 });
 
+describe('a Buffer', () => {
+  test('its bytes are the attachment, as given', async () => {
+    const bytes = new Uint8Array([0, 1, 254, 255]);
+    const [a] = await resolveAttachments([item({ filename: 'b.bin', content: bytes })], allow);
+    expect(a).toMatchObject({ filename: 'b.bin', content_type: 'application/octet-stream' });
+    expect([...a!.content]).toEqual([0, 1, 254, 255]);
+  });
+});
+
 describe('path', () => {
   test('fetched from the URL: filename from its path, type from the extension before the server', async () => {
     const [pdf, json, plain, csv, index, moved] = await resolveAttachments(
@@ -148,5 +157,42 @@ describe('the 40 MB limit counts fetched attachments too', () => {
 
   test('a fetch over what the other attachments left', async () => {
     expect(await failure(resolveAttachments([item({ content: b64('one more byte') }), item({ path: `${base}/files/big.bin` })], allow))).toEqual(tooLarge);
+  });
+});
+
+describe('the attachments of a batch (docs/api.md §7.2)', () => {
+  const batchTooLarge = {
+    statusCode: 422,
+    name: 'validation_error',
+    message: 'Invalid `attachments` field: the attachments of a batch may total at most 50 MB after base64 encoding.',
+  };
+  /** Has `p` settled once everything already due has run? */
+  const settled = async (p: Promise<unknown>) => {
+    let done = false;
+    p.then(() => (done = true));
+    await new Promise((r) => setImmediate(r));
+    return done;
+  };
+
+  test('an item spends after the items before it have ended, in their order', async () => {
+    const batch = new BatchAttachments(3);
+    const [first, second, third] = [batch.share(0), batch.share(1), batch.share(2)];
+    expect(await settled(first.ready)).toBe(true);
+    batch.end(1);
+    expect(await settled(third.ready)).toBe(false);
+    expect(await settled(second.ready)).toBe(false);
+    batch.end(0);
+    expect(await settled(second.ready)).toBe(true);
+    expect(await settled(third.ready)).toBe(true);
+  });
+
+  test('one budget for the request: a fetch bounded by what the items before left', async () => {
+    const batch = new BatchAttachments(2);
+    // 30 MB fetched is 40 MB of the 50 in base64: the next item has 10 left, less than its own 40.
+    await resolveAttachments([item({ path: `${base}/files/big.bin` })], { ...allow, share: batch.share(0) });
+    batch.end(0);
+    expect(batch.share(1).left()).toBe(MAX_BATCH_ATTACHMENTS_BASE64 - MAX_ATTACHMENTS_BASE64);
+    expect(await failure(resolveAttachments([item({ path: `${base}/files/big.bin` })], { ...allow, share: batch.share(1) }))).toEqual(batchTooLarge);
+    expect(await failure(resolveAttachments([item({ content: 'A'.repeat(12 * 1024 * 1024) })], { ...allow, share: batch.share(1) }))).toEqual(batchTooLarge);
   });
 });

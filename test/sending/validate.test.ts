@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { validateEmail as validateFields, MAX_ATTACHMENTS_BASE64, type ValidateOptions } from '../../src/sending/validate';
 import { validate } from '../../src/schemas/validate';
-import { SendEmailRequest } from '../../src/schemas/emails';
+import { MAX_BUFFER_BYTES, SendEmailRequest } from '../../src/schemas/emails';
 import { ApiError } from '../../src/errors';
 import { parseAddress } from '../../src/mail/address';
 import type { EmailInput } from '../../src/sending/types';
@@ -13,9 +13,9 @@ const NOW = Date.parse('2025-03-04T09:00:00.000Z');
 const base = { from: 'Acme <news@acme.test>', to: 'ann@example.test', subject: 'Hello', html: '<p>Hi</p>' };
 
 /** The error validateEmail throws for `input`, as the API would send it. */
-function failure(input: EmailInput, opts: { batchItem?: boolean } = {}) {
+function failure(input: EmailInput) {
   try {
-    validateEmail(input, { now: NOW, ...opts });
+    validateEmail(input, { now: NOW });
   } catch (e) {
     expect(e).toBeInstanceOf(ApiError);
     return (e as ApiError).toJSON();
@@ -157,10 +157,6 @@ describe('a valid email', () => {
   test('attachments up to 40 MB of base64', () => {
     const half = 'A'.repeat(MAX_ATTACHMENTS_BASE64 / 2);
     expect(validateEmail({ ...base, attachments: [{ content: half }, { content: half }] }).attachments).toHaveLength(2);
-  });
-
-  test('a batch item without attachments', () => {
-    expect(validateEmail({ ...base, tags: [{ name: 'a', value: 'b' }] }, { batchItem: true }).tags).toHaveLength(1);
   });
 });
 
@@ -323,10 +319,11 @@ describe('attachments', () => {
     expect(failure({ ...base, attachments: [{ content }] })).toEqual(badAttachment('Invalid `attachments[0].content` field: it is not valid base64.'));
   });
 
-  test('content must be a string', () => {
-    expect(failure({ ...base, attachments: [{ content: { type: 'Buffer', data: [1] } }] })).toEqual(
-      badAttachment('Invalid `attachments[0].content` field: it must be a base64 string.'),
-    );
+  test('content must be a base64 string or a Buffer', () => {
+    for (const content of [42, true, [104, 105]])
+      expect(failure({ ...base, attachments: [{ content }] })).toEqual(
+        badAttachment('Invalid `attachments[0].content` field: it must be a base64 string or a Buffer (`{"type":"Buffer","data":[…]}`).'),
+      );
   });
 
   test.each(['ftp://files.acme.test/a', 'file:///etc/passwd', 'not a url', '/relative/path'])('path %p', (path) => {
@@ -359,12 +356,51 @@ describe('attachments', () => {
       invalid('Invalid `attachments` field: attachments may total at most 40 MB after base64 encoding.'),
     );
   });
+});
 
-  test('not allowed in a batch item', () => {
-    expect(failure({ ...base, attachments: [{ content: 'aGk=' }] }, { batchItem: true })).toEqual(
-      invalid('The `attachments` field is not supported in batch emails.'),
+describe('attachments as a Node Buffer (docs/api.md §2 item 16)', () => {
+  const buffer = (data: unknown) => ({ type: 'Buffer', data });
+  const badBytes = (i = 0) =>
+    badAttachment(
+      `Invalid \`attachments[${i}].content.data\` field: a Buffer's \`data\` must be an array of bytes (integers from 0 to 255), at most ${MAX_BUFFER_BYTES} of them (40 MB after base64 encoding).`,
     );
-    expect(failure({ ...base, attachments: [] }, { batchItem: true })).toEqual(invalid('The `attachments` field is not supported in batch emails.'));
+
+  test('what JSON.stringify makes of a Buffer is its bytes', () => {
+    const bytes = Buffer.from([0, 1, 104, 105, 127, 128, 254, 255]);
+    const wire = JSON.parse(JSON.stringify({ ...base, attachments: [{ filename: 'b.bin', content: bytes }, { content: Buffer.alloc(0) }] }));
+    expect(wire.attachments[0].content).toEqual({ type: 'Buffer', data: [0, 1, 104, 105, 127, 128, 254, 255] });
+    const [one, empty] = validateEmail(wire).attachments;
+    expect(one).toMatchObject({ filename: 'b.bin', path: null });
+    expect(Buffer.from(one!.content as Uint8Array).equals(bytes)).toBe(true);
+    expect((empty!.content as Uint8Array).byteLength).toBe(0);
+  });
+
+  test.each([[[1, 256]], [[-1]], [[1.5]], [['1']], [[null]], [[[1]]], ['aGk='], [{ 0: 1 }], [null], [7]])('data %p is refused', (data) => {
+    expect(failure({ ...base, attachments: [{ content: 'aGk=' }, { filename: 'x', content: buffer(data) }] })).toEqual(badBytes(1));
+  });
+
+  test('the type must be "Buffer"; type and data are required', () => {
+    for (const type of ['buffer', 'Uint8Array', 1, null])
+      expect(failure({ ...base, attachments: [{ content: { type, data: [1] } }] })).toEqual(
+        badAttachment('Invalid `attachments[0].content.type` field: a Buffer attachment has `"type": "Buffer"`.'),
+      );
+    const missing = (f: string) => ({ statusCode: 422, name: 'missing_required_field', message: `Missing \`attachments[0].content.${f}\` field.` });
+    expect(failure({ ...base, attachments: [{ content: { type: 'Buffer' } }] })).toEqual(missing('data'));
+    // What JSON.stringify makes of a Uint8Array: an object of numbered keys, no Buffer.
+    expect(failure({ ...base, attachments: [{ content: { 0: 104, 1: 105 } }] })).toEqual(missing('type'));
+  });
+
+  test('at most 40 MB after base64 encoding: one Buffer, and all attachments together', () => {
+    // A holey array: its length is checked before any byte (and costs no memory here).
+    const huge: number[] = [];
+    huge.length = MAX_BUFFER_BYTES + 1;
+    expect(failure({ ...base, attachments: [{ content: buffer(huge) }] })).toEqual(badBytes());
+    // 6 bytes are 8 characters of base64, counted with the base64 attachments.
+    const rest = 'A'.repeat(MAX_ATTACHMENTS_BASE64 - 8);
+    expect(validateEmail({ ...base, attachments: [{ content: rest }, { content: buffer([1, 2, 3, 4, 5, 6]) }] }).attachments).toHaveLength(2);
+    expect(failure({ ...base, attachments: [{ content: rest }, { content: buffer([1, 2, 3, 4, 5, 6, 7]) }] })).toEqual(
+      invalid('Invalid `attachments` field: attachments may total at most 40 MB after base64 encoding.'),
+    );
   });
 });
 

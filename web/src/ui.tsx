@@ -334,6 +334,7 @@ const TONES: Record<string, string> = {
   fail: 'red',
   none: 'gray',
   neutral: 'gray',
+  simulated: 'violet',
   softfail: 'amber',
   running: 'blue',
   completed: 'green',

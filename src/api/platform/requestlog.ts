@@ -42,11 +42,16 @@ export function redact(value: unknown): unknown {
   return value;
 }
 
+/** A Node Buffer as JSON (docs/api.md §2 item 16): its bytes are attachment content too, and may be millions of numbers. */
+const isBuffer = (v: unknown): v is { data: unknown[] } =>
+  typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data);
+
 function redactAttachment(a: unknown): unknown {
   if (!a || typeof a !== 'object' || Array.isArray(a)) return redact(a);
   const { content, ...rest } = a as Record<string, unknown>;
   const out = redact(rest) as Record<string, unknown>;
   if (typeof content === 'string') out.content = `[${Buffer.byteLength(content, 'base64')} bytes]`;
+  else if (isBuffer(content)) out.content = `[${content.data.length} bytes]`;
   else if (content !== undefined) out.content = redact(content);
   return out;
 }

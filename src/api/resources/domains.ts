@@ -32,7 +32,14 @@ const Params = UuidParams('id');
 export const domainsResource = resource('Domains', ({ store, config, domains: verifier, claims }: ApiContext) => {
   const hosts = { smtpHostname: config.smtp.hostname, publicUrl: config.public_url };
   // Posthorn: the DKIM keys, a rotation under way and the retired selectors (docs/api.md §9.10).
-  const view = (d: DomainRec): Domain => ({ object: 'domain', ...summary(d), ...trackingSubdomain(d), ...recordViews(d, hosts), dkim: dkimView(d) });
+  const view = (d: DomainRec): Domain => ({
+    object: 'domain',
+    ...summary(d),
+    ...trackingSubdomain(d),
+    ...recordViews(d, hosts),
+    tls: d.tls,
+    dkim: dkimView(d),
+  });
   const created = (d: DomainRec): DomainCreated => ({
     id: d.id,
     name: d.name,

@@ -9,6 +9,7 @@ import { idempotencyKey } from '../platform/idempotency';
 import { ApiError, errors } from '../../errors';
 import { EMAIL_STATUSES } from '../../event-catalogue';
 import { prepare, commit, sendOnce, type Prepared } from '../../sending/submit';
+import { BatchAttachments } from '../../sending/attachments';
 import { fingerprint, type Outcome } from '../../sending/idempotency';
 import { parseScheduledAt } from '../../sending/schedule';
 import { reschedule } from '../../sending/scheduled';
@@ -84,11 +85,12 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
       },
     });
 
-  return [
+  /** POST /emails, and POST /email (docs/api.md §2 item 17): one send, one idempotency scope. */
+  const send = (path: '/emails' | '/email', doc: { summary: string; description?: string; hidden?: boolean }) =>
     route({
       method: 'POST',
-      path: '/emails',
-      summary: 'Send an email',
+      path,
+      ...doc,
       access: 'sending',
       idempotent: true,
       body: SendEmailRequest,
@@ -98,7 +100,13 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
         const outcome = await sendOnce(svc, { team, key }, body as Record<string, unknown>, { endpoint: '/emails', key: idempotencyKey(request.headers) });
         return reply(set, outcome);
       },
-    }),
+    });
+
+  return [
+    send('/emails', { summary: 'Send an email' }),
+    // The singular path of the SDK before 2.0 (`resend.sendEmail`), which Resend still serves: left
+    // out of the OpenAPI document so that generated clients get one send method.
+    send('/email', { summary: 'Send an email (the legacy path of the SDK before 2.0)', hidden: true }),
 
     route({
       method: 'POST',
@@ -117,10 +125,16 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
         if (body.length < 1 || body.length > 100) throw errors.validation('The batch must contain between 1 and 100 emails.');
         const scope = { team, endpoint: '/emails/batch', key: idempotencyKey(request.headers), fingerprint: () => fingerprint({ mode, body }) };
         const outcome = await svc.idempotency.run(scope, async (remember) => {
+          // One attachment budget for the request, spent in the items' order (docs/api.md §7.2).
+          const attachments = new BatchAttachments(body.length);
           const results = await Promise.allSettled(
-            body.map((item) => {
-              if (!isObject(item)) return Promise.reject(errors.validation('Each batch item must be a JSON object.'));
-              return prepare(svc, { team, key }, item, { batchItem: true });
+            body.map(async (item, index) => {
+              try {
+                if (!isObject(item)) throw errors.validation('Each batch item must be a JSON object.');
+                return await prepare(svc, { team, key }, item, { share: attachments.share(index) });
+              } finally {
+                attachments.end(index);
+              }
             }),
           );
           const failure = (r: PromiseSettledResult<Prepared>) => {

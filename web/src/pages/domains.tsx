@@ -198,8 +198,7 @@ export function DomainPage({ id }: { id: string }) {
             <Toggle
               label="Require TLS"
               hint="Never deliver over an unencrypted connection (enforced TLS)."
-              // The domain's answer has no `tls` (docs/api.md §9.2): the switch cannot show a stored `enforced`.
-              checked={false}
+              checked={x.tls === 'enforced'}
               onChange={(v) => update.run({ tls: v ? 'enforced' : 'opportunistic' })}
             />
             <Toggle

@@ -287,10 +287,20 @@ export function EmailPage({ id }: { id: string }) {
                   {
                     label: 'Server',
                     render: (a) => (
-                      <span class="mono">
-                        {a.host ?? `${a.domain} (no connection)`}
-                        {a.ip && <span class="muted small"> [{a.ip}]</span>}
-                      </span>
+                      <>
+                        <span class="mono">
+                          {a.host ?? `${a.domain} (no connection)`}
+                          {a.ip && <span class="muted small"> [{a.ip}]</span>}
+                        </span>
+                        {/* Resend's test addresses: answered by Posthorn itself, nothing sent (docs/api.md §7.11). */}
+                        {a.simulated && (
+                          <>
+                            {' '}
+                            <Badge value="simulated" />
+                            <div class="small muted">Sandbox address: no DNS lookup, no connection</div>
+                          </>
+                        )}
+                      </>
                     ),
                   },
                   {
