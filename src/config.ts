@@ -35,6 +35,11 @@ export interface Config {
     /** Per-destination shaping (docs/mail.md §3.1): over the rules shipped in src/delivery/sites.toml. */
     shaping: { enabled: boolean; default: Partial<SiteLimits>; sites: Record<string, SiteRuleConfig> };
     /**
+     * Bounce classes (README.md, "Bounce classes and incidents"): overrides of the rules shipped in
+     * src/mail/bounce-classes.toml, key by key — checked by mail/bounce-class.ts when the services start.
+     */
+    bounce_classes: Record<string, unknown>;
+    /**
      * Outbound MTA-STS (RFC 8461, docs/mail.md §3.2): policies looked up and applied in direct
      * mode; `ca_file` adds trusted authorities (PEM) for policy hosts and MX certificates; `port`
      * is where policy hosts are asked (443, RFC 8461 §3.3 — another value only for tests).
@@ -182,7 +187,8 @@ type Kind =
   | 'durations'
   | 'enum'
   | 'site'
-  | 'sites';
+  | 'sites'
+  | 'table';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -221,6 +227,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.shaping.enabled', env: 'POSTHORN_DELIVERY_SHAPING_ENABLED', kind: 'bool', default: true },
   { key: 'delivery.shaping.default', env: 'POSTHORN_DELIVERY_SHAPING_DEFAULT', kind: 'site', default: {} },
   { key: 'delivery.shaping.sites', env: 'POSTHORN_DELIVERY_SHAPING_SITES', kind: 'sites', default: {} },
+  { key: 'delivery.bounce_classes', env: 'POSTHORN_DELIVERY_BOUNCE_CLASSES', kind: 'table', default: {} },
   { key: 'delivery.mta_sts.enabled', env: 'POSTHORN_DELIVERY_MTA_STS_ENABLED', kind: 'bool', default: true },
   { key: 'delivery.mta_sts.ca_file', env: 'POSTHORN_DELIVERY_MTA_STS_CA_FILE', kind: 'nullable', default: null },
   { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
@@ -313,6 +320,12 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
   switch (def.kind) {
     case 'site':
       return parseSiteTable(def.key, table(raw), false);
+    case 'table': {
+      // Its contents are checked by the part that reads it (delivery.bounce_classes: mail/bounce-class.ts).
+      const t = table(raw);
+      if (!t || typeof t !== 'object' || Array.isArray(t)) bad('must be a table');
+      return t;
+    }
     case 'sites': {
       const t = table(raw);
       if (!t || typeof t !== 'object' || Array.isArray(t)) bad('must be a table of sites');

@@ -56,9 +56,14 @@ export type Count =
 
 export interface KindInfo {
   /** The record the event concerns (its `subject_id`). */
-  record: 'email' | 'received_email' | 'contact' | 'domain' | 'suppression' | 'topic' | 'inbox';
+  record: 'email' | 'received_email' | 'contact' | 'domain' | 'suppression' | 'topic' | 'inbox' | 'incident';
   /** One of Resend's webhook kinds (the SDK's `WebhookEvent`): POST /webhooks accepts it (docs/api.md §14.1). */
   webhook: boolean;
+  /**
+   * A kind of Posthorn's own, not one of Resend's (docs/api.md §14.2): POST /webhooks accepts it
+   * too, and only webhooks that name it are sent it.
+   */
+  extension?: true;
   /**
    * What Posthorn makes of it today: `webhook` — logged, and sent to the webhooks subscribed to it
    * (docs/api.md §14.2); `log` — written to its record's event log only; null — never made (a
@@ -214,6 +219,8 @@ export const EVENT_KINDS = {
   'inbox.draft.updated': neverMade('inbox'),
   'inbox.draft.sent': neverMade('inbox'),
   'inbox.draft.deleted': neverMade('inbox'),
+  // Posthorn's own: a deliverability incident opened (docs/api.md §19.9).
+  'deliverability.incident': { record: 'incident', webhook: false, extension: true, emits: 'webhook' },
 } as const satisfies Record<string, KindInfo>;
 
 type Kinds = typeof EVENT_KINDS;
@@ -226,8 +233,10 @@ type KindsWith<Field extends string, V> = { [K in EventKind]: Kinds[K] extends {
 export type EmailStatus = { [K in EventKind]: Kinds[K] extends { status: infer S extends string } ? S : never }[EventKind];
 /** The kind of the event that moves an email to a status: `email.<status>`. */
 export type StatusKind = `email.${EmailStatus}`;
-/** Kinds POST /webhooks accepts (docs/api.md §14.1). */
+/** Resend's kinds: POST /webhooks accepts them (docs/api.md §14.1). */
 export type WebhookKind = KindsWith<'webhook', true>;
+/** Kinds POST /webhooks accepts: Resend's and Posthorn's own (docs/api.md §14.1, §14.2). */
+export type SubscribableKind = WebhookKind | KindsWith<'extension', true>;
 /** Kinds Posthorn makes: an event log row's `type`. */
 export type LoggedKind = KindsWith<'emits', 'webhook' | 'log'>;
 /** Kinds Posthorn sends to webhooks (docs/api.md §14.2). */
@@ -246,12 +255,20 @@ export const EMAIL_STATUSES: readonly EmailStatus[] = kinds.flatMap((k) => infoO
 export const WEBHOOK_KINDS: readonly WebhookKind[] = kinds.filter((k) => infoOf(k).webhook) as WebhookKind[];
 /** Kinds Posthorn sends to webhooks: what a webhook can usefully subscribe to. */
 export const EMITTED_WEBHOOK_KINDS: readonly EmittedWebhookKind[] = kinds.filter((k) => infoOf(k).emits === 'webhook') as EmittedWebhookKind[];
+/** Kinds POST /webhooks accepts: Resend's, and Posthorn's own after them. */
+export const SUBSCRIBABLE_KINDS: readonly SubscribableKind[] = kinds.filter((k) => infoOf(k).webhook || infoOf(k).extension) as SubscribableKind[];
 
 const webhookKinds = new Set<string>(WEBHOOK_KINDS);
+const subscribableKinds = new Set<string>(SUBSCRIBABLE_KINDS);
 
-/** Does POST /webhooks accept `kind` (docs/api.md §14.1)? */
+/** Is `kind` one of Resend's webhook kinds (docs/api.md §14.1)? */
 export function isWebhookKind(kind: string): kind is WebhookKind {
   return webhookKinds.has(kind);
+}
+
+/** Does POST /webhooks accept `kind`: one of Resend's, or one of Posthorn's own (docs/api.md §14.1)? */
+export function isSubscribableKind(kind: string): kind is SubscribableKind {
+  return subscribableKinds.has(kind);
 }
 
 /** The entry of `kind`, or undefined for a name the catalogue does not know (data read back, a query). */

@@ -21,6 +21,7 @@ import { GroupCommit } from './sending/submit';
 import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
+import { BounceClassifier } from './mail/bounce-class';
 
 export interface Services {
   config: Config;
@@ -60,9 +61,13 @@ export interface Services {
   auth: Auth;
   /** The dashboard's static files (bundled on first use from a checkout, embedded in the binary). */
   dashboard: DashboardAssets;
+  /** The bounce classes' rules (shipped, overridden by `delivery.bounce_classes`): POST /suppressions/lift classifies with them. */
+  bounces: BounceClassifier;
 }
 
 export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
+  // First: rules that name an unknown class refuse to start before anything opens (BounceRuleError).
+  const bounces = new BounceClassifier(config.delivery.bounce_classes);
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.
@@ -96,6 +101,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
     doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
+    bounces,
   };
 }
 

@@ -71,6 +71,7 @@ describe('defaults and config.example.toml', () => {
         retry_schedule: [5 * MIN, 10 * MIN, 30 * MIN, HOUR, 2 * HOUR, 4 * HOUR, ...Array(8).fill(8 * HOUR)],
         retry_window: 72 * HOUR,
         shaping: { enabled: true, default: {}, sites: {} },
+        bounce_classes: {},
         mta_sts: { enabled: true, ca_file: null, port: 443 },
         sandbox: true,
       },

@@ -35,6 +35,7 @@ import { SignedLinks } from '../links/signed';
 import { requireSession } from './platform/session';
 import { VERSION } from '../version';
 import { RESOURCES } from './resources';
+import type { BounceClassifier } from '../mail/bounce-class';
 
 /** Where the OpenAPI document is served (its plugin's own routes: public). */
 const OPENAPI_PATH = '/openapi';
@@ -63,6 +64,8 @@ export interface ApiDeps {
   telemetry: Telemetry;
   /** Deliverability insights (GET /emails/{id}/insights) and broadcast reviews. */
   insights: Insights;
+  /** The bounce classes' rules (POST /suppressions/lift). */
+  bounces: BounceClassifier;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
   auth: Auth;
   /** The dashboard's static files. */

@@ -16,6 +16,7 @@ import { EventCounts } from '../telemetry';
 import { AutomationRunner } from '../automations/runner';
 import { GroupCommit } from '../sending/submit';
 import { Rspamd } from '../insights/rspamd';
+import { BounceClassifier } from '../mail/bounce-class';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
@@ -36,11 +37,13 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   // DNS keeping answers for their TTL: MX lookups of delivery, inbound SPF/DKIM/DMARC.
   const dns = new Resolver(config.dns.servers);
   const mailDns = dns.withCache();
-  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config });
+  // The bounce classes' rules, compiled once for the engine and the bounces arriving at VERP addresses.
+  const bounces = new BounceClassifier(config.delivery.bounce_classes);
+  const delivery = new DeliveryEngine({ store, events, dns: mailDns, config, bounces, counts });
   const webhooks = new WebhookDispatcher({ store, config });
   // rspamd's verdict on received mail (spam.rspamd_url); its failures counted with this thread's events.
   const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => counts.spamFailure(why)) : null;
-  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events }), config, spam });
+  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events, bounces }), config, spam });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
   const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.

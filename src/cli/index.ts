@@ -1,6 +1,7 @@
 // Command line: serve, init, keys create, backup, migrate, db copy, domains, doctor, version (README, "CLI").
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Config } from '../config';
+import { BounceRuleError } from '../mail/bounce-class';
 import { VERSION } from '../version';
 
 const USAGE = `Usage: posthorn <command> [options]
@@ -130,7 +131,7 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command: ${command}`);
     }
   } catch (e) {
-    if (e instanceof ConfigError) {
+    if (e instanceof ConfigError || e instanceof BounceRuleError) {
       process.stderr.write(`posthorn: ${e.message}\n`);
       return 78; // EX_CONFIG
     }

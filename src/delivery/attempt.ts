@@ -37,6 +37,10 @@ export interface AttemptResult {
   site?: string;
   /** Server replies that refused a connection (a 421 greeting): shaping reads them beside the recipients' replies. */
   refusals?: Reply[];
+  /** The host whose greeting refused last (an incident names it). */
+  refusedBy?: string | null;
+  /** The local address the transaction was sent from (an incident names it). */
+  localIp?: string | null;
   /** Not attempted: the site has no room before this time (ms). Nothing happened but the wait. */
   deferred?: number;
   /** The MTA-STS policy applied and the TLS-RPT results of this attempt (docs/mail.md §3.2), when the domain has one. */
@@ -74,9 +78,18 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const { entry, domain } = input;
   const { config, dns, pool } = deps;
   const refusals: Reply[] = [];
+  let refusedBy: string | null = null;
   let site: string | undefined;
   let sts: StsOutcome | undefined;
-  const everyone = (reply: Reply): AttemptResult => ({ replies: new Map(entry.recipients.map((r) => [r, reply])), host: null, tls: null, site, refusals, sts });
+  const everyone = (reply: Reply): AttemptResult => ({
+    replies: new Map(entry.recipients.map((r) => [r, reply])),
+    host: null,
+    tls: null,
+    site,
+    refusals,
+    refusedBy,
+    sts,
+  });
 
   // Composed and signed once, when the first destination has answered.
   let message: [Buffer, Buffer] | null = null;
@@ -141,7 +154,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       } catch (e) {
         if (!(e instanceof ConnectError)) throw e;
         last = e.reply;
-        if (e.remote) refusals.push(e.remote);
+        if (e.remote) {
+          refusals.push(e.remote);
+          refusedBy = target.host;
+        }
         // RFC 8461 §4.2: no session that meets the policy — a TLS-RPT failure; the next host may do better.
         if (sts && target.verify?.enforce && e.code === 'ETLS')
           sts.failures.push(failure(tlsResultType(e.tlsReason ?? 'TLS_FAILURE'), target.host, null, e.tlsReason));
@@ -168,7 +184,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         } catch (e) {
           if (!(e instanceof ConnectError)) throw e;
           last = e.reply;
-          if (e.remote) refusals.push(e.remote);
+          if (e.remote) {
+            refusals.push(e.remote);
+            refusedBy = target.host;
+          }
           continue;
         }
         out = await session.send(input.from, entry.recipients, bytes);
@@ -188,6 +207,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         replies: out.replies,
         host: target.host,
         ip: done.address,
+        localIp: done.localAddress,
         tls: done.secure,
         tlsVersion: tls.version,
         tlsCipher: tls.cipher,

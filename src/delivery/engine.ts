@@ -7,7 +7,8 @@
 //             dropped, failed, or taken and leased), one unit of work;
 //   attempt — attempt.ts, with route.ts (the site the MX hosts show, its room and lease); no writes;
 //             sandbox.ts answers for Resend's test addresses instead, without DNS or a connection;
-//   settle  — settle.ts (each reply's outcome, its event and suppression, the retry), one unit of work.
+//   settle  — settle.ts (each reply's class and outcome, its event and suppression, the retry) and
+//             incidents.ts (replies that speak of the sender), one unit of work.
 // The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared
 // DueWorker, behind the back office's worker face (work/due-service.ts).
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,8 @@ import type { Config } from '../config';
 import { signingKeys } from '../domains/dkim';
 import type { Resolver } from '../dns/resolver';
 import type { Events } from '../events';
+import { type BounceClassifier, replyInput } from '../mail/bounce-class';
+import type { EventCounts } from '../telemetry';
 import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { localReply, verdict } from '../mail/smtp-reply';
@@ -31,7 +34,8 @@ import { ConnectionPool, DEFAULT_POOL, type PoolOptions } from './pool';
 import { routeAttempt } from './route';
 import { simulatedAttempt } from './sandbox';
 import { type Found, goOnFrom, memoryAfter, type ScanMemory, scanDue } from './scan';
-import { type Counts, putBack, recordTls, retried, retryDue, settleRecipients, settleScope, withAttempt, attemptRecord } from './settle';
+import { recordIncident, senderReplies } from './incidents';
+import { type Counts, putBack, recordTls, retried, retryDue, settleRecipients, settleScope, withAttempt, attemptRecord, classesOf, replyFor } from './settle';
 import { Shaper, SiteRules } from './shaping';
 import { SigningPool } from './signers';
 
@@ -41,6 +45,10 @@ export interface DeliveryDeps {
   events: Events;
   dns: Resolver;
   config: Pick<Config, 'delivery' | 'smtp' | 'public_url' | 'security'>;
+  /** The bounce classes' rules (mail/bounce-class.ts), compiled once per thread. */
+  bounces: BounceClassifier;
+  /** Where replies are counted by class and site (GET /metrics); none in tests that do not read it. */
+  counts?: EventCounts;
 }
 
 export interface EngineOptions {
@@ -89,6 +97,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   private nextRoom: number | null = null;
   /** What the last claim's scan saw (scan.ts): the next claim may go on from it. */
   private scanned: ScanMemory | null = null;
+  /** The sites named by sites.toml and the configuration: metric labels (other sites count as `other`). */
+  private readonly namedSites: Set<string>;
   /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
   private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
@@ -105,6 +115,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // A relay shapes its own traffic: there, every domain is its own site with the pool's defaults.
     const { shaping, mode } = svc.config.delivery;
     this.shaper = new Shaper(new SiteRules(shaping), shaping.enabled && mode === 'direct');
+    this.namedSites = new Set(this.shaper.rules.names());
     const sts = svc.config.delivery.mta_sts;
     if (sts.enabled && mode === 'direct') {
       const ca = sts.ca_file ? pemCertificates(readFileSync(sts.ca_file, 'utf8')) : [];
@@ -339,28 +350,47 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
    * entry waiting for its retry with who is left, or leaving the queue.
    */
   private record(c: Claimed, result: AttemptResult, started: number): Promise<Counts> {
-    const { store, events, config } = this.svc;
+    const { store, events, config, bounces, counts } = this.svc;
     const { entry } = c;
     const site = result.site ?? this.shaper.siteOf(entry.domain);
+    // Each reply's bounce class (a few µs each, outside the unit of work: it may run again).
+    const classes = classesOf(entry, result, bounces);
+    const refusals = (result.refusals ?? []).map((reply) => ({ reply, class: bounces.classify(replyInput(reply)) }));
+    const sender = senderReplies(
+      entry.recipients.map((r) => ({ reply: replyFor(result, r), class: classes.get(r) ?? null })),
+      { host: result.host, ip: result.ip ?? null, refusedBy: result.refusedBy },
+      refusals,
+    );
     return store.write(async (tx) => {
       const email = await tx.emails.get(entry.team_id, entry.email_id);
       const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
       const scope = settleScope(email, live, entry);
       if (!email || !scope) return { delivered: 0, deferred: 0, bounced: 0 };
       const now = Date.now();
-      // What the replies do to the site (a throttling reply suspends it), committed with them.
-      const change = this.shaper.outcome(site, [...result.replies.values(), ...(result.refusals ?? [])], now);
+      // What the replies do to the site (a throttling reply, or one of the sender's, suspends it), committed with them.
+      const change = this.shaper.outcome(site, [...result.replies.values(), ...(result.refusals ?? [])], now, sender[0]?.reply ?? null);
       if (change) {
         if (change.put) tx.sites.put(change.put);
         else tx.sites.remove(change.remove);
         tx.afterCommit(() => this.shaper.apply(change));
       }
+      // Replies that speak of the sender are incidents (incidents.ts), recorded with the attempt.
+      const suspendedUntil = change?.put?.suspended_until ?? this.shaper.suspended(site, now);
+      for (const s of sender)
+        await recordIncident(tx, events, { ...s, team: entry.team_id, site, sendingIp: result.localIp ?? null, email, at: now, suspendedUntil });
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
-      const attempted = withAttempt(email, attemptRecord(entry, result, started, now));
+      const attempted = withAttempt(email, attemptRecord(entry, result, started, now, classes));
       // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.
       if (result.sts) recordTls(tx, entry.team_id, entry.domain, result.sts, started);
+      // Replies by class and site for GET /metrics, once committed (sites of their own count as `other`).
+      if (counts) {
+        const label = this.namedSites.has(site) ? site : 'other';
+        tx.afterCommit(() => {
+          for (const cls of classes.values()) if (cls) counts.reply(cls, label);
+        });
+      }
       const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, now);
-      const settled = await settleRecipients(tx, events, attempted, entry, result, { windowOver: over, canceled: scope === 'canceled' });
+      const settled = await settleRecipients(tx, events, attempted, entry, result, { windowOver: over, canceled: scope === 'canceled' }, classes, site);
       if (!settled.stored) tx.emails.put(settled.email);
       if (!live) return settled.counts;
       if (!settled.retry) {
@@ -368,8 +398,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         return settled.counts;
       }
       const scheduled = nextAttemptAt(config.delivery.retry_schedule, live.attempts, live.first_attempt_at, config.delivery.retry_window, now);
-      const suspended = change?.put?.suspended_until ?? this.shaper.suspended(site, now);
-      const due = retryDue(scheduled, suspended, (until) => this.shaper.spread(site, until, now, 0));
+      const due = retryDue(scheduled, suspendedUntil, (until) => this.shaper.spread(site, until, now, 0));
       tx.queue.put(retried(live, settled.retry.recipients, settled.retry.lastError, site), due);
       return settled.counts;
     }, PATIENT);

@@ -1,25 +1,30 @@
 // The settling of a delivery attempt (docs/ARCHITECTURE.md §4, step 11), every recipient in the one
-// unit of work the engine opens for it: each reply becomes an outcome (outcomeOf: the seam where
-// the reading of a reply lives), each outcome is recorded on the email through the one event
-// function (recordOutcome), and the entry waits for its retry with who is left, or leaves:
-//   2xx → delivered; 5xx → bounced (Permanent) + suppression; 4xx or no connection → retried,
-//   delivery_delayed on a recipient's first temporary failure, bounced (Transient) once the retry
-//   window is over (docs/mail.md §3, docs/api.md §7.8, §14.2).
+// unit of work the engine opens for it: each reply has its bounce class (mail/bounce-class.ts,
+// `classesOf`), becomes an outcome (outcomeOf: the seam where the reading of a reply lives), each
+// outcome is recorded on the email through the one event function (recordOutcome), and the entry
+// waits for its retry with who is left, or leaves:
+//   2xx → delivered; 5xx → bounced (Permanent), the address suppressed when its class says the
+//   address is at fault (suppressions/index.ts suppressionRule: `recipient` at once, `mailbox_full`
+//   at the third in 30 days); 4xx or no connection → retried, delivery_delayed on a recipient's
+//   first temporary failure, bounced (Transient) once the retry window is over (docs/mail.md §3,
+//   docs/api.md §7.8, §14.2). Replies of the sender's classes are incidents (incidents.ts).
 // A simulated attempt (sandbox.ts) is settled the same way, except that it suppresses nobody and
 // complained@resend.dev's delivery is followed by its complaint (docs/api.md §7.11).
 import type { Events } from '../events';
 import { recipientKey } from '../events';
 import { recordComplaint } from '../feedback';
+import { type BounceClass, type BounceClassifier, replyInput } from '../mail/bounce-class';
 import { sandboxOutcome } from '../mail/sandbox';
 import { bounceFor, enhancedCode, localReply, verdict, type Bounce, type Reply } from '../mail/smtp-reply';
 import { type DeliveryAttempt, type EmailRec, MAX_ATTEMPTS, type QueueEntry, type TlsReportPolicy, type Tx } from '../store';
-import { suppress } from '../suppressions';
+import { suppressBounce, suppressionRule } from '../suppressions';
 import type { AttemptResult, StsOutcome } from './attempt';
 
 /** What one recipient's reply in an attempt comes to. */
 export type RecipientOutcome =
   | { kind: 'delivered' }
-  | { kind: 'bounced'; bounce: Bounce; suppress: boolean }
+  /** `suppress`: what the bounce does to the address, by its class (suppressions/index.ts suppressionRule). */
+  | { kind: 'bounced'; bounce: Bounce; class: BounceClass; suppress: 'now' | 'repeated' | 'never'; reply: string }
   /** To be tried again; `announce`: its first temporary failure (email.delivery_delayed). */
   | { kind: 'deferred'; announce: boolean }
   /** A temporary failure of a recipient canceled during the attempt: nothing more happens. */
@@ -35,18 +40,32 @@ export interface ReplyContext {
   delayed: boolean;
 }
 
-/** A recipient's reply → its outcome. */
-export function outcomeOf(reply: Reply, ctx: ReplyContext): RecipientOutcome {
+/**
+ * A recipient's reply, of its bounce class, → its outcome. Every 5xx bounces (Permanent, with
+ * Resend's sub-type: the event is the same whatever the class); the class decides only whether the
+ * address is suppressed.
+ */
+export function outcomeOf(reply: Reply, ctx: ReplyContext, cls: BounceClass): RecipientOutcome {
   switch (verdict(reply)) {
     case 'delivered':
       return { kind: 'delivered' };
     case 'permanent':
-      return { kind: 'bounced', bounce: bounceFor(reply, 'Permanent'), suppress: true };
+      return { kind: 'bounced', bounce: bounceFor(reply, 'Permanent'), class: cls, suppress: suppressionRule(cls), reply: reply.text };
     case 'temporary':
       if (ctx.canceled) return { kind: 'dropped' };
-      if (ctx.windowOver) return { kind: 'bounced', bounce: bounceFor(reply, 'Transient'), suppress: false };
+      if (ctx.windowOver) return { kind: 'bounced', bounce: bounceFor(reply, 'Transient'), class: cls, suppress: 'never', reply: reply.text };
       return { kind: 'deferred', announce: !ctx.delayed };
   }
+}
+
+/** The bounce class of each recipient's reply that is not a delivery (null: delivered). */
+export function classesOf(entry: QueueEntry, result: AttemptResult, classifier: BounceClassifier): Map<string, BounceClass | null> {
+  return new Map(
+    entry.recipients.map((r) => {
+      const reply = replyFor(result, r);
+      return [r, verdict(reply) === 'delivered' ? null : classifier.classify(replyInput(reply))];
+    }),
+  );
 }
 
 /** The reply an attempt has for a recipient (one it failed to give one for is a temporary failure). */
@@ -65,8 +84,14 @@ export function settleScope(email: EmailRec | undefined, live: QueueEntry | unde
   return entry.recipients.some((r) => email.recipients[recipientKey(email.recipients, r) ?? r] === 'canceled') ? 'canceled' : null;
 }
 
-/** The attempt as kept on the email (docs/api.md §7.3): host, address, TLS, MTA-STS mode, every recipient's reply. */
-export function attemptRecord(entry: QueueEntry, result: AttemptResult, started: number, now: number): DeliveryAttempt {
+/** The attempt as kept on the email (docs/api.md §7.3): host, address, TLS, MTA-STS mode, every recipient's reply and its class. */
+export function attemptRecord(
+  entry: QueueEntry,
+  result: AttemptResult,
+  started: number,
+  now: number,
+  classes: Map<string, BounceClass | null>,
+): DeliveryAttempt {
   return {
     at: new Date(started).toISOString(),
     domain: entry.domain,
@@ -79,7 +104,13 @@ export function attemptRecord(entry: QueueEntry, result: AttemptResult, started:
     duration_ms: now - started,
     results: entry.recipients.map((r) => {
       const reply = result.replies.get(r);
-      return { recipient: r, code: reply?.code ?? 451, enhanced_code: reply ? enhancedCode(reply) : null, reply: reply?.text ?? 'no reply for this recipient' };
+      return {
+        recipient: r,
+        code: reply?.code ?? 451,
+        enhanced_code: reply ? enhancedCode(reply) : null,
+        reply: reply?.text ?? 'no reply for this recipient',
+        class: classes.get(r) ?? null,
+      };
     }),
     ...(result.simulated ? { simulated: true as const } : {}),
   };
@@ -107,7 +138,10 @@ export interface Settled {
   retry: { recipients: string[]; lastError: string } | null;
 }
 
-/** Each recipient's outcome, recorded in order on `email`: the record in hand is the current one. */
+/**
+ * Each recipient's outcome, recorded in order on `email`: the record in hand is the current one.
+ * `classes`: each reply's bounce class (classesOf); `site`: the destination's, kept on a suppression.
+ */
 export async function settleRecipients(
   tx: Tx,
   events: Events,
@@ -115,14 +149,16 @@ export async function settleRecipients(
   entry: QueueEntry,
   result: AttemptResult,
   ctx: Omit<ReplyContext, 'delayed'>,
+  classes: Map<string, BounceClass | null>,
+  site: string | null = null,
 ): Promise<Settled> {
   const s: Settled = { email, stored: false, counts: { delivered: 0, deferred: 0, bounced: 0 }, retry: null };
   for (const rcpt of entry.recipients) {
     const reply = replyFor(result, rcpt);
-    let outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' });
+    let outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' }, classes.get(rcpt) ?? 'unknown');
     // A sandbox address's bounce is simulated: it suppresses nobody (docs/api.md §7.11).
-    if (result.simulated && outcome.kind === 'bounced') outcome = { ...outcome, suppress: false };
-    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome);
+    if (result.simulated && outcome.kind === 'bounced') outcome = { ...outcome, suppress: 'never' };
+    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site);
     if (recorded) {
       s.email = recorded;
       s.stored = true;
@@ -147,10 +183,18 @@ export async function settleRecipients(
 
 /**
  * One recipient's outcome on the email: its event (which moves the metric counters and hands
- * webhooks their event) and, for a permanent bounce, the address suppressed. Returns the email as
- * the event stored it, or null when nothing was stored.
+ * webhooks their event) and, for a permanent bounce whose class says so, the address suppressed
+ * (with the class, the reply and the site). Returns the email as the event stored it, or null when
+ * nothing was stored.
  */
-export async function recordOutcome(tx: Tx, events: Events, email: EmailRec, rcpt: string, outcome: RecipientOutcome): Promise<EmailRec | null> {
+export async function recordOutcome(
+  tx: Tx,
+  events: Events,
+  email: EmailRec,
+  rcpt: string,
+  outcome: RecipientOutcome,
+  site: string | null = null,
+): Promise<EmailRec | null> {
   // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
   const current = true;
   switch (outcome.kind) {
@@ -158,7 +202,7 @@ export async function recordOutcome(tx: Tx, events: Events, email: EmailRec, rcp
       return events.email(tx, email, 'delivered', { recipients: [rcpt], current });
     case 'bounced': {
       const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, current });
-      if (outcome.suppress) await suppress(events, tx, next.team_id, rcpt, 'bounce', next.id);
+      if (outcome.suppress !== 'never') await suppressBounce(events, tx, next.team_id, rcpt, next.id, { class: outcome.class, reply: outcome.reply, site });
       return next;
     }
     case 'deferred':

@@ -8,7 +8,8 @@
 // site of its own with the default limits.
 //
 // A throttling reply (421, a 4.7.x rate-limit reply, a site's own texts such as Microsoft's 4.7.650)
-// suspends the site for its backoff — doubling with each further one up to max_backoff, stretched by
+// — or a reply that is an incident of the sender (a block list, an authentication failure:
+// incidents.ts) — suspends the site for its backoff — doubling with each further one up to max_backoff, stretched by
 // up to 20 % so sites throttled together do not come back together — and counts a strike. Each
 // unfaded strike halves the site's connections and rates; a strike fades after a backoff of quiet.
 // Suspensions are kept in the store (they survive restarts and GET /queue shows them); rates are
@@ -255,16 +256,17 @@ export class Shaper {
   }
 
   /**
-   * What an attempt's replies do to its site: a throttling reply suspends it (unless it is
-   * suspended already: the other attempts in flight then get the same answer) and adds a strike;
-   * a delivery once every strike has faded ends its state. The change is stored by the caller
-   * and applied here once committed (`apply`).
+   * What an attempt's replies do to its site: a throttling reply, or `sender` — a reply that is an
+   * incident of the sender (incidents.ts) — suspends it (unless it is suspended already: the other
+   * attempts in flight then get the same answer) and adds a strike; a delivery once every strike
+   * has faded ends its state. The change is stored by the caller and applied here once committed
+   * (`apply`).
    */
-  outcome(site: string, replies: Reply[], now: number): SiteChange | null {
+  outcome(site: string, replies: Reply[], now: number, sender: Reply | null = null): SiteChange | null {
     if (!this.enabled) return null;
     const own = this.rules.limits(site);
     const st = this.states.get(site);
-    const throttle = replies.find((r) => isThrottling(r, own));
+    const throttle = replies.find((r) => isThrottling(r, own)) ?? sender;
     if (throttle) {
       if (st?.suspended_until && st.suspended_until > now) return null;
       const strikes = this.strikes(site, now) + 1;

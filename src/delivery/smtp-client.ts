@@ -177,6 +177,11 @@ export class SmtpSession {
     return this.conn.secure;
   }
 
+  /** The local address the session was opened from: the sending IP a deliverability incident names (docs/api.md §19.9). */
+  get localAddress(): string | null {
+    return (this.socket as Partial<TLSSocket> | undefined)?.localAddress ?? null;
+  }
+
   /** The session's TLS version and cipher suite (docs/api.md §7.3 `attempts`). */
   get tls(): TlsInfo {
     const verify = this.target.verify;

@@ -1,13 +1,16 @@
 // Asynchronous bounces and complaints (docs/mail.md §1): a report that arrives at a VERP address
 // `bounces+<token>@<return path>.<domain>` names the email through the token (mail/verp.ts,
 // forged or mangled tags resolve to nothing) and the recipient through its own fields. A failed
-// recipient becomes `email.bounced` (Permanent ones are suppressed, origin bounce); a complaint
+// recipient becomes `email.bounced`; a Permanent one suppresses the address when its bounce class
+// says the address is at fault — the class of its Status and Diagnostic-Code by the same rules as
+// the delivery engine's replies (mail/bounce-class.ts; suppressions/index.ts suppressBounce); a complaint
 // becomes `email.complained` and a suppression (origin complaint) — through the one event function,
 // like the delivery engine's own bounces. Everything else is accepted and dropped, with a log line:
 // a 250 tells the reporting MTA to stop, and nothing about the email changes.
 import { recipientKey, type Events } from '../events';
 import type { EmailRec, Store, StoreReader, Tx } from '../store';
-import { suppress } from '../suppressions';
+import { suppress, suppressBounce } from '../suppressions';
+import { type BounceClassifier, dsnInput } from '../mail/bounce-class';
 import { log } from '../log';
 import { bounceOf, type Report } from '../mail/reports';
 import { decodeVerp, returnPathHost, Verp } from '../mail/verp';
@@ -15,6 +18,8 @@ import { decodeVerp, returnPathHost, Verp } from '../mail/verp';
 export interface FeedbackDeps {
   store: Store;
   events: Events;
+  /** The bounce classes' rules (the delivery engine's). */
+  bounces: BounceClassifier;
 }
 
 /** Reports arriving at return-path addresses, as SMTP inbound hands them over. */
@@ -32,7 +37,7 @@ export class Feedback {
 
   /** In a unit of work: apply a report. */
   apply(tx: Tx, action: ReportAction): Promise<void> {
-    return applyReport(tx, this.deps.events, action);
+    return applyReport(tx, this.deps.events, action, this.deps.bounces);
   }
 }
 
@@ -87,7 +92,7 @@ export async function reportTarget(store: StoreReader, verp: Verp, address: stri
 }
 
 /** In a unit of work: apply a report to its email. */
-export async function applyReport(tx: Tx, events: Events, a: ReportAction): Promise<void> {
+export async function applyReport(tx: Tx, events: Events, a: ReportAction, bounces: BounceClassifier): Promise<void> {
   let email = await tx.emails.get(a.team, a.emailId);
   if (!email) return;
   // Only recipients of the delivery this return path was used for (see delivery/verp.ts).
@@ -111,8 +116,10 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction): Prom
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
       const bounce = bounceOf(r);
       email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce });
-      if (bounce.type === 'Permanent') await suppress(events, tx, email.team_id, rcpt, 'bounce', email.id);
-      log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status });
+      const input = dsnInput(r.status, r.diagnostic);
+      const cls = bounces.classify(input);
+      if (bounce.type === 'Permanent') await suppressBounce(events, tx, email.team_id, rcpt, email.id, { class: cls, reply: input.text, site: null });
+      log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status, class: cls });
     }
     return;
   }

@@ -1,7 +1,44 @@
-// Deliverability on the wire (Posthorn): the doctor's checks (docs/deliverability.md §2).
+// Deliverability on the wire (Posthorn): bounce classes, incidents of the sender (docs/api.md §19.9)
+// and the doctor's checks (docs/deliverability.md §2).
 import { Type } from '@sinclair/typebox';
-import { Timestamp, type Static } from './common';
+import { Id, List, Nullable, PageQuery, Timestamp, type Static } from './common';
 import { OneOf } from './literals';
+import { BOUNCE_CLASSES } from '../mail/bounce-class-names';
+
+/** A bounce class (README.md, "Bounce classes and incidents"). */
+export const BounceClassName = OneOf(BOUNCE_CLASSES, { error: `A bounce class is one of ${BOUNCE_CLASSES.join(', ')}.` });
+
+/** An incident of the sender: replies of one site that speak of its reputation or authentication. */
+export const Incident = Type.Object({
+  object: Type.Literal('incident'),
+  id: Id,
+  class: OneOf(['reputation', 'authentication'] as const),
+  site: Type.String({ description: 'The shaping site that answered (docs/mail.md §3.1): `google`, `microsoft`, or a domain' }),
+  status: OneOf(['open', 'closed'] as const, { description: 'Open while the site gives such replies; closed after 24 hours without one' }),
+  created_at: Timestamp,
+  last_seen_at: Timestamp,
+  closed_at: Nullable(Timestamp),
+  count: Type.Integer({ description: 'Replies counted on it' }),
+  reply: Type.String({ description: 'The first reply, as the remote host said it' }),
+  last_reply: Type.String(),
+  code: Type.Integer(),
+  enhanced_code: Nullable(Type.String()),
+  remote_host: Nullable(Type.String()),
+  remote_ip: Nullable(Type.String()),
+  sending_ip: Nullable(Type.String()),
+  domain: Type.String({ description: 'The sending domain of the email that drew the first reply' }),
+  email_id: Id,
+  links: Type.Array(Type.String(), { description: 'Delisting or remediation links the replies name' }),
+  suspended_until: Nullable(Timestamp),
+});
+export type Incident = Static<typeof Incident>;
+
+export const IncidentList = List(Incident);
+
+export const IncidentListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({ status: Type.Optional(OneOf(['open', 'closed'] as const, { error: 'The `status` parameter must be open or closed.' })) }),
+]);
 
 /** One check: the shape `posthorn doctor --json` prints too. */
 export const DeliverabilityCheck = Type.Object({

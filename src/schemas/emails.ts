@@ -6,6 +6,7 @@
 import { Kind, Type, TypeRegistry } from '@sinclair/typebox';
 import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
 import { AnyRecord, ExportQuery, Id, List, Nullable, PageQuery, Timestamp, type Static } from './common';
+import { BounceClassName } from './deliverability';
 
 const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
 
@@ -161,7 +162,15 @@ export const DeliveryAttempt = Type.Object({
   mta_sts: Type.Optional(Nullable(Type.Union([Type.Literal('enforce'), Type.Literal('testing')]))),
   duration_ms: Type.Number(),
   results: Type.Array(
-    Type.Object({ recipient: Type.String(), code: Type.Number(), enhanced_code: Type.Optional(Nullable(Type.String())), reply: Type.String() }),
+    Type.Object({
+      recipient: Type.String(),
+      code: Type.Number(),
+      enhanced_code: Type.Optional(Nullable(Type.String())),
+      reply: Type.String(),
+      class: Type.Optional(
+        Nullable(BounceClassName, { description: 'The bounce class of a reply that is not a delivery (docs/api.md §7.3); null for a delivery' }),
+      ),
+    }),
   ),
   /** Only on simulated attempts: the replies of sandbox addresses, no connection made (docs/api.md §7.11). */
   simulated: Type.Optional(Type.Literal(true)),

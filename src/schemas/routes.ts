@@ -31,6 +31,7 @@ import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } 
 import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
+import { IncidentList } from './deliverability';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -79,6 +80,7 @@ export const ROUTES = {
   'POST /emails/:id/retry': Ref('email'),
   'GET /emails/metrics': Metrics,
   'GET /queue': QueueList,
+  'GET /deliverability/incidents': IncidentList,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

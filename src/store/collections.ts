@@ -11,7 +11,21 @@
 // outbox, counters…) are classes of each backend; REPOSITORIES lists them with their databases
 // and tables, so that this file names everything the store keeps.
 import type { Rec } from './interface';
-import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from './records';
+import type {
+  TeamRec,
+  UserRec,
+  SessionRec,
+  InviteRec,
+  ApiKeyRec,
+  DomainRec,
+  SegmentRec,
+  ContactRec,
+  BroadcastRec,
+  SuppressionRec,
+  FullMailboxRec,
+  LogRec,
+} from './records';
+import type { IncidentRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
@@ -79,6 +93,9 @@ const AFTER_COMPLETION: Retention<{ completed_at: string | null }> = {
 
 /** Kept until the record's own `expires_at` (ms). */
 const UNTIL_EXPIRES_AT: Retention<{ expires_at: number }> = { expiresAt: () => (r) => r.expires_at };
+
+/** Kept for the retention period after it was last seen (an incident that goes on is kept). */
+const AFTER_LAST_SEEN: Retention<{ last_seen_at: string }> = { expiresAt: (p) => (r) => Date.parse(r.last_seen_at) + p.retentionMs };
 
 // ---- Collections of records ------------------------------------------------------------------
 
@@ -279,6 +296,23 @@ export const COLLECTIONS = {
    * (never on the accept or delivery path) and kept as long as the email.
    */
   emailInsights: collection<EmailInsightsRec>({ table: 'email_insights', since: 3, retention: AFTER_SEND, byId: 'rewrite' }),
+  /**
+   * Deliverability incidents (docs/api.md §19.9); a team's newest of each site and class by
+   * `<site> <class>` (`latest`): the one a further reply counts on.
+   */
+  incidents: collection<IncidentRec, 'latest'>({
+    table: 'incidents',
+    since: 5,
+    indexes: [{ name: 'latest', value: (r) => (r.latest ? `${r.site} ${r.class}` : null), unique: true }],
+    retention: AFTER_LAST_SEEN,
+  }),
+  /** Addresses whose mailbox was full at a permanent bounce lately, by address (suppressions/index.ts). */
+  fullMailboxes: collection<FullMailboxRec, 'email'>({
+    table: 'full_mailboxes',
+    since: 5,
+    indexes: [{ name: 'email', value: (r) => r.email.toLowerCase(), unique: true }],
+    retention: UNTIL_EXPIRES_AT,
+  }),
 };
 
 export type Collections = typeof COLLECTIONS;

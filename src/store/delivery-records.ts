@@ -1,7 +1,9 @@
 // Record shapes of operating delivery: destinations a team holds, the shaping state of destination
-// sites (docs/mail.md §3.1), MTA-STS policies and TLS-RPT counts (docs/mail.md §3.2), and the
-// per-team sending counters (docs/api.md §6.1).
+// sites (docs/mail.md §3.1), MTA-STS policies and TLS-RPT counts (docs/mail.md §3.2), the
+// per-team sending counters (docs/api.md §6.1), and deliverability incidents (docs/api.md §19.9).
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { TlsResultType } from '../mail/mta-sts';
+import type { Rec } from './interface';
 
 /** A destination domain one team has put on hold (docs/api.md §19.7): none of its mail there is tried. */
 export interface QueueHold {
@@ -76,3 +78,35 @@ export interface TlsReportDay {
 
 /** Distinct failure kinds kept per day and policy domain (a bound, whatever the destination does). */
 export const MAX_TLS_FAILURE_KINDS = 50;
+
+/**
+ * A deliverability incident (docs/api.md §19.9): replies of one site that speak of the sender
+ * (bounce class `reputation` or `authentication`), counted on one record while they keep coming —
+ * a reply more than INCIDENT_QUIET_MS after the last opens a new one. `latest` marks a team's
+ * newest incident of a site and class (the unique index that finds it).
+ */
+export interface IncidentRec extends Rec {
+  class: BounceClass;
+  site: string;
+  latest: boolean;
+  last_seen_at: string;
+  /** Replies counted on it. */
+  count: number;
+  /** The first reply as the remote host said it, and the last. */
+  reply: string;
+  last_reply: string;
+  code: number;
+  enhanced_code: string | null;
+  /** The remote MX host and address that said it (null: a greeting refused before the host was known). */
+  remote_host: string | null;
+  remote_ip: string | null;
+  /** The local address Posthorn sent from. */
+  sending_ip: string | null;
+  /** The sending domain of the email that drew the first reply, and that email. */
+  domain: string;
+  email_id: string;
+  /** The delisting or remediation links the replies name. */
+  links: string[];
+  /** When the suspension of the site it caused ends (ISO), null when shaping is off. */
+  suspended_until: string | null;
+}

@@ -2,6 +2,7 @@
 // the delivery queue and the schedule (docs/api.md §7, §14).
 import type { Rec } from './interface';
 import type { Address } from '../mail/address';
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { EmailStatus, EmittedWebhookKind, LoggedKind, RecipientState } from '../event-catalogue';
 
 // Statuses, recipient states and event kinds are the catalogue's (src/event-catalogue.ts).
@@ -78,8 +79,12 @@ export interface DeliveryAttempt {
   /** The destination's MTA-STS policy mode when one applied (docs/mail.md §3.2), else null. */
   mta_sts?: 'enforce' | 'testing' | null;
   duration_ms: number;
-  /** The remote (or local) reply per recipient, with its enhanced status code (RFC 3463) when it has one. */
-  results: { recipient: string; code: number; enhanced_code?: string | null; reply: string }[];
+  /**
+   * The remote (or local) reply per recipient, with its enhanced status code (RFC 3463) when it has
+   * one, and the bounce class of a reply that is not a delivery (mail/bounce-class.ts; null for a
+   * delivery; absent on older records).
+   */
+  results: { recipient: string; code: number; enhanced_code?: string | null; reply: string; class?: BounceClass | null }[];
   /** Present (true) when no connection was made: the replies of sandbox addresses (docs/api.md §7.11). */
   simulated?: true;
 }

@@ -1,4 +1,5 @@
 // Record shapes of the core collections. Every record carries its team (docs/ARCHITECTURE.md).
+import type { BounceClass } from '../mail/bounce-class-names';
 import type { Rec } from './interface';
 import type { BroadcastReview } from './insight-records';
 
@@ -146,6 +147,23 @@ export interface SuppressionRec extends Rec {
   email: string;
   origin: SuppressionOrigin;
   source_id: string | null;
+  /**
+   * A bounce's class and the reply that caused it (README.md, "Bounce classes and incidents"), and
+   * the shaping site that said it (a delivery's; null for a DSN); null otherwise, absent on older entries.
+   */
+  class?: BounceClass | null;
+  reply?: string | null;
+  site?: string | null;
+}
+
+/**
+ * An address whose mailbox was full at a permanent bounce lately: when (ms, newest last). The third
+ * within 30 days suppresses it (suppressions/index.ts); kept until 30 days after the last.
+ */
+export interface FullMailboxRec extends Rec {
+  email: string;
+  at: number[];
+  expires_at: number;
 }
 
 export interface LogRec extends Rec {

@@ -1,7 +1,8 @@
 // Operator metrics in Prometheus' text format (GET /metrics, README "Monitoring"): the state of
 // the delivery queue, the webhook outbox and the inbound spool read from the store at scrape time,
 // open SMTP sessions, and counters of what happened since start — emails accepted, email events by type
-// (delivery results among them), HTTP requests with their latency. Counters move only after the
+// (delivery results among them), delivery replies by bounce class and site, deliverability
+// incidents opened, HTTP requests with their latency. Counters move only after the
 // unit of work that made the event has committed; events are counted in plain maps and handed to
 // the prom-client counters at scrape time, so recording one costs a map update.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -12,21 +13,31 @@ import { kindInfo } from '../event-catalogue';
 const SPAM_FAILURE = 'spam_check_failed:';
 
 /**
- * Email events counted by type since start (`email.delivered` → n), in one thread: a map update per
- * event. The HTTP thread's Telemetry shows its own counts and those of the delivery thread.
+ * Email events counted by type since start (`email.delivered` → n), delivery replies by bounce class
+ * and site (`reply <class> <site>`) and incidents opened (`incident <class> <site>`), in one thread:
+ * a map update each. The HTTP thread's Telemetry shows its own counts and those of the delivery thread.
  */
 export class EventCounts {
   private readonly counts = new Map<string, number>();
 
   /** A committed event (Events calls this after the commit). */
   event(ev: EventRec): void {
-    if (ev.type.startsWith('email.')) this.counts.set(ev.type, (this.counts.get(ev.type) ?? 0) + 1);
+    if (ev.type.startsWith('email.')) this.add(ev.type);
+    else if (ev.type === 'deliverability.incident') this.add(`incident ${ev.data.class} ${ev.data.site}`);
+  }
+
+  /** A committed reply that was not a delivery, of a bounce class, from a site (`other`: a site of its own). */
+  reply(cls: string, site: string): void {
+    this.add(`reply ${cls} ${site}`);
+  }
+
+  private add(key: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 
   /** A spam check that got no score from rspamd, and why (insights/rspamd.ts). */
   spamFailure(why: string): void {
-    const key = `${SPAM_FAILURE}${why}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.add(`${SPAM_FAILURE}${why}`);
   }
 
   snapshot(): Map<string, number> {
@@ -40,6 +51,8 @@ export class Telemetry {
   private readonly accepted: Counter;
   private readonly deliveries: Counter;
   private readonly spamFailures: Counter;
+  private readonly replies: Counter;
+  private readonly incidents: Counter;
   private readonly http: Histogram;
   /** Open SMTP sessions across the listeners; set by `serve` once SMTP runs (0 until then). */
   smtpSessions: () => number = () => 0;
@@ -66,6 +79,18 @@ export class Telemetry {
       name: 'posthorn_spam_check_failures_total',
       help: 'Spam checks that got no score from rspamd (spam.rspamd_url), by reason: timeout, unreachable or error. Nothing waited for them.',
       labelNames: ['reason'],
+      registers,
+    });
+    this.replies = new Counter({
+      name: 'posthorn_delivery_replies_total',
+      help: 'Replies to delivery attempts that were not a delivery, per recipient, by bounce class and site (sites of their own count as `other`).',
+      labelNames: ['class', 'site'],
+      registers,
+    });
+    this.incidents = new Counter({
+      name: 'posthorn_deliverability_incidents_total',
+      help: 'Deliverability incidents opened (replies of a site that speak of the sender: class reputation or authentication), by class and site.',
+      labelNames: ['class', 'site'],
       registers,
     });
     this.http = new Histogram({
@@ -173,6 +198,11 @@ export class Telemetry {
     for (const [type, n] of totals) {
       if (type.startsWith(SPAM_FAILURE)) {
         add(this.spamFailures, type, { reason: type.slice(SPAM_FAILURE.length) }, n);
+        continue;
+      }
+      const [kind, cls = '', site = ''] = type.split(' ');
+      if (kind === 'reply' || kind === 'incident') {
+        add(kind === 'reply' ? this.replies : this.incidents, type, { class: cls, site }, n);
         continue;
       }
       add(this.events, type, { type: type.slice('email.'.length) }, n);

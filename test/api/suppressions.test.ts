@@ -30,6 +30,9 @@ describe('add, get, remove', () => {
       origin: 'manual',
       source_id: null,
       created_at: expect.stringMatching(ISO_MS),
+      // Posthorn: a bounce's class and reply (docs/api.md §16); null for a manual entry.
+      class: null,
+      reply: null,
     };
     expect((await p.resend.suppressions.get(data!.id)).data).toEqual(entry as never);
     expect((await p.resend.suppressions.get('gone@example.test')).data).toEqual(entry as never);
@@ -189,7 +192,7 @@ describe('list', () => {
       expect(def.error).toBeNull();
       expect(def.data!.has_more).toBe(true);
       expect(def.data!.data.map((s) => s.id)).toEqual(ids.slice(0, 20));
-      expect(Object.keys(def.data!.data[0]!).sort()).toEqual(['created_at', 'email', 'id', 'origin', 'source_id']);
+      expect(Object.keys(def.data!.data[0]!).sort()).toEqual(['class', 'created_at', 'email', 'id', 'origin', 'reply', 'source_id']);
       const rest = await fresh.resend.suppressions.list({ after: ids[19] });
       expect(rest.data!.has_more).toBe(false);
       expect(rest.data!.data.map((s) => s.id)).toEqual(ids.slice(20));

@@ -89,6 +89,14 @@ describe('posthorn CLI', () => {
     for (const c of checks) expect(Object.keys(c).sort()).toEqual(['evidence', 'fix', 'name', 'status']);
   });
 
+  test('a bounce class rule that names an unknown class stops start-up naming the key (README.md, "Bounce classes and incidents")', () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'c.toml'), '[delivery.bounce_classes.patterns.corp]\nclass = "reputaton"\nmatch = [\'corp says no\']\n');
+    const r = run(['serve', '--config', join(dir, 'c.toml')], { POSTHORN_DATA_DIR: dir });
+    expect(r.code).toBe(78);
+    expect(r.err).toContain('config: `delivery.bounce_classes.patterns.corp.class` names an unknown class "reputaton"');
+  });
+
   test('first serve on an empty data dir bootstraps and prints the credentials once', async () => {
     const data = tmp();
     const port = 20000 + Math.floor(Math.random() * 20000);

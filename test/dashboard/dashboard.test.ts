@@ -318,6 +318,81 @@ describe('every page shows the data made through the SDK', () => {
     expect(await dialog.getByRole('alert').textContent()).toContain('unverified.test');
   }, 20_000);
 
+  test('an open deliverability incident: a banner on the overview with its reply and links, at desktop and phone width; the attempt shows its class', async () => {
+    // A real one: the destination's MX answers a reputation block (README.md, "Bounce classes and incidents").
+    world.dns.zone.set('blocked.test', 'MX', [{ exchange: 'mx.blocked.test', priority: 10 }]);
+    world.dns.zone.set('mx.blocked.test', 'A', ['127.0.0.1']);
+    world.sink.respond('ann@blocked.test', {
+      code: 550,
+      message:
+        '5.7.1 [127.0.0.1 18] Our system has detected that this message is likely suspicious due to the very low reputation of the sending IP address. To best protect our users from spam, the message has been blocked. Please visit https://support.google.com/mail/answer/188131 for more information.',
+    });
+    const id = (await world.p.resend.emails.send({ from: 'Acme <hello@example.test>', to: ['ann@blocked.test'], subject: 'Blocked', html: '<p>x</p>' })).data!
+      .id;
+    await until(async () => (await world.p.api('GET', '/deliverability/incidents')).body.data.length === 1, 'the incident');
+    for (const [name, viewport] of [
+      ['overview-incident', { width: 1440, height: 900 }],
+      ['phone-overview-incident', { width: 390, height: 844 }],
+    ] as const) {
+      const ctx = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+      const p = await signIn(ctx);
+      const banner = p.getByRole('region', { name: 'A deliverability incident is open' });
+      await banner.waitFor({ timeout: 10_000 });
+      expect(await banner.textContent()).toContain('blocked.test refuses mail for the reputation of your sending IP or domain');
+      expect(await banner.textContent()).toContain('very low reputation of the sending IP address');
+      expect(await banner.getByRole('link', { name: 'support.google.com' }).getAttribute('href')).toBe('https://support.google.com/mail/answer/188131');
+      await p.waitForLoadState('networkidle');
+      await screenshot(p, name);
+      expect(await axeViolations(p)).toEqual([]);
+      // The page lays out at the viewport's width (a mobile browser would zoom out to fit a wider one).
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width + 1);
+      await ctx.close();
+    }
+    // The email's page: the attempt's reply with its class, at both widths.
+    for (const [name, viewport] of [
+      ['email-reputation', { width: 1440, height: 900 }],
+      ['phone-email-reputation', { width: 390, height: 844 }],
+    ] as const) {
+      const ctx = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+      const p = await signIn(ctx);
+      await p.getByRole('heading', { name: 'Overview' }).waitFor();
+      await p.goto(`${base}/dashboard/emails/${id}`);
+      await p.getByRole('table').getByText('bounce class reputation').waitFor({ timeout: 10_000 });
+      await p.waitForLoadState('networkidle');
+      await screenshot(p, name);
+      expect(await axeViolations(p)).toEqual([]);
+      // The page lays out at the viewport's width (a mobile browser would zoom out to fit a wider one).
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width + 1);
+      await ctx.close();
+    }
+  }, 60_000);
+
+  test('a suppression made by a bounce shows its class and the reply that caused it, at desktop and phone width', async () => {
+    const reply = '5.1.1 <nobody@dest.test>: Recipient address rejected: User unknown in local recipient table';
+    world.sink.respond('nobody@dest.test', { code: 550, message: reply });
+    await world.p.resend.emails.send({ from: 'Acme <hello@example.test>', to: ['nobody@dest.test'], subject: 'To nobody', html: '<p>x</p>' });
+    await until(async () => (await world.p.api('GET', '/suppressions/nobody%40dest.test')).status === 200, 'the suppression');
+    for (const [name, viewport] of [
+      ['suppressions-bounce', { width: 1440, height: 900 }],
+      ['phone-suppressions-bounce', { width: 390, height: 844 }],
+    ] as const) {
+      const ctx = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+      const p = await signIn(ctx);
+      await p.getByRole('heading', { name: 'Overview' }).waitFor();
+      await p.goto(`${base}/dashboard/audiences?tab=suppressions&origin=bounce`);
+      const row = p.getByRole('row').filter({ hasText: 'nobody@dest.test' });
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.getByText('bounce class recipient').count()).toBe(1);
+      expect(await row.textContent()).toContain(`550 ${reply}`);
+      await p.waitForLoadState('networkidle');
+      await screenshot(p, name);
+      expect(await axeViolations(p)).toEqual([]);
+      // The page lays out at the viewport's width (a mobile browser would zoom out to fit a wider one).
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width + 1);
+      await ctx.close();
+    }
+  }, 60_000);
+
   test('the delivery queue on the overview: a held destination, cancelled and released from its row; an email page shows its attempts and queue actions', async () => {
     // queue.test is held before anything is sent there: the mail waits, untried.
     await world.p.api('POST', '/queue/queue.test/hold');

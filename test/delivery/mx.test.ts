@@ -165,17 +165,35 @@ describe('per-recipient outcomes', () => {
     expect(evs.filter((e) => e.type === 'email.delivery_delayed').map((e) => e.data.to)).toEqual([['later@two.test']]);
     expect(evs.filter((e) => e.type === 'email.sent')).toHaveLength(1);
 
-    // Permanent bounces join the suppression list; the deferred recipient stays queued.
-    for (const addr of ['gone@dest.test', 'full@dest.test', 'spam@two.test', 'odd@two.test']) {
-      const s = await p.api('GET', `/suppressions/${encodeURIComponent(addr)}`);
-      expect({ addr, status: s.status, origin: s.body.origin, source_id: s.body.source_id }).toEqual({
-        addr,
-        status: 200,
-        origin: 'bounce',
-        source_id: email.id,
-      });
-    }
-    expect((await p.api('GET', `/suppressions/${encodeURIComponent('later@two.test')}`)).status).toBe(404);
+    // A permanent bounce suppresses the address only when its class says the address is at fault
+    // (README.md, "Bounce classes and incidents"): the unknown user at once, with the class and the
+    // reply; a full mailbox (once), a policy refusal and an unclassified 554 do not. The deferred
+    // recipient stays queued.
+    const gone = await p.api('GET', `/suppressions/${encodeURIComponent('gone@dest.test')}`);
+    expect({ status: gone.status, origin: gone.body.origin, source_id: gone.body.source_id, class: gone.body.class, reply: gone.body.reply }).toEqual({
+      status: 200,
+      origin: 'bounce',
+      source_id: email.id,
+      class: 'recipient',
+      reply: '550 5.1.1 <gone@dest.test>: user unknown',
+    });
+    for (const addr of ['full@dest.test', 'spam@two.test', 'odd@two.test', 'later@two.test'])
+      expect({ addr, status: (await p.api('GET', `/suppressions/${encodeURIComponent(addr)}`)).status }).toEqual({ addr, status: 404 });
+    // Each reply's class is on the attempt (docs/api.md §7.3).
+    const classes = Object.fromEntries(
+      ((await p.api('GET', `/emails/${email.id}`)).body.attempts as { results: { recipient: string; class: string | null }[] }[]).flatMap((a) =>
+        a.results.map((r) => [r.recipient, r.class]),
+      ),
+    );
+    expect(classes).toEqual({
+      'ok@dest.test': null,
+      'gone@dest.test': 'recipient',
+      'full@dest.test': 'mailbox_full',
+      'ok@two.test': null,
+      'spam@two.test': 'policy',
+      'odd@two.test': 'unknown',
+      'later@two.test': 'rate',
+    });
     const left = await p.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(left.map((q) => ({ domain: q.domain, recipients: q.recipients, attempts: q.attempts }))).toEqual([
       { domain: 'two.test', recipients: ['later@two.test'], attempts: 1 },

@@ -9,9 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SANDBOX_HOST, simulatedAttempt } from '../../src/delivery/sandbox';
-import { attemptRecord } from '../../src/delivery/settle';
+import { attemptRecord, classesOf } from '../../src/delivery/settle';
 import { createEvents } from '../../src/events/webhooks';
 import { newId } from '../../src/ids';
+import { BounceClassifier } from '../../src/mail/bounce-class';
 import { type SandboxOutcome, sandboxOutcome } from '../../src/mail/sandbox';
 import { verdict } from '../../src/mail/smtp-reply';
 import { enqueue } from '../../src/sending/enqueue';
@@ -78,7 +79,8 @@ describe('the simulated attempt of an entry', () => {
 
   test('the attempt kept on the email says it was simulated; a real one says nothing of it', () => {
     const e = entry(['delivered@resend.dev']);
-    const rec = attemptRecord(e, simulatedAttempt(e)!, 1000, 1001);
+    const simulated = simulatedAttempt(e)!;
+    const rec = attemptRecord(e, simulated, 1000, 1001, classesOf(e, simulated, new BounceClassifier()));
     expect(rec).toEqual({
       at: new Date(1000).toISOString(),
       domain: 'resend.dev',
@@ -89,10 +91,12 @@ describe('the simulated attempt of an entry', () => {
       tls_cipher: null,
       mta_sts: null,
       duration_ms: 1,
-      results: [{ recipient: 'delivered@resend.dev', code: 250, enhanced_code: '2.0.0', reply: '250 2.0.0 OK: simulated delivery to a sandbox address' }],
+      results: [
+        { recipient: 'delivered@resend.dev', code: 250, enhanced_code: '2.0.0', reply: '250 2.0.0 OK: simulated delivery to a sandbox address', class: null },
+      ],
       simulated: true,
     });
-    const real = attemptRecord(e, { replies: new Map(), host: 'mx.resend.dev', tls: true }, 1000, 1001);
+    const real = attemptRecord(e, { replies: new Map(), host: 'mx.resend.dev', tls: true }, 1000, 1001, new Map());
     expect('simulated' in real).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 // The settling of a delivery attempt (src/delivery/settle.ts), situation → decision: each reply's
-// outcome (the seam bounce classes will extend), whose outcome is recorded at all, the attempt kept
-// on the email, when who is left is retried, the entry put back or retried — and, over a real LMDB
-// store with the one event function, what recording the outcomes writes: events, suppressions,
-// recipient states. No sockets.
+// outcome by its bounce class (only an address at fault is suppressed), whose outcome is recorded
+// at all, the attempt kept on the email with each reply's class, when who is left is retried, the
+// entry put back or retried — and, over a real LMDB store with the one event function, what
+// recording the outcomes writes: events, suppressions (with their class and reply), recipient
+// states, incidents of the sender. No sockets.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import type { AttemptResult } from '../../src/delivery/attempt';
 import {
   attemptRecord,
+  classesOf,
   outcomeOf,
   putBack,
   type RecipientOutcome,
@@ -24,10 +26,15 @@ import {
 import { createEvents } from '../../src/events/webhooks';
 import { newId } from '../../src/ids';
 import { localReply, parseReply, type Reply } from '../../src/mail/smtp-reply';
+import { type BounceClass, BounceClassifier } from '../../src/mail/bounce-class';
+import { INCIDENT_QUIET_MS, recordIncident, senderReplies } from '../../src/delivery/incidents';
+import { suppressBounce } from '../../src/suppressions';
 import { type DeliveryAttempt, type EmailRec, MAX_ATTEMPTS, openStore, type QueueEntry, type RecipientState } from '../../src/store';
 
 const reply = (raw: string) => parseReply(raw)!;
 const NOW = Date.parse('2026-11-27T12:00:00Z');
+const classifier = new BounceClassifier();
+const classOf = (r: Reply): BounceClass => classifier.classify({ code: r.code, enhanced: /^\d{3} (\d\.\d+\.\d+)/.exec(r.text)?.[1] ?? null, text: r.text });
 
 describe('a reply → its outcome', () => {
   const ctx = (c: Partial<ReplyContext> = {}): ReplyContext => ({ windowOver: false, canceled: false, delayed: false, ...c });
@@ -37,9 +44,64 @@ describe('a reply → its outcome', () => {
     message: "The recipient's mailbox does not exist.",
     diagnosticCode: ['smtp; 550 5.1.1 unknown'],
   };
+  const bounced = (bounce: unknown, cls: BounceClass, suppress: 'now' | 'repeated' | 'never', text: string): RecipientOutcome => ({
+    kind: 'bounced',
+    bounce: bounce as never,
+    class: cls,
+    suppress,
+    reply: text,
+  });
   const rows: [string, Reply, ReplyContext, RecipientOutcome][] = [
     ['2xx: delivered', reply('250 2.0.0 ok'), ctx(), { kind: 'delivered' }],
-    ['5xx: bounced Permanent, suppressed', reply('550 5.1.1 unknown'), ctx(), { kind: 'bounced', bounce: NO_EMAIL as never, suppress: true }],
+    [
+      '5xx of the address (recipient): bounced Permanent, suppressed now',
+      reply('550 5.1.1 unknown'),
+      ctx(),
+      bounced(NO_EMAIL, 'recipient', 'now', '550 5.1.1 unknown'),
+    ],
+    [
+      '5xx of a full mailbox: bounced Permanent, suppressed once repeated',
+      reply('552 5.2.2 mailbox full'),
+      ctx(),
+      bounced(
+        { type: 'Permanent', subType: 'MailboxFull', message: "The recipient's mailbox is full.", diagnosticCode: ['smtp; 552 5.2.2 mailbox full'] },
+        'mailbox_full',
+        'repeated',
+        '552 5.2.2 mailbox full',
+      ),
+    ],
+    [
+      '5xx of the sender (reputation): still bounced Permanent (the event contract), nobody suppressed',
+      reply('550 5.7.1 very low reputation of the sending IP'),
+      ctx(),
+      bounced(
+        {
+          type: 'Permanent',
+          subType: 'ContentRejected',
+          message: "The recipient's email provider rejected the message for its content or sender policy.",
+          diagnosticCode: ['smtp; 550 5.7.1 very low reputation of the sending IP'],
+        },
+        'reputation',
+        'never',
+        '550 5.7.1 very low reputation of the sending IP',
+      ),
+    ],
+    [
+      '5xx of the message (too big): bounced Permanent, nobody suppressed',
+      reply('552 5.3.4 message too big'),
+      ctx(),
+      bounced(
+        {
+          type: 'Permanent',
+          subType: 'MessageTooLarge',
+          message: 'The message is larger than the recipient accepts.',
+          diagnosticCode: ['smtp; 552 5.3.4 message too big'],
+        },
+        'message',
+        'never',
+        '552 5.3.4 message too big',
+      ),
+    ],
     ['4xx, the first time: deferred, delivery_delayed', reply('451 4.3.0 later'), ctx(), { kind: 'deferred', announce: true }],
     ['4xx, delayed already: deferred quietly', reply('451 4.3.0 later'), ctx({ delayed: true }), { kind: 'deferred', announce: false }],
     ['503 (bad sequence): temporary, not a bounce', reply('503 5.5.1 bad sequence'), ctx(), { kind: 'deferred', announce: true }],
@@ -48,16 +110,17 @@ describe('a reply → its outcome', () => {
       '4xx once the retry window is over: bounced Transient, not suppressed',
       reply('451 4.3.0 later'),
       ctx({ windowOver: true }),
-      {
-        kind: 'bounced',
-        bounce: {
+      bounced(
+        {
           type: 'Transient',
           subType: 'General',
           message: 'The message could not be delivered before the retry window ended; the last attempt failed temporarily.',
           diagnosticCode: ['smtp; 451 4.3.0 later'],
         },
-        suppress: false,
-      },
+        'unknown',
+        'never',
+        '451 4.3.0 later',
+      ),
     ],
     ['4xx of an email canceled meanwhile: dropped', reply('451 4.3.0 later'), ctx({ canceled: true, windowOver: true }), { kind: 'dropped' }],
     ['2xx of an email canceled meanwhile: still delivered', reply('250 ok'), ctx({ canceled: true }), { kind: 'delivered' }],
@@ -65,11 +128,11 @@ describe('a reply → its outcome', () => {
       '5xx of an email canceled meanwhile: still bounced',
       reply('550 5.1.1 unknown'),
       ctx({ canceled: true }),
-      { kind: 'bounced', bounce: NO_EMAIL as never, suppress: true },
+      bounced(NO_EMAIL, 'recipient', 'now', '550 5.1.1 unknown'),
     ],
   ];
   test.each(rows)('%s', (_situation, r, c, expected) => {
-    expect(outcomeOf(r, c)).toEqual(expected);
+    expect(outcomeOf(r, c, classOf(r))).toEqual(expected);
   });
 
   test('a recipient the attempt has no reply for failed temporarily', () => {
@@ -119,7 +182,14 @@ test('the attempt kept on the email: every recipient’s reply, MTA-STS mode, TL
     tlsVersion: 'TLSv1.3',
     sts: { policy: { mode: 'enforce' } as never, success: 1, failures: [] },
   };
-  const rec = attemptRecord(entry(), result, NOW - 250, NOW);
+  const classes = classesOf(entry(), result, classifier);
+  expect(classes).toEqual(
+    new Map([
+      ['a@x.test', 'recipient'],
+      ['B@x.test', 'routing'],
+    ]),
+  );
+  const rec = attemptRecord(entry(), result, NOW - 250, NOW, classes);
   expect(rec).toEqual({
     at: new Date(NOW - 250).toISOString(),
     domain: 'x.test',
@@ -131,8 +201,8 @@ test('the attempt kept on the email: every recipient’s reply, MTA-STS mode, TL
     mta_sts: 'enforce',
     duration_ms: 250,
     results: [
-      { recipient: 'a@x.test', code: 550, enhanced_code: '5.1.1', reply: '550 5.1.1 unknown' },
-      { recipient: 'B@x.test', code: 451, enhanced_code: null, reply: 'no reply for this recipient' },
+      { recipient: 'a@x.test', code: 550, enhanced_code: '5.1.1', reply: '550 5.1.1 unknown', class: 'recipient' },
+      { recipient: 'B@x.test', code: 451, enhanced_code: null, reply: 'no reply for this recipient', class: 'routing' },
     ],
   });
   const full = { attempts: Array.from({ length: MAX_ATTEMPTS }, (_, i) => ({ duration_ms: i }) as DeliveryAttempt) } as EmailRec;
@@ -227,6 +297,21 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
       },
     ],
     [
+      'of the sender, the message, a full mailbox: bounced, nobody suppressed (a full mailbox counted)',
+      {
+        replies: {
+          'a@x.test': '550 5.7.1 Our system has detected that this message is likely suspicious due to the very low reputation of the sending IP address',
+          'b@x.test': '552 5.3.4 message too big',
+          'c@x.test': '552 5.2.2 mailbox full',
+        },
+        events: ['email.bounced', 'email.bounced', 'email.bounced'],
+        states: { 'a@x.test': 'bounced', 'b@x.test': 'bounced', 'c@x.test': 'bounced' },
+        suppressed: [],
+        retry: null,
+        counts: { delivered: 0, deferred: 0, bounced: 3 },
+      },
+    ],
+    [
       'canceled meanwhile: a delivery is recorded, a temporary failure dropped',
       {
         replies: { 'a@x.test': '250 ok', 'b@x.test': '451 4.3.0 later' },
@@ -298,12 +383,9 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
       tls: true,
       ...(row.simulated ? { simulated: true as const } : {}),
     };
+    const e = entry({ team_id: team, email_id: email.id, recipients });
     const settled = await store.write((tx) =>
-      settleRecipients(tx, events, email, entry({ team_id: team, email_id: email.id, recipients }), result, {
-        windowOver: false,
-        canceled: false,
-        ...row.ctx,
-      }),
+      settleRecipients(tx, events, email, e, result, { windowOver: false, canceled: false, ...row.ctx }, classesOf(e, result, classifier), 'x.test'),
     );
     expect(settled.counts).toEqual(row.counts);
     expect(settled.retry).toEqual(row.retry);
@@ -312,5 +394,135 @@ describe('recording the outcomes (LMDB store, the event function)', () => {
     expect((await events.log(store, team, email.id)).map((e): string => e.type).filter((t) => t !== 'email.sent')).toEqual(row.events);
     const suppressed = await Promise.all(recipients.map(async (r) => ((await store.suppressions.find('email', r, team)) ? r : null)));
     expect(suppressed.filter(Boolean)).toEqual(row.suppressed);
+  });
+});
+
+describe('suppressions of bounces, by class (LMDB store)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'posthorn-suppress-'));
+  const opened = openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
+  afterAll(async () => {
+    await (await opened).close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const DAY = 86_400_000;
+  const events = createEvents();
+
+  test('an address at fault is suppressed at once, with the class, the reply and the site', async () => {
+    const store = await opened;
+    const team = newId();
+    const rec = await store.write((tx) =>
+      suppressBounce(events, tx, team, 'gone@x.test', 'm1', { class: 'recipient', reply: '550 5.1.1 unknown', site: 'google' }, NOW),
+    );
+    expect(rec).toMatchObject({ email: 'gone@x.test', origin: 'bounce', source_id: 'm1', class: 'recipient', reply: '550 5.1.1 unknown', site: 'google' });
+    expect(await store.suppressions.find('email', 'gone@x.test', team)).toEqual(rec!);
+  });
+
+  test('a full mailbox is suppressed at its third permanent bounce within 30 days; older ones do not count', async () => {
+    const store = await opened;
+    const team = newId();
+    const full = (at: number) =>
+      store.write((tx) => suppressBounce(events, tx, team, 'Full@x.test', 'm1', { class: 'mailbox_full', reply: '552 5.2.2 full', site: null }, at));
+    expect(await full(NOW - 40 * DAY)).toBeNull();
+    expect(await full(NOW - 20 * DAY)).toBeNull();
+    expect(await full(NOW - 10 * DAY)).toBeNull(); // the first, 40 days before, has faded: two so far
+    expect(await store.suppressions.find('email', 'full@x.test', team)).toBeUndefined();
+    expect((await store.fullMailboxes.find('email', 'full@x.test', team))?.at).toEqual([NOW - 20 * DAY, NOW - 10 * DAY]);
+    expect(await full(NOW)).toMatchObject({ email: 'Full@x.test', class: 'mailbox_full', reply: '552 5.2.2 full' });
+    // Suppressed: the count is done with.
+    expect(await store.fullMailboxes.find('email', 'full@x.test', team)).toBeUndefined();
+  });
+
+  test('the sender’s classes, the message’s, rates, routes and unknown replies never suppress', async () => {
+    const store = await opened;
+    const team = newId();
+    for (const cls of ['reputation', 'authentication', 'message', 'policy', 'rate', 'routing', 'unknown'] as const)
+      expect(await store.write((tx) => suppressBounce(events, tx, team, `${cls}@x.test`, 'm1', { class: cls, reply: '550 x', site: null }, NOW))).toBeNull();
+    expect((await store.suppressions.page(team, {}, null)).data).toEqual([]);
+  });
+});
+
+describe('incidents of the sender (LMDB store)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'posthorn-incidents-'));
+  const opened = openStore({ dataDir: dir, retentionDays: 30, holdMs: 0 });
+  afterAll(async () => {
+    await (await opened).close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('which replies of an attempt are incidents: remote ones of the sender’s classes, the first of each, refusing greetings too', () => {
+    const rep = reply('550 5.7.1 blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.1');
+    const auth = reply('550 5.7.26 unauthenticated');
+    const local = localReply(451, '4.4.1', 'x: Connection closed (554 IP address is black listed)');
+    const refusal = reply("554 5.7.1 Your access to this mail system has been rejected due to the sending MTA's poor reputation");
+    const found = senderReplies(
+      [
+        { reply: rep, class: 'reputation' },
+        { reply: reply('550 5.7.1 spamhaus again'), class: 'reputation' },
+        { reply: local, class: 'reputation' },
+        { reply: auth, class: 'authentication' },
+        { reply: reply('550 5.1.1 unknown'), class: 'recipient' },
+      ],
+      { host: 'mx.x.test', ip: '192.0.2.7', refusedBy: 'mx2.x.test' },
+    );
+    expect(found).toEqual([
+      { reply: rep, class: 'reputation', remoteHost: 'mx.x.test', remoteIp: '192.0.2.7' },
+      { reply: auth, class: 'authentication', remoteHost: 'mx.x.test', remoteIp: '192.0.2.7' },
+    ]);
+    expect(
+      senderReplies([{ reply: local, class: 'reputation' }], { host: null, ip: null, refusedBy: 'mx2.x.test' }, [{ reply: refusal, class: 'reputation' }]),
+    ).toEqual([{ reply: refusal, class: 'reputation', remoteHost: 'mx2.x.test', remoteIp: null }]);
+  });
+
+  test('replies of one site and class count on one incident; after a quiet day the next opens another, each opening an event', async () => {
+    const store = await opened;
+    const team = newId();
+    const events = createEvents();
+    const made: string[] = [];
+    events.observe((ev) => made.push(ev.type));
+    const email = { id: newId(), team_id: team, domain: 'send.test' } as EmailRec;
+    const seen = (text: string, at: number) => ({
+      reply: reply(text),
+      class: 'reputation' as const,
+      remoteHost: 'mx.x.test',
+      remoteIp: '192.0.2.7',
+      team,
+      site: 'google',
+      sendingIp: '192.0.2.99',
+      email,
+      at,
+      suspendedUntil: at + 60_000,
+    });
+    const first = await store.write((tx) =>
+      recordIncident(tx, events, seen('550 5.7.1 blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.99', NOW)),
+    );
+    expect(first.opened).toBe(true);
+    expect(first.incident).toMatchObject({
+      class: 'reputation',
+      site: 'google',
+      latest: true,
+      count: 1,
+      code: 550,
+      enhanced_code: '5.7.1',
+      remote_host: 'mx.x.test',
+      remote_ip: '192.0.2.7',
+      sending_ip: '192.0.2.99',
+      domain: 'send.test',
+      email_id: email.id,
+      links: ['https://www.spamhaus.org/query/ip/192.0.2.99'],
+      suspended_until: new Date(NOW + 60_000).toISOString(),
+    });
+    for (let i = 1; i <= 3; i++) {
+      const again = await store.write((tx) => recordIncident(tx, events, seen('550 5.7.1 listed at https://www.spamhaus.org/sbl/', NOW + i * 3_600_000)));
+      expect(again).toMatchObject({ opened: false, incident: { id: first.incident.id, count: i + 1 } });
+    }
+    const kept = (await store.incidents.get(team, first.incident.id))!;
+    expect(kept.links).toEqual(['https://www.spamhaus.org/query/ip/192.0.2.99', 'https://www.spamhaus.org/sbl/']);
+    expect(kept.last_reply).toBe('550 5.7.1 listed at https://www.spamhaus.org/sbl/');
+    // Quiet for a day after the last reply: the next one opens another.
+    const later = await store.write((tx) => recordIncident(tx, events, seen('550 5.7.1 spamhaus', NOW + 3 * 3_600_000 + INCIDENT_QUIET_MS)));
+    expect(later.opened).toBe(true);
+    expect((await store.incidents.get(team, first.incident.id))!.latest).toBe(false);
+    expect((await store.incidents.page(team, {}, null)).data.map((r) => r.id)).toEqual([later.incident.id, first.incident.id]);
+    expect(made).toEqual(['deliverability.incident', 'deliverability.incident']);
   });
 });

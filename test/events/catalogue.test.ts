@@ -16,7 +16,9 @@ import {
   EVENT_KINDS,
   WEBHOOK_KINDS,
   infoOf,
+  isSubscribableKind,
   isWebhookKind,
+  SUBSCRIBABLE_KINDS,
   kindInfo,
   statusInfo,
   type EmailStatus,
@@ -63,7 +65,9 @@ describe('the catalogue', () => {
       const i = infoOf(k);
       // A kind Posthorn never makes is only there because webhooks may subscribe to it.
       if (i.emits === null) expect(i.webhook, k).toBe(true);
-      if (i.emits === 'webhook') expect(i.webhook, k).toBe(true);
+      // Sent to webhooks: one of Resend's kinds, or one of Posthorn's own (never both).
+      if (i.emits === 'webhook') expect(i.webhook || i.extension, k).toBe(true);
+      if (i.extension) expect([i.webhook, i.emits], k).toEqual([false, 'webhook']);
       // `email.<status>` leads to `<status>`: the event function and the log rely on it.
       if (i.status !== undefined) expect(`email.${i.status}`, k).toBe(k);
       if (i.status !== undefined || i.recipients !== undefined) expect(i.record, k).toBe('email');
@@ -90,7 +94,12 @@ describe('the catalogue', () => {
     expect(EMAIL_STATUSES.map((s) => statusInfo(s).status)).toEqual([...EMAIL_STATUSES]);
     // The dashboard's webhook form offers these: contact.topics.updated among them.
     expect(EMITTED_WEBHOOK_KINDS).toContain('contact.topics.updated');
-    expect(EMITTED_WEBHOOK_KINDS.every((k) => WEBHOOK_KINDS.includes(k))).toBe(true);
+    expect(EMITTED_WEBHOOK_KINDS.every((k) => WEBHOOK_KINDS.includes(k as never) || infoOf(k).extension)).toBe(true);
+    // POST /webhooks accepts Resend's kinds and Posthorn's own; Posthorn's are not Resend's.
+    expect(SUBSCRIBABLE_KINDS).toEqual([...WEBHOOK_KINDS, 'deliverability.incident']);
+    expect(isSubscribableKind('deliverability.incident')).toBe(true);
+    expect(isWebhookKind('deliverability.incident')).toBe(false);
+    expect(isSubscribableKind('email.queued')).toBe(false);
     expect(WEBHOOK_KINDS.filter((k) => !EMITTED_WEBHOOK_KINDS.includes(k as never))).toContain('inbox.draft.sent');
     expect(Object.keys(EMAIL_BADGES).sort()).toEqual([...EMAIL_STATUSES, 'unsubscribed'].sort());
     expect(EMAIL_BADGES.delivery_delayed).toEqual({ label: 'delivery delayed', tone: 'amber' });

@@ -102,7 +102,15 @@ describe('delivery status notifications (RFC 3464)', () => {
         diagnosticCode: [`smtp; 550 5.1.1 <${x.rcpt}>: Recipient address rejected: User unknown in local recipient table`],
       },
     });
-    expect(await suppression(x.rcpt)).toMatchObject({ object: 'suppression', email: x.rcpt, origin: 'bounce', source_id: x.email.id });
+    expect(await suppression(x.rcpt)).toMatchObject({
+      object: 'suppression',
+      email: x.rcpt,
+      origin: 'bounce',
+      source_id: x.email.id,
+      // The DSN's class and Diagnostic-Code (README.md, "Bounce classes and incidents").
+      class: 'recipient',
+      reply: `550 5.1.1 <${x.rcpt}>: Recipient address rejected: User unknown in local recipient table`,
+    });
     expect((await s.p.api('GET', `/emails/${x.email.id}`)).body.last_event).toBe('bounced');
 
     // The same DSN again (MTAs do resend): no second event.
@@ -143,6 +151,31 @@ describe('delivery status notifications (RFC 3464)', () => {
     );
     expect((await current(x)).recipients[x.rcpt]).toBe('bounced');
     expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Permanent', subType: 'NoEmail' });
+  });
+
+  test('a Permanent DSN of the sender’s class (a block list): bounced as ever, nobody suppressed', async () => {
+    const x = await sent();
+    await report(
+      fixture('postfix-bounce.eml', x, (t) =>
+        t
+          .replace('Status: 5.1.1', 'Status: 5.7.1')
+          .replace(
+            /Diagnostic-Code: smtp; 550 5\.1\.1 [^\n]*\n[^\n]*/,
+            'Diagnostic-Code: smtp; 554 5.7.1 Service unavailable; Client host [192.0.2.81]\n    blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.81',
+          ),
+      ),
+      x.verp,
+    );
+    expect((await current(x)).recipients[x.rcpt]).toBe('bounced');
+    expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Permanent', subType: 'ContentRejected' });
+    expect(await suppression(x.rcpt)).toBeNull();
+  });
+
+  test('a full mailbox reported once: bounced, not suppressed yet (the third within 30 days is)', async () => {
+    const x = await sent();
+    await report(fixture('gmail-bounce.eml', x), x.verp);
+    expect((await bounced(x))[0].data.bounce).toMatchObject({ type: 'Permanent', subType: 'MailboxFull' });
+    expect(await suppression(x.rcpt)).toBeNull();
   });
 
   test('Action: failed after 4.x.x (gave up retrying): Transient, not suppressed', async () => {

@@ -6,6 +6,7 @@ import type { ListOf } from '../../src/schemas/common';
 import { type Answer, ApiFailure, download, qs, request, type Target } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
+import { type BounceClass, SENDER_CLASSES } from '../../src/mail/bounce-class-names';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -207,6 +208,31 @@ export interface Column<T> {
   class?: string;
 }
 
+/**
+ * A table wider than its box scrolls sideways; while it does, its box takes the focus (a named
+ * region), so a keyboard can scroll it too (WCAG 2.1.1). Only then: a table that fits is no tab stop.
+ */
+function useScrollableFocus(ref: { current: HTMLElement | null }, label: string) {
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const update = () => {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        el.tabIndex = 0;
+        el.setAttribute('role', 'region');
+        el.setAttribute('aria-label', label);
+      } else {
+        for (const a of ['tabindex', 'role', 'aria-label']) el.removeAttribute(a);
+      }
+    };
+    update();
+    const watch = new ResizeObserver(update);
+    watch.observe(el);
+    if (el.firstElementChild) watch.observe(el.firstElementChild);
+    return () => watch.disconnect();
+  }, [label]);
+}
+
 /** A list: a row links to `href(row)` when given (the first cell holds the link, for keyboards). */
 export function Table<T extends { id: string }>({
   columns,
@@ -219,8 +245,10 @@ export function Table<T extends { id: string }>({
   href?: (r: T) => string;
   caption: string;
 }) {
+  const wrap = useRef<HTMLDivElement>(null);
+  useScrollableFocus(wrap, caption);
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" ref={wrap}>
       <table>
         <caption class="sr-only">{caption}</caption>
         <thead>
@@ -356,6 +384,17 @@ export function EmailBadge({ event }: { event: string }) {
   const name = event.replace(/^email\./, '');
   const b = EMAIL_BADGES[name];
   return b ? <span class={`badge ${b.tone}`}>{b.label}</span> : <Badge value={name} />;
+}
+
+/** A reply's bounce class (README.md, "Bounce classes and incidents"): the recipient's fault red, the sender's amber, the others gray. */
+export function BounceClassBadge({ value }: { value: BounceClass }) {
+  const tone = value === 'recipient' ? 'red' : SENDER_CLASSES.includes(value) ? 'amber' : 'gray';
+  return (
+    <span class={`badge ${tone}`}>
+      <span class="sr-only">bounce class </span>
+      {value.replace('_', ' ')}
+    </span>
+  );
 }
 
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {

@@ -1,12 +1,13 @@
-// Suppressions (docs/api.md §16): add, list (filter by origin), get, remove, and the batch forms.
-// The list itself lives in src/suppressions (shared with bounce and complaint handling).
+// Suppressions (docs/api.md §16): add, list (filter by origin), get, remove, the batch forms, and
+// (Posthorn, §16.1) the lifting of every bounce entry one incident or one class caused. The list
+// itself lives in src/suppressions (shared with bounce and complaint handling).
 import type { ApiContext } from '../app';
 import type { SuppressionRec } from '../../store';
 import { idOrEmail, pageQuery, listOf } from '../platform/params';
 import { errors, ApiError } from '../../errors';
 import { isUuid } from '../../ids';
 import { parseEmail } from '../../mail/address';
-import { findSuppression, suppress, unsuppress, type SuppressionRef } from '../../suppressions';
+import { findSuppression, liftSuppressions, suppress, unsuppress, type LiftFilter, type SuppressionRef } from '../../suppressions';
 import { resource, route } from '../platform/route';
 import { Deleted, EXPORT_ANSWER, IgnoredBody, Ref } from '../../schemas/common';
 import { exportResponse } from '../platform/export';
@@ -16,6 +17,8 @@ import {
   BatchAddRequest,
   BatchRemoved,
   BatchRemoveRequest,
+  LiftRequest,
+  LiftResult,
   Suppression,
   SuppressionExportQuery,
   SuppressionList,
@@ -26,7 +29,26 @@ import {
 
 const MAX_BATCH = 100;
 
-const summary = (s: SuppressionRec): SuppressionSummary => ({ id: s.id, email: s.email, origin: s.origin, source_id: s.source_id, created_at: s.created_at });
+const summary = (s: SuppressionRec): SuppressionSummary => ({
+  id: s.id,
+  email: s.email,
+  origin: s.origin,
+  source_id: s.source_id,
+  created_at: s.created_at,
+  class: s.class ?? null,
+  reply: s.reply ?? null,
+});
+
+/** A timestamp field of the lift (ms), or 422 naming it. */
+function timeField(field: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw errors.invalidField(field, 'must be an ISO 8601 timestamp.');
+  return ms;
+}
+
+/** The first entries a lift answers with (`lifted` counts them all). */
+const LIFT_LISTED = 100;
 const view = (s: SuppressionRec): Suppression => ({ object: 'suppression', ...summary(s) });
 
 /** A bare address to suppress, normalised (domain lowercased); 422 naming `field` otherwise. */
@@ -41,7 +63,7 @@ function checkBatchSize(field: string, items: unknown[]): void {
   if (items.length < 1 || items.length > MAX_BATCH) throw errors.validation(`The \`${field}\` field must contain between 1 and ${MAX_BATCH} items.`);
 }
 
-export const suppressionsResource = resource('Suppressions', ({ store, events }: ApiContext) => {
+export const suppressionsResource = resource('Suppressions', ({ store, events, bounces }: ApiContext) => {
   const notFound = () => errors.notFound('Suppression');
 
   return [
@@ -145,6 +167,42 @@ export const suppressionsResource = resource('Suppressions', ({ store, events }:
           return out;
         });
         return { data: recs.map((r) => ({ object: 'suppression' as const, id: r.id })) };
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/suppressions/lift',
+      summary: 'Lift every bounce suppression an incident, a class or a reply caused (Posthorn)',
+      description:
+        'Removes the bounce entries every given filter matches — `incident_id` (made while the incident lasted, at its site), `class` (their reply classified by the rules in force), `reply_contains`, `since`, `until` — at least one of the first three. Complaints and entries added by hand are never lifted. `dry_run` only lists them.',
+      access: 'team',
+      body: LiftRequest,
+      response: LiftResult,
+      async handler({ caller, body }) {
+        const { team } = caller;
+        if (body.incident_id === undefined && body.class === undefined && body.reply_contains === undefined)
+          throw new ApiError(422, 'missing_required_field', 'Missing `incident_id`, `class` or `reply_contains` field.');
+        const filter: LiftFilter = { since: timeField('since', body.since), until: timeField('until', body.until) };
+        if (body.incident_id !== undefined) {
+          if (!isUuid(body.incident_id)) throw errors.invalidField('incident_id', 'must be a valid UUID.');
+          filter.incident = await store.incidents.get(team, body.incident_id.toLowerCase());
+          if (!filter.incident) throw errors.notFound('Incident');
+        }
+        if (body.class !== undefined) filter.classes = Array.isArray(body.class) ? body.class : [body.class];
+        if (body.reply_contains !== undefined) {
+          if (body.reply_contains.trim() === '') throw errors.invalidField('reply_contains', 'must not be empty.');
+          filter.replyContains = body.reply_contains;
+        }
+        const dryRun = body.dry_run === true;
+        const lifted = await liftSuppressions(store, events, team, filter, bounces, dryRun);
+        return {
+          object: 'suppression_lift' as const,
+          dry_run: dryRun,
+          lifted: lifted.length,
+          has_more: lifted.length > LIFT_LISTED,
+          data: lifted.slice(0, LIFT_LISTED).map(summary),
+        };
       },
     }),
 

@@ -5,7 +5,7 @@ import { writeOrRefuse, type Store, type StoreReader, type WebhookRec, type Webh
 import { ApiError, errors } from '../../errors';
 import { assertPublicUrl, GuardError } from '../../net/guard';
 import { isUuid, newId, nowIso } from '../../ids';
-import { isWebhookKind } from '../../event-catalogue';
+import { isSubscribableKind } from '../../event-catalogue';
 import { newSigningSecret } from './signing';
 import { dropOutstanding, fanOut, moveEvent } from './outbox';
 import { Events } from '../index';
@@ -47,10 +47,10 @@ export async function checkEndpoint(endpoint: string, allowPrivate: boolean): Pr
   return endpoint;
 }
 
-/** At least one kind, each one of Resend's (docs/api.md §14.1); duplicates dropped. */
+/** At least one kind, each one of Resend's or of Posthorn's own (docs/api.md §14.1, §14.2); duplicates dropped. */
 export function checkEvents(events: string[]): string[] {
   if (events.length === 0) throw errors.validation('The `events` field must list at least one event type.');
-  const unknown = events.find((k) => !isWebhookKind(k));
+  const unknown = events.find((k) => !isSubscribableKind(k));
   if (unknown !== undefined) throw errors.invalidField('events', `\`${unknown}\` is not a webhook event type.`);
   return [...new Set(events)];
 }

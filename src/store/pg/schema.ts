@@ -182,6 +182,11 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
     name: 'template version history',
     sql: declaredTables(4).join('\n'),
   },
+  {
+    version: 5,
+    name: 'bounce classes: deliverability incidents, addresses whose mailbox was full',
+    sql: declaredTables(5).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

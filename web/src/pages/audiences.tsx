@@ -6,6 +6,7 @@ import { del, patch, post, qs, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
+  BounceClassBadge,
   Card,
   Empty,
   ErrorBox,
@@ -415,10 +416,28 @@ function Suppressions() {
         <PagedTable
           paged={paged}
           caption="Suppressed addresses"
-          empty={<Empty title="No suppressed addresses.">Permanent bounces and spam complaints land here automatically.</Empty>}
+          empty={<Empty title="No suppressed addresses.">Bounces of addresses that do not exist and spam complaints land here automatically.</Empty>}
           columns={[
             { label: 'Email', render: (s) => s.email },
             { label: 'Origin', render: (s) => <Badge value={s.origin === 'manual' ? 'neutral' : 'bounced'} label={s.origin} /> },
+            {
+              // The class and the reply of a bounce (README.md, "Bounce classes and incidents"): what to
+              // check before lifting entries an earlier version made.
+              label: 'Reply',
+              render: (s) =>
+                s.class || s.reply ? (
+                  <div class="suppression-reply">
+                    {s.class && (
+                      <span>
+                        <BounceClassBadge value={s.class} />
+                      </span>
+                    )}
+                    {s.reply && <span class="mono small">{s.reply}</span>}
+                  </div>
+                ) : (
+                  '—'
+                ),
+            },
             { label: 'Because of', render: (s) => (s.source_id ? <a href={`/dashboard/emails/${s.source_id}`}>this email</a> : '—') },
             { label: 'Since', render: (s) => <Time iso={s.created_at} /> },
             {

@@ -6,6 +6,7 @@ import { post, patch, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
+  BounceClassBadge,
   bytes,
   Card,
   Code,
@@ -330,11 +331,16 @@ export function EmailPage({ id }: { id: string }) {
                   {
                     label: 'Reply',
                     render: (a) => (
-                      <ul class="plain">
+                      <ul class="plain attempt-replies">
                         {a.results.map((r) => (
                           <li>
                             <span class={`code-pill c${String(r.code)[0]}`}>{r.enhanced_code ? `${r.code} ${r.enhanced_code}` : r.code}</span>{' '}
-                            <span class="mono small">{r.reply.replace(/^\d{3}[ -]/, '').replace(/^\d\.\d{1,3}\.\d{1,3}\s+/, '')}</span>{' '}
+                            {r.class && (
+                              <>
+                                <BounceClassBadge value={r.class} />{' '}
+                              </>
+                            )}
+                            <span class="mono small attempt-reply">{r.reply.replace(/^\d{3}[ -]/, '').replace(/^\d\.\d{1,3}\.\d{1,3}\s+/, '')}</span>{' '}
                             <span class="muted small">({r.recipient})</span>
                           </li>
                         ))}

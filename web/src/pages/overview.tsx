@@ -1,8 +1,11 @@
-// Overview: what was sent and what happened to it over time (GET /emails/metrics), the rates the
-// big mailbox providers hold senders to, and the delivery queue (GET /queue) by destination, with
-// its controls: hold, release, retry now, cancel (docs/api.md §19.7).
+// Overview: open deliverability incidents first (GET /deliverability/incidents, docs/api.md §19.9:
+// a site answering that the sender's reputation or authentication is at fault), what was sent and
+// what happened to it over time (GET /emails/metrics), the rates the big mailbox providers hold
+// senders to, and the delivery queue (GET /queue) by destination, with its controls: hold,
+// release, retry now, cancel (docs/api.md §19.7).
 import { useMemo, useState } from 'preact/hooks';
 import type { QueueDestination } from '../../../src/schemas/operations';
+import type { Incident } from '../../../src/schemas/deliverability';
 import { post, url } from '../api';
 import { TimeChart } from '../chart';
 import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
@@ -40,6 +43,7 @@ export function OverviewPage() {
   }, [range]);
   const metrics = useGet(path);
   const queue = useGet('/queue');
+  const incidents = useGet(url('/deliverability/incidents', { status: 'open' }));
   const control = useAction(async (d: QueueDestination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
     const r = await post(url(`/queue/:destination/${action}`, { destination: d.destination }));
     const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;
@@ -81,6 +85,7 @@ export function OverviewPage() {
           </label>
         }
       />
+      {!!incidents.data?.data.length && <Incidents items={incidents.data.data} />}
       <ErrorBox error={metrics.error} />
       <div class="stats">
         <Stat label="Sent" value={num(t.sent)} />
@@ -222,6 +227,53 @@ export function OverviewPage() {
         )}
       </Section>
     </>
+  );
+}
+
+/** What an incident's class says happened, in a few words. */
+const INCIDENT_WHAT: Record<Incident['class'], string> = {
+  reputation: 'refuses mail for the reputation of your sending IP or domain',
+  authentication: 'refuses mail that fails its authentication checks (SPF, DKIM, DMARC or reverse DNS)',
+};
+
+/** Open incidents of the sender: the reply, what was done (the site suspended, nobody suppressed) and the links to fix it. */
+function Incidents({ items }: { items: Incident[] }) {
+  const shown = items.slice(0, 3);
+  return (
+    <section class="callout warning incidents" aria-labelledby="incidents-title">
+      <h2 id="incidents-title" class="card-title">
+        {items.length === 1 ? 'A deliverability incident is open' : `${items.length} deliverability incidents are open`}
+      </h2>
+      {shown.map((i) => (
+        <div class="incident">
+          <p>
+            <strong>{i.site}</strong> {INCIDENT_WHAT[i.class]} — {num(i.count)} {i.count === 1 ? 'reply' : 'replies'} since <Time iso={i.created_at} />, the
+            last <Time iso={i.last_seen_at} />.{' '}
+            {i.suspended_until && (
+              // The suspension is short (shaping's backoff); the incident stays open for a day without replies.
+              <>
+                Mail to it {Date.parse(i.suspended_until) > Date.now() ? 'is' : 'was'} paused until <Time iso={i.suspended_until} exact />;{' '}
+              </>
+            )}
+            no recipient was suppressed for it.
+          </p>
+          <p class="mono small incident-reply">{i.last_reply}</p>
+          {i.links.length > 0 && (
+            <p class="small">
+              {i.links.map((l, n) => (
+                <>
+                  {n > 0 && ' · '}
+                  <a href={l} target="_blank" rel="noopener noreferrer">
+                    {new URL(l).hostname}
+                  </a>
+                </>
+              ))}
+            </p>
+          )}
+        </div>
+      ))}
+      {items.length > shown.length && <p class="small">And {items.length - shown.length} more: GET /deliverability/incidents lists them all.</p>}
+    </section>
   );
 }
 
