@@ -47,6 +47,11 @@ export interface Config {
     mta_sts: { enabled: boolean; ca_file: string | null; port: number };
     /** Resend's test addresses are simulated, never sent (docs/api.md §7.11); false: ordinary addresses. */
     sandbox: boolean;
+    /**
+     * The sender id of the `Feedback-ID` header (Gmail's feedback loop, README "Deliverability"):
+     * set, every message carries `Feedback-ID: <campaign>:<team>:<domain>:<this>`; null: none.
+     */
+    feedback_id: string | null;
   };
   /**
    * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
@@ -232,6 +237,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.mta_sts.ca_file', env: 'POSTHORN_DELIVERY_MTA_STS_CA_FILE', kind: 'nullable', default: null },
   { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
   { key: 'delivery.sandbox', env: 'POSTHORN_DELIVERY_SANDBOX', kind: 'bool', default: true },
+  { key: 'delivery.feedback_id', env: 'POSTHORN_DELIVERY_FEEDBACK_ID', kind: 'nullable', default: null },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
   { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
@@ -510,6 +516,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       throw new ConfigError('spam.rspamd_url', "must be an http:// or https:// URL of rspamd's normal worker, such as http://127.0.0.1:11333");
     cfg.spam.rspamd_url = cfg.spam.rspamd_url.replace(/\/+$/, '');
   }
+  // The last field of a Feedback-ID, whose fields are separated by colons.
+  if (cfg.delivery.feedback_id !== null && !/^[A-Za-z0-9._-]{1,64}$/.test(cfg.delivery.feedback_id))
+    throw new ConfigError(
+      'delivery.feedback_id',
+      'must be 1-64 letters, digits, dots, dashes or underscores (no colon: it is the last field of a Feedback-ID)',
+    );
   const ca = cfg.delivery.mta_sts.ca_file;
   if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);
   const oidc = cfg.auth.oidc;

@@ -44,13 +44,15 @@ export type AutomatedCounter = 'automated_opened' | 'automated_clicked';
 /**
  * How the metric counters count an event (docs/api.md §7.9):
  * - `email`: once per email, whatever number of recipients it names — the email remembers it in
- *   `counted`; a bounce also once under the counter of its bounce type;
+ *   `counted`; a bounce also once under the counter of its bounce type and, `byClass`, under
+ *   `<counter>_<class>`, the bounce class of its reply (`bounced_reputation`…: an extension of
+ *   Posthorn's, offered when asked for, docs/api.md §7.9);
  * - `hit`: every human hit, and `unique` once per email; hits that looked automated only under
  *   `automated`;
  * - `event`: every event, under the record's domain.
  */
 export type Count =
-  | { per: 'email'; counter: Counter; byBounceType?: Record<'Permanent' | 'Transient' | 'Undetermined', Counter> }
+  | { per: 'email'; counter: Counter; byBounceType?: Record<'Permanent' | 'Transient' | 'Undetermined', Counter>; byClass?: true }
   | { per: 'hit'; counter: Counter; unique: Counter; automated: AutomatedCounter }
   | { per: 'event'; counter: Counter };
 
@@ -138,6 +140,7 @@ export const EVENT_KINDS = {
       per: 'email',
       counter: 'bounced',
       byBounceType: { Permanent: 'bounced_permanent', Transient: 'bounced_transient', Undetermined: 'bounced_undetermined' },
+      byClass: true,
     },
     operator: 'bounced',
     label: 'bounced',

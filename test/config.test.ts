@@ -74,6 +74,7 @@ describe('defaults and config.example.toml', () => {
         bounce_classes: {},
         mta_sts: { enabled: true, ca_file: null, port: 443 },
         sandbox: true,
+        feedback_id: null,
       },
       limits: { requests_per_second: 10, emails_per_hour: 0, emails_per_day: 0 },
       dkim: { rotation_grace: 7 * 24 * HOUR },
@@ -316,6 +317,13 @@ describe('bad values fail with a ConfigError naming the key', () => {
     expectKeyError(() => loadConfig({ env: { POSTHORN_DNS_SERVERS: '127.0.0.1:0' } }), 'dns.servers');
     expectKeyError(() => loadConfig({ env: { POSTHORN_DNS_SERVERS: '[127.0.0.1]:53' } }), 'dns.servers');
     expectKeyError(() => loadConfig({ env: { POSTHORN_DATA_DIR: '' } }), 'data_dir');
+  });
+
+  test('a Feedback-ID sender id: a token without colons, or unset', () => {
+    expect(loadConfig({ env: { POSTHORN_DELIVERY_FEEDBACK_ID: 'acme-mail' } }).delivery.feedback_id).toBe('acme-mail');
+    expect(loadConfig({ env: { POSTHORN_DELIVERY_FEEDBACK_ID: '' } }).delivery.feedback_id).toBeNull();
+    expectKeyError(() => loadConfig({ env: { POSTHORN_DELIVERY_FEEDBACK_ID: 'a:b' } }), 'delivery.feedback_id');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_DELIVERY_FEEDBACK_ID: 'two words' } }), 'delivery.feedback_id');
   });
 
   test('relay mode without relay_url', () => {

@@ -1,5 +1,5 @@
 // GET /emails/metrics (docs/api.md §7.9): totals, and rows broken down by period, domain,
-// email or broadcast, read from the hourly counter buckets the event function keeps — never from
+// email, broadcast or — a Posthorn extension — mailbox provider (`site`), read from the hourly counter buckets the event function keeps — never from
 // the emails themselves. Team buckets (13 months) answer everything except the `email` dimension
 // and `email_id` filters, which read the per-email buckets (kept as long as emails are).
 // Rates: delivery = delivered / sent, bounce = bounced / sent; open = unique_opened / delivered,
@@ -8,6 +8,7 @@
 import type { Counters, StoreReader } from '../store';
 import { errors } from '../errors';
 import { COUNTERS, type Counter } from '../event-catalogue';
+import { BOUNCE_CLASSES } from '../mail/bounce-class';
 import { isUuid } from '../ids';
 import { dayStartBefore, periodStart, zonedToUtc, zoneFormatter, HOUR, DAY, type Granularity } from './periods';
 
@@ -19,11 +20,19 @@ const RATES = {
   complaint_rate: ['complained', 'delivered'],
   unsubscribe_rate: ['unsubscribed', 'delivered'],
 } as const satisfies Record<string, readonly [Counter, Counter]>;
-/** The counters the catalogue lists (src/event-catalogue.ts), then the rates. */
+/** The counters the catalogue lists (src/event-catalogue.ts), then the rates: what an answer has unless `metrics` names others. */
 export const METRICS = [...COUNTERS, ...(Object.keys(RATES) as (keyof typeof RATES)[])];
-export type Metric = (typeof METRICS)[number];
-export type Dimension = 'period' | 'domain' | 'email' | 'broadcast';
-const DIMENSIONS: Dimension[] = ['period', 'domain', 'email', 'broadcast'];
+/** Bounces by bounce class (event-catalogue.ts `byClass`): a Posthorn extension, given only when `metrics` names them. */
+export const CLASS_METRICS = BOUNCE_CLASSES.map((c) => `bounced_${c}` as const);
+export type Metric = (typeof METRICS)[number] | (typeof CLASS_METRICS)[number];
+const NAMED: readonly string[] = [...METRICS, ...CLASS_METRICS];
+export type Dimension = 'period' | 'domain' | 'email' | 'broadcast' | 'site';
+const DIMENSIONS: Dimension[] = ['period', 'domain', 'email', 'broadcast', 'site'];
+/**
+ * Sending IPs are not a dimension while Posthorn sends from the one address the kernel picks:
+ * `ip` is refused, saying so, rather than answering a single row (docs/api.md §7.9).
+ */
+const IP_DIMENSION = 'The `ip` dimension needs several sending IPs, and this Posthorn sends from one: use `site`, or no dimension.';
 const GRANULARITIES: Granularity[] = ['hourly', 'daily', 'weekly', 'monthly'];
 
 /** Longest range, and longest hourly range: bounds on the work and on the rows of one answer. */
@@ -35,6 +44,15 @@ export const MAX_ROWS = 10_000;
 /** The query of GET /emails/metrics, its values as given (src/schemas/metrics.ts). */
 export type { MetricsQuery } from '../schemas/metrics';
 import type { MetricsQuery } from '../schemas/metrics';
+
+/** The dimensions of a row as counted (ids; names are looked up once per row). */
+interface Dims {
+  period?: number;
+  domain_id?: string;
+  email_id?: string;
+  broadcast_id?: string | null;
+  site?: string | null;
+}
 
 interface Parsed {
   start: number;
@@ -85,9 +103,12 @@ export function parseMetricsQuery(q: MetricsQuery, now = Date.now()): Parsed {
   const granularity = (q.granularity || 'daily') as Granularity;
   if (!GRANULARITIES.includes(granularity)) throw errors.validation(`Invalid \`granularity\`: use one of ${GRANULARITIES.join(', ')}.`);
   const metrics = (list(q.metrics) ?? METRICS) as Metric[];
-  for (const m of metrics) if (!METRICS.includes(m)) throw errors.validation(`Invalid metric \`${m}\`: use any of ${METRICS.join(', ')}.`);
+  for (const m of metrics) if (!NAMED.includes(m)) throw errors.validation(`Invalid metric \`${m}\`: use any of ${NAMED.join(', ')}.`);
   const dimensions = (list(q.dimensions) ?? []) as Dimension[];
-  for (const d of dimensions) if (!DIMENSIONS.includes(d)) throw errors.validation(`Invalid dimension \`${d}\`: use any of ${DIMENSIONS.join(', ')}.`);
+  for (const d of dimensions) {
+    if ((d as string) === 'ip') throw errors.validation(IP_DIMENSION);
+    if (!DIMENSIONS.includes(d)) throw errors.validation(`Invalid dimension \`${d}\`: use any of ${DIMENSIONS.join(', ')}.`);
+  }
   const emails = ids('email_id', q.email_id);
   const broadcasts = ids('broadcast_id', q.broadcast_id);
   const byEmail = dimensions.includes('email') || emails !== null;
@@ -133,7 +154,7 @@ function values(c: Counters, metrics: Metric[]): Record<string, number> {
 export async function emailMetrics(store: StoreReader, team: string, q: MetricsQuery, now = Date.now()) {
   const p = parseMetricsQuery(q, now);
   const totals: Counters = {};
-  const rows = new Map<string, { dims: { period?: number; domain_id?: string; email_id?: string; broadcast_id?: string | null }; counts: Counters }>();
+  const rows = new Map<string, { dims: Dims; counts: Counters }>();
   const periods = new Map<number, number>();
   const periodOf = (hour: number) => {
     let s = periods.get(hour);
@@ -143,17 +164,18 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     }
     return s;
   };
-  const each = (b: { hour: number; domain_id: string; broadcast_id: string | null; email_id?: string; counts: Counters }) => {
+  const each = (b: { hour: number; domain_id: string; broadcast_id: string | null; site: string | null; email_id?: string; counts: Counters }) => {
     if (p.domains && !p.domains.has(b.domain_id)) return;
     if (p.broadcasts && !(b.broadcast_id && p.broadcasts.has(b.broadcast_id))) return;
     if (p.emails && !(b.email_id && p.emails.has(b.email_id))) return;
     add(totals, b.counts);
     if (p.dimensions.length === 0) return;
-    const dims: { period?: number; domain_id?: string; email_id?: string; broadcast_id?: string | null } = {};
+    const dims: Dims = {};
     if (p.dimensions.includes('period')) dims.period = periodOf(b.hour);
     if (p.dimensions.includes('domain')) dims.domain_id = b.domain_id;
     if (p.dimensions.includes('email')) dims.email_id = b.email_id;
     if (p.dimensions.includes('broadcast')) dims.broadcast_id = b.broadcast_id;
+    if (p.dimensions.includes('site')) dims.site = b.site;
     const key = JSON.stringify(dims);
     let row = rows.get(key);
     if (!row) {
@@ -198,9 +220,12 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
       const name = broadcastNames.get(id);
       if (name) row.broadcast_name = name;
     }
+    // Counts made before any attempt (`suppressed`, `failed`; emails still queued) have no site: no `site` field.
+    if (dims.site) row.site = dims.site;
     data.push(Object.assign(row, values(counts, p.metrics)));
   }
-  const order = (r: Record<string, string | number>) => [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? ''].join('\u0000');
+  const order = (r: Record<string, string | number>) =>
+    [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? '', r.site ?? ''].join('\u0000');
   data.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 
   return {

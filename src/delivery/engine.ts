@@ -97,8 +97,6 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   private nextRoom: number | null = null;
   /** What the last claim's scan saw (scan.ts): the next claim may go on from it. */
   private scanned: ScanMemory | null = null;
-  /** The sites named by sites.toml and the configuration: metric labels (other sites count as `other`). */
-  private readonly namedSites: Set<string>;
   /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
   private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
 
@@ -115,7 +113,6 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // A relay shapes its own traffic: there, every domain is its own site with the pool's defaults.
     const { shaping, mode } = svc.config.delivery;
     this.shaper = new Shaper(new SiteRules(shaping), shaping.enabled && mode === 'direct');
-    this.namedSites = new Set(this.shaper.rules.names());
     const sts = svc.config.delivery.mta_sts;
     if (sts.enabled && mode === 'direct') {
       const ca = sts.ca_file ? pemCertificates(readFileSync(sts.ca_file, 'utf8')) : [];
@@ -246,8 +243,11 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       // Persisted before the attempt: if the process dies during it, this is when it is retried.
       const { next, due } = leased(entry, now, this.svc.config.delivery);
       tx.queue.put(next, due);
-      // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it.
-      const claimed = decision.email.sent_at ? decision.email : await this.svc.events.email(tx, decision.email, 'sent', { current: true });
+      // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it. Counted
+      // under the provider the claim expects (the first attempt corrects it: Events.attribute).
+      const claimed = decision.email.sent_at
+        ? decision.email
+        : await this.svc.events.email(tx, decision.email, 'sent', { current: true, site: this.shaper.rules.provider(site, entry.domain) });
       out.push({ entry: next, before: entry, due, domain: decision.domain, email: claimed });
       round.took(site);
       this.flying.set(inFlightKey(next.domain, next.id), site);
@@ -353,6 +353,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     const { store, events, config, bounces, counts } = this.svc;
     const { entry } = c;
     const site = result.site ?? this.shaper.siteOf(entry.domain);
+    // The mailbox provider its events count under (docs/api.md §7.9) and replies are labelled with.
+    const provider = this.shaper.rules.provider(site, entry.domain, result.host);
     // Each reply's bounce class (a few µs each, outside the unit of work: it may run again).
     const classes = classesOf(entry, result, bounces);
     const refusals = (result.refusals ?? []).map((reply) => ({ reply, class: bounces.classify(replyInput(reply)) }));
@@ -378,19 +380,29 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       const suspendedUntil = change?.put?.suspended_until ?? this.shaper.suspended(site, now);
       for (const s of sender)
         await recordIncident(tx, events, { ...s, team: entry.team_id, site, sendingIp: result.localIp ?? null, email, at: now, suspendedUntil });
+      // The email's first attempt shows its provider: its counters go there (Events.attribute).
+      const sited = email.attempts?.length ? email : events.attribute(tx, email, provider);
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
-      const attempted = withAttempt(email, attemptRecord(entry, result, started, now, classes));
+      const attempted = withAttempt(sited, attemptRecord(entry, result, started, now, classes));
       // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.
       if (result.sts) recordTls(tx, entry.team_id, entry.domain, result.sts, started);
-      // Replies by class and site for GET /metrics, once committed (sites of their own count as `other`).
-      if (counts) {
-        const label = this.namedSites.has(site) ? site : 'other';
+      // Replies by class and provider for GET /metrics, once committed.
+      if (counts)
         tx.afterCommit(() => {
-          for (const cls of classes.values()) if (cls) counts.reply(cls, label);
+          for (const cls of classes.values()) if (cls) counts.reply(cls, provider);
         });
-      }
       const over = windowOver(entry.first_attempt_at, config.delivery.retry_window, now);
-      const settled = await settleRecipients(tx, events, attempted, entry, result, { windowOver: over, canceled: scope === 'canceled' }, classes, site);
+      const settled = await settleRecipients(
+        tx,
+        events,
+        attempted,
+        entry,
+        result,
+        { windowOver: over, canceled: scope === 'canceled' },
+        classes,
+        site,
+        provider,
+      );
       if (!settled.stored) tx.emails.put(settled.email);
       if (!live) return settled.counts;
       if (!settled.retry) {

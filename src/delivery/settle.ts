@@ -140,7 +140,8 @@ export interface Settled {
 
 /**
  * Each recipient's outcome, recorded in order on `email`: the record in hand is the current one.
- * `classes`: each reply's bounce class (classesOf); `site`: the destination's, kept on a suppression.
+ * `classes`: each reply's bounce class (classesOf); `site`: the destination's, kept on a suppression;
+ * `provider`: the mailbox provider the events count under (shaping.ts SiteRules.provider).
  */
 export async function settleRecipients(
   tx: Tx,
@@ -151,6 +152,7 @@ export async function settleRecipients(
   ctx: Omit<ReplyContext, 'delayed'>,
   classes: Map<string, BounceClass | null>,
   site: string | null = null,
+  provider?: string,
 ): Promise<Settled> {
   const s: Settled = { email, stored: false, counts: { delivered: 0, deferred: 0, bounced: 0 }, retry: null };
   for (const rcpt of entry.recipients) {
@@ -158,7 +160,7 @@ export async function settleRecipients(
     let outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' }, classes.get(rcpt) ?? 'unknown');
     // A sandbox address's bounce is simulated: it suppresses nobody (docs/api.md §7.11).
     if (result.simulated && outcome.kind === 'bounced') outcome = { ...outcome, suppress: 'never' };
-    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site);
+    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site, provider);
     if (recorded) {
       s.email = recorded;
       s.stored = true;
@@ -184,8 +186,8 @@ export async function settleRecipients(
 /**
  * One recipient's outcome on the email: its event (which moves the metric counters and hands
  * webhooks their event) and, for a permanent bounce whose class says so, the address suppressed
- * (with the class, the reply and the site). Returns the email as the event stored it, or null when
- * nothing was stored.
+ * (with the class, the reply and the site). `provider`: the mailbox provider the event counts under.
+ * Returns the email as the event stored it, or null when nothing was stored.
  */
 export async function recordOutcome(
   tx: Tx,
@@ -194,20 +196,21 @@ export async function recordOutcome(
   rcpt: string,
   outcome: RecipientOutcome,
   site: string | null = null,
+  provider?: string,
 ): Promise<EmailRec | null> {
   // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
   const current = true;
   switch (outcome.kind) {
     case 'delivered':
-      return events.email(tx, email, 'delivered', { recipients: [rcpt], current });
+      return events.email(tx, email, 'delivered', { recipients: [rcpt], current, site: provider });
     case 'bounced': {
-      const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, current });
+      const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, class: outcome.class, current, site: provider });
       if (outcome.suppress !== 'never') await suppressBounce(events, tx, next.team_id, rcpt, next.id, { class: outcome.class, reply: outcome.reply, site });
       return next;
     }
     case 'deferred':
       // email.delivery_delayed once per recipient: its state is `delayed` from then on.
-      return outcome.announce ? events.email(tx, email, 'delivery_delayed', { recipients: [rcpt], current }) : null;
+      return outcome.announce ? events.email(tx, email, 'delivery_delayed', { recipients: [rcpt], current, site: provider }) : null;
     case 'dropped':
       return null;
   }

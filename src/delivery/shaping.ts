@@ -45,6 +45,9 @@ function lookup(map: Map<string, string>, name: string): string | null {
   return null;
 }
 
+/** The provider of mail to a domain no named site covers (SiteRules.provider). */
+export const OTHER_PROVIDER = 'other';
+
 /** The sites in force: shipped ones overridden and completed by the configuration. */
 export class SiteRules {
   readonly defaults: SiteLimits;
@@ -80,6 +83,17 @@ export class SiteRules {
   /** A site's limits (a domain that is a site of its own: the defaults). */
   limits(site: string): SiteLimits {
     return this.sites.get(site) ?? this.defaults;
+  }
+
+  /**
+   * The mailbox provider mail to `domain` counts under (metrics by site, docs/api.md §7.9; operator
+   * metrics): `site`, the shaping site, when a named site (sites.toml, the configuration); else the
+   * site listing the domain or matching `mx`, the MX host (shaping off, a relay); else `other` — a
+   * domain that is a site of its own is not a provider worth a row (nor a metric label) of its own.
+   */
+  provider(site: string, domain: string, mx?: string | null): string {
+    if (this.sites.has(site)) return site;
+    return this.siteOfDomain(domain) ?? (mx ? this.siteOfMx(mx) : null) ?? OTHER_PROVIDER;
   }
 
   /** Every named site (docs, tests). */

@@ -3,9 +3,12 @@
 // of recipients it had — so rates stay between 0 and 1 — and the email remembers what it was
 // counted in (`counted`). Opens and clicks count every human hit, and `unique_opened` /
 // `unique_clicked` the first one of each email; hits that looked automated count apart
-// (`automated_opened`, `automated_clicked`), outside Resend's metrics.
+// (`automated_opened`, `automated_clicked`), outside Resend's metrics. A bounce counts under its
+// bounce class too (`bounced_<class>`; `unknown` when no reply was classed), so the classes add up
+// to `bounced`.
 import type { Counters, EmailRec, Engagement } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
+import type { BounceClass } from '../mail/bounce-class';
 import type { Count } from '../event-catalogue';
 
 export interface Counted {
@@ -15,7 +18,7 @@ export interface Counted {
 }
 
 /** The counters an event counted as `count` (its catalogue entry's) moves for `email` (its state before the event). */
-export function countersFor(email: EmailRec, count: Count | undefined, d: { bounce?: Bounce; automated?: string | null }): Counted {
+export function countersFor(email: EmailRec, count: Count | undefined, d: { bounce?: Bounce; class?: BounceClass; automated?: string | null }): Counted {
   const counted = [...(email.counted ?? [])];
   const counts: Counters = {};
   const once = (metric: string) => {
@@ -30,8 +33,11 @@ export function countersFor(email: EmailRec, count: Count | undefined, d: { boun
       counts[count.counter] = 1;
       once(count.unique);
     }
-  } else if (count?.per === 'email' && once(count.counter) && count.byBounceType) once(count.byBounceType[d.bounce?.type ?? 'Undetermined']);
-  // (The bounce type is remembered in `counted` too: a broadcast's recipients list reads it.)
+  } else if (count?.per === 'email' && once(count.counter)) {
+    // The bounce type is remembered in `counted` too: a broadcast's recipients list reads it.
+    if (count.byBounceType) once(count.byBounceType[d.bounce?.type ?? 'Undetermined']);
+    if (count.byClass) counts[`${count.counter}_${d.class ?? 'unknown'}`] = 1;
+  }
   // (Kinds counted `per: 'event'` are not an email's: Events.other counts them.)
   return { counts, counted };
 }

@@ -8,6 +8,7 @@
 // the payload: the rest (addresses, subject, tags…) is the email's and is read from it (eventData).
 import type { EmailRec, EmailStatus, EventRec, EventType, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
+import type { BounceClass } from '../mail/bounce-class';
 import { newId, nowIso, uuidAt } from '../ids';
 import { infoOf, statusInfo, type Count, type StatusKind } from '../event-catalogue';
 import { countersFor, engagementAfter } from './counting';
@@ -21,6 +22,13 @@ export interface EmailEventDetails {
   /** The recipients the event concerns (bare addresses); default: the email's `to`. */
   recipients?: string[];
   bounce?: Bounce;
+  /** The bounce class of the reply that bounced it (counted as `bounced_<class>`; none: `unknown`). */
+  class?: BounceClass;
+  /**
+   * The mailbox provider the event happened at (a delivery attempt's); kept as the email's `site`
+   * when it has none. Events without one count under the email's.
+   */
+  site?: string;
   click?: { ipAddress: string; link: string; timestamp: string; userAgent: string };
   at?: string;
   /**
@@ -107,6 +115,7 @@ export class Events {
     if (status === 'queued') next.queued_at = at;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
+    if (details.site) next.site ??= details.site;
     if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
     this.count(tx, next, info.count, details, at);
     tx.emails.put(next);
@@ -163,7 +172,25 @@ export class Events {
     const { counts, counted } = countersFor(email, count, details);
     if (Object.keys(counts).length === 0) return;
     email.counted = counted;
-    tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, email_id: email.id }, counts);
+    const site = details.site ?? email.site ?? null;
+    tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, site, email_id: email.id }, counts);
+  }
+
+  /**
+   * In a unit of work, at the email's first delivery attempt: its mailbox provider is the site that
+   * attempt reached. Its `sent`, counted at its claim under the site the claim expected (a domain
+   * whose provider only its MX shows — a Google Workspace domain — is `other` until an attempt has
+   * shown it), moves there. Returns the email with its `site` (not stored: the caller's events store it).
+   */
+  attribute(tx: Tx, email: EmailRec, site: string): EmailRec {
+    if (email.site === site) return email;
+    if (email.sent_at && email.counted?.includes('sent')) {
+      const at = Date.parse(email.sent_at);
+      const dims = { domain_id: email.domain_id, broadcast_id: email.broadcast_id, email_id: email.id };
+      tx.metrics.add(email.team_id, at, { ...dims, site: email.site ?? null }, { sent: -1 });
+      tx.metrics.add(email.team_id, at, { ...dims, site }, { sent: 1 });
+    }
+    return { ...email, site };
   }
 
   /**

@@ -115,9 +115,9 @@ export async function applyReport(tx: Tx, events: Events, a: ReportAction, bounc
       }
       if (email.recipients[rcpt] === 'bounced') continue; // already reported (a duplicate DSN, or the engine's own bounce)
       const bounce = bounceOf(r);
-      email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce });
       const input = dsnInput(r.status, r.diagnostic);
       const cls = bounces.classify(input);
+      email = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce, class: cls });
       if (bounce.type === 'Permanent') await suppressBounce(events, tx, email.team_id, rcpt, email.id, { class: cls, reply: input.text, site: null });
       log.info('smtp.report.bounce', { email_id: email.id, recipient: rcpt, type: bounce.type, status: r.status, class: cls });
     }

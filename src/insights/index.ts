@@ -29,7 +29,7 @@ export { Rspamd, unavailable } from './rspamd';
 
 export interface InsightsDeps {
   store: Store;
-  config: Pick<Config, 'public_url' | 'spam' | 'smtp'>;
+  config: Pick<Config, 'public_url' | 'spam' | 'smtp' | 'delivery'>;
   /** A caching resolver (Resolver#withCache): DMARC policies. */
   dns: Resolver;
   /** rspamd's client; null when `spam.rspamd_url` is unset. */

@@ -33,7 +33,8 @@ export interface DkimDomain {
 
 // The header fields signed: mailauth's default list (RFC 6376 §5.4.1's recommendation) plus
 // List-Unsubscribe-Post, which RFC 8058 §4 requires the signature to cover for one-click
-// unsubscribe (broadcasts). Fields absent from a message are simply not signed.
+// unsubscribe (broadcasts), and Feedback-ID, which Gmail's feedback loop reads only from signed
+// messages (`delivery.feedback_id`). Fields absent from a message are simply not signed.
 const SIGNED_HEADERS = [
   'From',
   'Sender',
@@ -65,6 +66,7 @@ const SIGNED_HEADERS = [
   'List-Owner',
   'List-Archive',
   'BIMI-Selector',
+  'Feedback-ID',
 ].join(':');
 
 export class DkimError extends Error {}

@@ -8,8 +8,18 @@ export const MetricsQuery = Type.Object({
   end_date: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time' })),
   timezone: Type.Optional(Type.String({ description: 'An IANA time zone' })),
   granularity: Type.Optional(Type.String({ description: 'hourly, daily, weekly or monthly' })),
-  metrics: Type.Optional(Type.String({ description: 'Metric names, comma-separated' })),
-  dimensions: Type.Optional(Type.String({ description: 'period, domain, email, broadcast; comma-separated' })),
+  metrics: Type.Optional(
+    Type.String({
+      description:
+        'Metric names, comma-separated. Besides the default ones, `bounced_<class>` (recipient, mailbox_full, message, reputation, authentication, policy, rate, routing, unknown: bounces by bounce class, a Posthorn extension) when named',
+    }),
+  ),
+  dimensions: Type.Optional(
+    Type.String({
+      description:
+        'period, domain, email, broadcast, and site (the mailbox provider: a site of delivery shaping or `other`; a Posthorn extension); comma-separated. `ip` is refused while Posthorn sends from one IP',
+    }),
+  ),
   domain_id: Type.Optional(Type.String()),
   email_id: Type.Optional(Type.String()),
   broadcast_id: Type.Optional(Type.String()),

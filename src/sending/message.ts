@@ -4,18 +4,25 @@
 // was fixed at accept: Message-ID and Date (the record's `message_id` and `created_at`), the
 // addresses, bodies, headers, attachments and whether it is tracked; MIME boundaries derive from the
 // Message-ID (mime.ts), so composing twice gives the same bytes.
+import type { Config } from '../config';
 import type { DomainRec, EmailContent, EmailRec } from '../store';
 import type { ResolvedAttachment } from './types';
 import type { MessageParts } from '../store';
 import { composeMime, type Composable } from './mime';
 import { withTracking, type TrackingContext } from './tracking';
 
+/** What composing a message needs beside the email: tracking links' base and secret, the Feedback-ID's sender id. */
+export interface MessageContext extends TrackingContext {
+  config: Pick<Config, 'public_url'> & { delivery: Pick<Config['delivery'], 'feedback_id'> };
+}
+
 /**
  * The unsigned RFC 5322 message of `email`. `domain` is its sending domain now (the tracking
  * subdomain, when verified, is the base of tracking links); null when it was deleted meanwhile.
  */
-export async function composeEmail(ctx: TrackingContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): Promise<Uint8Array> {
-  if (content.raw) return content.raw;
+export async function composeEmail(ctx: MessageContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): Promise<Uint8Array> {
+  const feedback = feedbackId(email, ctx.config.delivery.feedback_id);
+  if (content.raw) return feedback ? withFeedbackId(content.raw, feedback) : content.raw;
   const parts = content.message;
   if (!parts) throw new Error(`email ${email.id} has neither a message nor its parts`);
   const html = sentHtml(ctx, email, content, parts, domain);
@@ -25,7 +32,9 @@ export async function composeEmail(ctx: TrackingContext, email: EmailRec, conten
     content_type: a.content_type,
     content_id: a.content_id,
   }));
-  return composeMime(validatedOf(email, content, parts), {
+  const composable = validatedOf(email, content, parts);
+  if (feedback && !hasHeader(Object.keys(email.headers), 'feedback-id')) composable.headers = { ...email.headers, 'Feedback-ID': feedback };
+  return composeMime(composable, {
     messageId: email.message_id,
     date: new Date(email.created_at),
     attachments,
@@ -58,4 +67,30 @@ function validatedOf(email: EmailRec, content: EmailContent, parts: MessageParts
     text: content.text,
     headers: email.headers,
   };
+}
+
+/**
+ * The Feedback-ID of `email` (Gmail's feedback loop: `a:b:c:SenderId`, a–c optional identifiers
+ * Postmaster Tools reports spam rates by) — campaign (the broadcast, else the email's `campaign`
+ * tag), team, sending domain and `senderId` (`delivery.feedback_id`); null when that is unset.
+ * Colons cannot occur in any field: ids are UUIDs, tag values [A-Za-z0-9_-] (docs/api.md §7.1).
+ */
+export function feedbackId(email: EmailRec, senderId: string | null): string | null {
+  if (!senderId) return null;
+  const campaign = email.broadcast_id ?? email.tags.find((t) => t.name === 'campaign')?.value ?? '';
+  return [campaign, email.team_id, email.domain, senderId].map((f) => f.replaceAll(':', '')).join(':');
+}
+
+const hasHeader = (names: string[], lower: string) => names.some((n) => n.toLowerCase() === lower);
+
+/** A message submitted whole (SMTP) with the Feedback-ID field first, unless its header has one. */
+function withFeedbackId(raw: Uint8Array, value: string): Uint8Array {
+  const text = new TextDecoder('latin1').decode(raw.subarray(0, 256 * 1024));
+  const end = text.search(/\r?\n\r?\n/);
+  if (/^feedback-id[ \t]*:/im.test(end < 0 ? text : text.slice(0, end))) return raw;
+  const field = new TextEncoder().encode(`Feedback-ID: ${value}\r\n`);
+  const out = new Uint8Array(field.length + raw.length);
+  out.set(field);
+  out.set(raw, field.length);
+  return out;
 }

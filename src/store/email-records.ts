@@ -52,6 +52,12 @@ export interface EmailRec extends Rec {
   delivered_at?: string | null;
   /** Metrics this email has been counted in once already (docs/api.md §7.9). */
   counted?: string[];
+  /**
+   * The mailbox provider its metric counters go to (docs/api.md §7.9, "By mailbox provider"): the
+   * site its first delivery attempt reached — until then the one its claim expected; absent before
+   * its claim (and on older records).
+   */
+  site?: string;
   /** Opens and clicks (tracking hits), absent until the first one. */
   engagement?: Engagement;
   /** Delivery attempts, oldest first (the last `MAX_ATTEMPTS` kept; older records: absent). */

@@ -411,19 +411,26 @@ export interface OutboxTx extends Outbox {
 /** Counters of one bucket: metric name → count. */
 export type Counters = Record<string, number>;
 
-/** What a counter is kept per: the email's sending domain, its broadcast, the email itself. */
+/**
+ * What a counter is kept per: the email's sending domain, its broadcast, the mailbox provider its
+ * mail went to (a site of src/delivery/sites.toml or `other`; null before any attempt: docs/api.md
+ * §7.9, "By mailbox provider"), the email itself.
+ */
 export interface MetricDims {
   domain_id: string;
   broadcast_id: string | null;
+  site?: string | null;
   email_id: string;
 }
 
-/** One hour of a team's counters for one domain × broadcast (or one email). */
+/** One hour of a team's counters for one domain × broadcast × site (or one email). */
 export interface MetricBucket {
   /** Start of the hour, ms since the epoch (UTC). */
   hour: number;
   domain_id: string;
   broadcast_id: string | null;
+  /** The mailbox provider (MetricDims.site); null: none (counted before any attempt, or before sites were kept). */
+  site: string | null;
   counts: Counters;
 }
 export interface EmailMetricBucket extends MetricBucket {
@@ -440,7 +447,7 @@ export interface LinkClicks {
 /**
  * Engagement and delivery counters (docs/api.md §7.9), updated in the unit of work of the
  * event they count, so reading them never scans emails. Team buckets (per hour × domain ×
- * broadcast) are kept 13 months (`METRICS_TTL_MS`); per-email buckets as long as emails are.
+ * broadcast × site) are kept 13 months (`METRICS_TTL_MS`); per-email buckets as long as emails are.
  */
 export interface Metrics {
   /** Team buckets with `from <= hour < to`, in hour order, handed to `each` one at a time. */

@@ -187,6 +187,63 @@ describe('breakdowns', () => {
   });
 });
 
+describe('by mailbox provider (site, a Posthorn extension)', () => {
+  const T = newId();
+  const other = (domain: string): EmailRec => ({ ...email(domain), team_id: T });
+  const AT = (h: number) => new Date(Date.UTC(2026, 2, 9, h)).toISOString();
+  let workspace: EmailRec;
+
+  beforeAll(async () => {
+    // Sent under the provider its claim expected (`other`: a Workspace domain, known only by its MX),
+    // moved to `google` by its first attempt; delivered there; opened and complained about later.
+    workspace = other(DOMAIN_A);
+    await store.write(async (tx) => {
+      tx.emails.put(workspace);
+      let e = await events.email(tx, workspace, 'sent', { at: AT(8), site: 'other' });
+      e = events.attribute(tx, e, 'google');
+      tx.emails.put(e);
+      e = await events.email(tx, e, 'delivered', { at: AT(9), site: 'google', current: true });
+      e = await events.email(tx, e, 'opened', { at: AT(10), current: true });
+      await events.email(tx, e, 'complained', { at: AT(11), current: true });
+    });
+    // Bounced at Microsoft for reputation, and another recipient's delivery at Yahoo: `delivered`
+    // counts where it happened, the email's later events under its provider (Microsoft).
+    const blocked = other(DOMAIN_A);
+    await happen(blocked, [
+      ['sent', AT(8), { site: 'microsoft' }],
+      ['bounced', AT(9), { site: 'microsoft', class: 'reputation', bounce: { type: 'Permanent', subType: 'General', message: 'x' } }],
+      ['delivered', AT(9), { site: 'yahoo' }],
+    ]);
+    // Suppressed at accept: never attempted, no provider.
+    await happen(other(DOMAIN_B), [['suppressed', AT(8)]]);
+  });
+
+  test('rows by site add up to the totals; counts before any attempt have no `site`', async () => {
+    const m = await emailMetrics(store, T, { dimensions: 'site', metrics: 'sent,delivered,bounced,bounced_reputation,complained,opened,suppressed' }, NOW);
+    expect(m.data).toEqual([
+      { sent: 0, delivered: 0, bounced: 0, bounced_reputation: 0, complained: 0, opened: 0, suppressed: 1 },
+      { site: 'google', sent: 1, delivered: 1, bounced: 0, bounced_reputation: 0, complained: 1, opened: 1, suppressed: 0 },
+      { site: 'microsoft', sent: 1, delivered: 0, bounced: 1, bounced_reputation: 1, complained: 0, opened: 0, suppressed: 0 },
+      // What the claim expected, before the attempt showed `google`: its `sent` moved away.
+      { site: 'other', sent: 0, delivered: 0, bounced: 0, bounced_reputation: 0, complained: 0, opened: 0, suppressed: 0 },
+      { site: 'yahoo', sent: 0, delivered: 1, bounced: 0, bounced_reputation: 0, complained: 0, opened: 0, suppressed: 0 },
+    ]);
+    expect(m.totals).toEqual({ sent: 2, delivered: 2, bounced: 1, bounced_reputation: 1, complained: 1, opened: 1, suppressed: 1 });
+    expect((await store.emails.get(T, workspace.id))?.site).toBe('google');
+  });
+
+  test('with the email dimension, from the per-email buckets', async () => {
+    const m = await emailMetrics(store, T, { dimensions: 'email,site', email_id: workspace.id, metrics: 'sent,opened' }, NOW);
+    expect(m.data).toEqual([{ email_id: workspace.id, site: 'google', sent: 1, opened: 1 }]);
+  });
+
+  test('bounces by class add up to `bounced`, and come only when named', async () => {
+    const named = await emailMetrics(store, T, { metrics: 'bounced,bounced_reputation,bounced_recipient,bounced_unknown' }, NOW);
+    expect(named.totals).toEqual({ bounced: 1, bounced_reputation: 1, bounced_recipient: 0, bounced_unknown: 0 });
+    expect(Object.keys((await emailMetrics(store, T, {}, NOW)).totals)).not.toContain('bounced_reputation');
+  });
+});
+
 describe('validation: 422 with the documented names', () => {
   const cases: [string, Record<string, string>, string][] = [
     ['unknown metric', { metrics: 'sent,likes' }, 'validation_error'],
@@ -200,6 +257,8 @@ describe('validation: 422 with the documented names', () => {
     ['email with broadcast', { dimensions: 'email,broadcast' }, 'validation_error'],
     ['email_id with broadcast_id', { email_id: newId(), broadcast_id: newId() }, 'validation_error'],
     ['an id that is no UUID', { domain_id: 'abc' }, 'invalid_parameter'],
+    ['the ip dimension (one sending IP)', { dimensions: 'site,ip' }, 'validation_error'],
+    ['an unknown bounce class', { metrics: 'bounced_sideways' }, 'validation_error'],
   ];
   for (const [name, q, code] of cases)
     test(name, () => {

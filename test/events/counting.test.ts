@@ -14,7 +14,7 @@ describe('countersFor: a bounce counts once per email, by its type', () => {
     ['Undetermined', 'bounced_undetermined', 'undetermined'],
   ] as const)('%s', (type, counter, listed) => {
     const first = countersFor(email(['sent']), bounced, { bounce: { type, subType: 'General', message: '550' } });
-    expect(first.counts).toEqual({ bounced: 1, [counter]: 1 });
+    expect(first.counts).toEqual({ bounced: 1, [counter]: 1, bounced_unknown: 1 });
     expect(first.counted).toEqual(['sent', 'bounced', counter]);
     // The broadcast's recipients list reads the type from what was counted.
     expect(bounceTypeOf(email(first.counted))).toBe(listed);
@@ -22,7 +22,7 @@ describe('countersFor: a bounce counts once per email, by its type', () => {
     expect(countersFor(email(first.counted), bounced, { bounce: { type: 'Permanent', subType: 'General', message: '550' } }).counts).toEqual({});
   });
 
-  test('a bounce without a recorded type counts as undetermined', () => {
-    expect(countersFor(email(), bounced, {}).counts).toEqual({ bounced: 1, bounced_undetermined: 1 });
+  test('a bounce without a recorded type counts as undetermined (and, without a class, as unknown)', () => {
+    expect(countersFor(email(), bounced, {}).counts).toEqual({ bounced: 1, bounced_undetermined: 1, bounced_unknown: 1 });
   });
 });

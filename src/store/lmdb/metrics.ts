@@ -1,6 +1,8 @@
 // Metric counters (../interface.ts `Metrics`):
-//   metrics         [team, hour, domain_id, broadcast_id | ''] → Counters      (13 months)
-//   metrics_email   [team, hour, email_id] → {domain_id, broadcast_id, counts} (email retention)
+//   metrics         [team, hour, domain_id, broadcast_id | '', site?] → Counters     (13 months)
+//   metrics_email   [team, hour, email_id] → {domain_id, broadcast_id, site, counts} (email retention)
+// A team key has its site only when there is one: counts with none (before any attempt, and every
+// count made before sites were kept) share the four-part key they always had.
 //   metrics_links   [team, broadcast_id, sha256(url)] → {url, clicks, unique_clicks} (13 months)
 // A team or link key's expiry enters the TTL index when the key is created. Per-email keys, one per
 // email and hour (every email sent has one), start with their hour instead: the sweep deletes each
@@ -28,6 +30,7 @@ const HOUR = 3_600_000;
 interface EmailValue {
   domain_id: string;
   broadcast_id: string | null;
+  site?: string | null;
   counts: Counters;
 }
 
@@ -59,13 +62,18 @@ export class LmdbMetrics implements MetricsTx {
   add(team: string, at: number, dims: MetricDims, counts: Counters): void {
     this.env.assertWriting();
     const hour = Math.floor(at / HOUR) * HOUR;
-    const tk: Key[] = [team, hour, dims.domain_id, dims.broadcast_id ?? ''];
+    const tk: Key[] = dims.site ? [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site] : [team, hour, dims.domain_id, dims.broadcast_id ?? ''];
     const cur = this.team.get(tk as Key) as Counters | undefined;
     if (!cur) this.ttl.add('metrics', tk, hour + METRICS_TTL_MS);
     this.team.put(tk as Key, plus(cur ?? {}, counts));
     const ek: Key[] = [team, hour, dims.email_id];
     const e = this.email.get(ek as Key) as EmailValue | undefined;
-    this.email.put(ek as Key, { domain_id: dims.domain_id, broadcast_id: dims.broadcast_id, counts: plus(e?.counts ?? {}, counts) } satisfies EmailValue);
+    this.email.put(ek as Key, {
+      domain_id: dims.domain_id,
+      broadcast_id: dims.broadcast_id,
+      site: dims.site ?? null,
+      counts: plus(e?.counts ?? {}, counts),
+    } satisfies EmailValue);
   }
 
   /** Delete every team's per-email counters of hours past retention (the store's sweep). Resolves to how many. */
@@ -96,8 +104,8 @@ export class LmdbMetrics implements MetricsTx {
 
   async scan(team: string, from: number, to: number, each: (b: MetricBucket) => void): Promise<void> {
     for (const { key, value } of this.team.getRange({ start: [team, from], end: [team, to] })) {
-      const [, hour, domain_id, broadcast] = key as [string, number, string, string];
-      each({ hour, domain_id, broadcast_id: broadcast || null, counts: value as Counters });
+      const [, hour, domain_id, broadcast, site] = key as [string, number, string, string, string | undefined];
+      each({ hour, domain_id, broadcast_id: broadcast || null, site: site || null, counts: value as Counters });
     }
   }
 
@@ -105,7 +113,7 @@ export class LmdbMetrics implements MetricsTx {
     for (const { key, value } of this.email.getRange({ start: [team, from], end: [team, to] })) {
       const [, hour, email_id] = key as [string, number, string];
       const v = value as EmailValue;
-      each({ hour, email_id, domain_id: v.domain_id, broadcast_id: v.broadcast_id, counts: v.counts });
+      each({ hour, email_id, domain_id: v.domain_id, broadcast_id: v.broadcast_id, site: v.site ?? null, counts: v.counts });
     }
   }
 

@@ -187,6 +187,18 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
     name: 'bounce classes: deliverability incidents, addresses whose mailbox was full',
     sql: declaredTables(5).join('\n'),
   },
+  {
+    version: 6,
+    name: 'metric counters by mailbox provider (site)',
+    // Buckets counted before have no site (''): they stay one row each under the wider key.
+    sql: [
+      `ALTER TABLE metrics ADD COLUMN site ${KEY} NOT NULL DEFAULT '';
+ALTER TABLE metrics DROP CONSTRAINT metrics_pkey;
+ALTER TABLE metrics ADD PRIMARY KEY (team, hour, domain_id, broadcast_id, site);
+ALTER TABLE metrics_email ADD COLUMN site text;`,
+      ...declaredTables(6),
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

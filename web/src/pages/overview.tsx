@@ -1,14 +1,15 @@
 // Overview: open deliverability incidents first (GET /deliverability/incidents, docs/api.md §19.9:
 // a site answering that the sender's reputation or authentication is at fault), what was sent and
 // what happened to it over time (GET /emails/metrics), the rates the big mailbox providers hold
-// senders to, and the delivery queue (GET /queue) by destination, with its controls: hold,
-// release, retry now, cancel (docs/api.md §19.7).
+// senders to, the same counts by provider (providers.tsx), and the delivery queue (GET /queue) by
+// destination, with its controls: hold, release, retry now, cancel (docs/api.md §19.7).
 import { useMemo, useState } from 'preact/hooks';
 import type { QueueDestination } from '../../../src/schemas/operations';
 import type { Incident } from '../../../src/schemas/deliverability';
 import { post, url } from '../api';
 import { TimeChart } from '../chart';
 import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
+import { ProvidersTable } from './providers';
 
 const RANGES = [
   { id: '24h', label: 'Last 24 hours', days: 1, granularity: 'hourly' },
@@ -129,6 +130,7 @@ export function OverviewPage() {
           advice="Gmail and Yahoo require bulk senders to stay under 0.3 % and recommend under 0.1 %."
         />
       </div>
+      <ProvidersTable days={r.days} granularity={r.granularity} label={r.label} />
       <Section title="Delivery queue">
         {queue.error && <ErrorBox error={queue.error} />}
         {queue.data && !queue.data.data.length && (
