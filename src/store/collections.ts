@@ -11,7 +11,20 @@
 // outbox, counters…) are classes of each backend; REPOSITORIES lists them with their databases
 // and tables, so that this file names everything the store keeps.
 import type { Rec } from './interface';
-import type { TeamRec, UserRec, SessionRec, InviteRec, ApiKeyRec, DomainRec, SegmentRec, ContactRec, BroadcastRec, SuppressionRec, LogRec } from './records';
+import type {
+  TeamRec,
+  UserRec,
+  SessionRec,
+  InviteRec,
+  ApiKeyRec,
+  DomainRec,
+  SegmentRec,
+  ContactRec,
+  BroadcastRec,
+  SuppressionRec,
+  LogRec,
+  AuditRec,
+} from './records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
@@ -181,6 +194,8 @@ export const COLLECTIONS = {
   }),
   /** The API request log. */
   logs: collection<LogRec>({ table: 'logs', since: 1, retention: AFTER_CREATION, byId: 'append' }),
+  /** The audit log of administrative actions (docs/api.md §19.9): kept like the request log, never changed. */
+  auditLog: collection<AuditRec>({ table: 'audit_log', since: 4, retention: AFTER_CREATION, byId: 'append' }),
   /** Sent emails; a broadcast's through the `broadcast` index. */
   emails: collection<EmailRec, 'broadcast'>({
     table: 'emails',

@@ -172,6 +172,11 @@ CREATE INDEX send_counts_expires ON send_counts (expires);`,
       ...declaredTables(2),
     ].join('\n'),
   },
+  {
+    version: 4,
+    name: 'accounts: the audit log',
+    sql: declaredTables(4).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
