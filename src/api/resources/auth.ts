@@ -72,7 +72,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       actor: { user },
       ip: clientIp(request) || null,
       targetId: user.id,
-      details: refused ? { method, reason: refused.name } : { method },
+      details: refused ? { method, reason: refused.errorName } : { method },
     });
 
   function withCookie(request: Request, set: { headers: Record<string, string | number> }, s: NewSession) {
