@@ -126,7 +126,7 @@ describe('the audit log', () => {
   test('admins and owners read it; nobody changes it', async () => {
     const member = await join('audit-member@dest.test', 'member');
     expect((await as(member, 'GET', '/audit-log')).body.name).toBe('restricted_role');
-    const id = (await entries())[0]!.id as unknown as string;
+    const id = ((await p.api('GET', '/audit-log')).body.data[0] as { id: string }).id;
     for (const method of ['PATCH', 'DELETE', 'PUT']) expect([404, 405]).toContain((await p.api(method, `/audit-log/${id}`, { body: {} })).status);
     expect([404, 405]).toContain((await p.api('DELETE', '/audit-log')).status);
   });

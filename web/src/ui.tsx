@@ -6,6 +6,8 @@ import type { ListOf } from '../../src/schemas/common';
 import { type Answer, ApiFailure, qs, request, type Target } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
+import type { Role } from '../../src/schemas/accounts';
+import { useCan } from './role';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -129,12 +131,16 @@ export function PageHeader({
   description,
   actions,
   back,
+  need,
 }: {
   title: ComponentChildren;
   description?: ComponentChildren;
   actions?: ComponentChildren;
   back?: { href: string; label: string };
+  /** The least role the actions need (docs/api.md §19.4): below it they are not shown. */
+  need?: Role;
 }) {
+  if (!useCan(need ?? 'viewer')) actions = undefined;
   useEffect(() => {
     document.title = `${typeof title === 'string' ? title : 'Posthorn'} · Posthorn`;
   }, [title]);
@@ -154,7 +160,8 @@ export function PageHeader({
   );
 }
 
-export function Section({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Section({ title, actions, children, need }: { title: string; actions?: ComponentChildren; children: ComponentChildren; need?: Role }) {
+  if (!useCan(need ?? 'viewer')) actions = undefined;
   return (
     <section class="section" aria-label={title}>
       <div class="section-head">
@@ -220,7 +227,9 @@ export function Table<T extends { id: string }>({
   caption: string;
 }) {
   return (
-    <div class="table-wrap">
+    // Scrolls sideways when the table is wider than the page (a phone): a region the keyboard can reach and scroll (WCAG 2.1.1).
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to be scrolled without a pointer.
+    <section class="table-wrap" tabIndex={0} aria-label={caption}>
       <table>
         <caption class="sr-only">{caption}</caption>
         <thead>
@@ -242,7 +251,7 @@ export function Table<T extends { id: string }>({
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 
@@ -301,6 +310,8 @@ const TONES: Record<string, string> = {
   disabled: 'gray',
   partially_failed: 'red',
   owner: 'violet',
+  admin: 'blue',
+  viewer: 'gray',
   member: 'gray',
   pass: 'green',
   fail: 'red',

@@ -40,6 +40,7 @@ export function BroadcastsPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="Broadcasts"
         description="One email to every subscribed contact of a segment."
         actions={
@@ -157,6 +158,7 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/broadcasts', label: 'Broadcasts' }}
         title={form.name || form.subject || 'Untitled broadcast'}
         description={<Badge value="draft" />}
@@ -239,6 +241,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/broadcasts', label: 'Broadcasts' }}
         title={b.name || b.subject}
         description={
