@@ -2,7 +2,7 @@
 // Used by the first `serve` on an empty data dir and by `posthorn init` (README, "First email in five minutes").
 import type { Store, TeamRec, UserRec } from '../store';
 import { newId, nowIso, randomAlnum } from '../ids';
-import { createApiKey } from './api-keys';
+import { COMMAND_LINE, createApiKey } from './api-keys';
 
 export interface Credentials {
   api_key: string;
@@ -31,6 +31,6 @@ export async function createTeam(store: Store, opts: { name?: string; adminEmail
     tx.teams.put(team);
     tx.users.put(user);
   });
-  const { token } = await createApiKey(store, teamId, { name: 'Default key', permission: 'full_access' });
+  const { token } = await createApiKey(store, teamId, { name: 'Default key', permission: 'full_access' }, COMMAND_LINE);
   return { api_key: token, team_id: teamId, admin_email: adminEmail, admin_password: password };
 }

@@ -1,23 +1,20 @@
-// Team members (docs/api.md §19.4): the owner invites a user by email; the invitation is a link
-// valid 7 days, shown to the owner (Posthorn sends no mail of its own to people who have not
+// Team members (docs/api.md §19.4): an owner or admin invites a user by email; the invitation is
+// a link valid 7 days, shown to them (Posthorn sends no mail of its own to people who have not
 // asked for it), and whoever opens it chooses a password and joins with the invited role.
-// Emails are unique across the install: one person is a member of one team.
+// Emails are unique across the install: one person is a member of one team. Nobody gives a role
+// above their own, nor changes or removes a member whose role is above theirs (roles.ts).
 import { randomBytes } from 'node:crypto';
 import type { InviteRec, Role, Store, UserRec } from '../store';
-import { ApiError, errors } from '../errors';
+import { errors } from '../errors';
 import { newId, nowIso, sha256hex } from '../ids';
 import { parseEmail } from '../mail/address';
 import { log } from '../log';
 import { checkPassword } from './signin';
 import type { Invite, InviteRequest, Member } from '../schemas/accounts';
+import { type Acting, actingRole, atLeast, roleOf, roleRefused, storedRole } from './roles';
 
 export const INVITE_DAYS = 7;
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
-
-/** `admin` is how stores made before 0.2 spell the owner. */
-export function roleOf(user: UserRec): Role {
-  return user.role === 'member' ? 'member' : 'owner';
-}
 
 export function memberView(u: UserRec): Member {
   return { object: 'member', id: u.id, email: u.email, role: roleOf(u), totp_enabled: !!u.totp?.enabled_at, created_at: u.created_at };
@@ -27,8 +24,9 @@ export function inviteView(i: InviteRec): Invite {
   return { object: 'invite', id: i.id, email: i.email, role: i.role, created_at: i.created_at, expires_at: new Date(i.expires_at).toISOString() };
 }
 
-export function onlyOwner(user: UserRec | null): void {
-  if (user && roleOf(user) !== 'owner') throw new ApiError(403, 'restricted_role', 'Only a team owner can manage members.');
+/** Refuse unless the caller's role includes `role` (giving it, or acting on a member who has it). */
+function mayHandle(caller: Acting, role: Role, what: string): void {
+  if (!atLeast(actingRole(caller), role)) throw roleRefused(caller, role, what);
 }
 
 function checkEmail(text: string): string {
@@ -48,9 +46,10 @@ export class Members {
     return `${this.publicUrl}/dashboard/invite/${token}`;
   }
 
-  async invite(team: string, by: UserRec | null, body: InviteRequest) {
+  async invite(team: string, by: Acting, body: InviteRequest) {
     const email = checkEmail(body.email);
     const role = body.role ?? 'member';
+    mayHandle(by, role, `Inviting ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}`);
     if (await this.store.users.find('email', email)) throw errors.validation(`${email} already has an account.`);
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
@@ -62,7 +61,7 @@ export class Members {
       role,
       token_hash: sha256hex(token),
       expires_at: now + INVITE_DAYS * 86_400_000,
-      invited_by: by?.id ?? 'api_key',
+      invited_by: by.user?.id ?? by.key?.id ?? 'api_key',
     };
     await this.store.write(async (tx) => {
       // A new invitation for the same address replaces the old one.
@@ -104,7 +103,7 @@ export class Members {
       created_at: nowIso(),
       email: invite.email,
       password_hash: await Bun.password.hash(password),
-      role: invite.role,
+      role: storedRole(invite.role),
     };
     await this.store.write(async (tx) => {
       const still = await tx.invites.get(invite.team_id, invite.id);
@@ -122,15 +121,33 @@ export class Members {
   }
 
   /** Remove a member and end their sessions; the last owner stays. */
-  async remove(team: string, id: string): Promise<void> {
+  async remove(team: string, id: string, by: Acting): Promise<void> {
     await this.store.write(async (tx) => {
       const user = await tx.users.get(team, id);
       if (!user) throw errors.notFound('Member');
+      mayHandle(by, roleOf(user), `Removing ${roleOf(user) === 'owner' ? 'an owner' : 'this member'}`);
       const owners = (await tx.users.all(team)).filter((u) => roleOf(u) === 'owner');
       if (roleOf(user) === 'owner' && owners.length === 1) throw errors.validation('A team keeps at least one owner.');
       for (const s of await tx.sessions.findAll('user', id, team)) tx.sessions.remove(team, s.id);
       tx.users.remove(team, id);
     });
     log.info('team.member_removed', { team, user: id });
+  }
+
+  /** Give a member another role (their sessions see it at once); the last owner stays one. */
+  async setRole(team: string, id: string, role: Role, by: Acting): Promise<UserRec> {
+    const user = await this.store.write(async (tx) => {
+      const cur = await tx.users.get(team, id);
+      if (!cur) throw errors.notFound('Member');
+      mayHandle(by, roleOf(cur), `Changing the role of ${roleOf(cur) === 'owner' ? 'an owner' : 'this member'}`);
+      mayHandle(by, role, `Making someone ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}`);
+      if (roleOf(cur) === 'owner' && role !== 'owner' && (await tx.users.all(team)).filter((u) => roleOf(u) === 'owner').length === 1)
+        throw errors.validation('A team keeps at least one owner.');
+      const next: UserRec = { ...cur, role: storedRole(role) };
+      tx.users.put(next);
+      return next;
+    });
+    log.info('team.role_changed', { team, user: id, role });
+    return user;
   }
 }

@@ -9,6 +9,7 @@ import { nowIso } from '../ids';
 import { FailureLimiter, clientKey } from '../limits/failures';
 import { log } from '../log';
 import type { NewSession, SessionMeta, Sessions } from './sessions';
+import { switchErrors, type TeamSwitches } from './switches';
 import { hashRecoveryCode, matchStep, newEnrolment, newRecoveryCodes, totpEnabled } from './totp';
 
 export const MIN_PASSWORD = 10;
@@ -44,6 +45,7 @@ export class SignIn {
   constructor(
     private readonly store: Store,
     private readonly sessions: Sessions,
+    private readonly switches: TeamSwitches,
   ) {}
 
   async withPassword(input: { email: string; password: string; code?: string }, meta: SessionMeta): Promise<NewSession> {
@@ -58,6 +60,8 @@ export class SignIn {
       await this.guarded(keys, { what: 'code', email, ip: meta.ip }, authErrors.badCode, () => this.useSecondFactor(user!, input.code!));
     }
     this.guard.succeed(keys);
+    // Checked after the password, so the answer tells nobody without it how the team signs in.
+    if (this.switches.refusesPassword(await this.switches.team(user!.team_id))) throw switchErrors.oidcRequired();
     log.info('auth.signed_in', { user: user!.id, method: 'password', ip: meta.ip });
     return this.sessions.create(user!, meta);
   }

@@ -7,7 +7,7 @@ import { openapi } from '@elysiajs/openapi';
 import { ApiError, errors } from '../errors';
 import { readJsonText } from './platform/body';
 import { loggedBody, type RequestLog } from './platform/requestlog';
-import { stateOf } from './platform/context';
+import { clientIp, stateOf } from './platform/context';
 import { jsonResponse, errorResponse } from './platform/json';
 import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
@@ -17,7 +17,8 @@ import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
 import type { Doctor } from '../health';
-import type { Store } from '../store';
+import type { ApiKeyRec, Store } from '../store';
+import { isObject } from '../schemas/common';
 import type { Events } from '../events';
 import type { DomainVerifier } from '../domains/verify';
 import type { DomainClaims } from '../domains/claims';
@@ -113,6 +114,18 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
   registerRoutes(app as never, table, {
     checkResponses: process.env[CHECK_RESPONSES_ENV] === '1',
     session: (request) => requireSession(svc.auth.sessions, request),
+    // The entry of an administrative action (docs/api.md §19.11): the target is the path's `id`, or the id the route answers.
+    audit: async (r, request, caller, { params, body, out }) => {
+      const idOf = (v: unknown) => (isObject(v) && typeof v.id === 'string' ? v.id : null);
+      await svc.auth.audit.record({
+        team: caller.team,
+        action: r.audit!,
+        actor: caller.user ? { user: caller.user } : { key: (caller as { key: ApiKeyRec }).key },
+        ip: clientIp(request) || null,
+        targetId: idOf(params) ?? idOf(out),
+        details: typeof r.body === 'object' && r.body.type === 'object' && isObject(body) ? body : null,
+      });
+    },
   });
   registerShadows(app as never, table);
   return { app, table };

@@ -37,11 +37,10 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       req = new Request(url, incoming);
     }
     const path = url.pathname;
-    if (table.isPublic(path)) {
-      const peer = server?.requestIP(incoming)?.address;
-      if (peer) setPeer(req, peer);
-      return app.handle(req);
-    }
+    // Every request knows its client's address: sign-ins, sessions and the audit log record it.
+    const peer = server?.requestIP(incoming)?.address;
+    if (peer) setPeer(req, peer);
+    if (table.isPublic(path)) return app.handle(req);
 
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
     // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
@@ -50,6 +49,9 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       let signedIn: SignedIn;
       try {
         signedIn = await requireSession(svc.auth.sessions, req);
+        // The team's sign-in switches (require TOTP, require OpenID Connect) hold for sessions already open.
+        const refused = await svc.auth.switches.refusal(signedIn);
+        if (refused) throw refused;
       } catch (e) {
         if (e instanceof ApiError) return errorResponse(null, e);
         throw e;

@@ -1,7 +1,8 @@
 // `posthorn keys create`: the same key creation as POST /api-keys, from the shell.
 import type { Config } from '../config';
 import { openStore, storeOptions } from '../store';
-import { createApiKey } from '../accounts/api-keys';
+import { COMMAND_LINE, createApiKey } from '../accounts/api-keys';
+import { AuditLog } from '../accounts/audit';
 import { ApiError } from '../errors';
 import { validate } from '../schemas/validate';
 import { CreateApiKeyRequest } from '../schemas/api-keys';
@@ -21,7 +22,15 @@ export async function keysCreate(config: Config, opts: { name: string; permissio
     }
     // The request POST /api-keys takes, checked the same way.
     const request = validate(CreateApiKeyRequest, { name: opts.name, permission: opts.permission, domain_id: opts.domain ?? null }, 'body');
-    const { key, token } = await createApiKey(store, team.id, request);
+    const { key, token } = await createApiKey(store, team.id, request, COMMAND_LINE);
+    await new AuditLog(store).record({
+      team: team.id,
+      action: 'api_key.created',
+      actor: 'cli',
+      ip: null,
+      targetId: key.id,
+      details: { name: key.name, permission: key.permission },
+    });
     const out = { id: key.id, token, name: key.name, permission: key.permission, domain_id: key.domain_id, team_id: team.id };
     process.stdout.write(opts.json ? `${JSON.stringify(out)}\n` : `API key ${key.id} (${key.permission}): ${token}\n`);
     return 0;

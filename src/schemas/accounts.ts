@@ -2,7 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Timestamp, type Static } from './common';
 
-export const Role = Type.Union([Type.Literal('owner'), Type.Literal('member')]);
+/** A member's role, least first (docs/api.md §19.4). */
+const roles = () => [Type.Literal('viewer'), Type.Literal('member'), Type.Literal('admin'), Type.Literal('owner')];
+export const Role = Type.Union(roles());
+export type Role = Static<typeof Role>;
+
+/** A role a request asks for. */
+export const RoleField = Type.Union(roles(), { error: 'Invalid `role` field: use "owner", "admin", "member" or "viewer".' });
 
 export const Member = Type.Object({
   object: Type.Literal('member'),
@@ -23,9 +29,33 @@ export const InviteCreated = Type.Composite([Invite, Type.Object({ url: Type.Str
 export const InviteRequest = Type.Object({
   // An address that is not a string reads as missing, as an empty one does (src/accounts/members.ts).
   email: Type.String({ error: 'Missing `email` field.', errorName: 'missing_required_field' }),
-  role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member')], { error: 'Invalid `role` field: use "owner" or "member".' })),
+  role: Type.Optional(RoleField),
 });
 export type InviteRequest = Static<typeof InviteRequest>;
+
+/** PATCH /team/members/{id}: a member's new role. */
+export const MemberUpdate = Type.Object({ role: RoleField });
+
+/** A team's settings (docs/api.md §19.4): its name and its sign-in switches. */
+export const TeamSettings = Type.Object({
+  object: Type.Literal('team'),
+  id: Id,
+  name: Type.String(),
+  /** Every member must use a second factor (TOTP) before the dashboard lets them work. */
+  require_totp: Type.Boolean(),
+  /** Members sign in with OpenID Connect only (when it is configured). */
+  require_oidc: Type.Boolean(),
+  /** Whether OpenID Connect is configured on this server (`auth.oidc.issuer`). */
+  oidc_available: Type.Boolean(),
+});
+export type TeamSettings = Static<typeof TeamSettings>;
+
+export const TeamSettingsUpdate = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, error: 'The `name` field must be a string of 1 to 100 characters.' })),
+  require_totp: Type.Optional(Type.Boolean({ error: 'The `require_totp` field must be a boolean.' })),
+  require_oidc: Type.Optional(Type.Boolean({ error: 'The `require_oidc` field must be a boolean.' })),
+});
+export type TeamSettingsUpdate = Static<typeof TeamSettingsUpdate>;
 
 export const MemberList = Type.Object({ object: Type.Literal('list'), has_more: Type.Literal(false), data: Type.Array(Member) });
 export const InviteList = Type.Object({ object: Type.Literal('list'), has_more: Type.Literal(false), data: Type.Array(Invite) });
@@ -42,7 +72,13 @@ export const Session = Type.Object({
   object: Type.Literal('session'),
   id: Id,
   user: Member,
-  team: Type.Object({ id: Id, name: Type.String() }),
+  team: Type.Object({
+    id: Id,
+    name: Type.String(),
+    /** Posthorn: the team's sign-in switches (§19.4), so the dashboard can lead a member to enrol a second factor. */
+    require_totp: Type.Boolean(),
+    require_oidc: Type.Boolean(),
+  }),
   csrf_token: Type.String(),
   expires_at: Timestamp,
 });

@@ -10,6 +10,13 @@ export const CreateApiKeyRequest = Type.Object({
   name: Name,
   permission: Type.Optional(Type.String({ description: '`full_access` (the default) or `sending_access`' })),
   domain_id: Type.Optional(Nullable(Type.String(), { description: 'A `sending_access` key only: the one domain it may send from' })),
+  // Posthorn: a key carries at most its maker's role (docs/api.md §10); ask for less, e.g. a read-only `viewer` key.
+  role: Type.Optional(
+    Type.Union([Type.Literal('viewer'), Type.Literal('member'), Type.Literal('admin'), Type.Literal('owner')], {
+      error: 'Invalid `role` field: use "owner", "admin", "member" or "viewer".',
+      description: 'Posthorn: the most the key may do; by default, and at most, the role of whoever makes it',
+    }),
+  ),
 });
 export type CreateApiKeyRequest = Static<typeof CreateApiKeyRequest>;
 

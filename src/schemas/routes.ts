@@ -10,8 +10,10 @@ import {
   InviteByToken,
   InviteCreated,
   InviteList,
+  Member,
   MemberList,
   PasswordChanged,
+  TeamSettings,
   Providers,
   Session,
   SessionList,
@@ -21,6 +23,7 @@ import {
   TotpEnrolment,
 } from './accounts';
 import { ApiKeyCreated, ApiKeyList } from './api-keys';
+import { AuditEntry } from './audit';
 import { Automation, AutomationList, AutomationRun, AutomationRunList } from './automations';
 import { Broadcast, BroadcastCanceled, BroadcastRecipient, BroadcastSent, BroadcastSummary, BroadcastTestSent, ClickedLink } from './broadcasts';
 import { ContactImport } from './contact-imports';
@@ -58,8 +61,12 @@ export const ROUTES = {
   'POST /auth/totp': TotpEnrolment,
   'POST /auth/totp/confirm': TotpEnabled,
   'DELETE /auth/totp': TotpDisabled,
+  'GET /team': TeamSettings,
+  'PATCH /team': TeamSettings,
   'GET /team/members': MemberList,
+  'PATCH /team/members/:id': Member,
   'DELETE /team/members/:id': Deleted('member'),
+  'GET /audit-log': List(AuditEntry),
   'GET /team/invites': InviteList,
   'POST /team/invites': InviteCreated,
   'DELETE /team/invites/:id': Deleted('invite'),

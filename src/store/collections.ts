@@ -24,6 +24,7 @@ import type {
   SuppressionRec,
   FullMailboxRec,
   LogRec,
+  AuditRec,
 } from './records';
 import type { IncidentRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
@@ -199,6 +200,8 @@ export const COLLECTIONS = {
   }),
   /** The API request log. */
   logs: collection<LogRec>({ table: 'logs', since: 1, retention: AFTER_CREATION, byId: 'append' }),
+  /** The audit log of administrative actions (docs/api.md §19.11): kept like the request log, never changed. */
+  auditLog: collection<AuditRec>({ table: 'audit_log', since: 7, retention: AFTER_CREATION, byId: 'append' }),
   /** Sent emails; a broadcast's through the `broadcast` index. */
   emails: collection<EmailRec, 'broadcast'>({
     table: 'emails',

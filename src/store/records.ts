@@ -5,15 +5,25 @@ import type { BroadcastReview } from './insight-records';
 
 export interface TeamRec extends Rec {
   name: string;
+  /** Every member must sign in with a second factor (TOTP) before using the dashboard (docs/api.md §19.4). */
+  require_totp?: boolean;
+  /** Members sign in with OpenID Connect only, when it is configured (docs/api.md §19.4). */
+  require_oidc?: boolean;
 }
 
-/** A dashboard user, member of one team. `admin` is the owner's role in stores made before 0.2. */
-export type Role = 'owner' | 'member';
+/** A user's role in their team, least first: a viewer reads, a member works, an admin administers, an owner owns (docs/api.md §19.4). */
+export type Role = 'viewer' | 'member' | 'admin' | 'owner';
+
+/**
+ * A role as a user record stores it. `admin` is the owner's role in stores made before 0.2, so the
+ * admin role is stored as `team_admin` (accounts/roles.ts `roleOf`, `storedRole`).
+ */
+export type StoredRole = 'owner' | 'admin' | 'team_admin' | 'member' | 'viewer';
 
 export interface UserRec extends Rec {
   email: string;
   password_hash: string;
-  role: Role | 'admin';
+  role: StoredRole;
   /** TOTP (RFC 6238): the base32 key; `enabled_at` null while the enrolment awaits its first code. */
   totp?: { secret: string; enabled_at: string | null; last_step?: number } | null;
   /** SHA-256 of each unused recovery code. */
@@ -48,6 +58,13 @@ export type Permission = 'full_access' | 'sending_access';
 export interface ApiKeyRec extends Rec {
   name: string;
   permission: Permission;
+  /**
+   * The most the key may do (docs/api.md §10): its maker's role when it was made, or less if asked.
+   * Keys made before roles held have none and count as the owner's.
+   */
+  role?: Role;
+  /** Who made it: a user, another key, or the command line (`init`, `keys create`). */
+  made_by?: { user_id: string | null; key_id: string | null };
   domain_id: string | null;
   token_hash: string; // sha256 of the token; the token itself is never stored
   last_used_at: string | null;
@@ -176,4 +193,23 @@ export interface LogRec extends Rec {
   /** Bodies as JSON text (redacted), or null: a string costs far less to store than its object. */
   request_json: string | null;
   response_json: string | null;
+}
+
+/**
+ * An administrative action in a team's audit log (docs/api.md §19.11): written once, never changed,
+ * kept for the retention period like the request log.
+ */
+export interface AuditRec extends Rec {
+  /** What was done: accounts/audit.ts `AUDIT_ACTIONS`. */
+  action: string;
+  /** Who did it: a user (their email as `label`), an API key (its name), or the command line. */
+  actor: { type: 'user' | 'key' | 'cli'; id: string | null; label: string | null };
+  /** Through the dashboard (a session), the API (a key) or the command line. */
+  via: 'dashboard' | 'api' | 'cli';
+  /** The client's address, as the server determines it (api/platform/context.ts `clientIp`). */
+  ip: string | null;
+  /** What it was done to. */
+  target: { type: string; id: string | null } | null;
+  /** The request's fields (never a secret), or why a sign-in failed. */
+  details: Record<string, unknown> | null;
 }

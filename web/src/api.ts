@@ -57,6 +57,8 @@ function failure(res: Response, path: string, payload: unknown): ApiFailure {
   const error: Partial<ErrorBody> = typeof payload === 'object' && payload !== null ? payload : {};
   const code = error.name ?? 'error';
   if (res.status === 401 && ENDED.has(code) && !path.startsWith('/auth/sign-in')) onSignedOut();
+  // The team now signs in through its OpenID Connect provider only (docs/api.md §19.4): back to the sign-in page.
+  if (code === 'oidc_required' && !path.startsWith('/auth/sign-in')) onSignedOut();
   return new ApiFailure(res.status, code, error.message ?? `The request failed (${res.status}).`);
 }
 

@@ -23,6 +23,9 @@ import { TemplateVersionsPage } from './pages/template-versions';
 import { AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
+import { AuditLogPage } from './pages/audit-log';
+import { EnrolTotpPage } from './pages/enrol-totp';
+import { RoleContext } from './role';
 
 const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard', label: 'Overview', icon: '◎' },
@@ -64,10 +67,13 @@ const ROUTES: Route[] = [
   ['/dashboard/logs', () => <LogsPage />],
   ['/dashboard/logs/:id', (p) => <LogPage id={p.id} />],
   ['/dashboard/settings', (_, s) => <SettingsPage session={s} />],
+  ['/dashboard/settings/audit-log', () => <AuditLogPage />],
 ];
 
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  // Set when the user turned on two-factor sign-in here (the session's user was loaded before).
+  const [enrolled, setEnrolled] = useState(false);
   const { path } = useLocation();
 
   useEffect(() => {
@@ -93,6 +99,19 @@ function App() {
     navigate(next?.startsWith('/dashboard') ? next : '/dashboard', { replace: true });
     return null;
   }
+  // The team requires a second factor this user has not set up: enrolling comes first (docs/api.md §19.4).
+  if (session.team.require_totp && !session.user.totp_enabled && !enrolled)
+    return (
+      <EnrolTotpPage
+        session={session}
+        onDone={() => setEnrolled(true)}
+        onSignOut={async () => {
+          await post('/auth/sign-out').catch(() => {});
+          setCsrf(null);
+          setSession(null);
+        }}
+      />
+    );
   let page: preact.JSX.Element | null = null;
   for (const [pattern, view] of ROUTES) {
     const params = match(pattern, path);
@@ -101,7 +120,11 @@ function App() {
       break;
     }
   }
-  return <Shell session={session} page={page ?? <NotFound />} path={path} onSignOut={() => setSession(null)} />;
+  return (
+    <RoleContext.Provider value={session.user.role}>
+      <Shell session={session} page={page ?? <NotFound />} path={path} onSignOut={() => setSession(null)} />
+    </RoleContext.Provider>
+  );
 }
 
 function NotFound() {
@@ -158,6 +181,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
             <span class="muted small" title={session.user.email}>
               {session.user.email}
             </span>
+            {session.user.role === 'viewer' && <span class="muted small">Read-only access (viewer)</span>}
           </div>
           <button
             type="button"

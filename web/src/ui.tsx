@@ -7,6 +7,8 @@ import { type Answer, ApiFailure, download, qs, request, type Target } from './a
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 import { type BounceClass, SENDER_CLASSES } from '../../src/mail/bounce-class-names';
+import type { Role } from '../../src/schemas/accounts';
+import { useCan } from './role';
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -130,12 +132,16 @@ export function PageHeader({
   description,
   actions,
   back,
+  need,
 }: {
   title: ComponentChildren;
   description?: ComponentChildren;
   actions?: ComponentChildren;
   back?: { href: string; label: string };
+  /** The least role the actions need (docs/api.md §19.4): below it they are not shown. */
+  need?: Role;
 }) {
+  if (!useCan(need ?? 'viewer')) actions = undefined;
   useEffect(() => {
     document.title = `${typeof title === 'string' ? title : 'Posthorn'} · Posthorn`;
   }, [title]);
@@ -155,7 +161,8 @@ export function PageHeader({
   );
 }
 
-export function Section({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Section({ title, actions, children, need }: { title: string; actions?: ComponentChildren; children: ComponentChildren; need?: Role }) {
+  if (!useCan(need ?? 'viewer')) actions = undefined;
   return (
     <section class="section" aria-label={title}>
       <div class="section-head">
@@ -329,6 +336,8 @@ const TONES: Record<string, string> = {
   disabled: 'gray',
   partially_failed: 'red',
   owner: 'violet',
+  admin: 'blue',
+  viewer: 'gray',
   member: 'gray',
   pass: 'green',
   fail: 'red',

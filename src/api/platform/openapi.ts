@@ -3,7 +3,7 @@
 // documented shape (docs/api.md §3.1). Nothing here is written by hand per route.
 import type { TSchema } from '@sinclair/typebox';
 import { isRaw } from './route';
-import type { RouteTable, TableRoute } from './route-table';
+import { requiredRole, type RouteTable, type TableRoute } from './route-table';
 
 type Json = Record<string, unknown>;
 
@@ -62,6 +62,9 @@ function operation(r: TableRoute): Json {
   if (r.access === 'public') op.security = [];
   if (r.access === 'session') op.security = [{ session: [] }];
   if (r.access === 'sending') op['x-posthorn-sending-key'] = true;
+  // The least role of the caller (docs/api.md §19.4): a session's user's, or an API key's.
+  const role = requiredRole(r);
+  if (role) op['x-posthorn-role'] = role;
   if (r.idempotent) op['x-posthorn-idempotent'] = true;
   if (typeof r.body === 'object') op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body) } } };
   if (r.body === 'stream') op.requestBody = { required: true, content: { 'application/octet-stream': {} } };

@@ -11,7 +11,8 @@ import { ErrorBody } from '../../schemas/common';
 import { stateOf } from './context';
 import { type HandlerContext, isRaw, type Access, type Caller, type SessionCaller } from './route';
 import type { SignedIn } from '../../accounts/sessions';
-import type { RouteTable, TableRoute } from './route-table';
+import { actingRole, atLeast, roleRefused } from '../../accounts/roles';
+import { requiredRole, type RouteTable, type TableRoute } from './route-table';
 
 /** Set by `npm test` (scripts/test.ts): answers that do not match their schema become a 500 naming the mismatch. */
 export const CHECK_RESPONSES_ENV = 'POSTHORN_CHECK_RESPONSES';
@@ -28,6 +29,8 @@ export interface RegisterOptions {
   checkResponses: boolean;
   /** The signed-in user of a request (cookie and CSRF header), or the documented 401: routes for sessions only. */
   session(request: Request): Promise<SignedIn>;
+  /** Write the audit log's entry of a route that declares one (`audit`), after it succeeded. */
+  audit(r: TableRoute, request: Request, caller: Caller | SessionCaller, done: { params: unknown; body: unknown; out: unknown }): Promise<void>;
 }
 
 export function registerRoutes(app: Elysia, table: RouteTable, opts: RegisterOptions): void {
@@ -51,17 +54,21 @@ export function registerShadows(app: Elysia, table: RouteTable): void {
     );
 }
 
-function handlerOf(r: TableRoute, { checkResponses, session }: RegisterOptions) {
+function handlerOf(r: TableRoute, { checkResponses, session, audit }: RegisterOptions) {
   const bodySchema = typeof r.body === 'object' ? r.body : null;
+  const need = requiredRole(r);
   return async (ctx: ElysiaContext) => {
     // Authentication comes first (docs/api.md §3.3); API keys were checked by the server before routing.
     const signedIn = r.access === 'session' ? await session(ctx.request) : null;
+    const caller = r.access === 'public' ? undefined : signedIn ? sessionCaller(signedIn) : callerOf(ctx.request);
+    // Then the caller's role (a session's user's, a key's maker's): 403 restricted_role before the request is read.
+    if (need && caller && !atLeast(actingRole(caller as Caller), need)) throw roleRefused(caller as Caller, need);
     const body = bodySchema ? (r.idempotent ? topLevel(bodySchema, ctx.body) : validate(bodySchema, ctx.body, 'body')) : undefined;
     const query = r.query ? validate(r.query, ctx.query, 'query') : ctx.query;
     const params = r.params ? validate(r.params, ctx.params, 'params') : ctx.params;
     if (r.status !== undefined) ctx.set.status = r.status;
-    const caller = r.access === 'public' ? undefined : signedIn ? sessionCaller(signedIn) : callerOf(ctx.request);
     const out = await r.handler({ request: ctx.request, params, query, body, set: ctx.set, caller } as never);
+    if (r.audit && caller && !(typeof ctx.set.status === 'number' && ctx.set.status >= 400)) await audit(r, ctx.request, caller, { params, body, out });
     if (checkResponses) checkResponse(r, out, ctx.set.status);
     return out;
   };
@@ -75,8 +82,8 @@ function topLevel(schema: TSchema, body: unknown): unknown {
   return body;
 }
 
-function sessionCaller({ user, session }: SignedIn): SessionCaller {
-  return { team: user.team_id, user, session };
+function sessionCaller({ user, session }: SignedIn): SessionCaller & { key: null } {
+  return { team: user.team_id, user, session, key: null };
 }
 
 function callerOf(request: Request): Caller {

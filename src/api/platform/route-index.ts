@@ -1,7 +1,7 @@
 // The route index at the end of docs/api.md (§25), made from the declared routes: every path, who
-// may call it and what it does, grouped as the OpenAPI document groups them. `npm run docs:api`
+// may call it, the least role it needs (§19.4) and what it does, grouped as the OpenAPI document groups them. `npm run docs:api`
 // writes it; test/api/schema-coverage.test.ts fails when the file and the declarations differ.
-import type { RouteTable } from './route-table';
+import { requiredRole, type RouteTable } from './route-table';
 import type { Access } from './route';
 
 export const INDEX_BEGIN = '<!-- route-index:begin (npm run docs:api writes this part) -->';
@@ -24,10 +24,12 @@ export function routeIndex(table: RouteTable): string {
     const notes = [r.idempotent ? 'idempotent' : '', r.body === 'stream' ? 'streamed body' : ''].filter(Boolean).join(', ');
     const summary = r.summary.replaceAll('|', '\\|');
     if (!byTag.has(tag)) byTag.set(tag, []);
-    byTag.get(tag)!.push(`| \`${r.method}\` | \`${path}\` | ${WHO[r.access]}${notes ? ` (${notes})` : ''} | ${summary} |`);
+    const role = requiredRole(r);
+    byTag.get(tag)!.push(`| \`${r.method}\` | \`${path}\` | ${WHO[r.access]}${notes ? ` (${notes})` : ''} | ${role ?? '—'} | ${summary} |`);
   }
   const out: string[] = [INDEX_BEGIN, ''];
-  for (const [tag, rows] of byTag) out.push(`### ${tag}`, '', '| Method | Path | Who may call it | What it does |', '| --- | --- | --- | --- |', ...rows, '');
+  for (const [tag, rows] of byTag)
+    out.push(`### ${tag}`, '', '| Method | Path | Who may call it | Least role | What it does |', '| --- | --- | --- | --- | --- |', ...rows, '');
   out.push(INDEX_END);
   return out.join('\n');
 }

@@ -3,7 +3,8 @@
 // call, which honour `Idempotency-Key`, which bodies are read, and whether a path that matches no
 // route is unknown (404) or called with the wrong method (405).
 import { errors, type ApiError } from '../../errors';
-import type { Route } from './route';
+import type { Role } from '../../store';
+import type { Access, Method, Route } from './route';
 
 export interface TableRoute extends Route {
   tags: string[];
@@ -15,6 +16,16 @@ export interface TableRoute extends Route {
 export function pathPattern(path: string): RegExp {
   const escaped = path.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^${escaped.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
+}
+
+/**
+ * The least role a route's caller needs (docs/api.md §19.4): as declared, else `viewer` to read
+ * (GET) and `member` to change anything; null for routes that take no key or session of the team
+ * (`public`) or act on the signed-in user's own account (`session`).
+ */
+export function requiredRole(r: { access: Access; method: Method; role?: Role }): Role | null {
+  if (r.access === 'public' || r.access === 'session') return null;
+  return r.role ?? (r.method === 'GET' ? 'viewer' : 'member');
 }
 
 /** A path's literal part up to its first parameter or wildcard (`/d/:token` → `/d/`), or the whole path. */

@@ -5,7 +5,8 @@
 // the route index of docs/api.md, and — under `npm test` — the check of every response against
 // its schema (docs/ARCHITECTURE.md §2, "The HTTP API").
 import type { Static, StaticDecode, TSchema } from '@sinclair/typebox';
-import type { ApiKeyRec, SessionRec, UserRec } from '../../store';
+import type { ApiKeyRec, Role, SessionRec, UserRec } from '../../store';
+import type { AuditAction } from '../../accounts/audit';
 import type { RequestState } from './context';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -82,6 +83,18 @@ export interface RouteDef<A extends Access, P, Q, B extends BodySpec, R extends 
   summary: string;
   description?: string;
   access: A;
+  /**
+   * The least role a caller needs (docs/api.md §19.4): a session's user's role, or an API key's —
+   * its maker's role when it was made. Unset: `viewer` for GET, `member` for every other method
+   * (route-table.ts `requiredRole`); team administration declares `admin` or `owner`. Routes for
+   * anyone or for the signed-in user's own account (`public`, `session`) need none.
+   */
+  role?: Role;
+  /**
+   * An administrative action written to the team's audit log when the route succeeds (docs/api.md
+   * §19.11): who (the user or key), when, from which address, through the API or the dashboard.
+   */
+  audit?: AuditAction;
   /** The path parameters: required when the path has any. */
   params?: P;
   /** The query parameters the route reads (unknown ones are ignored, as Resend does). */
@@ -108,6 +121,8 @@ export interface Route {
   summary: string;
   description?: string;
   access: Access;
+  role?: Role;
+  audit?: AuditAction;
   params?: TSchema;
   query?: TSchema;
   body: BodySpec;

@@ -1,9 +1,12 @@
-// API keys (docs/api.md §10): create (token shown once), list, rename, delete.
+// API keys (docs/api.md §10): create (token shown once), list, rename, delete. A key carries the
+// role of whoever made it (accounts/roles.ts): nobody renames or deletes a key above their role.
 import type { ApiContext } from '../app';
 import type { ApiKeyRec } from '../../store';
 import { pageQuery, listOf } from '../platform/params';
 import { errors } from '../../errors';
 import { createApiKey } from '../../accounts/api-keys';
+import { actingRole, keyRole, requireRole } from '../../accounts/roles';
+import type { Caller } from '../platform/route';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import { ApiKeyCreated, ApiKeyList, type ApiKeySummary, CreateApiKeyRequest, RenameApiKeyRequest } from '../../schemas/api-keys';
@@ -12,6 +15,9 @@ const summary = (k: ApiKeyRec): ApiKeySummary => ({ id: k.id, name: k.name, crea
 
 const Params = UuidParams('id');
 
+/** A key above the caller's role is not theirs to change. */
+const mayTouch = (caller: Caller, key: ApiKeyRec) => requireRole(caller, keyRole(key), `Changing a key with the ${keyRole(key)} role`);
+
 export const apiKeysResource = resource('API keys', ({ store }: ApiContext) => [
   route({
     method: 'POST',
@@ -19,10 +25,12 @@ export const apiKeysResource = resource('API keys', ({ store }: ApiContext) => [
     summary: 'Create an API key',
     access: 'team',
     body: CreateApiKeyRequest,
+    audit: 'api_key.created',
     status: 201,
     response: ApiKeyCreated,
     async handler({ caller, body }) {
-      const { key, token } = await createApiKey(store, caller.team, body);
+      const maker = { role: actingRole(caller), user_id: caller.user?.id ?? null, key_id: caller.key?.id ?? null };
+      const { key, token } = await createApiKey(store, caller.team, body, maker);
       return { object: 'api_key' as const, id: key.id, token };
     },
   }),
@@ -41,6 +49,7 @@ export const apiKeysResource = resource('API keys', ({ store }: ApiContext) => [
     path: '/api-keys/:id',
     summary: 'Rename an API key',
     access: 'team',
+    audit: 'api_key.renamed',
     params: Params,
     body: RenameApiKeyRequest,
     response: Ref('api_key'),
@@ -49,6 +58,7 @@ export const apiKeysResource = resource('API keys', ({ store }: ApiContext) => [
       const updated = await store.write(async (tx) => {
         const cur = await tx.apiKeys.get(team, params.id);
         if (!cur) return false;
+        mayTouch(caller, cur);
         tx.apiKeys.put({ ...cur, name: body.name });
         return true;
       });
@@ -61,13 +71,16 @@ export const apiKeysResource = resource('API keys', ({ store }: ApiContext) => [
     path: '/api-keys/:id',
     summary: 'Delete (revoke) an API key',
     access: 'team',
+    audit: 'api_key.deleted',
     params: Params,
     body: IgnoredBody,
     response: Deleted('api_key'),
     async handler({ caller, params }) {
       const { team } = caller;
       const removed = await store.write(async (tx) => {
-        if (!(await tx.apiKeys.get(team, params.id))) return false;
+        const cur = await tx.apiKeys.get(team, params.id);
+        if (!cur) return false;
+        mayTouch(caller, cur);
         tx.apiKeys.remove(team, params.id);
         return true;
       });

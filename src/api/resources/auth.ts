@@ -9,7 +9,7 @@ import { ApiError, errors } from '../../errors';
 import { SESSION_COOKIE, type NewSession, type SessionMeta, type SignedIn } from '../../accounts/sessions';
 import { OIDC_COOKIE } from '../../accounts/oidc';
 import { memberView } from '../../accounts/members';
-import type { SessionRec } from '../../store';
+import type { SessionRec, UserRec } from '../../store';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, TokenParams, UuidParams } from '../../schemas/common';
 import {
@@ -32,6 +32,7 @@ import {
 
 export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
   const { auth, store, config } = svc;
+  const { audit } = auth;
 
   const meta = (request: Request, method: SessionMeta['method']): SessionMeta => ({
     userAgent: request.headers.get('user-agent'),
@@ -57,11 +58,22 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       object: 'session',
       id: s.session.id,
       user: memberView(s.user),
-      team: { id: s.user.team_id, name: team?.name ?? '' },
+      team: { id: s.user.team_id, name: team?.name ?? '', require_totp: !!team?.require_totp, require_oidc: !!team?.require_oidc },
       csrf_token: csrf,
       expires_at: new Date(s.session.expires_at).toISOString(),
     };
   }
+
+  /** A sign-in in the team's audit log (docs/api.md §19.11): made, or refused with the reason. */
+  const auditSignIn = (request: Request, user: UserRec, method: SessionMeta['method'], refused?: ApiError) =>
+    audit.record({
+      team: user.team_id,
+      action: refused ? 'auth.sign_in_failed' : method === 'invite' ? 'member.joined' : 'auth.signed_in',
+      actor: { user },
+      ip: clientIp(request) || null,
+      targetId: user.id,
+      details: refused ? { method, reason: refused.errorName } : { method },
+    });
 
   function withCookie(request: Request, set: { headers: Record<string, string | number> }, s: NewSession) {
     set.headers['set-cookie'] = setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure: overHttps(request, config.public_url) });
@@ -118,7 +130,16 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       response: Session,
       async handler({ request, body, set }) {
         sameOrigin(request);
-        const s = await auth.signIn.withPassword(body, meta(request, 'password'));
+        let s: NewSession;
+        try {
+          s = await auth.signIn.withPassword(body, meta(request, 'password'));
+        } catch (e) {
+          // Failures are recorded in the team of the account they were for; an address with no account has no team.
+          const user = e instanceof ApiError ? await store.users.find('email', body.email.trim().toLowerCase()) : undefined;
+          if (user) await auditSignIn(request, user, 'password', e as ApiError);
+          throw e;
+        }
+        await auditSignIn(request, s.user, 'password');
         withCookie(request, set, s);
         return sessionView(s, s.csrf);
       },
@@ -168,6 +189,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
           const user = await auth.oidc.finish(new URL(request.url), readCookie(request, OIDC_COOKIE));
           // The provider vouches for the person, its own second factor included (docs/api.md §19.3).
           const s = await auth.sessions.create(user, meta(request, 'oidc'));
+          await auditSignIn(request, user, 'oidc');
           headers.append('set-cookie', setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure }));
           headers.set('location', '/dashboard');
         } catch (e) {
@@ -203,6 +225,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
         sameOrigin(request);
         const user = await auth.members.accept(params.token, body.password);
         const s = await auth.sessions.create(user, meta(request, 'invite'));
+        await auditSignIn(request, user, 'invite');
         withCookie(request, set, s);
         return sessionView(s, s.csrf);
       },
@@ -251,6 +274,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       path: '/auth/password',
       summary: 'Change the password (ends the user’s other sessions)',
       access: 'session',
+      audit: 'auth.password_changed',
       body: PasswordRequest,
       response: PasswordChanged,
       async handler({ request, caller, body }) {
@@ -273,6 +297,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       path: '/auth/totp/confirm',
       summary: 'Confirm TOTP enrolment with a first code; returns the recovery codes once',
       access: 'session',
+      audit: 'auth.totp_enabled',
       body: TotpConfirmRequest,
       response: TotpEnabled,
       handler: async ({ caller, body }) => ({
@@ -286,6 +311,7 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       path: '/auth/totp',
       summary: 'Turn TOTP off (needs the password)',
       access: 'session',
+      audit: 'auth.totp_disabled',
       body: TotpDisableRequest,
       response: TotpDisabled,
       async handler({ request, caller, body }) {

@@ -31,6 +31,7 @@ export const domainClaimsResource = resource('Domains', ({ store, claims }: ApiC
     path: '/domains/claim',
     summary: 'Claim a domain another team holds',
     access: 'team',
+    audit: 'domain.claimed',
     body: DomainClaimRequest,
     status: 201,
     response: DomainClaim,

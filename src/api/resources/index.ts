@@ -7,6 +7,7 @@ import { healthResource } from './health';
 import { dashboardResource } from './dashboard';
 import { authResource } from './auth';
 import { teamResource } from './team';
+import { auditLogResource } from './audit-log';
 import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
 import { deliverabilityResource } from './deliverability';
@@ -43,6 +44,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   dashboardResource,
   authResource,
   teamResource,
+  auditLogResource,
   queueResource,
   tlsReportsResource,
   deliverabilityResource,

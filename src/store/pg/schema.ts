@@ -199,6 +199,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
       ...declaredTables(6),
     ].join('\n'),
   },
+  {
+    version: 7,
+    name: 'accounts: the audit log',
+    sql: declaredTables(7).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

@@ -15,6 +15,7 @@ export function ApiKeysPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="API keys"
         description="Keys for the REST API and SMTP (user name resend, the key as password)."
         actions={

@@ -208,6 +208,7 @@ export function ContactPage({ id }: { id: string }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/audiences', label: 'Audiences' }}
         title={x.email}
         description={x.unsubscribed ? <Badge value="unsubscribed" /> : <Badge value="enabled" label="subscribed" />}

@@ -44,6 +44,7 @@ export function BroadcastsPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="Broadcasts"
         description="One email to every subscribed contact of a segment."
         actions={
@@ -216,6 +217,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/broadcasts', label: 'Broadcasts' }}
         title={form.name || form.subject || 'Untitled broadcast'}
         description={<Badge value="draft" />}
@@ -381,6 +383,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/broadcasts', label: 'Broadcasts' }}
         title={b.name || b.subject}
         description={

@@ -12,6 +12,7 @@ export function DomainsPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="Domains"
         description="Domains you send from and receive at. Each needs a few DNS records."
         actions={
@@ -100,6 +101,7 @@ export function DomainPage({ id }: { id: string }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/domains', label: 'Domains' }}
         title={x.name}
         description={<Badge value={x.status} />}

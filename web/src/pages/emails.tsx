@@ -55,6 +55,7 @@ export function EmailsPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="Emails"
         description="Every email sent through the API, SMTP or a broadcast."
         actions={
@@ -201,6 +202,7 @@ export function EmailPage({ id }: { id: string }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/emails', label: 'Emails' }}
         title={e.subject || '(no subject)'}
         description={

@@ -1,20 +1,84 @@
-// Settings: password, two-factor sign-in (TOTP), sessions, team members and invitations.
+// Settings: password, two-factor sign-in (TOTP), sessions, the team's sign-in switches, team
+// members (roles) and invitations, and the way to the audit log.
 import { useState } from 'preact/hooks';
-import type { Session, TotpEnrolment } from '../../../src/schemas/accounts';
-import { del, post, url } from '../api';
+import type { Member, Role, Session, TotpEnrolment } from '../../../src/schemas/accounts';
+import { del, patch, post, url } from '../api';
+import { givable, useCan } from '../role';
 import { Badge, Card, CopyButton, ErrorBox, Field, Form, FormDialog, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
 export function SettingsPage({ session }: { session: Session }) {
+  const admin = useCan('admin');
   return (
     <>
-      <PageHeader title="Settings" description={`Signed in as ${session.user.email} (${session.user.role}) in ${session.team.name}.`} />
+      <PageHeader
+        title="Settings"
+        description={`Signed in as ${session.user.email} (${session.user.role}) in ${session.team.name}.`}
+        actions={
+          admin && (
+            <a class="btn" href="/dashboard/settings/audit-log">
+              Audit log
+            </a>
+          )
+        }
+      />
       <div class="grid2">
         <Password />
         <TwoFactor enabled={session.user.totp_enabled} />
       </div>
       <Sessions />
+      <TeamSwitches />
       <Team session={session} />
     </>
+  );
+}
+
+/** The team's sign-in switches (docs/api.md §19.4): shown to everyone, changed by owners. */
+function TeamSwitches() {
+  const team = useGet('/team');
+  const owner = useCan('owner');
+  const change = useAction(async (body: { require_totp?: boolean; require_oidc?: boolean }) => {
+    await patch('/team', body);
+    team.reload();
+    notify('Team settings saved.');
+  });
+  const t = team.data;
+  return (
+    <Section title="Team sign-in">
+      <ErrorBox error={team.error ?? change.error} />
+      {t && (
+        <Card>
+          {!owner && <p class="muted small">Only an owner can change these.</p>}
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={t.require_totp}
+              disabled={!owner || change.busy}
+              onChange={(e) => change.run({ require_totp: e.currentTarget.checked })}
+              aria-describedby="sw-totp-hint"
+            />{' '}
+            Require two-factor sign-in for every member
+          </label>
+          <p id="sw-totp-hint" class="muted small">
+            Members who sign in with a password must set up an authenticator app before they can continue.
+          </p>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={t.require_oidc}
+              disabled={!owner || change.busy || (!t.oidc_available && !t.require_oidc)}
+              onChange={(e) => change.run({ require_oidc: e.currentTarget.checked })}
+              aria-describedby="sw-oidc-hint"
+            />{' '}
+            Require sign-in with OpenID Connect
+          </label>
+          <p id="sw-oidc-hint" class="muted small">
+            {t.oidc_available
+              ? 'Members sign in through the identity provider only; password sign-ins are refused. API keys still work.'
+              : 'OpenID Connect is not configured on this server (auth.oidc in the configuration).'}
+          </p>
+        </Card>
+      )}
+    </Section>
   );
 }
 
@@ -54,7 +118,8 @@ function Password() {
   );
 }
 
-function TwoFactor({ enabled: initial }: { enabled: boolean }) {
+/** `onSaved`: the recovery codes were put away after turning it on (the enrolment page goes on then). */
+export function TwoFactor({ enabled: initial, onSaved }: { enabled: boolean; onSaved?: () => void }) {
   const [enabled, setEnabled] = useState(initial);
   const [enrolment, setEnrolment] = useState<TotpEnrolment | null>(null);
   const [code, setCode] = useState('');
@@ -91,7 +156,14 @@ function TwoFactor({ enabled: initial }: { enabled: boolean }) {
             ))}
           </ul>
           <CopyButton text={codes.join('\n')} label="Copy codes" />{' '}
-          <button type="button" class="btn small" onClick={() => setCodes(null)}>
+          <button
+            type="button"
+            class="btn small"
+            onClick={() => {
+              setCodes(null);
+              onSaved?.();
+            }}
+          >
             I saved them
           </button>
         </div>
@@ -248,7 +320,8 @@ function browser(ua: string | null): string {
 }
 
 function Team({ session }: { session: Session }) {
-  const owner = session.user.role === 'owner';
+  const admin = useCan('admin');
+  const mine = session.user.role;
   const members = useGet('/team/members');
   const invites = useGet('/team/invites');
   const [inviting, setInviting] = useState(false);
@@ -257,22 +330,28 @@ function Team({ session }: { session: Session }) {
     await del(url('/team/members/:id', { id }));
     members.reload();
   });
+  const setRole = useAction(async (id: string, role: string) => {
+    await patch(url('/team/members/:id', { id }), { role });
+    members.reload();
+    notify('Role changed.');
+  });
   const withdraw = useAction(async (id: string) => {
     await del(url('/team/invites/:id', { id }));
     invites.reload();
   });
+  /** Members above one's own role are not one's to change (docs/api.md §19.4). */
+  const mayManage = (m: Member) => admin && m.id !== session.user.id && givable(mine).includes(m.role);
   return (
     <Section
       title="Team members"
+      need="admin"
       actions={
-        owner && (
-          <button type="button" class="btn primary" onClick={() => setInviting(true)}>
-            Invite member
-          </button>
-        )
+        <button type="button" class="btn primary" onClick={() => setInviting(true)}>
+          Invite member
+        </button>
       }
     >
-      <ErrorBox error={members.error ?? remove.error ?? withdraw.error} />
+      <ErrorBox error={members.error ?? remove.error ?? withdraw.error ?? setRole.error} />
       {link && (
         <div class="callout success" role="status">
           <p>
@@ -292,13 +371,31 @@ function Team({ session }: { session: Session }) {
           rows={members.data.data}
           columns={[
             { label: 'Email', render: (m) => m.email },
-            { label: 'Role', render: (m) => <Badge value={m.role} /> },
+            {
+              label: 'Role',
+              render: (m) =>
+                mayManage(m) ? (
+                  <select
+                    class="role-select"
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={setRole.busy}
+                    onChange={(e) => setRole.run(m.id, val(e))}
+                  >
+                    {givable(mine).map((r) => (
+                      <option value={r}>{ROLE_LABEL[r]}</option>
+                    ))}
+                  </select>
+                ) : (
+                  <Badge value={m.role} />
+                ),
+            },
             { label: 'Two-factor', render: (m) => (m.totp_enabled ? <Badge value="verified" label="on" /> : <Badge value="none" label="off" />) },
             { label: 'Joined', render: (m) => <Time iso={m.created_at} /> },
             {
               label: 'Actions',
               render: (m) =>
-                owner && m.id !== session.user.id ? (
+                mayManage(m) ? (
                   <button
                     type="button"
                     class="btn small danger ghost"
@@ -327,7 +424,7 @@ function Team({ session }: { session: Session }) {
               {
                 label: 'Actions',
                 render: (i) =>
-                  owner ? (
+                  admin ? (
                     <button type="button" class="btn small ghost" onClick={() => withdraw.run(i.id)}>
                       Withdraw
                     </button>
@@ -341,6 +438,7 @@ function Team({ session }: { session: Session }) {
       )}
       <InviteDialog
         open={inviting}
+        roles={givable(mine)}
         onClose={() => setInviting(false)}
         onInvited={(url) => {
           setLink(url);
@@ -351,7 +449,9 @@ function Team({ session }: { session: Session }) {
   );
 }
 
-function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose: () => void; onInvited: (url: string) => void }) {
+const ROLE_LABEL: Record<Role, string> = { viewer: 'Viewer', member: 'Member', admin: 'Admin', owner: 'Owner' };
+
+function InviteDialog({ open, roles, onClose, onInvited }: { open: boolean; roles: Role[]; onClose: () => void; onInvited: (url: string) => void }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const action = useAction(async () => {
@@ -365,10 +465,15 @@ function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose: ()
       <Field id="inv-email" label="Email">
         <input id="inv-email" type="email" required value={email} onInput={(e) => setEmail(val(e))} />
       </Field>
-      <Field id="inv-role" label="Role" hint="Owners can also invite and remove members.">
+      <Field
+        id="inv-role"
+        label="Role"
+        hint="Viewers only read. Members send and edit. Admins also manage members and keys. Owners also manage owners and team sign-in."
+      >
         <select id="inv-role" value={role} onChange={(e) => setRole(val(e))} aria-describedby="inv-role-hint">
-          <option value="member">Member</option>
-          <option value="owner">Owner</option>
+          {roles.map((r) => (
+            <option value={r}>{ROLE_LABEL[r]}</option>
+          ))}
         </select>
       </Field>
     </FormDialog>

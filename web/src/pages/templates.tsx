@@ -54,7 +54,7 @@ export function TemplatesPage() {
   );
   return (
     <>
-      <PageHeader title="Templates" description="Emails with variables, sent by id or alias once published." actions={create()} />
+      <PageHeader need="member" title="Templates" description="Emails with variables, sent by id or alias once published." actions={create()} />
       <PagedTable
         paged={paged}
         caption="Templates"
@@ -287,6 +287,7 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/templates', label: 'Templates' }}
         title={t.name}
         description={

@@ -37,6 +37,7 @@ export function WebhooksPage() {
   return (
     <>
       <PageHeader
+        need="member"
         title="Webhooks"
         description="Signed HTTP callbacks for every event, retried until your endpoint answers 2xx."
         actions={
@@ -192,6 +193,7 @@ export function WebhookPage({ id }: { id: string }) {
   return (
     <>
       <PageHeader
+        need="member"
         back={{ href: '/dashboard/webhooks', label: 'Webhooks' }}
         title={<span class="mono">{x.endpoint}</span>}
         description={<Badge value={x.status} />}
