@@ -231,4 +231,22 @@ describe('public routes', () => {
     for (const action of ['hold', 'release', 'retry', 'cancel'])
       expect(Object.keys(r.body.paths).some((path) => new RegExp(`^/emails/\\{[a-z_]+\\}/${action}$`).test(path))).toBe(true);
   });
+
+  // Issue 34, finding 2: /openapi was a page loading a script from a CDN on the dashboard's origin.
+  // An offline appliance loads code from no other host: /openapi links the JSON document.
+  test('GET /openapi runs no script: it links the JSON document, which carries no-sniff', async () => {
+    const page = await fetch(`${p.url}/openapi`, { redirect: 'manual' });
+    const text = await page.text();
+    expect(text).not.toContain('<script');
+    expect(text).not.toContain('cdn.');
+    expect([page.status, page.headers.get('location')]).toEqual([302, '/openapi/json']);
+    const doc = await fetch(`${p.url}/openapi/json`);
+    expect([doc.status, doc.headers.get('content-type'), doc.headers.get('x-content-type-options')]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      'nosniff',
+    ]);
+    const body = (await doc.json()) as { openapi: string; info: { title: string }; security: unknown };
+    expect([body.openapi, body.info.title, body.security]).toEqual(['3.1.2', 'Posthorn API', [{ bearer: [] }]]);
+  });
 });
