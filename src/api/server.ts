@@ -1,10 +1,11 @@
-// The HTTP front door. Order of checks (docs/api.md §3.3): path normalisation → authentication
+// The HTTP front door. Order of checks (docs/api.md §3.3): the URL parsed once (a malformed Host: 400) → authentication
 // (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
 import { buildApp, type ApiDeps } from './app';
 import { setPeer, setState, type RequestState } from './platform/context';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
+import { routable } from './platform/request-url';
 import { authenticate } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
@@ -29,14 +30,15 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   };
 
   async function route(incoming: Request, startedAt: number, server?: PeerSource): Promise<Response> {
-    const url = new URL(incoming.url);
-    let req = incoming;
-    // Repeated slashes (an SDK base URL with a trailing slash gives `//emails`) are collapsed.
-    if (url.pathname.includes('//')) {
-      url.pathname = url.pathname.replace(/\/{2,}/g, '/');
-      req = new Request(url, incoming);
+    // One parse of the URL: the path judged here is the path the router routes (request-url.ts).
+    let req: Request;
+    let path: string;
+    try {
+      ({ req, path } = routable(incoming));
+    } catch (e) {
+      if (e instanceof ApiError) return errorResponse(null, e);
+      throw e;
     }
-    const path = url.pathname;
     if (table.isPublic(path)) {
       const peer = server?.requestIP(incoming)?.address;
       if (peer) setPeer(req, peer);
