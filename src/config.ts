@@ -9,7 +9,14 @@ export interface Config {
   /** Unset: the embedded LMDB store in data_dir. `postgres://…`: the PostgreSQL store (cluster mode). */
   database: { url: string | null };
   public_url: string;
-  http: { host: string; port: number; tls_cert: string | null; tls_key: string | null };
+  http: {
+    host: string;
+    port: number;
+    tls_cert: string | null;
+    tls_key: string | null;
+    /** Reverse proxies whose `X-Forwarded-For` is believed (addresses and CIDR ranges); empty: none (net/client-address.ts). */
+    trusted_proxies: string[];
+  };
   smtp: {
     host: string;
     hostname: string;
@@ -144,7 +151,22 @@ export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteR
   return out;
 }
 
-type Kind = 'string' | 'nullable' | 'domains' | 'port' | 'ports' | 'int' | 'bool' | 'url' | 'servers' | 'duration' | 'durations' | 'enum' | 'site' | 'sites';
+type Kind =
+  | 'string'
+  | 'nullable'
+  | 'domains'
+  | 'ranges'
+  | 'port'
+  | 'ports'
+  | 'int'
+  | 'bool'
+  | 'url'
+  | 'servers'
+  | 'duration'
+  | 'durations'
+  | 'enum'
+  | 'site'
+  | 'sites';
 interface KeyDef {
   key: string; // dotted TOML key
   env: string;
@@ -164,6 +186,7 @@ export const KEYS: KeyDef[] = [
   { key: 'http.port', env: 'POSTHORN_HTTP_PORT', kind: 'port', default: 3000 },
   { key: 'http.tls_cert', env: 'POSTHORN_HTTP_TLS_CERT', kind: 'nullable', default: null },
   { key: 'http.tls_key', env: 'POSTHORN_HTTP_TLS_KEY', kind: 'nullable', default: null },
+  { key: 'http.trusted_proxies', env: 'POSTHORN_HTTP_TRUSTED_PROXIES', kind: 'ranges', default: [] },
   { key: 'smtp.host', env: 'POSTHORN_SMTP_HOST', kind: 'string', default: '0.0.0.0' },
   { key: 'smtp.hostname', env: 'POSTHORN_SMTP_HOSTNAME', kind: 'string', default: 'localhost' },
   { key: 'smtp.username', env: 'POSTHORN_SMTP_USERNAME', kind: 'string', default: 'resend' },
@@ -315,6 +338,16 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       if (typeof raw === 'string' && /^(true|1|yes|on)$/i.test(raw.trim())) return true;
       if (typeof raw === 'string' && /^(false|0|no|off)$/i.test(raw.trim())) return false;
       return bad('must be true or false');
+    case 'ranges':
+      return list(raw).map((s) => {
+        const text = String(s).trim();
+        const [addr = '', bits, extra] = text.split('/');
+        const family = isIP(addr);
+        const max = family === 4 ? 32 : 128;
+        if (!family || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max)))
+          bad('must list IP addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8');
+        return text;
+      });
     case 'domains':
       return list(raw).map((s) => {
         const d = String(s).trim().toLowerCase().replace(/^@/, '');

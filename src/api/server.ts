@@ -2,7 +2,8 @@
 // (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
 import { buildApp, type ApiDeps } from './app';
-import { setPeer, setState, type RequestState } from './platform/context';
+import { setClientIp, setState, type RequestState } from './platform/context';
+import { TrustedProxies } from '../net/client-address';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
 import { routable } from './platform/request-url';
@@ -21,6 +22,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   // The team's limit is shared with SMTP submission (docs/api.md §6): one instance, made by the root.
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
+  const proxies = new TrustedProxies(svc.config.http.trusted_proxies);
 
   return async function handle(incoming: Request, server?: PeerSource): Promise<Response> {
     const startedAt = performance.now();
@@ -39,11 +41,10 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       if (e instanceof ApiError) return errorResponse(null, e);
       throw e;
     }
-    if (table.isPublic(path)) {
-      const peer = server?.requestIP(incoming)?.address;
-      if (peer) setPeer(req, peer);
-      return app.handle(req);
-    }
+    const peer = server?.requestIP(incoming)?.address;
+    const ip = peer ? proxies.clientAddress(peer, req.headers.get('x-forwarded-for')) : '';
+    setClientIp(req, ip);
+    if (table.isPublic(path)) return app.handle(req);
 
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
     // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
@@ -92,6 +93,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       key,
       method: req.method,
       path,
+      ip,
       status: res.status,
       userAgent: req.headers.get('user-agent'),
       startedAt,

@@ -144,6 +144,55 @@ describe('sign-in and the session cookie', () => {
   });
 });
 
+// Issue 34, finding 4 and "account lockout": the client address is the connection's unless it is a
+// configured proxy (README "Security"), and an account's lockout does not shut out an address that
+// signed in to it recently.
+describe('the client address and the lockout', () => {
+  /** A sign-in to `q` as seen through `X-Forwarded-For: forwarded`. */
+  const signInTo = async (q: Running, body: object, forwarded: string) => {
+    const res = await fetch(`${q.url}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwarded },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as SignInBody & { id: string }, cookie: res.headers.get('set-cookie') };
+  };
+
+  test('without trusted proxies a forged X-Forwarded-For is ignored: failures from one connection lock it', async () => {
+    const q = await startPosthorn();
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await signInTo(q, { email: `nobody${i}@dest.test`, password: 'wrong-password' }, `203.0.113.${i}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429, 429, 429]);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test('behind a trusted proxy: the right-most address it forwards; an address that signed in recently gets past the account lock', async () => {
+    const q = await startPosthorn({ 'http.trusted_proxies': ['127.0.0.1', '::1'] });
+    try {
+      const owner = { email: q.creds.admin_email, password: q.creds.admin_password };
+      const home = await signInTo(q, owner, 'forged-by-client, 198.51.100.10');
+      expect(home.status).toBe(200);
+      const token = /posthorn_session=([^;]+)/.exec(home.cookie!)![1]!;
+      const sessions = await fetch(`${q.url}/auth/sessions`, { headers: as(token, home.body.csrf_token) });
+      expect(((await sessions.json()) as { data: { ip: string }[] }).data.map((x) => x.ip)).toEqual(['198.51.100.10']);
+      // Five wrong passwords from addresses all over lock the account...
+      for (let i = 0; i < 5; i++) await signInTo(q, { ...owner, password: 'wrong-password' }, `203.0.113.${i}`);
+      const stranger = await signInTo(q, owner, '203.0.113.99');
+      expect([stranger.status, stranger.body.name]).toEqual([429, 'rate_limit_exceeded']);
+      // ...but not for the owner at the address they signed in from.
+      expect((await signInTo(q, owner, '198.51.100.10')).status).toBe(200);
+      // That address is still limited on its own failures.
+      for (let i = 0; i < 5; i++) await signInTo(q, { ...owner, password: 'wrong-password' }, '198.51.100.10');
+      expect((await signInTo(q, owner, '198.51.100.10')).status).toBe(429);
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
 describe('FailureLimiter', () => {
   test('locks after the threshold, longer after each further failure, capped; success clears', () => {
     const f = new FailureLimiter({ threshold: 3, window: 60_000, lockout: 1000, maxLockout: 4000 });

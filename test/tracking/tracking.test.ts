@@ -62,7 +62,11 @@ const HTML =
 
 beforeAll(async () => {
   // prefetch_window 0s: the test's own hits arrive right after delivery; timing is tested apart.
-  w = await startMailWorld({ 'security.allow_private_networks': true, 'tracking.prefetch_window': '0s' }, { smtp: true });
+  // The test is its own reverse proxy on loopback: its X-Forwarded-For names the reader.
+  w = await startMailWorld(
+    { 'security.allow_private_networks': true, 'tracking.prefetch_window': '0s', 'http.trusted_proxies': ['127.0.0.1', '::1'] },
+    { smtp: true },
+  );
   team = w.p.creds.team_id;
   hooks = await startReceiver();
   const upd = await w.p.resend.domains.update({ id: w.domain.id, openTracking: true, clickTracking: true });
