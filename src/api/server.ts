@@ -44,12 +44,13 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     const peer = server?.requestIP(incoming)?.address;
     const ip = peer ? proxies.clientAddress(peer, req.headers.get('x-forwarded-for')) : '';
     setClientIp(req, ip);
-    if (table.isPublic(path)) return app.handle(req);
+    const cookie = sessionToken(req) !== null;
+    if (table.isPublic(path)) return cookie ? privateToSession(await app.handle(req)) : app.handle(req);
 
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
     // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
     // which record what API keys do.
-    if (!req.headers.has('authorization') && sessionToken(req)) {
+    if (!req.headers.has('authorization') && cookie) {
       let signedIn: SignedIn;
       try {
         signedIn = await requireSession(svc.auth.sessions, req);
@@ -58,7 +59,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
         throw e;
       }
       setState(req, { team: signedIn.user.team_id, key: null, user: signedIn.user, session: signedIn.session, path });
-      return app.handle(req);
+      return privateToSession(await app.handle(req));
     }
 
     let key: ApiKeyRec;
@@ -102,6 +103,16 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     });
     return res;
   }
+}
+
+/**
+ * A JSON answer to a request with the session cookie is the signed-in user's (their team's data,
+ * the CSRF token of GET /auth/session): no cache, shared or the browser's, may keep it (RFC 9111
+ * §5.2.2.5). The dashboard's files keep their own caching.
+ */
+function privateToSession(res: Response): Response {
+  if (!res.headers.has('cache-control') && res.headers.get('content-type')?.startsWith('application/json')) res.headers.set('cache-control', 'no-store');
+  return res;
 }
 
 export interface HttpServer {

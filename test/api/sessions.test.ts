@@ -57,6 +57,9 @@ describe('sign-in and the session cookie', () => {
     expect(wrong.status).toBe(401);
     const ok = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
     expect(ok.status).toBe(200);
+    // Issue 34: what a session reads is never kept by a cache (shared or the browser's).
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    expect((await fetch(`${p.url}/auth/session`, { headers: as(s.token!) })).headers.get('cache-control')).toBe('no-store');
     // A CSRF token belongs to its session only.
     const other = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
     expect((await fetch(`${p.url}/domains`, { headers: as(other.token!, s.body.csrf_token) })).status).toBe(401);
