@@ -221,6 +221,30 @@ describe('FailureLimiter', () => {
   });
 });
 
+// Issue 34, finding 7: the sign-in page shows what `?error=` says, so the callback names a known
+// reason only, never the provider's words (nor an address).
+describe('the OpenID Connect callback', () => {
+  test('redirects to the sign-in page with a reason code, never the text of the provider or the failure', async () => {
+    const q = await startPosthorn({ 'auth.oidc.issuer': 'http://127.0.0.1:9', 'auth.oidc.client_id': 'posthorn' });
+    try {
+      const callback = (query: string, cookie?: string) =>
+        fetch(`${q.url}/auth/oidc/callback${query}`, { redirect: 'manual', headers: cookie ? { cookie: `posthorn_oidc=${cookie}` } : {} });
+      const stale = await callback('?code=x&state=y');
+      expect([stale.status, stale.headers.get('location')]).toEqual([302, '/dashboard/sign-in?error=oidc_expired']);
+      // A flow this browser started (its sealed cookie), which the provider answers with words of its choosing.
+      const signer = (q.svc.auth.oidc as unknown as { signer: { seal(v: object): string } }).signer;
+      const flow = signer.seal({ k: 'oidc', v: 'verifier', s: 'state', n: 'nonce', e: Date.now() + 60_000 });
+      const refused = await callback(
+        `?error=access_denied&error_description=${encodeURIComponent('Your account is locked. Call +1 555 0100 at evil.test')}`,
+        flow,
+      );
+      expect(refused.headers.get('location')).toBe('/dashboard/sign-in?error=oidc_refused');
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
 describe('auth configuration', () => {
   test('an OIDC issuer must be https (http only on loopback) and needs a client id', () => {
     expect(() => loadConfig({ env: {}, overrides: { 'auth.oidc.issuer': 'http://idp.example.com' } })).toThrow('auth.oidc.issuer');

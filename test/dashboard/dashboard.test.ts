@@ -518,6 +518,19 @@ describe('OpenID Connect', () => {
     expect(await page.getByRole('alert').textContent()).toContain('not a member');
     await context.close();
   }, 30_000);
+
+  // Issue 34, finding 7: a link to the sign-in page cannot put words of its own on it.
+  test('the sign-in page shows only known error codes, in its own words', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/dashboard/sign-in?error=${encodeURIComponent('Your account is locked. Call +1 555 0100.')}`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.content()).not.toContain('555 0100');
+    await page.goto(`${base}/dashboard/sign-in?error=oidc_refused`);
+    expect(await page.getByRole('alert').textContent()).toContain('The provider refused the sign-in.');
+    await context.close();
+  }, 30_000);
 });
 
 describe('team members', () => {
