@@ -434,6 +434,22 @@ describe('every page shows the data made through the SDK', () => {
   }, 20_000);
 });
 
+// Issue 34, finding 6: a page's path parameter is one path segment of the API request it makes
+// (web/src/api.ts `url`, `page`): a contact page named `../segments/<id>` must not load the segment.
+describe('path parameters', () => {
+  test('a contact page whose id spells another route loads nothing and deletes nothing', async () => {
+    const segment = (await world.p.api('POST', '/segments', { body: { name: 'Not a contact' } })).body.id as string;
+    const context = await browser.newContext();
+    const page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.goto(`${base}/dashboard/audiences/contacts/..%2Fsegments%2F${segment}`);
+    expect(await page.getByRole('alert').textContent()).toContain('must be a valid UUID or an email address');
+    expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    expect((await world.p.api('GET', `/segments/${segment}`)).status).toBe(200);
+    await context.close();
+  }, 30_000);
+});
+
 describe('two-factor sign-in (TOTP)', () => {
   test('enrol with a code, then every sign-in asks for one', async () => {
     const context = await browser.newContext();

@@ -2,7 +2,7 @@
 // a sent broadcast's results (GET /emails/metrics, recipients, clicked links).
 import { useEffect, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
-import { del, patch, post, url } from '../api';
+import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -51,7 +51,7 @@ export function BroadcastsPage() {
       <PagedTable
         paged={paged}
         caption="Broadcasts"
-        href={(b) => `/dashboard/broadcasts/${b.id}`}
+        href={(b) => page`/dashboard/broadcasts/${b.id}`}
         empty={
           <Empty
             title="No broadcasts yet."
@@ -87,7 +87,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
       html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
     });
     onClose();
-    navigate(`/dashboard/broadcasts/${b.id}`);
+    navigate(page`/dashboard/broadcasts/${b.id}`);
   });
   return (
     <FormDialog open={open} title="New broadcast" onClose={onClose} action={action} submit="Create draft">
@@ -268,7 +268,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
               class="btn"
               onClick={async () => {
                 const d = await post(url('/broadcasts/:id/duplicate', { id: b.id }));
-                navigate(`/dashboard/broadcasts/${d.id}`);
+                navigate(page`/dashboard/broadcasts/${d.id}`);
               }}
             >
               Duplicate
@@ -334,7 +334,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                 <Table
                   caption={`Recipients: ${type}`}
                   rows={recipients.data.data}
-                  href={(r) => `/dashboard/emails/${r.id}`}
+                  href={(r) => page`/dashboard/emails/${r.id}`}
                   columns={[
                     { label: 'Email', render: (r) => r.email },
                     ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: BroadcastRecipient) => num(r.count), class: 'num' }] : []),
