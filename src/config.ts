@@ -54,7 +54,7 @@ export interface Config {
    * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
    * day, 0 = no limit (docs/api.md §6.1).
    */
-  limits: { requests_per_second: number; emails_per_hour: number; emails_per_day: number };
+  limits: { requests_per_second: number; session_requests_per_second: number; emails_per_hour: number; emails_per_day: number };
   /** After a DKIM rotation, how long the retired selectors stay listed before they are safe to remove (ms). */
   dkim: { rotation_grace: number };
   retention: { days: number };
@@ -212,6 +212,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.sandbox', env: 'POSTHORN_DELIVERY_SANDBOX', kind: 'bool', default: true },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
+  { key: 'limits.session_requests_per_second', env: 'POSTHORN_LIMITS_SESSION_REQUESTS_PER_SECOND', kind: 'int', default: 50, min: 1, max: 1_000_000 },
   { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'limits.emails_per_day', env: 'POSTHORN_LIMITS_EMAILS_PER_DAY', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },

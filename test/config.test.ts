@@ -74,7 +74,7 @@ describe('defaults and config.example.toml', () => {
         mta_sts: { enabled: true, ca_file: null, port: 443 },
         sandbox: true,
       },
-      limits: { requests_per_second: 10, emails_per_hour: 0, emails_per_day: 0 },
+      limits: { requests_per_second: 10, session_requests_per_second: 50, emails_per_hour: 0, emails_per_day: 0 },
       dkim: { rotation_grace: 7 * 24 * HOUR },
       retention: { days: 30 },
       security: { allow_private_networks: false },

@@ -6,6 +6,7 @@ import { setClientIp, setState, type RequestState } from './platform/context';
 import { TrustedProxies } from '../net/client-address';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
+import { RateLimiter } from '../limits/ratelimit';
 import { routable } from './platform/request-url';
 import { authenticate } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
@@ -23,6 +24,10 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
   const proxies = new TrustedProxies(svc.config.http.trusted_proxies);
+  // Sessions are not counted against the team's API limit, but each has a generous one of its own
+  // (docs/api.md §19.2): a page stuck in a loop must not be free.
+  const sessionLimiter = new RateLimiter(svc.config.limits.session_requests_per_second);
+  const sessionRps = svc.config.limits.session_requests_per_second;
 
   return async function handle(incoming: Request, server?: PeerSource): Promise<Response> {
     const startedAt = performance.now();
@@ -48,8 +53,8 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     if (table.isPublic(path)) return cookie ? privateToSession(await app.handle(req)) : app.handle(req);
 
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
-    // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
-    // which record what API keys do.
+    // (docs/api.md §19.2). Not counted against the team's API limit (it has its own, per session)
+    // nor written to the request log, which record what API keys do.
     if (!req.headers.has('authorization') && cookie) {
       let signedIn: SignedIn;
       try {
@@ -58,6 +63,12 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
         if (e instanceof ApiError) return errorResponse(null, e);
         throw e;
       }
+      const rl = sessionLimiter.take(signedIn.session.id);
+      if (!rl.allowed)
+        return errorResponse(
+          null,
+          new ApiError(429, 'rate_limit_exceeded', `Too many requests. A dashboard session can make ${sessionRps} requests per second.`, rl.headers),
+        );
       setState(req, { team: signedIn.user.team_id, key: null, user: signedIn.user, session: signedIn.session, path });
       return privateToSession(await app.handle(req));
     }

@@ -221,6 +221,33 @@ describe('FailureLimiter', () => {
   });
 });
 
+// Issue 34, finding 5: a page in a loop must not be free; a session has a limit of its own.
+describe('the session request limit', () => {
+  test('over limits.session_requests_per_second a session answers 429; another session is not affected', async () => {
+    const q = await startPosthorn({ 'limits.session_requests_per_second': 3 });
+    try {
+      const open = async () => {
+        const res = await fetch(`${q.url}/auth/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: q.creds.admin_email, password: q.creds.admin_password }),
+        });
+        const body = (await res.json()) as SignInBody;
+        return as(/posthorn_session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!, body.csrf_token);
+      };
+      const [a, b] = [await open(), await open()];
+      const answers = await Promise.all(Array.from({ length: 12 }, () => fetch(`${q.url}/domains`, { headers: a })));
+      const refused = answers.filter((r) => r.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(((await refused[0]!.json()) as { name: string }).name).toBe('rate_limit_exceeded');
+      expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await fetch(`${q.url}/domains`, { headers: b })).status).toBe(200);
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
 // Issue 34, finding 7: the sign-in page shows what `?error=` says, so the callback names a known
 // reason only, never the provider's words (nor an address).
 describe('the OpenID Connect callback', () => {

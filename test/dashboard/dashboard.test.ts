@@ -434,6 +434,31 @@ describe('every page shows the data made through the SDK', () => {
   }, 20_000);
 });
 
+// Issue 34, finding 5: the results of a sent broadcast built `end_date` from the clock on every
+// render, so every answer made a new request: hundreds a second per open tab.
+describe('a sent broadcast', () => {
+  test('its results ask for the metrics once', async () => {
+    const segments = (await world.p.api('GET', '/segments')).body.data as { id: string }[];
+    const b = await world.p.api('POST', '/broadcasts', {
+      body: { segment_id: segments[0]!.id, from: 'Acme <news@example.test>', subject: 'Sent news', html: '<p>Hi</p>', send: true },
+    });
+    expect(b.status).toBe(201);
+    const context = await browser.newContext();
+    const page = await signIn(context);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    let asked = 0;
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/emails/metrics') asked++;
+    });
+    await page.goto(`${base}/dashboard/broadcasts/${b.body.id}`);
+    await page.getByText('Recipients').first().waitFor();
+    // Long enough for a loop to ask hundreds of times; not an assertion on time.
+    await page.waitForTimeout(1500);
+    expect(asked).toBe(1);
+    await context.close();
+  }, 30_000);
+});
+
 // Issue 34, finding 6: a page's path parameter is one path segment of the API request it makes
 // (web/src/api.ts `url`, `page`): a contact page named `../segments/<id>` must not load the segment.
 describe('path parameters', () => {

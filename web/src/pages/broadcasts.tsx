@@ -1,6 +1,6 @@
 // Broadcasts: the list; a draft's editor with a live preview, its segment, send now or schedule;
 // a sent broadcast's results (GET /emails/metrics, recipients, clicked links).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useState, useMemo } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
 import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
@@ -226,8 +226,16 @@ function Editor({ b, reload }: { b: Broadcast; reload: () => void }) {
 const TYPES = ['delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed'];
 
 function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
-  const start = new Date(Math.max(Date.parse(b.created_at) - 86_400_000, Date.now() - 399 * 86_400_000)).toISOString();
-  const metrics = useGet(url('/emails/metrics', { broadcast_id: b.id, start_date: start, end_date: new Date().toISOString() }));
+  // The period is fixed when the results open: a clock read on every render made a new URL, so every
+  // answer asked again, hundreds of times a second (issue 34). `reload` asks for the same period.
+  const period = useMemo(() => {
+    const now = Date.now();
+    return {
+      start_date: new Date(Math.max(Date.parse(b.created_at) - 86_400_000, now - 399 * 86_400_000)).toISOString(),
+      end_date: new Date(now).toISOString(),
+    };
+  }, [b.created_at]);
+  const metrics = useGet(url('/emails/metrics', { broadcast_id: b.id, ...period }));
   const links = useGet(url('/broadcasts/:id/clicked-links', { id: b.id, limit: 50 }));
   const [type, setType] = useState('delivered');
   const recipients = useGet(url('/broadcasts/:id/recipients', { id: b.id, type, limit: 50 }));
