@@ -9,7 +9,14 @@ export interface Config {
   /** Unset: the embedded LMDB store in data_dir. `postgres://…`: the PostgreSQL store (cluster mode). */
   database: { url: string | null };
   public_url: string;
-  http: { host: string; port: number; tls_cert: string | null; tls_key: string | null };
+  http: {
+    host: string;
+    port: number;
+    tls_cert: string | null;
+    tls_key: string | null;
+    /** Reverse proxies whose `X-Forwarded-For` is believed (addresses and CIDR ranges); empty: none (net/client-address.ts). */
+    trusted_proxies: string[];
+  };
   smtp: {
     host: string;
     hostname: string;
@@ -57,7 +64,7 @@ export interface Config {
    * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
    * day, 0 = no limit (docs/api.md §6.1).
    */
-  limits: { requests_per_second: number; emails_per_hour: number; emails_per_day: number };
+  limits: { requests_per_second: number; session_requests_per_second: number; emails_per_hour: number; emails_per_day: number };
   /** After a DKIM rotation, how long the retired selectors stay listed before they are safe to remove (ms). */
   dkim: { rotation_grace: number };
   retention: { days: number };
@@ -181,6 +188,7 @@ type Kind =
   | 'string'
   | 'nullable'
   | 'domains'
+  | 'ranges'
   | 'port'
   | 'ports'
   | 'int'
@@ -213,6 +221,7 @@ export const KEYS: KeyDef[] = [
   { key: 'http.port', env: 'POSTHORN_HTTP_PORT', kind: 'port', default: 3000 },
   { key: 'http.tls_cert', env: 'POSTHORN_HTTP_TLS_CERT', kind: 'nullable', default: null },
   { key: 'http.tls_key', env: 'POSTHORN_HTTP_TLS_KEY', kind: 'nullable', default: null },
+  { key: 'http.trusted_proxies', env: 'POSTHORN_HTTP_TRUSTED_PROXIES', kind: 'ranges', default: [] },
   { key: 'smtp.host', env: 'POSTHORN_SMTP_HOST', kind: 'string', default: '0.0.0.0' },
   { key: 'smtp.hostname', env: 'POSTHORN_SMTP_HOSTNAME', kind: 'string', default: 'localhost' },
   { key: 'smtp.username', env: 'POSTHORN_SMTP_USERNAME', kind: 'string', default: 'resend' },
@@ -240,6 +249,7 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.feedback_id', env: 'POSTHORN_DELIVERY_FEEDBACK_ID', kind: 'nullable', default: null },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
+  { key: 'limits.session_requests_per_second', env: 'POSTHORN_LIMITS_SESSION_REQUESTS_PER_SECOND', kind: 'int', default: 50, min: 1, max: 1_000_000 },
   { key: 'limits.emails_per_hour', env: 'POSTHORN_LIMITS_EMAILS_PER_HOUR', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'limits.emails_per_day', env: 'POSTHORN_LIMITS_EMAILS_PER_DAY', kind: 'int', default: 0, min: 0, max: 1_000_000_000 },
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
@@ -387,6 +397,16 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       if (typeof raw === 'string' && /^(true|1|yes|on)$/i.test(raw.trim())) return true;
       if (typeof raw === 'string' && /^(false|0|no|off)$/i.test(raw.trim())) return false;
       return bad('must be true or false');
+    case 'ranges':
+      return list(raw).map((s) => {
+        const text = String(s).trim();
+        const [addr = '', bits, extra] = text.split('/');
+        const family = isIP(addr);
+        const max = family === 4 ? 32 : 128;
+        if (!family || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max)))
+          bad('must list IP addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8');
+        return text;
+      });
     case 'domains':
       return list(raw).map((s) => {
         const d = String(s).trim().toLowerCase().replace(/^@/, '');

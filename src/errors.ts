@@ -30,6 +30,7 @@ export const errors = {
   notFound: (what: string) => new ApiError(404, 'not_found', `${what} not found`),
   routeNotFound: () => new ApiError(404, 'not_found', 'Route not found'),
   methodNotAllowed: (method: string) => new ApiError(405, 'method_not_allowed', `Method ${method} is not allowed on this route.`),
+  badHost: () => new ApiError(400, 'validation_error', 'The Host header is not a valid host.'),
   badJson: (why = 'The request body is not valid JSON.') => new ApiError(400, 'validation_error', why),
   tooLarge: () => new ApiError(413, 'validation_error', 'Request body is too large.'),
   validation: (message: string, status = 422) => new ApiError(status, 'validation_error', message),

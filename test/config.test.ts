@@ -50,7 +50,7 @@ describe('defaults and config.example.toml', () => {
       data_dir: './data',
       database: { url: null },
       public_url: 'http://localhost:3000',
-      http: { host: '0.0.0.0', port: 3000, tls_cert: null, tls_key: null },
+      http: { host: '0.0.0.0', port: 3000, tls_cert: null, tls_key: null, trusted_proxies: [] },
       smtp: {
         host: '0.0.0.0',
         hostname: 'localhost',
@@ -76,7 +76,7 @@ describe('defaults and config.example.toml', () => {
         sandbox: true,
         feedback_id: null,
       },
-      limits: { requests_per_second: 10, emails_per_hour: 0, emails_per_day: 0 },
+      limits: { requests_per_second: 10, session_requests_per_second: 50, emails_per_hour: 0, emails_per_day: 0 },
       dkim: { rotation_grace: 7 * 24 * HOUR },
       retention: { days: 30 },
       security: { allow_private_networks: false },
@@ -200,6 +200,13 @@ retry_schedule = "1s,2s"
   test('comma lists: DNS servers as ip, ip:port, bare IPv6 and [IPv6]:port', () => {
     const c = loadConfig({ env: { POSTHORN_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.1,::1,[fd00::53]:5300,2001:db8::1' } });
     expect(c.dns.servers).toEqual(['127.0.0.1:5353', '10.0.0.1', '::1', '[fd00::53]:5300', '2001:db8::1']);
+  });
+
+  test('comma lists: trusted proxies as addresses and CIDR ranges; anything else is refused', () => {
+    const c = loadConfig({ env: { POSTHORN_HTTP_TRUSTED_PROXIES: '127.0.0.1, ::1,10.0.0.0/8, fd00::/8' } });
+    expect(c.http.trusted_proxies).toEqual(['127.0.0.1', '::1', '10.0.0.0/8', 'fd00::/8']);
+    for (const bad of ['localhost', '10.0.0.0/33', '::1/129', '10.0.0.0/8/1', '0x7f.1', '10.0.0.0/'])
+      expect(() => loadConfig({ env: {}, overrides: { 'http.trusted_proxies': [bad] } })).toThrow('http.trusted_proxies');
   });
 
   test('comma lists: retry schedules in ms, s, m, h and d', () => {

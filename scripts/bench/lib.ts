@@ -65,6 +65,8 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     POSTHORN_SMTP_STARTTLS_PORTS: '',
     POSTHORN_SMTP_TLS_PORTS: '',
     POSTHORN_LIMITS_REQUESTS_PER_SECOND: String(RATE_LIMIT),
+    // The sinks and receivers are on loopback: MX hosts and webhooks there are refused otherwise.
+    POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS: 'true',
     ...env,
   };
   const main = join(ROOT, 'src', 'main.ts');

@@ -50,7 +50,10 @@ export class Members {
     const email = checkEmail(body.email);
     const role = body.role ?? 'member';
     mayHandle(by, role, `Inviting ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}`);
-    if (await this.store.users.find('email', email)) throw errors.validation(`${email} already has an account.`);
+    // Whether an address has an account in another team is not this team's to learn (issue 34):
+    // such an invite is made like any other, and its acceptance is what fails.
+    const existing = await this.store.users.find('email', email);
+    if (existing?.team_id === team) throw errors.validation(`${email} is already a member of this team.`);
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
     const invite: InviteRec = {

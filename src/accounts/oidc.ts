@@ -10,12 +10,20 @@ import type { Store, UserRec } from '../store';
 import { Signer } from '../links/signer';
 import { ApiError } from '../errors';
 import { log } from '../log';
+import { SIGN_IN_FAILURES, type SignInFailure } from './sign-in-failures';
 
 export const OIDC_COOKIE = 'posthorn_oidc';
 export const CALLBACK_PATH = '/auth/oidc/callback';
 const FLOW_MS = 10 * 60_000;
 
-export const oidcError = (message: string) => new ApiError(403, 'oidc_sign_in_failed', message);
+/** A failed OpenID Connect sign-in: 403 with the reason's fixed message; `reason` is what the callback's redirect names. */
+export class OidcFailure extends ApiError {
+  constructor(readonly reason: SignInFailure) {
+    super(403, 'oidc_sign_in_failed', SIGN_IN_FAILURES[reason]);
+  }
+}
+
+const oidcError = (reason: SignInFailure) => new OidcFailure(reason);
 
 export class OidcSignIn {
   private discovered?: Promise<client.Configuration>;
@@ -59,12 +67,12 @@ export class OidcSignIn {
 
   /** Where to send the browser, and the sealed flow state for its cookie. */
   async start(): Promise<{ url: string; cookie: string }> {
-    if (!this.enabled) throw oidcError('OpenID Connect sign-in is not configured.');
+    if (!this.enabled) throw oidcError('oidc_not_configured');
     let config: client.Configuration;
     try {
       config = await this.configuration();
     } catch {
-      throw oidcError('The sign-in provider cannot be reached. Try again later.');
+      throw oidcError('oidc_unreachable');
     }
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
@@ -83,11 +91,19 @@ export class OidcSignIn {
   /** Finish the flow of `cookie` with the provider's redirect to `callback`: the member who signed in. */
   async finish(callback: URL, cookie: string | null): Promise<UserRec> {
     const flow = cookie ? this.signer.open(cookie) : null;
-    if (flow?.k !== 'oidc' || typeof flow.e !== 'number' || flow.e < Date.now())
-      throw oidcError('The sign-in took too long or was started in another browser. Start again.');
+    if (flow?.k !== 'oidc' || typeof flow.e !== 'number' || flow.e < Date.now()) throw oidcError('oidc_expired');
     const providerError = callback.searchParams.get('error');
-    if (providerError) throw oidcError(`The provider refused the sign-in: ${callback.searchParams.get('error_description') ?? providerError}.`);
-    const config = await this.configuration();
+    if (providerError) {
+      // The provider's words go to the log only: the sign-in page shows fixed messages.
+      log.warn('auth.oidc_refused', { error: providerError.slice(0, 200), description: callback.searchParams.get('error_description')?.slice(0, 500) ?? null });
+      throw oidcError('oidc_refused');
+    }
+    let config: client.Configuration;
+    try {
+      config = await this.configuration();
+    } catch {
+      throw oidcError('oidc_unreachable');
+    }
     // The URL the provider redirected to, as registered (a proxy may have rewritten the host).
     const current = new URL(this.redirectUri);
     current.search = callback.search;
@@ -103,14 +119,20 @@ export class OidcSignIn {
       if (typeof claims.email !== 'string') claims = { ...claims, ...(await client.fetchUserInfo(config, tokens.access_token, String(claims.sub))) };
     } catch (e) {
       log.warn('auth.oidc_failed', { error: String(e) });
-      throw oidcError('The provider’s answer could not be verified. Start again.');
+      throw oidcError('oidc_unverified');
     }
     const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : null;
-    if (!email || claims.email_verified !== true) throw oidcError('The provider did not give a verified email address.');
+    if (!email || claims.email_verified !== true) throw oidcError('oidc_no_verified_email');
     const domain = email.slice(email.lastIndexOf('@') + 1);
-    if (this.cfg.allowed_domains.length && !this.cfg.allowed_domains.includes(domain)) throw oidcError(`Sign-in with ${domain} addresses is not allowed here.`);
+    if (this.cfg.allowed_domains.length && !this.cfg.allowed_domains.includes(domain)) {
+      log.warn('auth.oidc_domain_not_allowed', { email });
+      throw oidcError('oidc_domain_not_allowed');
+    }
     const user = await this.store.users.find('email', email);
-    if (!user) throw oidcError(`${email} is not a member of any team here. Ask an owner to invite you.`);
+    if (!user) {
+      log.warn('auth.oidc_not_a_member', { email });
+      throw oidcError('oidc_not_a_member');
+    }
     return user;
   }
 }

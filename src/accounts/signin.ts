@@ -1,12 +1,13 @@
 // Signing in to the dashboard and what guards it (docs/api.md §19): the password (argon2id through
 // `Bun.password`), then a TOTP or recovery code when two-factor sign-in is on. Failures count
 // against the account and the client address; past the threshold both are locked out for a
-// growing time (429 with Retry-After). Password and TOTP changes live here too, since they check
+// growing time (429 with Retry-After) — but the account's lock does not hold for an address that
+// signed in to it in the last 30 days (ASVS 4.0 §2.2.1: a lockout must not lock the owner out). Password and TOTP changes live here too, since they check
 // the same secrets.
 import type { Store, UserRec } from '../store';
 import { ApiError, errors } from '../errors';
 import { nowIso } from '../ids';
-import { FailureLimiter, clientKey } from '../limits/failures';
+import { FailureLimiter, RecentSuccesses, clientKey } from '../limits/failures';
 import { log } from '../log';
 import type { NewSession, SessionMeta, Sessions } from './sessions';
 import { switchErrors, type TeamSwitches } from './switches';
@@ -38,9 +39,19 @@ async function verifyNoAccount(password: string): Promise<false> {
   return false;
 }
 
+/** The failure-limit keys of one check (SignIn.keys). */
+interface GuardKeys {
+  /** The account's and the address's. */
+  all: string[];
+  /** The pair, noted on success (RecentSuccesses). */
+  known: string;
+}
+
 export class SignIn {
   /** 5 failures in 15 minutes lock for 1 minute, doubling to at most an hour. */
   private readonly guard = new FailureLimiter({ threshold: 5, window: 15 * 60_000, lockout: 60_000, maxLockout: 3_600_000 });
+  /** Accounts and the addresses that signed in to them: past the account's lock (not their own). */
+  private readonly known = new RecentSuccesses(30 * 24 * 3_600_000);
 
   constructor(
     private readonly store: Store,
@@ -50,7 +61,7 @@ export class SignIn {
 
   async withPassword(input: { email: string; password: string; code?: string }, meta: SessionMeta): Promise<NewSession> {
     const email = input.email.trim().toLowerCase();
-    const keys = [`account ${email}`, `ip ${clientKey(meta.ip)}`];
+    const keys = this.keys(email, meta.ip);
     const user = await this.store.users.find('email', email);
     await this.guarded(keys, { what: 'password', email, ip: meta.ip }, authErrors.badCredentials, async () =>
       user ? Bun.password.verify(input.password, user.password_hash) : verifyNoAccount(input.password),
@@ -59,27 +70,42 @@ export class SignIn {
       if (!input.code) throw authErrors.codeRequired();
       await this.guarded(keys, { what: 'code', email, ip: meta.ip }, authErrors.badCode, () => this.useSecondFactor(user!, input.code!));
     }
-    this.guard.succeed(keys);
+    this.succeed(keys);
     // Checked after the password, so the answer tells nobody without it how the team signs in.
     if (this.switches.refusesPassword(await this.switches.team(user!.team_id))) throw switchErrors.oidcRequired();
     log.info('auth.signed_in', { user: user!.id, method: 'password', ip: meta.ip });
     return this.sessions.create(user!, meta);
   }
 
+  /** The failure keys of a check: the account, the address, and whether that address is known to the account. */
+  private keys(email: string, ip: string | null): GuardKeys {
+    const account = `account ${email}`;
+    const address = `ip ${clientKey(ip)}`;
+    return { all: [account, address], known: `${account} ${address}` };
+  }
+
+  private succeed(keys: GuardKeys): void {
+    this.guard.succeed(keys.all);
+    this.known.note(keys.known);
+  }
+
   /**
-   * Run one check of a secret under the failure limits: refused at once while `keys` are locked
-   * out; a failed check counts against every key and answers `refused` (or the lockout it caused).
+   * Run one check of a secret under the failure limits: refused at once while the keys are locked
+   * out (a known address only by its own lock); a failed check counts against every key and
+   * answers `refused` (or the lockout it caused).
    */
   private async guarded(
-    keys: string[],
+    keys: GuardKeys,
     about: { what: string; email: string; ip: string | null },
     refused: () => ApiError,
     check: () => Promise<boolean>,
   ): Promise<void> {
-    const locked = this.guard.lockedFor(keys);
+    const holding = this.known.has(keys.known) ? keys.all.slice(1) : keys.all;
+    const locked = this.guard.lockedFor(holding);
     if (locked) throw authErrors.lockedOut(locked);
     if (await check()) return;
-    const now = this.guard.fail(keys);
+    this.guard.fail(keys.all);
+    const now = this.guard.lockedFor(holding);
     log.warn('auth.sign_in_failed', { ...about, locked_ms: now });
     throw now ? authErrors.lockedOut(now) : refused();
   }
@@ -104,14 +130,14 @@ export class SignIn {
 
   /** Re-check the password of a signed-in user (before a change of secrets), with the same limits. */
   async confirmPassword(user: UserRec, password: string, ip: string | null): Promise<void> {
-    const keys = [`account ${user.email.toLowerCase()}`, `ip ${clientKey(ip)}`];
+    const keys = this.keys(user.email.toLowerCase(), ip);
     await this.guarded(
       keys,
       { what: 'current password', email: user.email, ip },
       () => new ApiError(403, 'invalid_credentials', 'The current password is incorrect.'),
       () => Bun.password.verify(password, user.password_hash),
     );
-    this.guard.succeed(keys);
+    this.succeed(keys);
   }
 
   /** Set a new password and end the user's other sessions. */

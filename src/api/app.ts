@@ -3,7 +3,6 @@
 // hooks, and the OpenAPI document made from the declarations. Authentication, rate limiting and
 // the request log wrap it in server.ts, because they must run before routing (docs/api.md §3.3).
 import { Elysia } from 'elysia';
-import { openapi } from '@elysiajs/openapi';
 import { ApiError, errors } from '../errors';
 import { readJsonText } from './platform/body';
 import { loggedBody, type RequestLog } from './platform/requestlog';
@@ -12,7 +11,7 @@ import { jsonResponse, errorResponse } from './platform/json';
 import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
 import { CHECK_RESPONSES_ENV, registerRoutes, registerShadows } from './platform/register';
-import { openApiPaths } from './platform/openapi';
+import { openApiDocument } from './platform/openapi';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
@@ -38,7 +37,7 @@ import { VERSION } from '../version';
 import { RESOURCES } from './resources';
 import type { BounceClassifier } from '../mail/bounce-class';
 
-/** Where the OpenAPI document is served (its plugin's own routes: public). */
+/** Where the OpenAPI document is served (public): `/openapi/json`, and `/openapi` sends there. */
 const OPENAPI_PATH = '/openapi';
 
 /** What the HTTP API needs of the running service. */
@@ -133,25 +132,15 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
 
 function createBase(table: RouteTable) {
   // Validation is the registrar's (register.ts), so Elysia is given no schemas: it neither checks
-  // nor reshapes bodies, and its OpenAPI plugin only serves the document made from the routes.
+  // nor reshapes bodies. The OpenAPI document is made from the routes once, and served as JSON only:
+  // no reference page, whose script would load from another host (README "Security").
+  const document = JSON.stringify(openApiDocument(table, VERSION));
   return new Elysia()
-    .use(
-      openapi({
-        path: OPENAPI_PATH,
-        documentation: {
-          info: { title: 'Posthorn API', version: VERSION, description: 'Resend-compatible email API' },
-          components: {
-            securitySchemes: {
-              bearer: { type: 'http', scheme: 'bearer' },
-              // The dashboard's session (docs/api.md §19.2): the cookie, with its CSRF token in the X-CSRF-Token header.
-              session: { type: 'apiKey', in: 'cookie', name: 'posthorn_session' },
-            },
-          },
-          security: [{ bearer: [] }],
-          paths: openApiPaths(table) as never,
-        },
-      }),
+    .get(
+      `${OPENAPI_PATH}/json`,
+      () => new Response(document, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' } }),
     )
+    .get(OPENAPI_PATH, () => new Response(null, { status: 302, headers: { location: `${OPENAPI_PATH}/json` } }))
     .onParse(async ({ request, route }) => {
       // Route and method come before the body (docs/api.md §3.3): routes that only refuse read none,
       // and routes that stream their body (uploads, forms) read it themselves.

@@ -1,10 +1,13 @@
-// The HTTP front door. Order of checks (docs/api.md §3.3): path normalisation → authentication
+// The HTTP front door. Order of checks (docs/api.md §3.3): the URL parsed once (a malformed Host: 400) → authentication
 // (401/403, before routing) → rate limit (429) → routing and handlers (Elysia). Every
 // authenticated request gets the ratelimit-* headers and an entry in the request log.
 import { buildApp, type ApiDeps } from './app';
-import { setPeer, setState, type RequestState } from './platform/context';
+import { setClientIp, setState, type RequestState } from './platform/context';
+import { TrustedProxies } from '../net/client-address';
 import { errorResponse } from './platform/json';
 import { RequestLog } from './platform/requestlog';
+import { RateLimiter } from '../limits/ratelimit';
+import { routable } from './platform/request-url';
 import { authenticate } from '../accounts/keys';
 import { requireSession, sessionToken } from './platform/session';
 import { ApiError, errors } from '../errors';
@@ -20,6 +23,11 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   // The team's limit is shared with SMTP submission (docs/api.md §6): one instance, made by the root.
   const limiter = svc.limiter;
   const rps = svc.config.limits.requests_per_second;
+  const proxies = new TrustedProxies(svc.config.http.trusted_proxies);
+  // Sessions are not counted against the team's API limit, but each has a generous one of its own
+  // (docs/api.md §19.2): a page stuck in a loop must not be free.
+  const sessionLimiter = new RateLimiter(svc.config.limits.session_requests_per_second);
+  const sessionRps = svc.config.limits.session_requests_per_second;
 
   return async function handle(incoming: Request, server?: PeerSource): Promise<Response> {
     const startedAt = performance.now();
@@ -29,23 +37,25 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
   };
 
   async function route(incoming: Request, startedAt: number, server?: PeerSource): Promise<Response> {
-    const url = new URL(incoming.url);
-    let req = incoming;
-    // Repeated slashes (an SDK base URL with a trailing slash gives `//emails`) are collapsed.
-    if (url.pathname.includes('//')) {
-      url.pathname = url.pathname.replace(/\/{2,}/g, '/');
-      req = new Request(url, incoming);
+    // One parse of the URL: the path judged here is the path the router routes (request-url.ts).
+    let req: Request;
+    let path: string;
+    try {
+      ({ req, path } = routable(incoming));
+    } catch (e) {
+      if (e instanceof ApiError) return errorResponse(null, e);
+      throw e;
     }
-    const path = url.pathname;
-    // Every request knows its client's address: sign-ins, sessions and the audit log record it.
     const peer = server?.requestIP(incoming)?.address;
-    if (peer) setPeer(req, peer);
-    if (table.isPublic(path)) return app.handle(req);
+    const ip = peer ? proxies.clientAddress(peer, req.headers.get('x-forwarded-for')) : '';
+    setClientIp(req, ip);
+    const cookie = sessionToken(req) !== null;
+    if (table.isPublic(path)) return cookie ? privateToSession(await app.handle(req)) : app.handle(req);
 
     // A dashboard session: the cookie names it, the CSRF header proves the page is ours
-    // (docs/api.md §19.2). Not counted against the team's API limit nor written to the request log,
-    // which record what API keys do.
-    if (!req.headers.has('authorization') && sessionToken(req)) {
+    // (docs/api.md §19.2). Not counted against the team's API limit (it has its own, per session)
+    // nor written to the request log, which record what API keys do.
+    if (!req.headers.has('authorization') && cookie) {
       let signedIn: SignedIn;
       try {
         signedIn = await requireSession(svc.auth.sessions, req);
@@ -56,8 +66,14 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
         if (e instanceof ApiError) return errorResponse(null, e);
         throw e;
       }
+      const rl = sessionLimiter.take(signedIn.session.id);
+      if (!rl.allowed)
+        return errorResponse(
+          null,
+          new ApiError(429, 'rate_limit_exceeded', `Too many requests. A dashboard session can make ${sessionRps} requests per second.`, rl.headers),
+        );
       setState(req, { team: signedIn.user.team_id, key: null, user: signedIn.user, session: signedIn.session, path });
-      return app.handle(req);
+      return privateToSession(await app.handle(req));
     }
 
     let key: ApiKeyRec;
@@ -92,6 +108,7 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
       key,
       method: req.method,
       path,
+      ip,
       status: res.status,
       userAgent: req.headers.get('user-agent'),
       startedAt,
@@ -100,6 +117,16 @@ export function createHandler(svc: ApiDeps, requestLog = new RequestLog(svc.stor
     });
     return res;
   }
+}
+
+/**
+ * A JSON answer to a request with the session cookie is the signed-in user's (their team's data,
+ * the CSRF token of GET /auth/session): no cache, shared or the browser's, may keep it (RFC 9111
+ * §5.2.2.5). The dashboard's files keep their own caching.
+ */
+function privateToSession(res: Response): Response {
+  if (!res.headers.has('cache-control') && res.headers.get('content-type')?.startsWith('application/json')) res.headers.set('cache-control', 'no-store');
+  return res;
 }
 
 export interface HttpServer {

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { DomainRec, MtaStsPolicy, QueueEntry, TlsFailure } from '../store';
 import { DnsError, type Resolver } from '../dns/resolver';
 import { resolveMx, hostAddresses, type MxRoute } from './mx';
+import { isPrivateAddress } from '../net/guard';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
 import { ConnectError, type SmtpSession, type Target } from './smtp-client';
@@ -63,7 +64,7 @@ export interface StsOutcome {
 export type Route = { site: string; lease?: Lease; defer?: undefined } | { site: string; defer: number };
 
 export interface AttemptDeps {
-  config: Pick<Config, 'delivery' | 'smtp'>;
+  config: Pick<Config, 'delivery' | 'smtp' | 'security'>;
   dns: Resolver;
   pool: ConnectionPool;
   /** DKIM signing with the sending domain's keys: the signed message as its two parts (header, message). */
@@ -134,6 +135,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       security,
       config.smtp.hostname,
       policy && sts ? { policy, ca: deps.mtaSts!.ca, outcome: sts, domain: entry.domain } : null,
+      config.security.allow_private_networks,
     );
   }
   site = route.site;
@@ -246,7 +248,9 @@ async function* single(step: Step): AsyncIterable<Step> {
  * MX hosts in order, each resolved as it is reached; a host that fails DNS yields its failure.
  * Under an MTA-STS policy (RFC 8461 §4.1, §4.2) a host must be one the policy names and show a
  * valid certificate: in enforce mode a host it does not name is not tried (4.7.10) and TLS is
- * required; in testing mode both are only recorded.
+ * required; in testing mode both are only recorded. Unless `allowPrivate`, a host with a private or
+ * loopback address is not tried: the recipient domain's DNS chooses MX hosts, as a caller chooses a
+ * webhook URL (net/guard.ts; README "Security").
  */
 async function* mxTargets(
   hosts: string[],
@@ -255,6 +259,7 @@ async function* mxTargets(
   security: Target['security'],
   ehloName: string,
   sts: StsCheck | null,
+  allowPrivate: boolean,
 ): AsyncIterable<Step> {
   const enforce = sts?.policy.mode === 'enforce';
   for (const host of hosts) {
@@ -277,6 +282,17 @@ async function* mxTargets(
     }
     if (addresses.length === 0) {
       yield { failure: localReply(451, '4.4.4', `${host}: the MX host has no address records`) };
+      continue;
+    }
+    const blocked = allowPrivate ? undefined : addresses.find(isPrivateAddress);
+    if (blocked) {
+      yield {
+        failure: localReply(
+          451,
+          '4.4.4',
+          `${host}: the MX host resolves to a private or loopback address (${blocked}); security.allow_private_networks is off`,
+        ),
+      };
       continue;
     }
     yield { target: { host, addresses, port, security: enforce ? 'require-starttls' : security, ehloName, ...(verify ? { verify } : {}) }, counted };

@@ -91,3 +91,33 @@ export class FailureLimiter {
     }
   }
 }
+
+/**
+ * Pairs (an account and a client address) that passed recently: an account's lockout must not be a
+ * way to shut its owner out from anywhere (OWASP ASVS 4.0 §2.2.1, soft lockout and allow-listing),
+ * so the lock of an account does not hold for an address that signed in to it within `ttl`; that
+ * address's own failures still lock it. In memory and bounded like FailureLimiter: a restart forgets
+ * them, and the account lock then holds for everyone until they sign in again.
+ */
+export class RecentSuccesses {
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    private readonly ttl: number,
+    private readonly maxKeys = 50_000,
+  ) {}
+
+  note(key: string, now = Date.now()): void {
+    this.seen.delete(key);
+    this.seen.set(key, now);
+    for (const k of this.seen.keys()) {
+      if (this.seen.size <= this.maxKeys) break;
+      this.seen.delete(k);
+    }
+  }
+
+  has(key: string, now = Date.now()): boolean {
+    const at = this.seen.get(key);
+    return at !== undefined && now - at < this.ttl;
+  }
+}

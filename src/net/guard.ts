@@ -4,6 +4,7 @@
 // different DNS answer (rebinding) never gets used. Redirects are followed by hand, each hop
 // vetted again. `security.allow_private_networks` (tests, trusted LANs) lifts the address check.
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { lookup } from 'node:dns/promises';
 import { rootCertificates } from 'node:tls';
 import { readBounded } from './stream';
@@ -23,7 +24,7 @@ export class GuardError extends Error {
 }
 
 // Addresses no caller-chosen URL may reach: RFC 6890 special-purpose ranges plus multicast.
-// BlockList also matches IPv4-mapped IPv6 (::ffff:127.0.0.1) against the IPv4 rules.
+// An IPv6 address carrying an IPv4 one is judged by the IPv4 rules (isPrivateAddress).
 const PRIVATE = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network"
@@ -47,6 +48,7 @@ for (const [net, bits] of [
   ['::1', 128], // loopback
   ['64:ff9b:1::', 48], // local-use NAT64, RFC 8215
   ['100::', 64], // discard
+  ['2001::', 32], // Teredo (RFC 4380): tunnels to an IPv4 address written obfuscated
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
@@ -55,40 +57,34 @@ for (const [net, bits] of [
 ] as const)
   PRIVATE.addSubnet(net, bits, 'ipv6');
 
-/** The IPv4 address a translated IPv6 address carries (NAT64 64:ff9b::/96, 6to4 2002::/16), or null. */
-function embeddedIpv4(ip: string): string | null {
-  const groups = expandIpv6(ip);
-  if (!groups) return null;
+/**
+ * The IPv4 address an IPv6 address carries in any of its spellings, or null: IPv4-compatible
+ * (`::a.b.c.d`, ::/96, RFC 4291 §2.5.5.1), IPv4-mapped (`::ffff:a.b.c.d`, §2.5.5.2), IPv4-translated
+ * (`::ffff:0:a.b.c.d`, RFC 2765 §2.1), NAT64 (64:ff9b::/96, RFC 6052) and 6to4 (2002::/16, RFC
+ * 3056). The address is parsed by ipaddr.js — every textual form (dotted tail, zero runs, case, zone
+ * id) comes out as the same eight groups — never matched as text.
+ */
+function embeddedIpv4(a: ipaddr.IPv6): string | null {
+  const p = a.parts;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7]);
-  if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((g) => g === 0);
+  if (zeros(0, 6)) return v4(p[6]!, p[7]!);
+  if (zeros(0, 5) && p[5] === 0xffff) return v4(p[6]!, p[7]!);
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
   return null;
 }
 
-/** Eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null. */
-function expandIpv6(ip: string): number[] | null {
-  let text = ip;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1].split('.').map(Number);
-    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::');
-  const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
-  const h = parse(head);
-  const t = parse(tail);
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill(0), ...t];
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
-}
-
-/** True when `ip` (a literal IPv4 or IPv6 address) is loopback, private, link-local or otherwise not public. */
+/** True when `ip` (a literal IPv4 or IPv6 address, any spelling) is loopback, private, link-local or otherwise not public. */
 export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return PRIVATE.check(ip, 'ipv4');
-  if (family !== 6) return true; // not an address at all: never treat as public
-  if (PRIVATE.check(ip, 'ipv6')) return true;
-  const v4 = embeddedIpv4(ip);
-  return v4 !== null && PRIVATE.check(v4, 'ipv4');
+  if (family !== 6 || !ipaddr.IPv6.isValid(ip)) return true; // not an address at all: never treat as public
+  const a = ipaddr.IPv6.parse(ip);
+  const v4 = embeddedIpv4(a);
+  if (v4 !== null) return PRIVATE.check(v4, 'ipv4');
+  return PRIVATE.check(new ipaddr.IPv6(a.parts).toRFC5952String(), 'ipv6');
 }
 
 /** A host's addresses from a resolver of the caller's (mail's: `dns.servers`) instead of the system's. */

@@ -189,6 +189,8 @@ export interface LogRec extends Rec {
   method: string;
   response_status: number;
   user_agent: string | null;
+  /** The client's address (README "Security": proxies); absent on entries written before it was kept. */
+  ip?: string | null;
   duration_ms: number;
   /** Bodies as JSON text (redacted), or null: a string costs far less to store than its object. */
   request_json: string | null;

@@ -118,7 +118,7 @@ function page(status: number, title: string, body: string): Response {
       'cache-control': 'no-store',
       // The token is in the URL: never hand it on, nor let the page be framed or run anything.
       'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
       'x-content-type-options': 'nosniff',
     },
   });

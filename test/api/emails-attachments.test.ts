@@ -117,6 +117,24 @@ describe('a Node Buffer from the official SDK', () => {
     expect(Buffer.compare(got.attachments[0]!.content, invoice)).toBe(0);
   });
 
+  // Issue 34: a download is served from the dashboard's origin with the sender's content type; a
+  // text/javascript or text/html attachment must not run there, even opened directly.
+  test('a download runs nothing: CSP sandbox, no default source, no sniffing', async () => {
+    const sent = await p.resend.emails.send({
+      from: 'Acme <hello@example.test>',
+      to: ['bob@dest.test'],
+      subject: 'script',
+      text: 'x',
+      attachments: [{ filename: 'x.js', content: Buffer.from('alert(document.cookie)'), contentType: 'text/javascript' }],
+    } as never);
+    expect(sent.error).toBeNull();
+    const [file] = (await p.api('GET', `/emails/${sent.data!.id}/attachments`)).body.data as { download_url: string }[];
+    const res = await fetch(`${p.url}${new URL(file!.download_url).pathname}`);
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'text/javascript']);
+    expect(res.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   test('the request log keeps "[n bytes]" for a Buffer, not its bytes', async () => {
     const r = await p.api('POST', '/emails', {
       body: { from: 'billing@example.test', to: 'log@dest.test', subject: 'Logged', text: 'x', attachments: [{ filename: 'a.bin', content: binary(1000) }] },

@@ -5,6 +5,7 @@ import { Resend } from 'resend';
 import { testStore } from '../helpers/postgres';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { TestClock } from '../helpers/clock';
+import { connect } from 'node:net';
 
 let p: Running;
 beforeAll(async () => {
@@ -230,5 +231,66 @@ describe('public routes', () => {
     expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(own));
     for (const action of ['hold', 'release', 'retry', 'cancel'])
       expect(Object.keys(r.body.paths).some((path) => new RegExp(`^/emails/\\{[a-z_]+\\}/${action}$`).test(path))).toBe(true);
+  });
+
+  // Issue 34, finding 2: /openapi was a page loading a script from a CDN on the dashboard's origin.
+  // An offline appliance loads code from no other host: /openapi links the JSON document.
+  test('GET /openapi runs no script: it links the JSON document, which carries no-sniff', async () => {
+    const page = await fetch(`${p.url}/openapi`, { redirect: 'manual' });
+    const text = await page.text();
+    expect(text).not.toContain('<script');
+    expect(text).not.toContain('cdn.');
+    expect([page.status, page.headers.get('location')]).toEqual([302, '/openapi/json']);
+    const doc = await fetch(`${p.url}/openapi/json`);
+    expect([doc.status, doc.headers.get('content-type'), doc.headers.get('x-content-type-options')]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      'nosniff',
+    ]);
+    const body = (await doc.json()) as { openapi: string; info: { title: string }; security: unknown };
+    expect([body.openapi, body.info.title, body.security]).toEqual(['3.1.2', 'Posthorn API', [{ bearer: [] }]]);
+  });
+});
+
+/** One HTTP/1.1 request written by hand (fetch sets `Host` itself): the status line, headers and body. */
+function rawRequest(port: number, lines: string[]): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${[...lines, 'Connection: close'].join('\r\n')}\r\n\r\n`));
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [head = '', ...rest] = text.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: rest.join('\r\n\r\n') });
+    });
+  });
+}
+
+// Issue 34, finding 3: Elysia finds the path of a URL from its 11th character, so with `Host: x` the
+// front door judged `/dashboard/oauth/grants` (public) while the router ran `GET /oauth/grants`.
+describe('the Host header', () => {
+  const port = () => Number(new URL(p.url).port);
+
+  test('a short Host: authentication and routing read the same path', async () => {
+    const page = await rawRequest(port(), ['GET /dashboard/oauth/grants HTTP/1.1', 'Host: x']);
+    expect(page.status).toBe(200);
+    expect(page.headers).toContain('content-type: text/html');
+    const grants = await rawRequest(port(), ['GET /oauth/grants HTTP/1.1', 'Host: x']);
+    expect([grants.status, JSON.parse(grants.body).name]).toEqual([401, 'missing_api_key']);
+    const keyed = await rawRequest(port(), ['GET /oauth/grants HTTP/1.1', 'Host: x', `Authorization: Bearer ${p.apiKey}`]);
+    expect([keyed.status, JSON.parse(keyed.body).object]).toEqual([200, 'list']);
+    for (const host of ['ab', 'abc'])
+      expect((await rawRequest(port(), ['GET /dashboard/oauth/grants HTTP/1.1', `Host: ${host}`])).headers).toContain('content-type: text/html');
+  });
+
+  test('a malformed Host → 400 in the documented error shape', async () => {
+    for (const host of ['a b', 'x/y', 'x@y', 'x:99999', 'evil.test/dashboard']) {
+      const r = await rawRequest(port(), ['GET /oauth/grants HTTP/1.1', `Host: ${host}`, `Authorization: Bearer ${p.apiKey}`]);
+      expect([host, r.status, JSON.parse(r.body)]).toEqual([
+        host,
+        400,
+        { statusCode: 400, name: 'validation_error', message: 'The Host header is not a valid host.' },
+      ]);
+    }
   });
 });

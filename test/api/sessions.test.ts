@@ -57,6 +57,9 @@ describe('sign-in and the session cookie', () => {
     expect(wrong.status).toBe(401);
     const ok = await fetch(`${p.url}/domains`, { headers: as(s.token!, s.body.csrf_token) });
     expect(ok.status).toBe(200);
+    // Issue 34: what a session reads is never kept by a cache (shared or the browser's).
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    expect((await fetch(`${p.url}/auth/session`, { headers: as(s.token!) })).headers.get('cache-control')).toBe('no-store');
     // A CSRF token belongs to its session only.
     const other = await signIn({ email: p.creds.admin_email, password: p.creds.admin_password });
     expect((await fetch(`${p.url}/domains`, { headers: as(other.token!, s.body.csrf_token) })).status).toBe(401);
@@ -144,6 +147,55 @@ describe('sign-in and the session cookie', () => {
   });
 });
 
+// Issue 34, finding 4 and "account lockout": the client address is the connection's unless it is a
+// configured proxy (README "Security"), and an account's lockout does not shut out an address that
+// signed in to it recently.
+describe('the client address and the lockout', () => {
+  /** A sign-in to `q` as seen through `X-Forwarded-For: forwarded`. */
+  const signInTo = async (q: Running, body: object, forwarded: string) => {
+    const res = await fetch(`${q.url}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwarded },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as SignInBody & { id: string }, cookie: res.headers.get('set-cookie') };
+  };
+
+  test('without trusted proxies a forged X-Forwarded-For is ignored: failures from one connection lock it', async () => {
+    const q = await startPosthorn();
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) statuses.push((await signInTo(q, { email: `nobody${i}@dest.test`, password: 'wrong-password' }, `203.0.113.${i}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429, 429, 429]);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  test('behind a trusted proxy: the right-most address it forwards; an address that signed in recently gets past the account lock', async () => {
+    const q = await startPosthorn({ 'http.trusted_proxies': ['127.0.0.1', '::1'] });
+    try {
+      const owner = { email: q.creds.admin_email, password: q.creds.admin_password };
+      const home = await signInTo(q, owner, 'forged-by-client, 198.51.100.10');
+      expect(home.status).toBe(200);
+      const token = /posthorn_session=([^;]+)/.exec(home.cookie!)![1]!;
+      const sessions = await fetch(`${q.url}/auth/sessions`, { headers: as(token, home.body.csrf_token) });
+      expect(((await sessions.json()) as { data: { ip: string }[] }).data.map((x) => x.ip)).toEqual(['198.51.100.10']);
+      // Five wrong passwords from addresses all over lock the account...
+      for (let i = 0; i < 5; i++) await signInTo(q, { ...owner, password: 'wrong-password' }, `203.0.113.${i}`);
+      const stranger = await signInTo(q, owner, '203.0.113.99');
+      expect([stranger.status, stranger.body.name]).toEqual([429, 'rate_limit_exceeded']);
+      // ...but not for the owner at the address they signed in from.
+      expect((await signInTo(q, owner, '198.51.100.10')).status).toBe(200);
+      // That address is still limited on its own failures.
+      for (let i = 0; i < 5; i++) await signInTo(q, { ...owner, password: 'wrong-password' }, '198.51.100.10');
+      expect((await signInTo(q, owner, '198.51.100.10')).status).toBe(429);
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
 describe('FailureLimiter', () => {
   test('locks after the threshold, longer after each further failure, capped; success clears', () => {
     const f = new FailureLimiter({ threshold: 3, window: 60_000, lockout: 1000, maxLockout: 4000 });
@@ -166,6 +218,57 @@ describe('FailureLimiter', () => {
     expect(f.fail(['a'], 5000)).toBe(0);
     for (let i = 0; i < 1000; i++) f.fail([`k${i}`], 0);
     expect((f as unknown as { entries: Map<string, unknown> }).entries.size).toBeLessThanOrEqual(100);
+  });
+});
+
+// Issue 34, finding 5: a page in a loop must not be free; a session has a limit of its own.
+describe('the session request limit', () => {
+  test('over limits.session_requests_per_second a session answers 429; another session is not affected', async () => {
+    const q = await startPosthorn({ 'limits.session_requests_per_second': 3 });
+    try {
+      const open = async () => {
+        const res = await fetch(`${q.url}/auth/sign-in`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: q.creds.admin_email, password: q.creds.admin_password }),
+        });
+        const body = (await res.json()) as SignInBody;
+        return as(/posthorn_session=([^;]+)/.exec(res.headers.get('set-cookie')!)![1]!, body.csrf_token);
+      };
+      const [a, b] = [await open(), await open()];
+      const answers = await Promise.all(Array.from({ length: 12 }, () => fetch(`${q.url}/domains`, { headers: a })));
+      const refused = answers.filter((r) => r.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(((await refused[0]!.json()) as { name: string }).name).toBe('rate_limit_exceeded');
+      expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await fetch(`${q.url}/domains`, { headers: b })).status).toBe(200);
+    } finally {
+      await q.stop();
+    }
+  });
+});
+
+// Issue 34, finding 7: the sign-in page shows what `?error=` says, so the callback names a known
+// reason only, never the provider's words (nor an address).
+describe('the OpenID Connect callback', () => {
+  test('redirects to the sign-in page with a reason code, never the text of the provider or the failure', async () => {
+    const q = await startPosthorn({ 'auth.oidc.issuer': 'http://127.0.0.1:9', 'auth.oidc.client_id': 'posthorn' });
+    try {
+      const callback = (query: string, cookie?: string) =>
+        fetch(`${q.url}/auth/oidc/callback${query}`, { redirect: 'manual', headers: cookie ? { cookie: `posthorn_oidc=${cookie}` } : {} });
+      const stale = await callback('?code=x&state=y');
+      expect([stale.status, stale.headers.get('location')]).toEqual([302, '/dashboard/sign-in?error=oidc_expired']);
+      // A flow this browser started (its sealed cookie), which the provider answers with words of its choosing.
+      const signer = (q.svc.auth.oidc as unknown as { signer: { seal(v: object): string } }).signer;
+      const flow = signer.seal({ k: 'oidc', v: 'verifier', s: 'state', n: 'nonce', e: Date.now() + 60_000 });
+      const refused = await callback(
+        `?error=access_denied&error_description=${encodeURIComponent('Your account is locked. Call +1 555 0100 at evil.test')}`,
+        flow,
+      );
+      expect(refused.headers.get('location')).toBe('/dashboard/sign-in?error=oidc_refused');
+    } finally {
+      await q.stop();
+    }
   });
 });
 

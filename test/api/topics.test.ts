@@ -410,6 +410,10 @@ describe('the preference page', () => {
 
     const page = await fetch(w.p.url + p);
     expect(page.status).toBe(200);
+    // Issue 34: no <base> can redirect the form either.
+    expect(page.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
     const html = await page.text();
     expect(html).toContain('Our &lt;best&gt; news');
     expect(html).not.toContain('Internal');

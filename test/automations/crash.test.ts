@@ -22,6 +22,7 @@ async function setUp(dns: TestDns, sink: Sink, name: string, steps: unknown[], c
   const server = await serveChild(join(dir, name), {
     POSTHORN_DNS_SERVERS: dns.address,
     POSTHORN_DELIVERY_MX_PORT: String(sink.port),
+    POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS: 'true',
     POSTHORN_DELIVERY_RETRY_SCHEDULE: '1s',
   });
   await server.start();

@@ -339,7 +339,7 @@ test('a send interrupted by a crash resumes after the restart; nobody gets two e
   const dns = await startDnsServer();
   const sink = await startSink({ tls: 'none' });
   const dataDir = mkdtempSync(join(tmpdir(), 'posthorn-broadcast-'));
-  const overrides = { data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port };
+  const overrides = { data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': true };
   dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
   dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
   try {

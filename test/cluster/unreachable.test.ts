@@ -22,6 +22,7 @@ describe('the database goes away under a running node', () => {
       'database.url': await pg.database(),
       'dns.servers': [dns.address],
       'delivery.mx_port': sink.port,
+      'security.allow_private_networks': true,
       'delivery.retry_schedule': '2s',
     });
     const { p } = s;

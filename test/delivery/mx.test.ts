@@ -20,7 +20,8 @@ let sender: DomainRec;
 beforeAll(async () => {
   dns = await startDnsServer();
   sink = await startSink();
-  p = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port });
+  // The sink is on loopback: private networks allowed (below, a server that refuses them).
+  p = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': true });
   sender = await verifiedDomain(p, 'example.test', { dns });
 });
 
@@ -31,6 +32,29 @@ afterAll(async () => {
 });
 
 describe('MX delivery', () => {
+  // Issue 34: the private-network guard of webhooks and attachment URLs holds for MX hosts too,
+  // which whoever runs the recipient domain's DNS chooses.
+  test('without security.allow_private_networks an MX host on a private or loopback address is not connected to', async () => {
+    const strict = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': false });
+    try {
+      const domain = await verifiedDomain(strict, 'strict.test', { dns });
+      dns.zone.set('inside.test', 'MX', [{ exchange: 'mx.inside.test', priority: 10 }]);
+      dns.zone.set('mx.inside.test', 'A', ['127.0.0.1']);
+      dns.zone.set('mx.inside.test', 'AAAA', ['::ffff:7f00:1']);
+      const before = sink.to('x@inside.test').length;
+      const email = await queueEmail(strict.svc, domain, { to: ['x@inside.test'] });
+      await waitForEmail(strict.svc, email, (e) => e.recipients['x@inside.test'] === 'delayed');
+      const [entry] = await strict.svc.store.queue.entriesOf(email.team_id, email.id);
+      expect(entry!.last_error).toBe(
+        '451 4.4.4 mx.inside.test: the MX host resolves to a private or loopback address (127.0.0.1); security.allow_private_networks is off',
+      );
+      expect(sink.to('x@inside.test').length).toBe(before);
+      await strict.svc.store.write(async (tx) => tx.queue.remove(entry!));
+    } finally {
+      await strict.stop();
+    }
+  });
+
   test('delivers to the MX host of the recipient domain, signed with DKIM, from a VERP address, over STARTTLS', async () => {
     dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
     dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
@@ -219,7 +243,7 @@ describe('per-recipient outcomes', () => {
 describe('message size (RFC 1870)', () => {
   test('a message over the SIZE the host advertises bounces MessageTooLarge without being sent', async () => {
     const small = await startSink({ size: 200 });
-    const q = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': small.port });
+    const q = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': small.port, 'security.allow_private_networks': true });
     try {
       const d = await verifiedDomain(q, 'example.test');
       const email = await queueEmail(q.svc, d, { to: ['ann@dest.test'], text: 'x'.repeat(1000) });

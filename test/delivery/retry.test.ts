@@ -34,7 +34,12 @@ describe('retries within the window', () => {
   let sender: DomainRec;
 
   beforeAll(async () => {
-    p = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'delivery.retry_schedule': ['200ms'] });
+    p = await startPosthorn({
+      'dns.servers': [dns.address],
+      'delivery.mx_port': sink.port,
+      'security.allow_private_networks': true,
+      'delivery.retry_schedule': ['200ms'],
+    });
     sender = await verifiedDomain(p, 'example.test');
   });
   afterAll(() => p.stop());
@@ -98,6 +103,7 @@ describe('retry window over', () => {
     p = await startPosthorn({
       'dns.servers': [dns.address],
       'delivery.mx_port': sink.port,
+      'security.allow_private_networks': true,
       'delivery.retry_schedule': ['100ms'],
       'delivery.retry_window': '500ms',
     });
@@ -142,7 +148,13 @@ describe('persist before acting', () => {
     dns.zone.set('mx.stall.test', 'A', ['127.0.0.3']);
 
     const dataDir = mkdtempSync(join(tmpdir(), 'posthorn-restart-'));
-    const p = await startPosthorn({ data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'delivery.retry_schedule': ['1h'] });
+    const p = await startPosthorn({
+      data_dir: dataDir,
+      'dns.servers': [dns.address],
+      'delivery.mx_port': sink.port,
+      'security.allow_private_networks': true,
+      'delivery.retry_schedule': ['1h'],
+    });
     const sender = await verifiedDomain(p, 'example.test');
     const email = await queueEmail(p.svc, sender, { to: ['ann@stall.test'] });
     // Bounded wait for the connection to arrive: the attempt is under way.
@@ -164,7 +176,7 @@ describe('persist before acting', () => {
 
     // Restart on the same data; the entry comes due (moved to now here rather than waiting an hour).
     dns.zone.set('mx.stall.test', 'A', ['127.0.0.1']);
-    const q = await startPosthorn({ data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port });
+    const q = await startPosthorn({ data_dir: dataDir, 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': true });
     const [kept] = await q.svc.store.queue.entriesOf(email.team_id, email.id);
     expect(kept).toMatchObject({ attempts: 1 });
     // The commit that makes the entry due wakes the delivery engine.

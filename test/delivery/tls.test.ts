@@ -18,7 +18,7 @@ afterAll(() => dns.close());
 
 /** A Posthorn delivering to `sink`, with an opportunistic and an enforced sending domain. */
 async function setup(sink: Sink) {
-  const p = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port });
+  const p = await startPosthorn({ 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': true });
   const open = await verifiedDomain(p, 'open.test');
   const strict = await verifiedDomain(p, 'strict.test', { tls: 'enforced' });
   return { p, open, strict };

@@ -28,7 +28,8 @@ export async function startMailWorld(
 ): Promise<MailWorld> {
   const dns = await startDnsServer();
   const sink = await startSink(opts.sink);
-  const all = { 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, ...overrides };
+  // The sink is on loopback: MX hosts on private addresses are refused unless allowed (README "Security").
+  const all = { 'dns.servers': [dns.address], 'delivery.mx_port': sink.port, 'security.allow_private_networks': true, ...overrides };
   const smtp = opts.smtp ? await startPosthornSmtp(all, { now: opts.now }) : null;
   const p = smtp ? smtp.p : await startPosthorn(all, { now: opts.now });
   const domain = await verifiedDomain(p, 'example.test', { dns });

@@ -42,6 +42,21 @@ describe('isPrivateAddress', () => {
     '64:ff9b::10.0.0.1',
     '2002:7f00:1::',
     '2002:c0a8:101::1',
+    // Issue 34, finding 9: every spelling of an IPv4 address inside IPv6 (RFC 4291 §2.5.5).
+    '::127.0.0.1', // IPv4-compatible (deprecated, still parsed)
+    '::7f00:1',
+    '::10.0.0.1',
+    '::169.254.169.254',
+    '::ffff:0:7f00:1', // SIIT IPv4-translated (RFC 6145 / 2765 ::ffff:0:0/96)
+    '::ffff:0:127.0.0.1',
+    '0:0:0:0:0:ffff:7f00:1',
+    '0000:0000:0000:0000:0000:ffff:127.0.0.1',
+    '::FFFF:7F00:0001',
+    '::ffff:0.0.0.0',
+    '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
+    '64:ff9b:1::7f00:1', // local-use NAT64 (RFC 8215)
+    '2001::1', // Teredo (RFC 4380): the server and client addresses are obfuscated IPv4
+    'fe80::1%eth0',
     'not an ip',
   ])('%p is not public', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
@@ -63,6 +78,11 @@ describe('assertPublicUrl', () => {
     'http://169.254.169.254/latest/meta-data/',
     'http://[::1]/',
     'http://[::ffff:127.0.0.1]/',
+    'http://[::127.0.0.1]/',
+    'http://[::ffff:0:7f00:1]/',
+    'http://[::ffff:0:a9fe:a9fe]/',
+    'http://[0:0:0:0:0:ffff:7f00:1]/',
+    'http://[::7f00:1]:8080/',
     'http://[fd00::1]:3000/',
     'http://0.0.0.0/',
     'http://2130706433/', // 127.0.0.1 as one number

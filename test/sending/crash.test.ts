@@ -21,6 +21,7 @@ describe('kill -9 during a burst of sends', () => {
     const server = await serveChild(join(dir, 'data'), {
       POSTHORN_DNS_SERVERS: dns.address,
       POSTHORN_DELIVERY_MX_PORT: String(sink.port),
+      POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS: 'true',
       POSTHORN_DELIVERY_RETRY_SCHEDULE: '1s',
     });
     try {

@@ -119,6 +119,15 @@ export function url<P extends PathOf<Method>>(pattern: P, values: { [N in ParamN
   return (path + qs(rest)) as Url<P>;
 }
 
+/**
+ * A dashboard page's path with every interpolated value encoded as one path segment:
+ * page`/dashboard/emails/${id}`. The one helper for links and navigation, as `url` is for requests:
+ * a value with `/`, `..` or `?` in it stays one segment of the page it names.
+ */
+export function page(parts: TemplateStringsArray, ...values: (string | number)[]): string {
+  return parts.reduce((out, part, i) => out + part + (i < values.length ? encodeURIComponent(String(values[i])) : ''), '');
+}
+
 export const get = <T extends Target<'GET'>>(path: T) => request('GET', path) as Promise<Answer<'GET', T>>;
 export const post = <T extends Target<'POST'>>(path: T, body: unknown = {}) => request('POST', path, body) as Promise<Answer<'POST', T>>;
 export const patch = <T extends Target<'PATCH'>>(path: T, body: unknown) => request('PATCH', path, body) as Promise<Answer<'PATCH', T>>;

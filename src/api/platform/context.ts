@@ -40,20 +40,17 @@ export function caller(req: Request): RequestState {
   return s;
 }
 
-const peers = new WeakMap<Request, string>();
+const clients = new WeakMap<Request, string>();
 
-/** The address the connection came from (Bun's `server.requestIP`), noted by the server. */
-export function setPeer(req: Request, address: string): void {
-  peers.set(req, address);
+/** The client's address, as the server found it (net/client-address.ts: the connection's, or a trusted proxy's forward). */
+export function setClientIp(req: Request, address: string): void {
+  clients.set(req, address);
 }
 
 /**
- * The client's address: the connection's, or — when that is a proxy on the same host or network
- * (loopback or private) — the first address of its `X-Forwarded-For`.
+ * The client's address: the one function sign-in limits, sessions, tracking events and the request
+ * log read it through; '' when the server noted none (a request made in-process).
  */
 export function clientIp(req: Request): string {
-  const peer = peers.get(req) ?? '';
-  const local = /^(127\.|::1$|::ffff:127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|fc|fd)/i.test(peer);
-  const forwarded = local ? req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
-  return forwarded || peer;
+  return clients.get(req) ?? '';
 }

@@ -1,6 +1,8 @@
 // The OpenAPI 3 document's operations, made from the declared routes (route.ts): each route's path
 // and query parameters, body and success answer are its own schemas; every error answers in the
-// documented shape (docs/api.md §3.1). Nothing here is written by hand per route.
+// documented shape (docs/api.md §3.1). Nothing here is written by hand per route. The document is
+// served as JSON only (`GET /openapi/json`): no HTML reference page, whose script would come from
+// another host and run on the dashboard's origin (README "Security", issue 34 finding 2).
 import type { TSchema } from '@sinclair/typebox';
 import { isRaw } from './route';
 import { requiredRole, type RouteTable, type TableRoute } from './route-table';
@@ -69,6 +71,24 @@ function operation(r: TableRoute): Json {
   if (typeof r.body === 'object') op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body) } } };
   if (r.body === 'stream') op.requestBody = { required: true, content: { 'application/octet-stream': {} } };
   return op;
+}
+
+/** The whole OpenAPI 3.1 document: the API's description, its two ways to authenticate, and `paths`. */
+export function openApiDocument(table: RouteTable, version: string): Json {
+  return {
+    openapi: '3.1.2',
+    info: { title: 'Posthorn API', description: 'Resend-compatible email API', version },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        // The dashboard's session (docs/api.md §19.2): the cookie, with its CSRF token in the X-CSRF-Token header.
+        session: { type: 'apiKey', in: 'cookie', name: 'posthorn_session' },
+      },
+      schemas: {},
+    },
+    security: [{ bearer: [] }],
+    paths: openApiPaths(table),
+  };
 }
 
 /** The document's `paths`, from every route that is not hidden. */

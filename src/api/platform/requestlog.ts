@@ -60,6 +60,8 @@ export interface LogInput {
   key: ApiKeyRec;
   method: string;
   path: string;
+  /** The client's address (context.ts clientIp); '' when unknown. */
+  ip: string;
   status: number;
   userAgent: string | null;
   startedAt: number;
@@ -113,6 +115,7 @@ function entry(e: LogInput): LogRec {
     method: e.method,
     response_status: e.status,
     user_agent: e.userAgent,
+    ip: e.ip || null,
     duration_ms: Math.round((performance.now() - e.startedAt) * 100) / 100,
     request_json: e.requestJson ?? null,
     response_json: responseText(e.responseJson),

@@ -41,7 +41,7 @@ export class RouteTable {
   private readonly publicPrefixes: string[] = [];
   private readonly sending = new Set<string>();
 
-  /** `extraPublic`: paths served by plugins rather than declared routes (the OpenAPI document). */
+  /** `extraPublic`: paths served beside the declared routes (the OpenAPI document, app.ts). */
   constructor(routes: TableRoute[], extraPublic: string[] = []) {
     this.routes = routes;
     for (const r of routes) {

@@ -7,7 +7,7 @@ import { clientIp } from '../platform/context';
 import { clearCookie, overHttps, readCookie, sessionToken, setCookie } from '../platform/session';
 import { ApiError, errors } from '../../errors';
 import { SESSION_COOKIE, type NewSession, type SessionMeta, type SignedIn } from '../../accounts/sessions';
-import { OIDC_COOKIE } from '../../accounts/oidc';
+import { OIDC_COOKIE, OidcFailure } from '../../accounts/oidc';
 import { memberView } from '../../accounts/members';
 import type { SessionRec, UserRec } from '../../store';
 import { resource, route } from '../platform/route';
@@ -193,8 +193,9 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
           headers.append('set-cookie', setCookie(SESSION_COOKIE, s.token, { maxAgeMs: auth.sessions.lifetimeMs, secure }));
           headers.set('location', '/dashboard');
         } catch (e) {
-          if (!(e instanceof ApiError)) throw e;
-          headers.set('location', `/dashboard/sign-in?error=${encodeURIComponent(e.message)}`);
+          // A reason code only: the sign-in page maps it to its own words (accounts/sign-in-failures.ts).
+          if (!(e instanceof OidcFailure)) throw e;
+          headers.set('location', `/dashboard/sign-in?error=${e.reason}`);
         }
         return new Response(null, { status: 302, headers });
       },

@@ -55,6 +55,9 @@ function file(bytes: Uint8Array, contentType: string, filename: string): Respons
       'cache-control': 'private, max-age=0',
       // Received attachments carry the sender's content type: never let a browser sniff one into html.
       'x-content-type-options': 'nosniff',
+      // Served from the dashboard's origin: a text/html or text/javascript file must run nothing
+      // there, opened directly or loaded by a page (README "Security": downloads).
+      'content-security-policy': "sandbox; default-src 'none'",
     },
   });
 }

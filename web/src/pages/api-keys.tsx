@@ -1,6 +1,6 @@
 // API keys: create (the token is shown once), permission and domain, revoke.
 import { useState } from 'preact/hooks';
-import { del, post, url } from '../api';
+import { del, post, qs, url } from '../api';
 import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val } from '../ui';
 
 export function ApiKeysPage() {
@@ -57,7 +57,7 @@ export function ApiKeysPage() {
             { label: 'Name', render: (k) => <strong>{k.name}</strong> },
             { label: 'Created', render: (k) => <Time iso={k.created_at} /> },
             { label: 'Last used', render: (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : <Badge value="none" label="never" />) },
-            { label: 'Logs', render: (k) => <a href={`/dashboard/logs?api_key_id=${k.id}`}>Requests</a> },
+            { label: 'Logs', render: (k) => <a href={`/dashboard/logs${qs({ api_key_id: k.id })}`}>Requests</a> },
             {
               label: 'Actions',
               render: (k) => (

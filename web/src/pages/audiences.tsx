@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { SegmentSummary } from '../../../src/schemas/segments';
 import type { UpdateContactRequest } from '../../../src/schemas/contacts';
-import { del, patch, post, qs, url } from '../api';
+import { del, patch, post, qs, url, page } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -108,7 +108,7 @@ function Contacts() {
       <PagedTable
         paged={paged}
         caption="Contacts"
-        href={(c) => `/dashboard/audiences/contacts/${c.id}`}
+        href={(c) => page`/dashboard/audiences/contacts/${c.id}`}
         empty={
           q || segment ? (
             <Empty title="No contact matches." />
@@ -439,7 +439,7 @@ function Suppressions() {
                   '—'
                 ),
             },
-            { label: 'Because of', render: (s) => (s.source_id ? <a href={`/dashboard/emails/${s.source_id}`}>this email</a> : '—') },
+            { label: 'Because of', render: (s) => (s.source_id ? <a href={page`/dashboard/emails/${s.source_id}`}>this email</a> : '—') },
             { label: 'Since', render: (s) => <Time iso={s.created_at} /> },
             {
               label: 'Actions',

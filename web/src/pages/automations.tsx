@@ -5,7 +5,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Badge, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Section, Table, Tabs, Time, useGet, usePaged } from '../ui';
 import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
-import { get, qs, url } from '../api';
+import { get, qs, url, page } from '../api';
 import { setQuery, useLocation } from '../router';
 
 /** A step of an automation as its answer lists it. */
@@ -45,7 +45,7 @@ function AutomationList() {
     <PagedTable
       paged={paged}
       caption="Automations"
-      href={(a) => `/dashboard/automations/${a.id}`}
+      href={(a) => page`/dashboard/automations/${a.id}`}
       empty={<Empty title="No automations yet.">Create one with resend.automations.create(): a trigger event, then steps.</Empty>}
       columns={[
         { label: 'Name', render: (a) => a.name },
@@ -134,7 +134,7 @@ function sendSummary(s: Step, names: TemplateNames): ComponentChildren {
   return (
     <>
       template{' '}
-      <a class="inline-link" href={`/dashboard/templates/${id}`}>
+      <a class="inline-link" href={page`/dashboard/templates/${id}`}>
         {name ?? <span class="mono">{id}</span>}
       </a>
       {subject}
@@ -242,7 +242,7 @@ export function AutomationPage({ id }: { id: string }) {
             <PagedTable
               paged={runs}
               caption="Runs"
-              href={(r) => `/dashboard/automations/${id}${qs({ status, run: r.id })}`}
+              href={(r) => page`/dashboard/automations/${id}` + qs({ status, run: r.id })}
               empty={<Empty title="No runs.">A run starts each time the trigger event is sent for a contact.</Empty>}
               columns={[
                 { label: 'Started', render: (r) => <Time iso={r.started_at} /> },
@@ -284,7 +284,7 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
         <>
           <p>
             <Badge value={r.data.status} /> <span class="muted small">contact</span>{' '}
-            <a class="mono small" href={`/dashboard/audiences/contacts/${r.data.contact_id}`}>
+            <a class="mono small" href={page`/dashboard/audiences/contacts/${r.data.contact_id}`}>
               {r.data.contact_id}
             </a>
           </p>
@@ -308,7 +308,7 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
                 </p>
                 {s.error && <p class="error-text small">{text(s.error.message) ?? text(s.error.name)}</p>}
                 {s.output && s.type === 'send_email' && typeof s.output.email_id === 'string' ? (
-                  <a class="small" href={`/dashboard/emails/${s.output.email_id}`}>
+                  <a class="small" href={page`/dashboard/emails/${s.output.email_id}`}>
                     The email
                   </a>
                 ) : (

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
 import type { BroadcastReview } from '../../../src/schemas/insights';
-import { ApiFailure, del, patch, post, url } from '../api';
+import { ApiFailure, del, page, patch, post, url } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -56,7 +56,7 @@ export function BroadcastsPage() {
       <PagedTable
         paged={paged}
         caption="Broadcasts"
-        href={(b) => `/dashboard/broadcasts/${b.id}`}
+        href={(b) => page`/dashboard/broadcasts/${b.id}`}
         empty={
           <Empty
             title="No broadcasts yet."
@@ -92,7 +92,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
       html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
     });
     onClose();
-    navigate(`/dashboard/broadcasts/${b.id}`);
+    navigate(page`/dashboard/broadcasts/${b.id}`);
   });
   return (
     <FormDialog open={open} title="New broadcast" onClose={onClose} action={action} submit="Create draft">
@@ -425,7 +425,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
               class="btn"
               onClick={async () => {
                 const d = await post(url('/broadcasts/:id/duplicate', { id: b.id }));
-                navigate(`/dashboard/broadcasts/${d.id}`);
+                navigate(page`/dashboard/broadcasts/${d.id}`);
               }}
             >
               Duplicate
@@ -496,7 +496,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                 <Table
                   caption={`Recipients: ${type}`}
                   rows={recipients.data.data}
-                  href={(r) => `/dashboard/emails/${r.id}`}
+                  href={(r) => page`/dashboard/emails/${r.id}`}
                   columns={[
                     { label: 'Email', render: (r) => r.email },
                     ...(type === 'opened' || type === 'clicked' ? [{ label: 'Count', render: (r: BroadcastRecipient) => num(r.count), class: 'num' }] : []),

@@ -2,7 +2,7 @@
 // tracking, TLS and receiving.
 import { useState } from 'preact/hooks';
 import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domains';
-import { del, patch, post, url } from '../api';
+import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
 import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
@@ -39,7 +39,7 @@ export function DomainsPage() {
         <Table
           caption="Domains"
           rows={list.data.data}
-          href={(d) => `/dashboard/domains/${d.id}`}
+          href={(d) => page`/dashboard/domains/${d.id}`}
           columns={[
             { label: 'Domain', render: (d) => <strong>{d.name}</strong> },
             { label: 'Status', render: (d) => <Badge value={d.status} /> },
@@ -60,7 +60,7 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
   const action = useAction(async () => {
     const d = await post('/domains', { name, capabilities: { sending: 'enabled', receiving: receiving ? 'enabled' : 'disabled' } });
     onClose();
-    navigate(`/dashboard/domains/${d.id}`);
+    navigate(page`/dashboard/domains/${d.id}`);
   });
   return (
     <FormDialog open={open} title="Add a domain" onClose={onClose} action={action} submit="Add domain">

@@ -2,7 +2,7 @@
 // events, delivery attempts (MX host and address, TLS, replies), preview, text, source and
 // attachments; cancel and reschedule a scheduled email; hold, release, retry and cancel a queued one.
 import { useState } from 'preact/hooks';
-import { post, patch, url } from '../api';
+import { post, patch, url, page } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -104,7 +104,7 @@ export function EmailsPage() {
       <PagedTable
         paged={paged}
         caption="Sent emails"
-        href={(e) => `/dashboard/emails/${e.id}`}
+        href={(e) => page`/dashboard/emails/${e.id}`}
         empty={
           filtered ? (
             <Empty title="No email matches these filters." action={<a href="/dashboard/emails">Clear the filters</a>} />
@@ -152,7 +152,7 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
     });
     notify('Email accepted.');
     onClose();
-    navigate(`/dashboard/emails/${res.id}`);
+    navigate(page`/dashboard/emails/${res.id}`);
   });
   return (
     <FormDialog open={open} title="Send an email" wide onClose={onClose} action={action} submit={form.scheduled_at ? 'Schedule' : 'Send'}>

@@ -1,5 +1,5 @@
 // Logs: every API request made with a key, filtered by method, status and key, with its bodies.
-import { url } from '../api';
+import { url, page } from '../api';
 import { setQuery, useLocation } from '../router';
 import { Card, Code, Empty, ErrorBox, ExportButton, KeyValue, Loading, PagedTable, PageHeader, Time, type InputEvent, useGet, usePaged, val } from '../ui';
 
@@ -51,7 +51,7 @@ export function LogsPage() {
       <PagedTable
         paged={paged}
         caption="API requests"
-        href={(l) => `/dashboard/logs/${l.id}`}
+        href={(l) => page`/dashboard/logs/${l.id}`}
         empty={
           <Empty title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}>
             Requests made with an API key appear here.

@@ -1,6 +1,6 @@
 // Received (inbound) emails with the SPF, DKIM and DMARC verdicts taken on receipt.
 import { useState } from 'preact/hooks';
-import { url } from '../api';
+import { url, page } from '../api';
 import { Badge, bytes, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Tabs, Time, useGet, usePaged } from '../ui';
 import { EmailPreview } from './preview';
 import type { ReceivedEmailSummary, Verdict } from '../../../src/schemas/receiving';
@@ -25,7 +25,7 @@ export function ReceivingPage() {
       <PagedTable
         paged={paged}
         caption="Received emails"
-        href={(r) => `/dashboard/receiving/${r.id}`}
+        href={(r) => page`/dashboard/receiving/${r.id}`}
         empty={
           <Empty title="Nothing received yet." action={<a href="/dashboard/domains">Set up a receiving domain</a>}>
             Point a domain's MX record at this server and turn on receiving for it; mail sent there appears here and fires <code>email.received</code>.

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Session } from '../../../src/schemas/accounts';
 import { ApiFailure, post, setCsrf } from '../api';
 import { ErrorBox, Field, useAction, useGet, val } from '../ui';
+import { signInFailureMessage } from '../../../src/accounts/sign-in-failures';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const providers = useGet('/auth/providers');
@@ -11,7 +12,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [needCode, setNeedCode] = useState(false);
-  const redirected = new URLSearchParams(location.search).get('error');
+  // Only a known reason, in the page's own words: a link cannot put text of its choosing here.
+  const redirected = signInFailureMessage(new URLSearchParams(location.search).get('error'));
   const action = useAction(async () => {
     try {
       const s = await post('/auth/sign-in', { email, password, ...(needCode ? { code } : {}) });

@@ -4,7 +4,7 @@
 // published template links to its version history (template-versions.tsx).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Template, TemplateSummary, TemplateVariable } from '../../../src/schemas/templates';
-import { del, patch, post, url } from '../api';
+import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -58,7 +58,7 @@ export function TemplatesPage() {
       <PagedTable
         paged={paged}
         caption="Templates"
-        href={(t) => `/dashboard/templates/${t.id}`}
+        href={(t) => page`/dashboard/templates/${t.id}`}
         empty={
           <Empty title="No templates yet." action={create()}>
             Create one here, or from code with{' '}
@@ -110,7 +110,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
     onClose();
     setForm({ name: '', alias: '', from: '', subject: '' });
     notify('Template created as a draft.');
-    navigate(`/dashboard/templates/${t.id}`);
+    navigate(page`/dashboard/templates/${t.id}`);
   });
   return (
     <FormDialog open={open} title="New template" onClose={onClose} action={action} submit="Create template">
@@ -254,7 +254,7 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
     await persist();
     const copy = await post(url('/templates/:id_or_alias/duplicate', { id_or_alias: t.id }));
     notify(`Duplicated as “${form.name} (copy)”, a draft.`);
-    navigate(`/dashboard/templates/${copy.id}`);
+    navigate(page`/dashboard/templates/${copy.id}`);
   });
   const remove = useAction(async () => {
     await del(url('/templates/:id_or_alias', { id_or_alias: t.id }));

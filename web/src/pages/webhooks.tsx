@@ -2,7 +2,7 @@
 // payload and every attempt's response, and replay.
 import { useState } from 'preact/hooks';
 import type { Webhook } from '../../../src/schemas/webhooks';
-import { del, patch, post, qs, url } from '../api';
+import { del, page, patch, post, qs, url } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
   Badge,
@@ -49,7 +49,7 @@ export function WebhooksPage() {
       <PagedTable
         paged={paged}
         caption="Webhook endpoints"
-        href={(w) => `/dashboard/webhooks/${w.id}`}
+        href={(w) => page`/dashboard/webhooks/${w.id}`}
         empty={
           <Empty
             title="No webhook endpoints."
@@ -113,7 +113,7 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
         ...(includeContent ? { include_content: true } : {}),
       });
       onClose();
-      navigate(`/dashboard/webhooks/${w.id}`);
+      navigate(page`/dashboard/webhooks/${w.id}`);
     }
   });
   return (
@@ -245,7 +245,7 @@ export function WebhookPage({ id }: { id: string }) {
             <PagedTable
               paged={events}
               caption="Webhook deliveries"
-              href={(e) => `/dashboard/webhooks/${id}${qs({ event: e.id })}`}
+              href={(e) => page`/dashboard/webhooks/${id}` + qs({ event: e.id })}
               empty={<Empty title="Nothing delivered yet.">Events appear here as soon as something happens to your emails.</Empty>}
               columns={[
                 { label: 'Event', render: (e) => <span class="mono">{e.type}</span> },
