@@ -13,24 +13,24 @@ const Lit = <T extends string>(values: readonly T[], description?: string) =>
 
 export const INSIGHT_STATUSES = ['pass', 'warn', 'fail', 'unavailable'] as const;
 
+/** The insights, in the order they are shown (src/insights/checks.ts makes each; the store keeps these names). */
+export const INSIGHT_NAMES = [
+  'link_domains',
+  'dmarc',
+  'text_part',
+  'no_reply',
+  'html_size',
+  'url_shorteners',
+  'sending_subdomain',
+  'tracking_subdomain',
+  'list_unsubscribe',
+  'image_alt',
+  'spam_score',
+] as const;
+
 /** One insight (README "Deliverability", "Insights": what each one checks). */
 export const Insight = Type.Object({
-  name: Lit(
-    [
-      'link_domains',
-      'dmarc',
-      'text_part',
-      'no_reply',
-      'html_size',
-      'url_shorteners',
-      'sending_subdomain',
-      'tracking_subdomain',
-      'list_unsubscribe',
-      'image_alt',
-      'spam_score',
-    ] as const,
-    'What was checked',
-  ),
+  name: Lit(INSIGHT_NAMES, 'What was checked'),
   status: Lit(INSIGHT_STATUSES, '`unavailable`: it could not be checked (the evidence says why)'),
   evidence: Type.String({ description: 'What was found, in a sentence' }),
   fix: Nullable(Type.String({ description: 'What to do about it; null when nothing' })),

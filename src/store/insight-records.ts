@@ -7,20 +7,10 @@ import type { Rec } from './interface';
 
 export type InsightStatus = 'pass' | 'warn' | 'fail' | 'unavailable';
 
-/** The insights, in the order they are shown (src/insights/checks.ts makes each). */
-export const INSIGHT_NAMES = [
-  'link_domains',
-  'dmarc',
-  'text_part',
-  'no_reply',
-  'html_size',
-  'url_shorteners',
-  'sending_subdomain',
-  'tracking_subdomain',
-  'list_unsubscribe',
-  'image_alt',
-  'spam_score',
-] as const;
+import { INSIGHT_NAMES } from '../schemas/insights';
+
+/** The insights, in the order they are shown: the wire schema's list (src/schemas/insights.ts). */
+export { INSIGHT_NAMES };
 export type InsightName = (typeof INSIGHT_NAMES)[number];
 
 /** One finding: what was checked, how it went, the evidence in a sentence, and what to do about it (null when nothing). */
