@@ -32,6 +32,9 @@ check() {
   # Spam scores are tested against a real rspamd, a private one per test file on loopback
   # (test/helpers/rspamd.ts); installed without the recommended Redis, which it runs without.
   need rspamd command -v rspamd
+  # Certificates by ACME are tested against Let's Encrypt's own test server, a private pebble per
+  # test on loopback (test/helpers/pebble.ts).
+  need pebble command -v pebble
 }
 
 check
