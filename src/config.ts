@@ -573,11 +573,15 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       'tls.acme.terms_agreed',
       `must be true when \`tls.acme.enabled\` is: read the terms of service of the CA at ${acme.directory} (its directory's meta.termsOfService), then set tls.acme.terms_agreed = true (POSTHORN_TLS_ACME_TERMS_AGREED=true)`,
     );
-  if (acme.email !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(acme.email)) throw new ConfigError('tls.acme.email', `must be an email address (got ${JSON.stringify(acme.email)})`);
+  if (acme.email !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(acme.email))
+    throw new ConfigError('tls.acme.email', `must be an email address (got ${JSON.stringify(acme.email)})`);
   if (acme.ca_file && !existsSync(acme.ca_file)) throw new ConfigError('tls.acme.ca_file', `names a file that does not exist: ${acme.ca_file}`);
   if (acme.enabled && !acme.directory.startsWith('https://')) throw new ConfigError('tls.acme.directory', 'must be an https:// URL (RFC 8555 §6.1)');
   if (acme.enabled && cfg.http.port !== 0 && acme.https_ports.includes(cfg.http.port))
-    throw new ConfigError('tls.acme.https_ports', `lists http.port (${cfg.http.port}): the HTTP listener stays plain HTTP, where the CA's HTTP-01 challenges arrive`);
+    throw new ConfigError(
+      'tls.acme.https_ports',
+      `lists http.port (${cfg.http.port}): the HTTP listener stays plain HTTP, where the CA's HTTP-01 challenges arrive`,
+    );
   const ca = cfg.delivery.mta_sts.ca_file;
   if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);
   const oidc = cfg.auth.oidc;

@@ -56,24 +56,34 @@ async function account(acme: typeof AcmeClient, deps: AcmeClientDeps): Promise<A
   return rec;
 }
 
-/** A certificate for `names` (the first is its subject), through HTTP-01. Throws what the CA said. */
+/**
+ * A certificate for `names` (the first is its subject), through HTTP-01 (RFC 8555 §7.4, §8.3).
+ * Throws what the CA said. The steps are acme-client's Client methods in the order of its own
+ * `auto()`, which is not used: it reads the CSR back with @peculiar/x509, whose ASN.1 schemas are
+ * installed twice in this tree (asn1-schema 2.8.0 beside asn1-csr's 2.11.1) and do not meet
+ * ("Cannot get schema for 'CertificationRequest'"); the CSR is made with acme-client's node-forge
+ * interface for the same reason.
+ */
 export async function requestCertificate(deps: AcmeClientDeps, names: string[]): Promise<IssuedCertificate> {
   const acme = await acmeClient();
   const settings = deps.config.tls.acme;
   trustDirectory(acme, settings.ca_file);
   const acct = await account(acme, deps);
   const client = new acme.Client({ directoryUrl: settings.directory, accountKey: acct.key, ...(acct.url ? { accountUrl: acct.url } : {}) });
-  // RSA 2048: the key every SMTP client and server still in use can speak (ECDSA is not yet universal among MTAs).
-  const [key, csr] = await acme.crypto.createCsr({ commonName: names[0]!, altNames: names });
-  const cert = await client.auto({
-    csr,
-    ...(settings.email ? { email: settings.email } : {}),
-    termsOfServiceAgreed: settings.terms_agreed,
-    challengePriority: ['http-01'],
-    // acme-client's own pre-check asks the system resolver and port 80 directly; the CA's answer
-    // is the one that counts, and its error names what it saw.
-    skipChallengeVerification: true,
-    challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+  if (!acct.url) {
+    await client.createAccount({ termsOfServiceAgreed: settings.terms_agreed, ...(settings.email ? { contact: [`mailto:${settings.email}`] } : {}) });
+    const url = client.getAccountUrl();
+    await deps.store.write(async (tx) => tx.acme.put({ ...acct, url }));
+    log.info('acme.account_created', { directory: settings.directory, url });
+  }
+  const order = await client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })) });
+  const authorizations = await client.getAuthorizations(order);
+  await Promise.all(
+    authorizations.map(async (authz) => {
+      if (authz.status === 'valid') return;
+      const challenge = authz.challenges.find((c) => c.type === 'http-01');
+      if (!challenge) throw new Error(`the CA offers no HTTP-01 challenge for ${authz.identifier.value}`);
+      const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
       const rec: AcmeChallengeRec = {
         id: challengeId(challenge.token),
         team_id: ACME_TEAM,
@@ -83,16 +93,20 @@ export async function requestCertificate(deps: AcmeClientDeps, names: string[]):
         key_authorization: keyAuthorization,
       };
       await deps.store.write(async (tx) => tx.acme.put(rec));
-    },
-    challengeRemoveFn: async (_authz, challenge) => {
-      await deps.store.write(async (tx) => tx.acme.remove(ACME_TEAM, challengeId(challenge.token)));
-    },
-  });
-  if (acct.url === null) {
-    const url = client.getAccountUrl();
-    await deps.store.write(async (tx) => tx.acme.put({ ...acct, url }));
-    log.info('acme.account_created', { directory: settings.directory, url });
-  }
+      try {
+        await client.completeChallenge(challenge);
+        await client.waitForValidStatus(challenge);
+      } catch (e) {
+        throw new Error(`${authz.identifier.value}: ${(e as Error).message}`);
+      } finally {
+        await deps.store.write(async (tx) => tx.acme.remove(ACME_TEAM, rec.id)).catch(() => {});
+      }
+    }),
+  );
+  // RSA 2048: the key every SMTP client and server still in use can speak (ECDSA is not yet universal among MTAs).
+  const [key, csr] = await acme.forge.createCsr({ commonName: names[0]!, altNames: names });
+  const finalized = await client.finalizeOrder(order, csr);
+  const cert = await client.getCertificate(finalized);
   return { key: key.toString(), cert };
 }
 

@@ -95,7 +95,11 @@ export function acmeCertificateCheck(config: Pick<Config, 'smtp' | 'tls'>, state
   const evidence = `ACME certificate from ${directory} for ${state.names.join(', ')}, ${days < 0 ? `expired ${-days} days ago` : `expires in ${days} days`} (${cert.validTo}), renewal due ${state.due_at}${failing}`;
   if (days < 7) return fail(name, evidence, fixError);
   if (cert.checkHost(host) === undefined)
-    return fail(name, `${evidence}; it does not name ${host}`, 'Set smtp.hostname to a public DNS name pointing at this machine; the next renewal asks for it.');
+    return fail(
+      name,
+      `${evidence}; it does not name ${host}`,
+      'Set smtp.hostname to a public DNS name pointing at this machine; the next renewal asks for it.',
+    );
   if (days < 21 || state.last_error) return warn(name, evidence, state.last_error ? fixError : 'Nothing to do yet: Posthorn renews it on its own.');
   return pass(name, evidence);
 }

@@ -77,7 +77,9 @@ export class Doctor {
       publicUrlCheck(config, all.length),
       Promise.resolve(addressesCheck(found)),
       ...ips.map((ip) => reverseDnsCheck(ip, config, dns)),
-      config.tls.acme.enabled ? (this.deps.acme?.() ?? Promise.resolve(undefined)).then((s) => acmeCertificateCheck(config, s)) : Promise.resolve(certificateCheck(config)),
+      config.tls.acme.enabled
+        ? (this.deps.acme?.() ?? Promise.resolve(undefined)).then((s) => acmeCertificateCheck(config, s))
+        : Promise.resolve(certificateCheck(config)),
       port25Check(config),
       ...ips.map((ip) => ipBlocklistCheck(ip, config, dns)),
     ]);
