@@ -34,7 +34,7 @@ export interface Config {
   };
   dns: { servers: string[] };
   /**
-   * Certificates by ACME (RFC 8555, docs/mail.md §4.3): with `acme.enabled`, Posthorn obtains and
+   * Certificates by ACME (RFC 8555, docs/mail.md §4, "Certificates by ACME"): with `acme.enabled`, Posthorn obtains and
    * renews the certificate of the `public_url` host and `smtp.hostname` from `acme.directory`
    * (HTTP-01 on the HTTP listener), keeps it in the store and serves it on the SMTP listeners and
    * on `acme.https_ports`. `terms_agreed` is the operator's agreement to the CA's terms of service.

@@ -64,7 +64,7 @@ export interface Services {
   dashboard: DashboardAssets;
   /** The bounce classes' rules (shipped, overridden by `delivery.bounce_classes`): POST /suppressions/lift classifies with them. */
   bounces: BounceClassifier;
-  /** Certificates by ACME (`tls.acme.enabled`, docs/mail.md §4.3); null when off. `serve` loads it and hands its certificate to the listeners. */
+  /** Certificates by ACME (`tls.acme.enabled`, docs/mail.md §4, "Certificates by ACME"); null when off. `serve` loads it and hands its certificate to the listeners. */
   acme: AcmeManager | null;
 }
 

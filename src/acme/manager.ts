@@ -1,4 +1,4 @@
-// The ACME certificate's life in a running Posthorn (docs/mail.md §4.3): read from the store at
+// The ACME certificate's life in a running Posthorn (docs/mail.md §4, "Certificates by ACME"): read from the store at
 // start and handed to the listeners; checked every minute (scheduler/index.ts) — a certificate
 // another node renewed is picked up, one that is due is renewed by one node at a time (the store's
 // `singleton`: a PostgreSQL advisory lock in a cluster); a failure is kept with its error and tried

@@ -1,4 +1,4 @@
-// The names Posthorn's ACME certificate covers (docs/mail.md §4.3): the `public_url` host (the
+// The names Posthorn's ACME certificate covers (docs/mail.md §4, "Certificates by ACME"): the `public_url` host (the
 // API, dashboard, tracking links) and `smtp.hostname` (EHLO, the MX target, what MTA-STS senders
 // and submission clients verify). A name a public CA cannot certify — an IP literal, `localhost`,
 // a bare name — is left out; with none left there is nothing to ask for.

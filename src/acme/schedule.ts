@@ -1,4 +1,4 @@
-// When a certificate is renewed, and when a failed attempt is tried again (docs/mail.md §4.3).
+// When a certificate is renewed, and when a failed attempt is tried again (docs/mail.md §4, "Certificates by ACME").
 // Renewal at two thirds of the life leaves a third (30 days of Let's Encrypt's 90) for failures
 // to be noticed and fixed — Let's Encrypt's own advice, which certbot and Caddy follow.
 

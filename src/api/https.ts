@@ -1,4 +1,4 @@
-// The HTTPS listeners of ACME (`tls.acme.https_ports`, docs/mail.md §4.3): the same handler as the
+// The HTTPS listeners of ACME (`tls.acme.https_ports`, docs/mail.md §4, "Certificates by ACME"): the same handler as the
 // HTTP listener, with the certificate Posthorn obtained. Bun.serve cannot change a listener's
 // certificate (its `reload` takes handlers only), so a renewed certificate is put in service by
 // binding a second listener to the same port (SO_REUSEPORT) with it, then stopping the first

@@ -1,4 +1,4 @@
-// `serve`'s certificates by ACME (docs/mail.md §4.3): the stored certificate loaded before the
+// `serve`'s certificates by ACME (docs/mail.md §4, "Certificates by ACME"): the stored certificate loaded before the
 // listeners take traffic, the HTTPS listeners started (with the SMTP listeners' self-signed
 // certificate until the first ACME one is issued), every certificate put in service handed to the
 // SMTP and HTTPS listeners, and the first check started at once rather than at the next minute.

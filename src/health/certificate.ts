@@ -64,8 +64,8 @@ export interface AcmeCertificateState {
 }
 
 /**
- * With `tls.acme.enabled` the listeners serve the certificate Posthorn obtains itself (docs/mail.md
- * §4.3): the same verdicts on expiry and name, and the last renewal's error, which is what to fix
+ * With `tls.acme.enabled` the listeners serve the certificate Posthorn obtains itself
+ * (docs/mail.md §4, "Certificates by ACME"): the same verdicts on expiry and name, and the last renewal's error, which is what to fix
  * before the certificate in service runs out.
  */
 export function acmeCertificateCheck(config: Pick<Config, 'smtp' | 'tls'>, state: AcmeCertificateState | undefined, now = Date.now()): CheckResult {

@@ -52,7 +52,7 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue(svc.now()));
   // Contact imports with rows left: those a restart interrupted resume on the first tick.
   job('imports', '* * * * * *', () => svc.imports.releaseDue(svc.now()));
-  // The ACME certificate (docs/mail.md §4.3): every minute, pick up one another node renewed, and
+  // The ACME certificate (docs/mail.md §4, "Certificates by ACME"): every minute, pick up one another node renewed, and
   // renew it when due (under its own lock, acme/manager.ts).
   const acme = svc.acme;
   if (acme) job('acme', '0 * * * * *', () => acme.tick());

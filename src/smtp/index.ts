@@ -38,7 +38,7 @@ export interface SmtpListeners {
   /** Message bytes held in memory right now, across the listeners (tests: none stay after a session is gone). */
   bufferedBytes(): number;
   /**
-   * Serve this certificate from now on (a renewed ACME one, docs/mail.md §4.3): each listener's
+   * Serve this certificate from now on (a renewed ACME one, docs/mail.md §4, "Certificates by ACME"): each listener's
    * TLS context is rebuilt (smtp-server `updateSecureContext`); sessions already in TLS keep theirs.
    */
   useCertificate(cert: { key: string; cert: string }): void;

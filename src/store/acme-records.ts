@@ -1,4 +1,4 @@
-// What ACME (RFC 8555) leaves in the store (docs/mail.md §4.3): install-wide records (team '') of
+// What ACME (RFC 8555) leaves in the store (docs/mail.md §4, "Certificates by ACME"): install-wide records (team '') of
 // the `acme` collection, shared by every node of a cluster — the account, each certificate with
 // its renewal state, and the HTTP-01 challenges being answered.
 

@@ -318,7 +318,7 @@ export const COLLECTIONS = {
     retention: UNTIL_EXPIRES_AT,
   }),
   /**
-   * ACME (docs/mail.md §4.3), install-wide (team ''): the account, the certificates and their
+   * ACME (docs/mail.md §4, "Certificates by ACME"), install-wide (team ''): the account, the certificates and their
    * renewal state, the HTTP-01 challenges being answered — one copy every node of a cluster reads.
    */
   acme: collection<AcmeRec>({ table: 'acme', since: 10 }),

@@ -1,4 +1,4 @@
-// Certificates by ACME (docs/mail.md §4.3) against Debian's pebble on loopback: Posthorn obtains a
+// Certificates by ACME (docs/mail.md §4, "Certificates by ACME") against Debian's pebble on loopback: Posthorn obtains a
 // certificate for the public_url host and smtp.hostname through HTTP-01 answered by its own HTTP
 // listener, serves it on STARTTLS, implicit TLS and HTTPS without a restart, renews it and swaps
 // the new one in, and keeps a failed renewal's error for the doctor while the old one stays.

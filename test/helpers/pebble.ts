@@ -1,5 +1,5 @@
 // Debian's pebble (Let's Encrypt's test ACME server, /usr/bin/pebble) on loopback, for the ACME
-// tests (docs/mail.md §4.3). Its directory is served over HTTPS with a certificate from a test CA
+// tests (docs/mail.md §4, "Certificates by ACME"). Its directory is served over HTTPS with a certificate from a test CA
 // (helpers/pki.ts; the Debian package ships none): hand `caFile` to Posthorn as `tls.acme.ca_file`.
 // It resolves the names it validates through the test DNS server and asks HTTP-01 challenges on
 // `httpPort` (Posthorn's HTTP listener) instead of 80.

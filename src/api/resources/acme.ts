@@ -1,4 +1,4 @@
-// GET /.well-known/acme-challenge/{token} (RFC 8555 §8.3, docs/mail.md §4.3): the key
+// GET /.well-known/acme-challenge/{token} (RFC 8555 §8.3, docs/mail.md §4, "Certificates by ACME"): the key
 // authorization of an HTTP-01 challenge Posthorn's ACME client is answering, read from the store so
 // that whichever cluster node the CA reaches answers it. Public: the CA has no key; a token not
 // being answered is a 404.
