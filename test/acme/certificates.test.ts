@@ -3,10 +3,8 @@
 // listener, serves it on STARTTLS, implicit TLS and HTTPS without a restart, renews it and swaps
 // the new one in, and keeps a failed renewal's error for the doctor while the old one stays.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { connect as netConnect } from 'node:net';
-import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { startDnsServer, type TestDns } from '../helpers/dns';
-import { startPebble, type Pebble } from '../helpers/pebble';
+import { implicitPeer, startPebble, starttlsPeer, type Pebble } from '../helpers/pebble';
 import { freePort, startPosthorn, type Running } from '../helpers/posthorn';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { startCertificates, type Certificates } from '../../src/cli/certificates';
@@ -16,45 +14,6 @@ import { acmeCertificateCheck } from '../../src/health/certificate';
 
 const APP = 'app.posthorn.test';
 const MX = 'mx.posthorn.test';
-
-/** The certificate a TLS client verifying against pebble's root is shown for `servername`. */
-function verifiedPeer(socket: TLSSocket): Promise<PeerCertificate> {
-  return new Promise((resolve, reject) => {
-    socket.once('secureConnect', () => {
-      const cert = socket.getPeerCertificate();
-      socket.destroy();
-      resolve(cert);
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** Over STARTTLS (RFC 3207): greeting, EHLO, STARTTLS, then the handshake. */
-async function starttlsPeer(port: number, ca: string): Promise<PeerCertificate> {
-  const plain = netConnect({ host: '127.0.0.1', port });
-  let buffer = '';
-  const reply = (code: string) =>
-    new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        buffer += chunk.toString();
-        if (new RegExp(`^${code} .*\\r\\n`, 'm').test(buffer)) {
-          plain.off('data', onData);
-          buffer = '';
-          resolve();
-        }
-      };
-      plain.on('data', onData);
-      plain.once('error', reject);
-    });
-  await reply('220');
-  plain.write('EHLO client.test\r\n');
-  await reply('250');
-  plain.write('STARTTLS\r\n');
-  await reply('220');
-  return verifiedPeer(tlsConnect({ socket: plain, servername: MX, ca }));
-}
-
-const implicitPeer = (port: number, ca: string, servername = MX) => verifiedPeer(tlsConnect({ host: '127.0.0.1', port, servername, ca }));
 
 describe('certificates by ACME, from pebble', () => {
   let dns: TestDns;
@@ -118,8 +77,8 @@ describe('certificates by ACME, from pebble', () => {
     const rec = (await stored())!;
     const serial = new (await import('node:crypto')).X509Certificate(rec.cert!).serialNumber;
     const seen = [
-      await starttlsPeer(smtp.port('starttls'), root),
-      await implicitPeer(smtp.port('tls'), root),
+      await starttlsPeer(smtp.port('starttls'), root, MX),
+      await implicitPeer(smtp.port('tls'), root, MX),
       await implicitPeer(certs.https!.ports[0]!, root, APP),
     ];
     for (const cert of seen) {
@@ -141,14 +100,14 @@ describe('certificates by ACME, from pebble', () => {
 
   test('a renewal swaps the new certificate into every listener, seen by fresh connections', async () => {
     const before = (await stored())!;
-    const oldSerial = (await starttlsPeer(smtp.port('starttls'), root)).serialNumber;
+    const oldSerial = (await starttlsPeer(smtp.port('starttls'), root, MX)).serialNumber;
     await p.svc.acme!.renew();
     const after = (await stored())!;
     expect(after.cert).not.toBe(before.cert);
     expect(after.issued_at! >= before.issued_at!).toBe(true);
     const serials = [
-      (await starttlsPeer(smtp.port('starttls'), root)).serialNumber,
-      (await implicitPeer(smtp.port('tls'), root)).serialNumber,
+      (await starttlsPeer(smtp.port('starttls'), root, MX)).serialNumber,
+      (await implicitPeer(smtp.port('tls'), root, MX)).serialNumber,
       (await implicitPeer(certs.https!.ports[0]!, root, APP)).serialNumber,
     ];
     const newSerial = new (await import('node:crypto')).X509Certificate(after.cert!).serialNumber.toUpperCase();
@@ -170,7 +129,7 @@ describe('certificates by ACME, from pebble', () => {
     expect(after.failures).toBe(1);
     expect(after.last_error).toBeTruthy();
     expect(Date.parse(after.due_at)).toBeGreaterThan(Date.now());
-    const serial = (await starttlsPeer(smtp.port('starttls'), root)).serialNumber.toUpperCase();
+    const serial = (await starttlsPeer(smtp.port('starttls'), root, MX)).serialNumber.toUpperCase();
     expect(serial).toBe(new (await import('node:crypto')).X509Certificate(before.cert!).serialNumber.toUpperCase());
     const check = acmeCertificateCheck(p.svc.config, after);
     expect(check.status).toBe('warn');

@@ -8,6 +8,8 @@
 //   // tls.acme.directory = pebble.directory, tls.acme.ca_file = pebble.caFile
 //   await pebble.stop();
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testCa } from './pki';
@@ -90,3 +92,43 @@ export async function startPebble(opts: { dns: string; httpPort: number }): Prom
     },
   };
 }
+
+/** The certificate a TLS client verifying against pebble's root is shown for `servername`. */
+function verifiedPeer(socket: TLSSocket): Promise<PeerCertificate> {
+  return new Promise((resolve, reject) => {
+    socket.once('secureConnect', () => {
+      const cert = socket.getPeerCertificate();
+      socket.destroy();
+      resolve(cert);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Over STARTTLS (RFC 3207): greeting, EHLO, STARTTLS, then the handshake. */
+export async function starttlsPeer(port: number, ca: string, servername: string): Promise<PeerCertificate> {
+  const plain = netConnect({ host: '127.0.0.1', port });
+  let buffer = '';
+  const reply = (code: string) =>
+    new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        buffer += chunk.toString();
+        if (new RegExp(`^${code} .*\\r\\n`, 'm').test(buffer)) {
+          plain.off('data', onData);
+          buffer = '';
+          resolve();
+        }
+      };
+      plain.on('data', onData);
+      plain.once('error', reject);
+    });
+  await reply('220');
+  plain.write('EHLO client.test\r\n');
+  await reply('250');
+  plain.write('STARTTLS\r\n');
+  await reply('220');
+  return verifiedPeer(tlsConnect({ socket: plain, servername, ca }));
+}
+
+/** Over implicit TLS (SMTP's RFC 8314 ports, HTTPS). */
+export const implicitPeer = (port: number, ca: string, servername: string) => verifiedPeer(tlsConnect({ host: '127.0.0.1', port, servername, ca }));
