@@ -34,6 +34,8 @@ export class AcmeManager {
   private serving: IssuedCertificate | null = null;
   private readonly listeners: ((c: IssuedCertificate) => void)[] = [];
   private renewing: Promise<void> | null = null;
+  /** `acme.no_names` is said once, not every minute. */
+  private warned = false;
 
   constructor(private readonly deps: AcmeDeps) {
     this.names = certificateNames(deps.config);
@@ -53,6 +55,8 @@ export class AcmeManager {
   /** Load the stored certificate (start-up), without asking the CA. */
   async load(): Promise<AcmeCertificateRec | undefined> {
     if (!this.names.length) {
+      if (this.warned) return undefined;
+      this.warned = true;
       log.warn('acme.no_names', {
         public_url: this.deps.config.public_url,
         smtp_hostname: this.deps.config.smtp.hostname,
