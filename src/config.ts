@@ -577,6 +577,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     throw new ConfigError('tls.acme.email', `must be an email address (got ${JSON.stringify(acme.email)})`);
   if (acme.ca_file && !existsSync(acme.ca_file)) throw new ConfigError('tls.acme.ca_file', `names a file that does not exist: ${acme.ca_file}`);
   if (acme.enabled && !acme.directory.startsWith('https://')) throw new ConfigError('tls.acme.directory', 'must be an https:// URL (RFC 8555 §6.1)');
+  if (acme.enabled && cfg.http.tls_cert)
+    throw new ConfigError(
+      'http.tls_cert',
+      'must be unset when `tls.acme.enabled` is: the CA asks its HTTP-01 challenges over plain HTTP on that listener; HTTPS is served on `tls.acme.https_ports`',
+    );
   if (acme.enabled && cfg.http.port !== 0 && acme.https_ports.includes(cfg.http.port))
     throw new ConfigError(
       'tls.acme.https_ports',

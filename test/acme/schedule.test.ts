@@ -76,5 +76,8 @@ describe('configuration', () => {
     expect(acme({ 'tls.acme.terms_agreed': true, 'tls.acme.ca_file': '/nonexistent/ca.pem' })).toThrow(/tls\.acme\.ca_file/);
     expect(acme({ 'tls.acme.terms_agreed': true, 'tls.acme.directory': 'http://acme.example.com/dir' })).toThrow(/tls\.acme\.directory/);
     expect(acme({ 'tls.acme.terms_agreed': true, 'http.port': 8443, 'tls.acme.https_ports': [8443] })).toThrow(/tls\.acme\.https_ports/);
+    expect(acme({ 'tls.acme.terms_agreed': true, 'http.tls_cert': import.meta.path, 'http.tls_key': import.meta.path })).toThrow(
+      /`http\.tls_cert` must be unset/,
+    );
   });
 });
