@@ -96,6 +96,9 @@ describe('certificates by ACME, from pebble', () => {
     expect(check.status).toBe('pass');
     expect(check.evidence).toContain(`ACME certificate from ${pebble.directory} for ${APP}, ${MX}`);
     expect(check.evidence).toContain('renewal due');
+    // The doctor's run reads it from the store.
+    const run = await p.svc.doctor.run();
+    expect(run.checks.find((c) => c.name === 'smtp_certificate')).toMatchObject({ status: 'pass', evidence: check.evidence });
   });
 
   test('a renewal swaps the new certificate into every listener, seen by fresh connections', async () => {
