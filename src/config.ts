@@ -33,6 +33,22 @@ export interface Config {
     greeting_delay: number;
   };
   dns: { servers: string[] };
+  /**
+   * Certificates by ACME (RFC 8555, docs/mail.md §4, "Certificates by ACME"): with `acme.enabled`, Posthorn obtains and
+   * renews the certificate of the `public_url` host and `smtp.hostname` from `acme.directory`
+   * (HTTP-01 on the HTTP listener), keeps it in the store and serves it on the SMTP listeners and
+   * on `acme.https_ports`. `terms_agreed` is the operator's agreement to the CA's terms of service.
+   */
+  tls: {
+    acme: {
+      enabled: boolean;
+      directory: string;
+      email: string | null;
+      ca_file: string | null;
+      terms_agreed: boolean;
+      https_ports: number[];
+    };
+  };
   delivery: {
     mode: 'direct' | 'relay';
     relay_url: string | null;
@@ -111,6 +127,9 @@ export class ConfigError extends Error {
  */
 export const DEFAULT_IP_ZONES = ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com', 'bl.mailspike.net'];
 export const DEFAULT_DOMAIN_ZONES = ['dbl.spamhaus.org', 'multi.uribl.com', 'multi.surbl.org'];
+
+/** Let's Encrypt's production ACME directory (RFC 8555 §7.1.1), `tls.acme.directory`'s default. */
+export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
 
 /** Default delivery waits: exponential-ish backoff whose sum reaches the 72 h retry window. */
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
@@ -233,6 +252,12 @@ export const KEYS: KeyDef[] = [
   { key: 'smtp.allow_bare_newlines', env: 'POSTHORN_SMTP_ALLOW_BARE_NEWLINES', kind: 'bool', default: false },
   { key: 'smtp.greeting_delay', env: 'POSTHORN_SMTP_GREETING_DELAY', kind: 'duration', default: '0s', min: 0, max: 300_000 },
   { key: 'dns.servers', env: 'POSTHORN_DNS_SERVERS', kind: 'servers', default: [] },
+  { key: 'tls.acme.enabled', env: 'POSTHORN_TLS_ACME_ENABLED', kind: 'bool', default: false },
+  { key: 'tls.acme.directory', env: 'POSTHORN_TLS_ACME_DIRECTORY', kind: 'url', default: LETS_ENCRYPT_DIRECTORY },
+  { key: 'tls.acme.email', env: 'POSTHORN_TLS_ACME_EMAIL', kind: 'nullable', default: null },
+  { key: 'tls.acme.ca_file', env: 'POSTHORN_TLS_ACME_CA_FILE', kind: 'nullable', default: null },
+  { key: 'tls.acme.terms_agreed', env: 'POSTHORN_TLS_ACME_TERMS_AGREED', kind: 'bool', default: false },
+  { key: 'tls.acme.https_ports', env: 'POSTHORN_TLS_ACME_HTTPS_PORTS', kind: 'ports', default: [443] },
   { key: 'delivery.mode', env: 'POSTHORN_DELIVERY_MODE', kind: 'enum', values: ['direct', 'relay'], default: 'direct' },
   { key: 'delivery.relay_url', env: 'POSTHORN_DELIVERY_RELAY_URL', kind: 'nullable', default: null },
   { key: 'delivery.mx_port', env: 'POSTHORN_DELIVERY_MX_PORT', kind: 'port', default: 25, min: 1 },
@@ -541,6 +566,26 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     throw new ConfigError(
       'delivery.feedback_id',
       'must be 1-64 letters, digits, dots, dashes or underscores (no colon: it is the last field of a Feedback-ID)',
+    );
+  const acme = cfg.tls.acme;
+  if (acme.enabled && !acme.terms_agreed)
+    throw new ConfigError(
+      'tls.acme.terms_agreed',
+      `must be true when \`tls.acme.enabled\` is: read the terms of service of the CA at ${acme.directory} (its directory's meta.termsOfService), then set tls.acme.terms_agreed = true (POSTHORN_TLS_ACME_TERMS_AGREED=true)`,
+    );
+  if (acme.email !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(acme.email))
+    throw new ConfigError('tls.acme.email', `must be an email address (got ${JSON.stringify(acme.email)})`);
+  if (acme.ca_file && !existsSync(acme.ca_file)) throw new ConfigError('tls.acme.ca_file', `names a file that does not exist: ${acme.ca_file}`);
+  if (acme.enabled && !acme.directory.startsWith('https://')) throw new ConfigError('tls.acme.directory', 'must be an https:// URL (RFC 8555 §6.1)');
+  if (acme.enabled && cfg.http.tls_cert)
+    throw new ConfigError(
+      'http.tls_cert',
+      'must be unset when `tls.acme.enabled` is: the CA asks its HTTP-01 challenges over plain HTTP on that listener; HTTPS is served on `tls.acme.https_ports`',
+    );
+  if (acme.enabled && cfg.http.port !== 0 && acme.https_ports.includes(cfg.http.port))
+    throw new ConfigError(
+      'tls.acme.https_ports',
+      `lists http.port (${cfg.http.port}): the HTTP listener stays plain HTTP, where the CA's HTTP-01 challenges arrive`,
     );
   const ca = cfg.delivery.mta_sts.ca_file;
   if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);

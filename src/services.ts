@@ -22,6 +22,7 @@ import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
 import { BounceClassifier } from './mail/bounce-class';
+import { AcmeManager, storedCertificate } from './acme/manager';
 
 export interface Services {
   config: Config;
@@ -63,6 +64,8 @@ export interface Services {
   dashboard: DashboardAssets;
   /** The bounce classes' rules (shipped, overridden by `delivery.bounce_classes`): POST /suppressions/lift classifies with them. */
   bounces: BounceClassifier;
+  /** Certificates by ACME (`tls.acme.enabled`, docs/mail.md §4, "Certificates by ACME"); null when off. `serve` loads it and hands its certificate to the listeners. */
+  acme: AcmeManager | null;
 }
 
 export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
@@ -100,8 +103,9 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
-    doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
+    doctor: new Doctor({ config, dns, domains: () => store.domains.everything(), acme: () => storedCertificate(store, config) }),
     bounces,
+    acme: config.tls.acme.enabled ? new AcmeManager({ store, config, now }) : null,
   };
 }
 

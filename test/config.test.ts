@@ -64,6 +64,16 @@ describe('defaults and config.example.toml', () => {
         greeting_delay: 0,
       },
       dns: { servers: [] },
+      tls: {
+        acme: {
+          enabled: false,
+          directory: 'https://acme-v02.api.letsencrypt.org/directory',
+          email: null,
+          ca_file: null,
+          terms_agreed: false,
+          https_ports: [443],
+        },
+      },
       delivery: {
         mode: 'direct',
         relay_url: null,

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { openStore, storeOptions } from '../store';
 import { Resolver } from '../dns/resolver';
 import { Doctor, worst, type CheckResult } from '../health';
+import { storedCertificate } from '../acme/manager';
 
 const MARK = { pass: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
@@ -12,7 +13,7 @@ export async function doctor(config: Config, opts: { json: boolean }): Promise<n
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   try {
-    const run = await new Doctor({ config, dns, domains: () => store.domains.everything() }).run();
+    const run = await new Doctor({ config, dns, domains: () => store.domains.everything(), acme: () => storedCertificate(store, config) }).run();
     const checks = run.checks.map(({ domain: _, ...c }) => c);
     if (opts.json) process.stdout.write(`${JSON.stringify({ checks })}\n`);
     else process.stdout.write(report(checks));

@@ -7,6 +7,7 @@ import { createTeam } from '../accounts/bootstrap';
 import { formatCredentials } from './init';
 import { startScheduler } from '../scheduler';
 import { startSmtp } from '../smtp';
+import { startCertificates } from './certificates';
 import { log } from '../log';
 import { keepMemoryTidy } from '../limits/memory';
 import { formatStartupWarning, startupProblems } from '../health/startup';
@@ -39,6 +40,8 @@ export async function serve(config: Config): Promise<number> {
   // A port that cannot be bound is logged with its fix; the other listeners run regardless.
   const smtp = await startSmtp(svc);
   svc.telemetry.smtpSessions = () => smtp.sessions();
+  // With tls.acme on: the certificate Posthorn obtains itself, on the SMTP and HTTPS listeners.
+  const certificates = await startCertificates(svc, smtp);
   const scheduler = startScheduler(svc);
   const memory = keepMemoryTidy();
   await svc.backOffice.start();
@@ -47,7 +50,7 @@ export async function serve(config: Config): Promise<number> {
   log.info('posthorn.stopping', { signal: await signal });
   scheduler.stop();
   memory.stop();
-  await Promise.all([http.stop(), smtp.stop()]);
+  await Promise.all([http.stop(), smtp.stop(), certificates?.stop()]);
   await closeServices(svc);
   return 0;
 }

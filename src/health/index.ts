@@ -11,7 +11,7 @@ import { hostnameCheck, publicUrlCheck } from './host';
 import { addressesCheck, discoverAddresses, type Interfaces } from './addresses';
 import { reverseDnsCheck } from './reverse-dns';
 import { dkimCheck, dmarcCheck, spfCheck } from './domain-auth';
-import { certificateCheck } from './certificate';
+import { acmeCertificateCheck, certificateCheck, type AcmeCertificateState } from './certificate';
 import { port25Check } from './port25';
 import { domainBlocklistCheck, ipBlocklistCheck } from './blocklists';
 
@@ -31,6 +31,8 @@ export interface DoctorDeps {
   domains: () => Promise<DomainRec[]>;
   /** The network interfaces to find the sending addresses on (tests give their own). */
   interfaces?: () => Interfaces;
+  /** The stored ACME certificate and its renewal state (`tls.acme.enabled`, acme/manager.ts `storedCertificate`). */
+  acme?: () => Promise<AcmeCertificateState | undefined>;
 }
 
 /** Domains whose records were asked for and that send: the ones mail goes out from. */
@@ -75,7 +77,9 @@ export class Doctor {
       publicUrlCheck(config, all.length),
       Promise.resolve(addressesCheck(found)),
       ...ips.map((ip) => reverseDnsCheck(ip, config, dns)),
-      Promise.resolve(certificateCheck(config)),
+      config.tls.acme.enabled
+        ? (this.deps.acme?.() ?? Promise.resolve(undefined)).then((s) => acmeCertificateCheck(config, s))
+        : Promise.resolve(certificateCheck(config)),
       port25Check(config),
       ...ips.map((ip) => ipBlocklistCheck(ip, config, dns)),
     ]);

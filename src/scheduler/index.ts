@@ -12,6 +12,7 @@ import type { DomainClaims } from '../domains/claims';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
 import type { RateLimiter } from '../limits/ratelimit';
+import type { AcmeManager } from '../acme/manager';
 
 export interface Scheduler {
   stop(): void;
@@ -26,6 +27,8 @@ export interface SchedulerDeps {
   doctor: Doctor;
   claims: DomainClaims;
   limiter: RateLimiter;
+  /** Certificates by ACME (`tls.acme.enabled`); null when off. */
+  acme: AcmeManager | null;
   /** Scheduled sends are queued as sending/enqueue.ts says (`delivery.sandbox`). */
   config: Pick<Config, 'delivery'>;
   /** The time of a tick: what is due by then is released. */
@@ -49,6 +52,10 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   job('broadcasts', '* * * * * *', () => svc.broadcasts.releaseDue(svc.now()));
   // Contact imports with rows left: those a restart interrupted resume on the first tick.
   job('imports', '* * * * * *', () => svc.imports.releaseDue(svc.now()));
+  // The ACME certificate (docs/mail.md §4, "Certificates by ACME"): every minute, pick up one another node renewed, and
+  // renew it when due (under its own lock, acme/manager.ts).
+  const acme = svc.acme;
+  if (acme) job('acme', '0 * * * * *', () => acme.tick());
   // Jobs one node of a cluster at a time must do (store.singleton: an advisory lock in PostgreSQL);
   // on the other nodes the tick is skipped.
   const singleton = (name: string, pattern: string, fn: () => Promise<unknown>) =>

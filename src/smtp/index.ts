@@ -37,6 +37,11 @@ export interface SmtpListeners {
   sessions(): number;
   /** Message bytes held in memory right now, across the listeners (tests: none stay after a session is gone). */
   bufferedBytes(): number;
+  /**
+   * Serve this certificate from now on (a renewed ACME one, docs/mail.md §4, "Certificates by ACME"): each listener's
+   * TLS context is rebuilt (smtp-server `updateSecureContext`); sessions already in TLS keep theirs.
+   */
+  useCertificate(cert: { key: string; cert: string }): void;
   stop(): Promise<void>;
 }
 
@@ -107,6 +112,10 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
     },
     bufferedBytes() {
       return limits.budget.size;
+    },
+    useCertificate(cert) {
+      for (const s of servers) s.updateSecureContext({ key: cert.key, cert: cert.cert });
+      log.info('smtp.certificate_swapped', { listeners: servers.length });
     },
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

@@ -34,6 +34,7 @@ import type { TemplateRec, TemplateVersionRec } from './template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automation-records';
 import type { EmailInsightsRec } from './insight-records';
+import type { AcmeRec } from './acme-records';
 
 /** Due work a store signal announces after a commit, and the back office's worker it wakes (backoffice/parts.ts). */
 export const SIGNALS = {
@@ -316,6 +317,11 @@ export const COLLECTIONS = {
     indexes: [{ name: 'email', value: (r) => r.email.toLowerCase(), unique: true }],
     retention: UNTIL_EXPIRES_AT,
   }),
+  /**
+   * ACME (docs/mail.md §4, "Certificates by ACME"), install-wide (team ''): the account, the certificates and their
+   * renewal state, the HTTP-01 challenges being answered — one copy every node of a cluster reads.
+   */
+  acme: collection<AcmeRec>({ table: 'acme', since: 10 }),
 };
 
 export type Collections = typeof COLLECTIONS;

@@ -19,6 +19,7 @@ export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
 export * from './insight-records';
+export * from './acme-records';
 export { SIGNALS } from './collections';
 export { writeOrRefuse } from './refusable';
 

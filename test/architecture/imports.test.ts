@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'], // leaves: standards and vocabulary
   ['work', 'schemas'], // shared machinery: the due-work loop, retry schedules; the wire schemas and their check
   ['store'], // the store interface and its LMDB backend
-  ['links', 'limits', 'telemetry'],
+  ['links', 'limits', 'telemetry', 'acme'], // acme: certificates by ACME (RFC 8555)
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],

@@ -37,6 +37,7 @@ import { usageResource } from './usage';
 import { oauthGrantsResource } from './oauth-grants';
 import { eventsResource } from './events';
 import { automationsResource } from './automations';
+import { acmeResource } from './acme';
 
 /** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
@@ -75,4 +76,5 @@ export const RESOURCES: Resource<ApiContext>[] = [
   oauthGrantsResource,
   eventsResource,
   automationsResource,
+  acmeResource,
 ];

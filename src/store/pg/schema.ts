@@ -204,6 +204,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'accounts: the audit log',
     sql: declaredTables(7).join('\n'),
   },
+  {
+    version: 10,
+    name: 'certificates by ACME: account, certificates, challenges',
+    sql: declaredTables(10).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
