@@ -321,7 +321,7 @@ export const COLLECTIONS = {
    * ACME (docs/mail.md §4, "Certificates by ACME"), install-wide (team ''): the account, the certificates and their
    * renewal state, the HTTP-01 challenges being answered — one copy every node of a cluster reads.
    */
-  acme: collection<AcmeRec>({ table: 'acme', since: 10 }),
+  acme: collection<AcmeRec>({ table: 'acme', since: 8 }),
 };
 
 export type Collections = typeof COLLECTIONS;

@@ -205,9 +205,9 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     sql: declaredTables(7).join('\n'),
   },
   {
-    version: 10,
+    version: 8,
     name: 'certificates by ACME: account, certificates, challenges',
-    sql: declaredTables(10).join('\n'),
+    sql: declaredTables(8).join('\n'),
   },
 ];
 
