@@ -8,6 +8,7 @@
 // sent again (at-least-once): duplicates are counted and bounded by what was in flight on it.
 // Three nodes also start on data directories that do not exist yet, with their SMTP listeners on.
 import { describe, test, expect, afterAll } from 'bun:test';
+import { SQL } from 'bun';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,7 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
   test('every accepted email is delivered and every delivered event reaches its webhook; duplicates are counted', async () => {
     const pg = await postgres();
     const url = await pg.database('cluster');
+    const db = new SQL(url);
     const dns = await startDnsServer();
     const sink = await startSink({ tls: 'none' });
     const hooks = await startReceiver();
@@ -79,11 +81,23 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       const TOTAL = 240;
       // The kill lands once mail is flowing: some delivered, more in flight, more queued; sends go on.
       let killedAt = 0;
-      const killer = until(() => sink.messages.length >= 20, 'the first deliveries', 60_000).then(() => {
-        killed = true;
-        killedAt = Date.now();
-        victim.process!.kill('SIGKILL');
-      });
+      // The victim's leases: entries in an attempt, which its claim stamped with its node name (host:pid).
+      const leasesOfVictim = async () =>
+        Number(
+          (await db.unsafe(`SELECT count(*)::int AS n FROM queue WHERE node LIKE $1 AND entry->>'attempting' IS NOT NULL`, [`%:${victim.process!.pid}`]))[0].n,
+        );
+      let leasedAtKill = 0;
+      const holdsLeases = async () => {
+        leasedAtKill = await leasesOfVictim();
+        return leasedAtKill > 0;
+      };
+      const killer = until(() => sink.messages.length >= 20, 'the first deliveries', 60_000)
+        .then(() => until(holdsLeases, 'the victim to hold leases', 60_000))
+        .then(() => {
+          killed = true;
+          killedAt = Date.now();
+          victim.process!.kill('SIGKILL');
+        });
       const worker = async (w: number) => {
         for (let i = 0; accepted.length < TOTAL || !killed; i++) {
           const k = (w + i) % 3;
@@ -100,6 +114,8 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       await Promise.all([killer, ...Array.from({ length: 12 }, (_, w) => worker(w))]);
       await victim.process!.exited;
       expect(victim.process!.signalCode).toBe('SIGKILL');
+      // It died holding leases of 5 minutes: only the takeover frees them within this test.
+      expect(leasedAtKill).toBeGreaterThan(0);
       // Sends were spread: each node accepted its share before (or without) the kill.
       expect(perNode.every((n) => n > 0)).toBe(true);
 
@@ -147,7 +163,7 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
       console.log(
         `cluster kill -9: ${accepted.length} accepted (per node ${perNode.join('/')}), ${deliveries.size} delivered, ` +
           `${duplicateMail} duplicate deliveries, ${hookCounts.size} delivered events, ${duplicateHooks} duplicate webhook messages; ` +
-          `all delivered ${(allDelivered / 1000).toFixed(1)} s after the kill`,
+          `${leasedAtKill} leases held by the killed node, all delivered ${(allDelivered / 1000).toFixed(1)} s after the kill`,
       );
       // At-least-once across a crash: only what the dead node had in hand can come twice — at most
       // its delivery concurrency (100) and its webhook concurrency (64).
@@ -158,6 +174,7 @@ describe('three nodes on one database, one killed with kill -9 mid-delivery', ()
     } finally {
       await Promise.all(nodes.map((n) => n.kill()));
       await Promise.all([sink.close(), hooks.close(), dns.close()]);
+      await db.close();
       await pg.drop(url);
     }
   }, 180_000);
