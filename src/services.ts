@@ -1,6 +1,7 @@
 // The composition root: the one place that builds Posthorn's running parts, in dependency order, and
 // wires them together — the event sinks, which worker the store wakes when work becomes due, and
 // the order of shutdown. Every part receives only what it names in its own deps type.
+import { mkdirSync } from 'node:fs';
 import type { Config } from './config';
 import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './store';
 import { Resolver } from './dns/resolver';
@@ -71,6 +72,9 @@ export interface Services {
 export async function createServices(config: Config, { now = Date.now }: { now?: () => number } = {}): Promise<Services> {
   // First: rules that name an unknown class refuse to start before anything opens (BounceRuleError).
   const bounces = new BounceClassifier(config.delivery.bounce_classes);
+  // data_dir holds the generated SMTP certificate in every mode; LMDB makes it for its own files,
+  // but a cluster node (PostgreSQL) keeps nothing else there and would find none on a fresh start.
+  mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
   const store = await openStore(storeOptions(config));
   const dns = new Resolver(config.dns.servers);
   // Webhook-visible events fan out to the outbox inside the event's own unit of work.

@@ -72,10 +72,42 @@ export const cpuOf =
   () => ({ total: processCpu(pid).total, main: threadCpu(pid).get(pid)?.seconds ?? NaN });
 
 /** A bare Bun.serve in a child process: parses the JSON body and answers an id, nothing else. */
-export async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
+export function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
+  return startReference(
+    (port) => `Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) { await req.json(); return Response.json({ id: crypto.randomUUID() }); } });`,
+  );
+}
+
+/**
+ * The durable reference: a bare Bun.serve that parses the JSON body and answers its id only after
+ * one lmdb-js `put` of it is committed — the least any durable accept can do. lmdb-js's defaults,
+ * as Posthorn's store uses them: puts of one tick share a commit, each commit fdatasync'd.
+ */
+export function startDurable(): Promise<{ url: string; pid: number; stop(): void }> {
+  const dir = tempDir('posthorn-bench-durable-');
+  return startReference(
+    (port) => `import { open } from 'lmdb';
+const db = open({ path: ${JSON.stringify(join(dir, 'ref.mdb'))} });
+Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) {
+  const body = await req.json();
+  const id = crypto.randomUUID();
+  await db.put(id, body);
+  return Response.json({ id });
+} });`,
+  );
+}
+
+async function startReference(source: (port: number) => string): Promise<{ url: string; pid: number; stop(): void }> {
   const port = await freePort();
-  const src = `Bun.serve({ hostname: '127.0.0.1', port: ${port}, async fetch(req) { await req.json(); return Response.json({ id: crypto.randomUUID() }); } });`;
-  const proc = Bun.spawn([process.execPath, '-e', src], { stdout: 'ignore', stderr: 'inherit' });
+  const script = join(tempDir('posthorn-bench-ref-'), 'ref.ts');
+  writeFileSync(script, source(port));
+  // Run from the checkout, so that `lmdb` resolves to the same build Posthorn uses.
+  const proc = Bun.spawn([process.execPath, script], {
+    stdout: 'ignore',
+    stderr: 'inherit',
+    cwd: join(import.meta.dir, '../..'),
+    env: { ...process.env, NODE_PATH: join(import.meta.dir, '../../node_modules') },
+  });
   process.on('exit', () => proc.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}/emails`;
   for (
@@ -86,7 +118,7 @@ export async function startBare(): Promise<{ url: string; pid: number; stop(): v
     ));
     i++
   ) {
-    if (i > 200) fail('the bare server did not start');
+    if (i > 200) fail('the reference server did not start');
     await Bun.sleep(25);
   }
   return { url, pid: proc.pid, stop: () => proc.kill('SIGTERM') };

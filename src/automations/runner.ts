@@ -260,21 +260,25 @@ export class AutomationRunner extends DueService<Claimed, Plan> {
  * at work costs only repeated preparation: a step is saved against the run's revision, once.
  */
 export async function leaseRuns(store: Store, max: number, busy: ReadonlySet<string> = new Set()): Promise<Claimed[]> {
-  return store.write(async (tx) => {
-    const now = Date.now();
-    const out: Claimed[] = [];
-    for (const d of await tx.automationDue.due(now, max + busy.size)) {
-      if (busy.has(d.id) || out.length >= max) continue;
-      const run = await tx.automationRuns.get(d.team, d.id);
-      // An index entry no running run stands behind: the attempt finds it stale and drops it.
-      if (!run || run.due !== d.due || run.status !== 'running') {
-        out.push(d);
-        continue;
+  return store.write(
+    async (tx) => {
+      const now = Date.now();
+      const out: Claimed[] = [];
+      for (const d of await tx.automationDue.due(now, max + busy.size)) {
+        if (busy.has(d.id) || out.length >= max) continue;
+        const run = await tx.automationRuns.get(d.team, d.id);
+        // An index entry no running run stands behind: the attempt finds it stale and drops it.
+        if (!run || run.due !== d.due || run.status !== 'running') {
+          out.push(d);
+          continue;
+        }
+        const lease = now + RUN_LEASE_MS;
+        saveRun(tx, run, { ...run, due: lease });
+        out.push({ ...d, due: lease });
       }
-      const lease = now + RUN_LEASE_MS;
-      saveRun(tx, run, { ...run, due: lease });
-      out.push({ ...d, due: lease });
-    }
-    return out;
-  });
+      return out;
+      // This node's leases: another takes them over at once if it dies (store/interface.ts).
+    },
+    { lease: true },
+  );
 }

@@ -80,6 +80,8 @@ interface Attempted {
  * commit, store/lmdb/env.ts): fewer, larger commits, a few milliseconds later; nobody waits for them.
  */
 const PATIENT = { patient: true } as const;
+/** A claim also writes this node's leases: another node takes them over at once if it dies. */
+const CLAIM = { patient: true, lease: true } as const;
 
 /** Bytes of messages held by delivery attempts at once. */
 export const MESSAGE_BUDGET = 64 * 1024 * 1024;
@@ -205,7 +207,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         for (const m of round.moves) tx.queue.defer(m.domain, m.id, m.from, m.to);
         this.nextRoom = round.soonest;
         return out;
-      }, PATIENT)
+      }, CLAIM)
       .catch((e: unknown) => {
         // Nothing of it was written: what it took is still due where the last scan saw it.
         this.scanned = null;

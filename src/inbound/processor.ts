@@ -103,27 +103,31 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
   }
 
   protected claim(max: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
-    return this.svc.store.write(async (tx) => {
-      const now = Date.now();
-      const out: Claimed[] = [];
-      for (const { id } of await tx.inboundSpool.due(now, max + busy.size)) {
-        if (out.length >= max) break;
-        if (busy.has(id)) continue;
-        const msg = await tx.inboundSpool.get(id);
-        if (!msg) continue;
-        if (msg.attempts >= MAX_ATTEMPTS) {
-          // Its last attempt never finished (the process died during it, each time).
-          giveUp(tx, msg, msg.error ?? 'processing was interrupted on every attempt');
-          continue;
+    return this.svc.store.write(
+      async (tx) => {
+        const now = Date.now();
+        const out: Claimed[] = [];
+        for (const { id } of await tx.inboundSpool.due(now, max + busy.size)) {
+          if (out.length >= max) break;
+          if (busy.has(id)) continue;
+          const msg = await tx.inboundSpool.get(id);
+          if (!msg) continue;
+          if (msg.attempts >= MAX_ATTEMPTS) {
+            // Its last attempt never finished (the process died during it, each time).
+            giveUp(tx, msg, msg.error ?? 'processing was interrupted on every attempt');
+            continue;
+          }
+          const attempts = msg.attempts + 1;
+          const next = { ...msg, attempts, attempting: true };
+          const due = now + retryWait(PROCESS_RETRIES, attempts);
+          tx.inboundSpool.update(next, due);
+          out.push({ msg: next, due });
         }
-        const attempts = msg.attempts + 1;
-        const next = { ...msg, attempts, attempting: true };
-        const due = now + retryWait(PROCESS_RETRIES, attempts);
-        tx.inboundSpool.update(next, due);
-        out.push({ msg: next, due });
-      }
-      return out;
-    });
+        return out;
+        // This node's leases: another takes them over at once if it dies (store/interface.ts).
+      },
+      { lease: true },
+    );
   }
 
   /** Parse and check (no writes); a failure is the outcome, not a throw. */

@@ -603,4 +603,10 @@ export interface WriteOptions {
    * each unit as it comes.
    */
   patient?: boolean;
+  /**
+   * The unit claims work for this process: what it writes to the work tables (queue, webhook
+   * outbox, due indexes, inbound spool) is this node's lease, handed to the other nodes at once if
+   * this one dies (PostgreSQL: pg/index.ts, takeOver). The embedded store has one process: no-op.
+   */
+  lease?: boolean;
 }

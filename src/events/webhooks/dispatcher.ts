@@ -78,39 +78,43 @@ export class WebhookDispatcher extends DueService<Claimed, AttemptOutcome> {
     const { store, config } = this.svc;
     const load = new Map<string, number>();
     for (const key of busy) load.set(key.slice(0, 36), (load.get(key.slice(0, 36)) ?? 0) + 1);
-    return store.write(async (tx) => {
-      const now = Date.now();
-      const out: Claimed[] = [];
-      for (const head of await tx.outbox.heads(this.lastServed)) {
-        if (out.length >= max) break;
-        if (head.due > now) continue;
-        const inFlight = load.get(head.webhook) ?? 0;
-        let free = Math.min(this.perEndpoint - inFlight, max - out.length);
-        if (free <= 0) continue;
-        const webhook = await tx.webhooks.get(head.team, head.webhook);
-        for (const { due, id } of await tx.outbox.due(head.team, head.webhook, now, free + inFlight)) {
-          if (free === 0) break;
-          if (busy.has(slot(head.webhook, id))) continue;
-          const rec = await tx.webhookEvents.get(head.team, id);
-          if (!rec || rec.due !== due) {
-            // The event expired (retention) or the entry is stale: nothing to send.
-            tx.outbox.remove(head.team, head.webhook, due, id);
-            continue;
+    return store.write(
+      async (tx) => {
+        const now = Date.now();
+        const out: Claimed[] = [];
+        for (const head of await tx.outbox.heads(this.lastServed)) {
+          if (out.length >= max) break;
+          if (head.due > now) continue;
+          const inFlight = load.get(head.webhook) ?? 0;
+          let free = Math.min(this.perEndpoint - inFlight, max - out.length);
+          if (free <= 0) continue;
+          const webhook = await tx.webhooks.get(head.team, head.webhook);
+          for (const { due, id } of await tx.outbox.due(head.team, head.webhook, now, free + inFlight)) {
+            if (free === 0) break;
+            if (busy.has(slot(head.webhook, id))) continue;
+            const rec = await tx.webhookEvents.get(head.team, id);
+            if (!rec || rec.due !== due) {
+              // The event expired (retention) or the entry is stale: nothing to send.
+              tx.outbox.remove(head.team, head.webhook, due, id);
+              continue;
+            }
+            if (webhook?.status !== 'enabled') {
+              await moveEvent(tx, rec, null, { status: 'failed', replay: false });
+              continue;
+            }
+            const attempts = rec.attempts + 1;
+            const final = rec.replay || attempts >= this.maxAttempts;
+            const next = now + (final ? LEASE_MS : jittered(retryWait(config.webhooks.retry_schedule, attempts)));
+            out.push({ rec: await moveEvent(tx, rec, next, { attempts }), webhook, due: next, final });
+            free--;
           }
-          if (webhook?.status !== 'enabled') {
-            await moveEvent(tx, rec, null, { status: 'failed', replay: false });
-            continue;
-          }
-          const attempts = rec.attempts + 1;
-          const final = rec.replay || attempts >= this.maxAttempts;
-          const next = now + (final ? LEASE_MS : jittered(retryWait(config.webhooks.retry_schedule, attempts)));
-          out.push({ rec: await moveEvent(tx, rec, next, { attempts }), webhook, due: next, final });
-          free--;
+          this.lastServed = { team: head.team, webhook: head.webhook };
         }
-        this.lastServed = { team: head.team, webhook: head.webhook };
-      }
-      return out;
-    });
+        return out;
+        // This node's leases: another takes them over at once if it dies (store/interface.ts).
+      },
+      { lease: true },
+    );
   }
 
   /** Log the attempt and move the event on: success, a retry at the persisted time, or failed. */

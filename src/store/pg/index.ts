@@ -32,6 +32,7 @@ import {
   COLLECTIONS,
   CONTENTS,
   DUE_INDEXES,
+  SIGNALS,
   WAKING,
   pgTablesOf,
   retentionPolicy,
@@ -47,6 +48,7 @@ import {
 import { VERSION } from '../../version';
 import { log } from '../../log';
 import {
+  HELD_DUE,
   SECRET_NAMES,
   type Rec,
   type SecretName,
@@ -64,6 +66,13 @@ const SWEEP_BATCH = 1000;
 /** How often a node says it is alive, and how long it counts as alive after. */
 const HEARTBEAT_MS = 5_000;
 const ALIVE_S = 30;
+/**
+ * A node not seen for this long is dead: the work it had leased (deliveries, webhook deliveries,
+ * inbound messages, automation runs in hand) is handed to the others at once rather than waited
+ * out (README.md, "Cluster mode → When a node dies"). Four missed heartbeats: a node paused that
+ * long and back again may repeat the attempts it had in flight (at-least-once).
+ */
+export const TAKEOVER_S = 20;
 /** How long GET /health waits for the database. */
 const STATUS_TIMEOUT_MS = 2_000;
 
@@ -205,7 +214,14 @@ export class PgStore implements Store {
       await store.loadSecrets();
       await store.signals.start(env.sql);
       await store.beat();
-      store.heartbeat = setInterval(() => void store.beat().catch(() => {}), HEARTBEAT_MS);
+      store.heartbeat = setInterval(
+        () =>
+          void store
+            .beat()
+            .then(() => store.takeOver())
+            .catch(() => {}),
+        HEARTBEAT_MS,
+      );
       store.heartbeat.unref?.();
       return store;
     } catch (e) {
@@ -236,9 +252,51 @@ export class PgStore implements Store {
   private async beat(): Promise<void> {
     await this.env.query(
       `INSERT INTO nodes (node, started_at, seen_at, version) VALUES ($1, now(), now(), $2)
-       ON CONFLICT (node) DO UPDATE SET seen_at = now(), version = excluded.version`,
+       ON CONFLICT (node) DO UPDATE SET seen_at = now(), version = excluded.version, released_at = NULL`,
       [this.node, VERSION],
     );
+  }
+
+  /**
+   * Hand the leases of dead nodes (not seen for TAKEOVER_S) back to the others: the rows they
+   * stamped (schema.ts, version 9) become due now, with the records that carry the same due time
+   * (a webhook event, an automation run) moved along. One transaction; `released_at` makes it
+   * happen once per death, by whichever node gets there first. Resolves to the nodes released.
+   */
+  async takeOver(now = Date.now()): Promise<string[]> {
+    const { result: dead } = await this.env.transaction(
+      async (u) => {
+        const rows: { node: string }[] = await u.query(
+          `UPDATE nodes SET released_at = now() WHERE seen_at < now() - interval '${TAKEOVER_S} seconds' AND released_at IS NULL RETURNING node`,
+        );
+        const nodes = rows.map((r) => r.node);
+        if (!nodes.length) return nodes;
+        const at = [nodes, now];
+        u.write(`UPDATE queue SET due = $2 WHERE node = ANY($1) AND due > $2 AND due < ${HELD_DUE}`, at);
+        u.write('UPDATE inbound_spool SET due = $2 WHERE node = ANY($1) AND due > $2', at);
+        u.write(
+          `UPDATE webhook_events e SET value = jsonb_set(e.value::jsonb, '{due}', to_jsonb($2::bigint))::json
+           FROM webhook_outbox o WHERE o.node = ANY($1) AND o.due > $2 AND e.team = o.team AND e.id = o.event_id`,
+          at,
+        );
+        u.write('UPDATE webhook_outbox SET due = $2 WHERE node = ANY($1) AND due > $2', at);
+        u.write(
+          `UPDATE automation_runs r SET value = jsonb_set(r.value::jsonb, '{due}', to_jsonb($2::bigint))::json
+           FROM due_index d WHERE d.node = ANY($1) AND d.name = $3 AND d.due > $2 AND r.team = d.team AND r.id = d.id`,
+          [...at, DUE_INDEXES.automationDue.name],
+        );
+        u.write('UPDATE due_index SET due = $2 WHERE node = ANY($1) AND due > $2', at);
+        // Every node's workers wake for the work (the commit notifies them).
+        for (const s of Object.keys(SIGNALS) as Signal[]) u.signals.add(s);
+        return nodes;
+      },
+      (u) => this.signals.payload(u),
+    );
+    if (dead.length) {
+      log.warn('cluster.leases_taken_over', { nodes: dead });
+      for (const s of Object.keys(SIGNALS) as Signal[]) this.signals.fire(s);
+    }
+    return dead;
   }
 
   /** Units of work not yet through their commit and its aftermath, and who waits for none to be. */
@@ -246,11 +304,13 @@ export class PgStore implements Store {
   private waiting: (() => void)[] = [];
 
   /** Each unit commits as it comes (`WriteOptions.patient` is the embedded store's). */
-  async write<T>(fn: (tx: Tx) => Promise<T>, _opts?: WriteOptions): Promise<T> {
+  async write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T> {
     this.pending++;
     try {
       const { result, unit } = await this.env.transaction(
         (u) => {
+          // Rows this unit writes to the work tables are this node's leases (takeOver).
+          if (opts?.lease) u.write("SELECT set_config('posthorn.lease_node', $1, true)", [this.node]);
           const tx = Object.create(this.txProto) as PgTx;
           tx._unit = u;
           tx._bound = new Map();

@@ -209,6 +209,27 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'certificates by ACME: account, certificates, challenges',
     sql: declaredTables(8).join('\n'),
   },
+  {
+    version: 9,
+    name: 'cluster: leases of a dead node taken over',
+    // The work tables remember which node leased a row: a unit of work written with
+    // `WriteOptions.lease` names its node in the transaction-local setting `posthorn.lease_node`,
+    // and the trigger stamps every row that unit inserts or updates with it; any other write
+    // clears it (the lease is over: settled, retried or removed). `nodes.released_at` marks a node
+    // whose leases were handed back (index.ts, takeOver); its next heartbeat clears it.
+    sql: `CREATE FUNCTION posthorn_lease_node() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.node := nullif(current_setting('posthorn.lease_node', true), '');
+  RETURN NEW;
+END $$;
+${['queue', 'webhook_outbox', 'due_index', 'inbound_spool']
+  .map(
+    (t) => `ALTER TABLE ${t} ADD COLUMN node text;
+CREATE TRIGGER ${t}_lease_node BEFORE INSERT OR UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION posthorn_lease_node();`,
+  )
+  .join('\n')}
+ALTER TABLE nodes ADD COLUMN released_at timestamptz;`,
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
