@@ -100,7 +100,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
-    doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
+    doctor: new Doctor({ config, dns, domains: () => store.domains.everything(), listings: { store, events } }),
     bounces,
   };
 }

@@ -13,6 +13,7 @@ import { blocklistName, reverseName } from '../../src/dns/reverse';
 import { addressesCheck, discoverAddresses } from '../../src/health/addresses';
 import { askZone, domainBlocklistCheck, ipBlocklistCheck, isRefusal, queriedZones } from '../../src/health/blocklists';
 import { certificateCheck } from '../../src/health/certificate';
+import { codeMeaning, zoneInfo } from '../../src/health/zones';
 import { dmarcCheck, spfCheck } from '../../src/health/domain-auth';
 import { hostnameCheck, publicUrlCheck, unusableHostname } from '../../src/health/host';
 import { port25Check } from '../../src/health/port25';
@@ -207,6 +208,13 @@ describe('blocklists', () => {
       { zone: 'dbl.spamhaus.org', query: 'abc123.dbl.dq.spamhaus.net' },
       { zone: 'bl.spamcop.net', query: 'bl.spamcop.net' },
     ]);
+  });
+
+  test("a listing's codes are decoded from the zone table, bitmask zones included; unknown zones say the code", () => {
+    expect(codeMeaning('zen.spamhaus.org', ['127.0.0.2', '127.0.0.4'])).toBe('SBL: a known spam source; XBL: exploited or infected host');
+    expect(codeMeaning('multi.surbl.org', ['127.0.0.24'])).toBe('SURBL phishing, SURBL malware');
+    expect(codeMeaning('bl.dnsbl.test', ['127.0.0.2'])).toBe('listed (127.0.0.2)');
+    expect(zoneInfo('ZEN.spamhaus.org')?.delisting).toBe('https://check.spamhaus.org/');
   });
 
   test('a listed domain fails; a clean one passes', async () => {

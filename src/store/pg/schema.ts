@@ -204,6 +204,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'accounts: the audit log',
     sql: declaredTables(7).join('\n'),
   },
+  {
+    version: 12,
+    name: 'deliverability: blocklist listings',
+    sql: declaredTables(12).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
