@@ -82,6 +82,8 @@ export const BlocklistStatus = Type.Object({
   delisting_url: Nullable(Type.String({ description: "The list's lookup and removal page, for the documented zones" })),
 });
 
+export type BlocklistStatus = Static<typeof BlocklistStatus>;
+
 export const DeliverabilityChecks = Type.Object({
   object: Type.Literal('deliverability_checks'),
   checked_at: Timestamp,
