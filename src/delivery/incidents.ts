@@ -123,7 +123,7 @@ async function openIncident(tx: Tx, events: Events, incident: IncidentRec): Prom
 
 /**
  * In a unit of work: open a team's incident for a blocklist listing the doctor found
- * (health/listings.ts, docs/deliverability.md §3.1) — once per listing: the listing's record keeps
+ * (delivery/listings.ts, docs/deliverability.md §3.1) — once per listing: the listing's record keeps
  * the incident's id, `closeListingIncident` closes it when the zone answers clean.
  */
 export function recordListingIncident(tx: Tx, events: Events, team: string, l: IncidentListing, at: number): Promise<IncidentRec> {

@@ -71,7 +71,7 @@ function verdict(name: string, subject: string, verdicts: ZoneVerdict[], fix: st
   return pass(name, `${subject} is listed on none of ${clean.join(', ')}`);
 }
 
-/** One zone's verdict on one sending address or domain: what the listings act on (health/listings.ts). */
+/** One zone's verdict on one sending address or domain: what the listings act on (delivery/listings.ts). */
 export type TargetVerdict = ZoneVerdict & { target: string; target_type: 'ip' | 'domain' };
 
 /** The check of one sending address, and each zone's verdict on it. */

@@ -3,8 +3,7 @@
 // GET /deliverability/checks. Checks inform; they never block sending.
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
-import type { Events } from '../events';
-import type { DomainRec, Store } from '../store';
+import type { DomainRec } from '../store';
 import { nowIso } from '../ids';
 import { log } from '../log';
 import { type CheckResult, worst } from './check';
@@ -15,13 +14,11 @@ import { dkimCheck, dmarcCheck, spfCheck } from './domain-auth';
 import { certificateCheck } from './certificate';
 import { port25Check } from './port25';
 import { domainBlocklist, ipBlocklist, type TargetVerdict } from './blocklists';
-import { applyVerdicts } from './listings';
 
 export type { CheckResult, CheckStatus } from './check';
 export { unusableHostname } from './host';
 export { worst } from './check';
 export type { TargetVerdict } from './blocklists';
-export { isListed, listingsOf, LISTINGS_TEAM } from './listings';
 export { startupProblems } from './startup';
 
 export interface DoctorRun {
@@ -39,10 +36,11 @@ export interface DoctorDeps {
   /** The network interfaces to find the sending addresses on (tests give their own). */
   interfaces?: () => Interfaces;
   /**
-   * `serve`'s doctor acts on listings (health/listings.ts: the store's standings, incidents and
-   * their webhooks); `posthorn doctor` only reports.
+   * `serve`'s doctor acts on listings (delivery/listings.ts: the store's standings, incidents and
+   * their webhooks), given each run's verdicts and which teams each target concerns; `posthorn
+   * doctor` only reports.
    */
-  listings?: { store: Store; events: Events };
+  onVerdicts?: (verdicts: TargetVerdict[], teamsOf: (v: TargetVerdict) => string[], at: number) => Promise<void>;
 }
 
 /** Domains whose records were asked for and that send: the ones mail goes out from. */
@@ -114,18 +112,12 @@ export class Doctor {
     const ipChecks = await ipLists;
     verdicts.unshift(...ipChecks.flatMap((l) => l.verdicts));
     const run: DoctorRun = { checked_at: nowIso(), checks: [...(await machine), ...ipChecks.map((l) => l.check), ...perDomain], blocklists: verdicts };
-    if (this.deps.listings) {
-      const { store, events } = this.deps.listings;
+    if (this.deps.onVerdicts) {
       // A listed address concerns every team that sends from it; a listed domain, its own team.
       const senders = [...new Set(domains.map((d) => d.team_id))];
       const teamOf = new Map(domains.map((d) => [d.name, d.team_id]));
-      await applyVerdicts(
-        store,
-        events,
-        verdicts,
-        (v) => (v.target_type === 'ip' ? senders : [teamOf.get(v.target)!].filter(Boolean)),
-        Date.parse(run.checked_at),
-      );
+      const teamsOf = (v: TargetVerdict) => (v.target_type === 'ip' ? senders : [teamOf.get(v.target)!].filter(Boolean));
+      await this.deps.onVerdicts(verdicts, teamsOf, Date.parse(run.checked_at));
     }
     this.last = run;
     return run;

@@ -314,7 +314,7 @@ export const COLLECTIONS = {
   }),
   /**
    * Blocklist standings of the sending addresses and domains (docs/deliverability.md §3.1),
-   * install-wide under one team key, by `<zone> <target>` (health/listings.ts).
+   * install-wide under one team key, by `<zone> <target>` (delivery/listings.ts).
    */
   listings: collection<ListingRec, 'key'>({
     table: 'listings',

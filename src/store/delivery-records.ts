@@ -110,7 +110,7 @@ export interface IncidentRec extends Rec {
   /** When the suspension of the site it caused ends (ISO), null when shaping is off. */
   suspended_until: string | null;
   /**
-   * `listing`: opened by the doctor's blocklist checks (health/listings.ts), not by a reply — then
+   * `listing`: opened by the doctor's blocklist checks (delivery/listings.ts), not by a reply — then
    * `listing` says which zone listed what, `email_id` is empty and `code` 0. Absent: a reply's.
    */
   kind?: 'reply' | 'listing';
@@ -125,7 +125,7 @@ export interface IncidentListing {
   target: string;
   target_type: 'ip' | 'domain';
   codes: string[];
-  /** The codes decoded from the zone table (health/zones.ts). */
+  /** The codes decoded from the zone table (dns/blocklist-zones.ts). */
   meaning: string;
   /** The zone's TXT answer, when it gave one. */
   reason: string | null;

@@ -13,7 +13,7 @@ import { blocklistName, reverseName } from '../../src/dns/reverse';
 import { addressesCheck, discoverAddresses } from '../../src/health/addresses';
 import { askZone, domainBlocklistCheck, ipBlocklistCheck, isRefusal, queriedZones } from '../../src/health/blocklists';
 import { certificateCheck } from '../../src/health/certificate';
-import { codeMeaning, zoneInfo } from '../../src/health/zones';
+import { codeMeaning, zoneInfo } from '../../src/dns/blocklist-zones';
 import { dmarcCheck, spfCheck } from '../../src/health/domain-auth';
 import { hostnameCheck, publicUrlCheck, unusableHostname } from '../../src/health/host';
 import { port25Check } from '../../src/health/port25';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isListed } from '../../src/health';
+import { isListed } from '../../src/delivery/listings';
 import { type TestDns, startDnsServer } from '../helpers/dns';
 import { verifiedDomain } from '../helpers/emails';
 import { testCa } from '../helpers/pki';

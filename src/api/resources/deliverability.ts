@@ -12,7 +12,7 @@ import { listOf, pageQuery } from '../platform/params';
 import { resource, route } from '../platform/route';
 import { incidentView } from '../../delivery/incidents';
 import { checksOfTeam, type DoctorRun, startupProblems, worst } from '../../health';
-import { codeMeaning, zoneInfo } from '../../health/zones';
+import { codeMeaning, zoneInfo } from '../../dns/blocklist-zones';
 import { DeliverabilityChecks, DeliverabilityChecksQuery, DeliverabilitySetup, IncidentList, IncidentListQuery } from '../../schemas/deliverability';
 
 /** A run as a team sees it, on the wire. */

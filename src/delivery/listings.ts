@@ -6,11 +6,11 @@
 // answer closes it. An `unknown` answer (timeout, SERVFAIL, refusal code) changes nothing: never
 // listed, never clean. `isListed` is the seam the sending addresses' rotation reads.
 import type { Events } from '../events';
-import { recordListingIncident, touchListingIncident } from '../delivery/incidents';
+import { recordListingIncident, touchListingIncident } from './incidents';
 import { newId } from '../ids';
 import { LISTINGS_TEAM, type ListingRec, type Store, type StoreReader } from '../store';
-import type { TargetVerdict } from './blocklists';
-import { codeMeaning, zoneInfo } from './zones';
+import type { TargetVerdict } from '../health/blocklists';
+import { codeMeaning, zoneInfo } from '../dns/blocklist-zones';
 
 export { LISTINGS_TEAM };
 
