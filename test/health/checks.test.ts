@@ -193,6 +193,15 @@ describe('blocklists', () => {
     expect(r).toMatchObject({ status: 'warn', evidence: expect.stringContaining('not listed on bl.dnsbl.test; unknown on broken.dnsbl.test') });
   });
 
+  test('a zone that answers REFUSED, never answers (timeout) or answers a refusal code is unknown', async () => {
+    dns.zone.fail('5.0.0.127.bl.dnsbl.test', 'REFUSED');
+    dns.zone.fail('6.0.0.127.bl.dnsbl.test', 'DROP');
+    dns.zone.set('7.0.0.127.zen.spamhaus.org', 'A', ['127.255.255.254']); // "query through a public resolver"
+    expect(await askZone(resolver, '5.0.0.127.bl.dnsbl.test', 'bl.dnsbl.test')).toMatchObject({ status: 'unknown' });
+    expect(await askZone(resolver, '6.0.0.127.bl.dnsbl.test', 'bl.dnsbl.test')).toMatchObject({ status: 'unknown' });
+    expect(await askZone(resolver, '7.0.0.127.zen.spamhaus.org', 'zen.spamhaus.org')).toMatchObject({ status: 'unknown' });
+  });
+
   test("refusal codes are not listings (Spamhaus 127.255.255.x, DBL's 127.0.1.255, URIBL/SURBL 127.0.0.1)", () => {
     expect(isRefusal('zen.spamhaus.org', '127.255.255.254')).toBe(true);
     expect(isRefusal('dbl.spamhaus.org', '127.0.1.255')).toBe(true);
