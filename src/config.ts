@@ -92,6 +92,8 @@ export interface Config {
    */
   deliverability: {
     check_interval: number;
+    /** The public addresses mail leaves from; empty: the interfaces' public addresses (docs/deliverability.md §1.2). */
+    sending_addresses: string[];
     dnsbl: { ip_zones: string[]; domain_zones: string[]; spamhaus_dqs_key: string | null };
     port25_probe: string | null;
   };
@@ -280,6 +282,7 @@ export const KEYS: KeyDef[] = [
   { key: 'retention.days', env: 'POSTHORN_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650 },
   { key: 'security.allow_private_networks', env: 'POSTHORN_SECURITY_ALLOW_PRIVATE_NETWORKS', kind: 'bool', default: false },
   { key: 'deliverability.check_interval', env: 'POSTHORN_DELIVERABILITY_CHECK_INTERVAL', kind: 'duration', default: '1h', min: 60_000 },
+  { key: 'deliverability.sending_addresses', env: 'POSTHORN_DELIVERABILITY_SENDING_ADDRESSES', kind: 'ranges', default: [] },
   { key: 'deliverability.dnsbl.ip_zones', env: 'POSTHORN_DELIVERABILITY_DNSBL_IP_ZONES', kind: 'domains', default: DEFAULT_IP_ZONES },
   { key: 'deliverability.dnsbl.domain_zones', env: 'POSTHORN_DELIVERABILITY_DNSBL_DOMAIN_ZONES', kind: 'domains', default: DEFAULT_DOMAIN_ZONES },
   { key: 'deliverability.dnsbl.spamhaus_dqs_key', env: 'POSTHORN_DELIVERABILITY_DNSBL_SPAMHAUS_DQS_KEY', kind: 'nullable', default: null },

@@ -7,6 +7,7 @@ import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './sto
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { Doctor } from './health';
+import { applyVerdicts } from './delivery/listings';
 import { DomainClaims } from './domains/claims';
 import { recordHosts } from './domains/records';
 import type { Events } from './events';
@@ -107,7 +108,13 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
-    doctor: new Doctor({ config, dns, domains: () => store.domains.everything(), acme: () => storedCertificate(store, config) }),
+    doctor: new Doctor({
+      config,
+      dns,
+      domains: () => store.domains.everything(),
+      acme: () => storedCertificate(store, config),
+      onVerdicts: (verdicts, teamsOf, at) => applyVerdicts(store, events, verdicts, teamsOf, at),
+    }),
     bounces,
     acme: config.tls.acme.enabled ? new AcmeManager({ store, config, now }) : null,
   };

@@ -92,6 +92,7 @@ describe('defaults and config.example.toml', () => {
       security: { allow_private_networks: false },
       deliverability: {
         check_interval: HOUR,
+        sending_addresses: [],
         dnsbl: {
           ip_zones: ['zen.spamhaus.org', 'b.barracudacentral.org', 'bl.spamcop.net', 'psbl.surriel.com', 'bl.mailspike.net'],
           domain_zones: ['dbl.spamhaus.org', 'multi.uribl.com', 'multi.surbl.org'],

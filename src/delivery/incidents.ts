@@ -6,12 +6,14 @@
 // Replies of one site and class count on one incident while they keep coming; once the site has
 // given none for INCIDENT_QUIET_MS the incident is closed, and the next reply opens another — each
 // opening is a `deliverability.incident` event, sent to the webhooks that subscribe to it.
+// A blocklist listing the doctor finds is an incident too (kind `listing`, docs/deliverability.md
+// §3.1): opened once per listing, closed when the zone answers clean.
 import type { Events } from '../events';
 import { newId } from '../ids';
 import { type BounceClass, linksIn, SENDER_CLASSES } from '../mail/bounce-class';
 import { enhancedCode, type Reply } from '../mail/smtp-reply';
 import type { Incident } from '../schemas/deliverability';
-import type { EmailRec, IncidentRec, Tx } from '../store';
+import type { EmailRec, IncidentListing, IncidentRec, Tx } from '../store';
 
 /** An incident closes after this long without a reply of its site and class (ms). */
 export const INCIDENT_QUIET_MS = 24 * 3_600_000;
@@ -85,7 +87,7 @@ export async function recordIncident(tx: Tx, events: Events, s: IncidentSeen): P
     return { incident, opened: false };
   }
   if (latest) tx.incidents.put({ ...latest, latest: false });
-  const incident: IncidentRec = {
+  const incident = await openIncident(tx, events, {
     id: newId(),
     team_id: s.team,
     created_at: at,
@@ -105,18 +107,71 @@ export async function recordIncident(tx: Tx, events: Events, s: IncidentSeen): P
     email_id: s.email.id,
     links,
     suspended_until: until,
-  };
-  tx.incidents.put(incident);
-  await events.other(tx, s.team, 'deliverability.incident', incident.id, incidentView(incident, s.at));
+  });
   return { incident, opened: true };
+}
+
+/**
+ * The one way an incident is opened, a reply's or a listing's: the record and its
+ * `deliverability.incident` event, in the caller's unit of work.
+ */
+async function openIncident(tx: Tx, events: Events, incident: IncidentRec): Promise<IncidentRec> {
+  tx.incidents.put(incident);
+  await events.other(tx, incident.team_id, 'deliverability.incident', incident.id, incidentView(incident, Date.parse(incident.created_at)));
+  return incident;
+}
+
+/**
+ * In a unit of work: open a team's incident for a blocklist listing the doctor found
+ * (delivery/listings.ts, docs/deliverability.md §3.1) — once per listing: the listing's record keeps
+ * the incident's id, `closeListingIncident` closes it when the zone answers clean.
+ */
+export function recordListingIncident(tx: Tx, events: Events, team: string, l: IncidentListing, at: number): Promise<IncidentRec> {
+  const iso = new Date(at).toISOString();
+  const what = `${l.target} is listed on ${l.zone} (${l.codes.join(', ')}): ${l.meaning}${l.reason ? ` — ${l.reason}` : ''}`;
+  return openIncident(tx, events, {
+    id: newId(),
+    team_id: team,
+    created_at: iso,
+    kind: 'listing',
+    listing: l,
+    class: 'reputation',
+    site: l.zone,
+    latest: false,
+    last_seen_at: iso,
+    count: 1,
+    reply: what,
+    last_reply: what,
+    code: 0,
+    enhanced_code: null,
+    remote_host: null,
+    remote_ip: null,
+    sending_ip: l.target_type === 'ip' ? l.target : null,
+    domain: l.target_type === 'domain' ? l.target : '',
+    email_id: '',
+    links: [...new Set([...(l.delisting_url ? [l.delisting_url] : []), ...linksIn(l.reason ?? '')])].slice(0, MAX_LINKS),
+    suspended_until: null,
+    closed_at: null,
+  });
+}
+
+/** A listing incident seen again (still listed), or closed (the zone answered clean). */
+export async function touchListingIncident(tx: Tx, team: string, id: string, at: number, close: boolean): Promise<void> {
+  const r = await tx.incidents.get(team, id);
+  if (!r || r.closed_at) return;
+  const iso = new Date(at).toISOString();
+  tx.incidents.put({ ...r, last_seen_at: iso, ...(close ? { closed_at: iso } : {}) });
 }
 
 /** An incident on the wire (docs/api.md §19.9): open until its site has been quiet for INCIDENT_QUIET_MS. */
 export function incidentView(r: IncidentRec, now: number): Incident {
-  const closes = Date.parse(r.last_seen_at) + INCIDENT_QUIET_MS;
+  // A listing's incident is open until the zone answers clean; a reply's until its site is quiet.
+  const closes = r.kind === 'listing' ? (r.closed_at ? Date.parse(r.closed_at) : Number.POSITIVE_INFINITY) : Date.parse(r.last_seen_at) + INCIDENT_QUIET_MS;
   return {
     object: 'incident',
     id: r.id,
+    kind: r.kind ?? 'reply',
+    listing: r.listing ?? null,
     class: r.class as Incident['class'],
     site: r.site,
     status: now < closes ? 'open' : 'closed',
@@ -126,13 +181,13 @@ export function incidentView(r: IncidentRec, now: number): Incident {
     count: r.count,
     reply: r.reply,
     last_reply: r.last_reply,
-    code: r.code,
+    code: r.kind === 'listing' ? null : r.code,
     enhanced_code: r.enhanced_code,
     remote_host: r.remote_host,
     remote_ip: r.remote_ip,
     sending_ip: r.sending_ip,
-    domain: r.domain,
-    email_id: r.email_id,
+    domain: r.domain || null,
+    email_id: r.email_id || null,
     links: r.links,
     suspended_until: r.suspended_until,
   };

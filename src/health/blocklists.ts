@@ -71,24 +71,47 @@ function verdict(name: string, subject: string, verdicts: ZoneVerdict[], fix: st
   return pass(name, `${subject} is listed on none of ${clean.join(', ')}`);
 }
 
-export async function ipBlocklistCheck(ip: string, config: Pick<Config, 'deliverability'>, dns: Resolver): Promise<CheckResult> {
+/** One zone's verdict on one sending address or domain: what the listings act on (delivery/listings.ts). */
+export type TargetVerdict = ZoneVerdict & { target: string; target_type: 'ip' | 'domain' };
+
+/** The check of one sending address, and each zone's verdict on it. */
+export async function ipBlocklist(
+  ip: string,
+  config: Pick<Config, 'deliverability'>,
+  dns: Resolver,
+): Promise<{ check: CheckResult; verdicts: TargetVerdict[] }> {
   const { ip_zones, spamhaus_dqs_key } = config.deliverability.dnsbl;
   const verdicts = await Promise.all(queriedZones(ip_zones, spamhaus_dqs_key).map(({ zone, query }) => askZone(dns, blocklistName(ip, query), zone)));
-  return verdict(
+  const check = verdict(
     `dnsbl:${ip}`,
     ip,
     verdicts,
     'Find and stop what got the address listed (an open relay, a compromised account, a bad list), then ask each list to delist it through the link in its reason.',
   );
+  return { check, verdicts: verdicts.map((v) => ({ ...v, target: ip, target_type: 'ip' as const })) };
 }
 
-export async function domainBlocklistCheck(domain: string, config: Pick<Config, 'deliverability'>, dns: Resolver): Promise<CheckResult> {
+export async function ipBlocklistCheck(ip: string, config: Pick<Config, 'deliverability'>, dns: Resolver): Promise<CheckResult> {
+  return (await ipBlocklist(ip, config, dns)).check;
+}
+
+/** The check of one sending domain, and each zone's verdict on it. */
+export async function domainBlocklist(
+  domain: string,
+  config: Pick<Config, 'deliverability'>,
+  dns: Resolver,
+): Promise<{ check: CheckResult; verdicts: TargetVerdict[] }> {
   const { domain_zones, spamhaus_dqs_key } = config.deliverability.dnsbl;
   const verdicts = await Promise.all(queriedZones(domain_zones, spamhaus_dqs_key).map(({ zone, query }) => askZone(dns, `${domain}.${query}`, zone)));
-  return verdict(
+  const check = verdict(
     `dbl:${domain}`,
     domain,
     verdicts,
     "Stop the mail that got the domain listed (links to it in spam count too), then request removal through each list's lookup page.",
   );
+  return { check, verdicts: verdicts.map((v) => ({ ...v, target: domain, target_type: 'domain' as const })) };
+}
+
+export async function domainBlocklistCheck(domain: string, config: Pick<Config, 'deliverability'>, dns: Resolver): Promise<CheckResult> {
+  return (await domainBlocklist(domain, config, dns)).check;
 }

@@ -13,15 +13,19 @@ import { reverseDnsCheck } from './reverse-dns';
 import { dkimCheck, dmarcCheck, spfCheck } from './domain-auth';
 import { acmeCertificateCheck, certificateCheck, type AcmeCertificateState } from './certificate';
 import { port25Check } from './port25';
-import { domainBlocklistCheck, ipBlocklistCheck } from './blocklists';
+import { domainBlocklist, ipBlocklist, type TargetVerdict } from './blocklists';
 
 export type { CheckResult, CheckStatus } from './check';
 export { unusableHostname } from './host';
 export { worst } from './check';
+export type { TargetVerdict } from './blocklists';
+export { startupProblems } from './startup';
 
 export interface DoctorRun {
   checked_at: string;
   checks: CheckResult[];
+  /** Every zone's verdict on every sending address and domain (the blocklist checks' detail). */
+  blocklists: TargetVerdict[];
 }
 
 export interface DoctorDeps {
@@ -33,6 +37,12 @@ export interface DoctorDeps {
   interfaces?: () => Interfaces;
   /** The stored ACME certificate and its renewal state (`tls.acme.enabled`, acme/manager.ts `storedCertificate`). */
   acme?: () => Promise<AcmeCertificateState | undefined>;
+  /**
+   * `serve`'s doctor acts on listings (delivery/listings.ts: the store's standings, incidents and
+   * their webhooks), given each run's verdicts and which teams each target concerns; `posthorn
+   * doctor` only reports.
+   */
+  onVerdicts?: (verdicts: TargetVerdict[], teamsOf: (v: TargetVerdict) => string[], at: number) => Promise<void>;
 }
 
 /** Domains whose records were asked for and that send: the ones mail goes out from. */
@@ -70,7 +80,8 @@ export class Doctor {
     const { config, dns } = this.deps;
     const all = await this.deps.domains();
     const domains = all.filter(sending);
-    const found = discoverAddresses(this.deps.interfaces?.());
+    const configured = config.deliverability.sending_addresses;
+    const found = configured.length ? { public: configured, private: [] } : discoverAddresses(this.deps.interfaces?.());
     const ips = found.public;
     const machine = Promise.all([
       hostnameCheck(config, dns),
@@ -81,34 +92,49 @@ export class Doctor {
         ? (this.deps.acme?.() ?? Promise.resolve(undefined)).then((s) => acmeCertificateCheck(config, s))
         : Promise.resolve(certificateCheck(config)),
       port25Check(config),
-      ...ips.map((ip) => ipBlocklistCheck(ip, config, dns)),
     ]);
+    const ipLists = Promise.all(ips.map((ip) => ipBlocklist(ip, config, dns)));
     const perDomain: CheckResult[] = [];
+    const verdicts: TargetVerdict[] = [];
     // A few domains at a time: each asks a dozen names of the resolver.
     for (let i = 0; i < domains.length; i += 8) {
       const batch = await Promise.all(
         domains.slice(i, i + 8).map(async (d) => {
           const scope = { team_id: d.team_id, id: d.id };
-          const checks = await Promise.all([
+          const [spf, dkim, dmarc, listed] = await Promise.all([
             spfCheck(d, ips, config, dns),
             dkimCheck(d, config, dns),
             dmarcCheck(d, dns),
-            domainBlocklistCheck(d.name, config, dns),
+            domainBlocklist(d.name, config, dns),
           ]);
-          return checks.map((c) => ({ ...c, domain: scope }));
+          verdicts.push(...listed.verdicts);
+          return [spf, dkim, dmarc, listed.check].map((c) => ({ ...c, domain: scope }));
         }),
       );
       perDomain.push(...batch.flat());
     }
-    this.last = { checked_at: nowIso(), checks: [...(await machine), ...perDomain] };
-    return this.last;
+    const ipChecks = await ipLists;
+    verdicts.unshift(...ipChecks.flatMap((l) => l.verdicts));
+    const run: DoctorRun = { checked_at: nowIso(), checks: [...(await machine), ...ipChecks.map((l) => l.check), ...perDomain], blocklists: verdicts };
+    if (this.deps.onVerdicts) {
+      // A listed address concerns every team that sends from it; a listed domain, its own team.
+      const senders = [...new Set(domains.map((d) => d.team_id))];
+      const teamOf = new Map(domains.map((d) => [d.name, d.team_id]));
+      const teamsOf = (v: TargetVerdict) => (v.target_type === 'ip' ? senders : [teamOf.get(v.target)!].filter(Boolean));
+      await this.deps.onVerdicts(verdicts, teamsOf, Date.parse(run.checked_at));
+    }
+    this.last = run;
+    return run;
   }
 }
 
 /** What a team is shown: the machine's checks and those of its own domains, without the scope. */
 export function checksOfTeam(run: DoctorRun, team: string): DoctorRun {
+  const checks = run.checks.filter((c) => !c.domain || c.domain.team_id === team);
+  const own = new Set(checks.filter((c) => c.domain).map((c) => c.name.replace(/^dbl:/, '')));
   return {
     checked_at: run.checked_at,
-    checks: run.checks.filter((c) => !c.domain || c.domain.team_id === team).map(({ domain: _, ...c }) => c),
+    blocklists: run.blocklists.filter((v) => v.target_type === 'ip' || own.has(v.target)),
+    checks: checks.map(({ domain: _, ...c }) => c),
   };
 }

@@ -34,7 +34,7 @@ import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } 
 import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
-import { IncidentList } from './deliverability';
+import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -88,6 +88,9 @@ export const ROUTES = {
   'GET /emails/metrics': Metrics,
   'GET /queue': QueueList,
   'GET /deliverability/incidents': IncidentList,
+  'GET /deliverability/checks': DeliverabilityChecks,
+  'POST /deliverability/checks': DeliverabilityChecks,
+  'GET /deliverability/setup': DeliverabilitySetup,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

@@ -26,7 +26,7 @@ import type {
   LogRec,
   AuditRec,
 } from './records';
-import type { IncidentRec } from './delivery-records';
+import type { IncidentRec, ListingRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
@@ -98,6 +98,9 @@ const UNTIL_EXPIRES_AT: Retention<{ expires_at: number }> = { expiresAt: () => (
 
 /** Kept for the retention period after it was last seen (an incident that goes on is kept). */
 const AFTER_LAST_SEEN: Retention<{ last_seen_at: string }> = { expiresAt: (p) => (r) => Date.parse(r.last_seen_at) + p.retentionMs };
+
+/** Kept for the retention period after it was last checked (a zone or address no longer asked about goes). */
+const AFTER_CHECKED: Retention<{ checked_at: string }> = { expiresAt: (p) => (r) => Date.parse(r.checked_at) + p.retentionMs };
 
 // ---- Collections of records ------------------------------------------------------------------
 
@@ -309,6 +312,16 @@ export const COLLECTIONS = {
     since: 5,
     indexes: [{ name: 'latest', value: (r) => (r.latest ? `${r.site} ${r.class}` : null), unique: true }],
     retention: AFTER_LAST_SEEN,
+  }),
+  /**
+   * Blocklist standings of the sending addresses and domains (docs/deliverability.md §3.1),
+   * install-wide under one team key, by `<zone> <target>` (delivery/listings.ts).
+   */
+  listings: collection<ListingRec, 'key'>({
+    table: 'listings',
+    since: 10,
+    indexes: [{ name: 'key', value: (r) => `${r.zone} ${r.target}`, unique: true }],
+    retention: AFTER_CHECKED,
   }),
   /** Addresses whose mailbox was full at a permanent bounce lately, by address (suppressions/index.ts). */
   fullMailboxes: collection<FullMailboxRec, 'email'>({

@@ -109,4 +109,51 @@ export interface IncidentRec extends Rec {
   links: string[];
   /** When the suspension of the site it caused ends (ISO), null when shaping is off. */
   suspended_until: string | null;
+  /**
+   * `listing`: opened by the doctor's blocklist checks (delivery/listings.ts), not by a reply — then
+   * `listing` says which zone listed what, `email_id` is empty and `code` 0. Absent: a reply's.
+   */
+  kind?: 'reply' | 'listing';
+  listing?: IncidentListing;
+  /** When a listing incident closed (the zone answered clean); replies' incidents close by time. */
+  closed_at?: string | null;
+}
+
+/** What a listing incident is about (docs/deliverability.md §3). */
+export interface IncidentListing {
+  zone: string;
+  target: string;
+  target_type: 'ip' | 'domain';
+  codes: string[];
+  /** The codes decoded from the zone table (dns/blocklist-zones.ts). */
+  meaning: string;
+  /** The zone's TXT answer, when it gave one. */
+  reason: string | null;
+  delisting_url: string | null;
+}
+
+/**
+ * One zone's standing verdict on one sending address or domain (docs/deliverability.md §3.1),
+ * install-wide (team LISTINGS_TEAM), one record per zone and target (`key`). `status` is the last
+ * answer; `listed_since` is set from the first `listed` answer until a `clean` one (an `unknown`
+ * answer changes neither): what `isListed` and the incidents go by.
+ */
+/** The team key the install-wide listing records are kept under (no team's id: those are UUIDs). */
+export const LISTINGS_TEAM = 'install';
+
+export interface ListingRec extends Rec {
+  zone: string;
+  target: string;
+  target_type: 'ip' | 'domain';
+  status: 'listed' | 'clean' | 'unknown';
+  codes: string[];
+  meaning: string | null;
+  reason: string | null;
+  /** Why the last answer was unknown. */
+  why: string | null;
+  delisting_url: string | null;
+  listed_since: string | null;
+  checked_at: string;
+  /** The incidents this listing opened (one per team concerned), closed when it ends. */
+  incidents: { team_id: string; id: string }[];
 }

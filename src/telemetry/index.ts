@@ -2,11 +2,11 @@
 // the delivery queue, the webhook outbox and the inbound spool read from the store at scrape time,
 // open SMTP sessions, and counters of what happened since start — emails accepted, email events by type
 // (delivery results among them), delivery replies by bounce class and site, deliverability
-// incidents opened, HTTP requests with their latency. Counters move only after the
+// incidents opened, blocklist listings of the sending addresses and domains, HTTP requests with their latency. Counters move only after the
 // unit of work that made the event has committed; events are counted in plain maps and handed to
 // the prom-client counters at scrape time, so recording one costs a map update.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EventRec, StoreReader } from '../store';
+import { type EventRec, LISTINGS_TEAM, type StoreReader } from '../store';
 import { kindInfo } from '../event-catalogue';
 
 /** The key of a spam check failure among the counts: the prefix, then its reason. */
@@ -145,6 +145,17 @@ export class Telemetry {
         const { waiting, failed } = await self.store.inboundSpool.counts();
         this.set({ state: 'waiting' }, waiting);
         this.set({ state: 'failed' }, failed);
+      },
+    });
+    new Gauge({
+      name: 'posthorn_blocklist_listed',
+      help: 'Whether a DNS blocklist zone lists a sending address or domain (1) or not (0), as the last check found (docs/deliverability.md §3.1); an unknown answer is left out.',
+      labelNames: ['zone', 'target'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const l of await self.store.listings.all(LISTINGS_TEAM))
+          if (l.status !== 'unknown') this.set({ zone: l.zone, target: l.target }, l.status === 'listed' ? 1 : 0);
       },
     });
     new Gauge({

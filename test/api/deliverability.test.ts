@@ -68,6 +68,8 @@ describe('GET /deliverability/incidents', () => {
     expect(all.body.data[0]).toEqual({
       object: 'incident',
       id: open.id,
+      kind: 'reply',
+      listing: null,
       class: 'reputation',
       site: 'google',
       status: 'open',

@@ -13,6 +13,7 @@ import { blocklistName, reverseName } from '../../src/dns/reverse';
 import { addressesCheck, discoverAddresses } from '../../src/health/addresses';
 import { askZone, domainBlocklistCheck, ipBlocklistCheck, isRefusal, queriedZones } from '../../src/health/blocklists';
 import { certificateCheck } from '../../src/health/certificate';
+import { codeMeaning, zoneInfo } from '../../src/dns/blocklist-zones';
 import { dmarcCheck, spfCheck } from '../../src/health/domain-auth';
 import { hostnameCheck, publicUrlCheck, unusableHostname } from '../../src/health/host';
 import { port25Check } from '../../src/health/port25';
@@ -192,6 +193,15 @@ describe('blocklists', () => {
     expect(r).toMatchObject({ status: 'warn', evidence: expect.stringContaining('not listed on bl.dnsbl.test; unknown on broken.dnsbl.test') });
   });
 
+  test('a zone that answers REFUSED, never answers (timeout) or answers a refusal code is unknown', async () => {
+    dns.zone.fail('5.0.0.127.bl.dnsbl.test', 'REFUSED');
+    dns.zone.fail('6.0.0.127.bl.dnsbl.test', 'DROP');
+    dns.zone.set('7.0.0.127.zen.spamhaus.org', 'A', ['127.255.255.254']); // "query through a public resolver"
+    expect(await askZone(resolver, '5.0.0.127.bl.dnsbl.test', 'bl.dnsbl.test')).toMatchObject({ status: 'unknown' });
+    expect(await askZone(resolver, '6.0.0.127.bl.dnsbl.test', 'bl.dnsbl.test')).toMatchObject({ status: 'unknown' });
+    expect(await askZone(resolver, '7.0.0.127.zen.spamhaus.org', 'zen.spamhaus.org')).toMatchObject({ status: 'unknown' });
+  });
+
   test("refusal codes are not listings (Spamhaus 127.255.255.x, DBL's 127.0.1.255, URIBL/SURBL 127.0.0.1)", () => {
     expect(isRefusal('zen.spamhaus.org', '127.255.255.254')).toBe(true);
     expect(isRefusal('dbl.spamhaus.org', '127.0.1.255')).toBe(true);
@@ -207,6 +217,13 @@ describe('blocklists', () => {
       { zone: 'dbl.spamhaus.org', query: 'abc123.dbl.dq.spamhaus.net' },
       { zone: 'bl.spamcop.net', query: 'bl.spamcop.net' },
     ]);
+  });
+
+  test("a listing's codes are decoded from the zone table, bitmask zones included; unknown zones say the code", () => {
+    expect(codeMeaning('zen.spamhaus.org', ['127.0.0.2', '127.0.0.4'])).toBe('SBL: a known spam source; XBL: exploited or infected host');
+    expect(codeMeaning('multi.surbl.org', ['127.0.0.24'])).toBe('SURBL phishing, SURBL malware');
+    expect(codeMeaning('bl.dnsbl.test', ['127.0.0.2'])).toBe('listed (127.0.0.2)');
+    expect(zoneInfo('ZEN.spamhaus.org')?.delisting).toBe('https://check.spamhaus.org/');
   });
 
   test('a listed domain fails; a clean one passes', async () => {

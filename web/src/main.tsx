@@ -26,6 +26,7 @@ import { SettingsPage } from './pages/settings';
 import { AuditLogPage } from './pages/audit-log';
 import { EnrolTotpPage } from './pages/enrol-totp';
 import { RoleContext } from './role';
+import { DeliverabilityPage, SetupBanner } from './pages/deliverability';
 
 const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard', label: 'Overview', icon: '◎' },
@@ -36,6 +37,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard/automations', label: 'Automations', icon: '⟳' },
   { href: '/dashboard/audiences', label: 'Audiences', icon: '☰' },
   { href: '/dashboard/domains', label: 'Domains', icon: '◇' },
+  { href: '/dashboard/deliverability', label: 'Deliverability', icon: '✓' },
   { href: '/dashboard/api-keys', label: 'API keys', icon: '⌘' },
   { href: '/dashboard/webhooks', label: 'Webhooks', icon: '↯' },
   { href: '/dashboard/logs', label: 'Logs', icon: '≡' },
@@ -61,6 +63,7 @@ const ROUTES: Route[] = [
   ['/dashboard/audiences/contacts/:id', (p) => <ContactPage id={p.id} />],
   ['/dashboard/domains', () => <DomainsPage />],
   ['/dashboard/domains/:id', (p) => <DomainPage id={p.id} />],
+  ['/dashboard/deliverability', () => <DeliverabilityPage />],
   ['/dashboard/api-keys', () => <ApiKeysPage />],
   ['/dashboard/webhooks', () => <WebhooksPage />],
   ['/dashboard/webhooks/:id', (p) => <WebhookPage id={p.id} />],
@@ -197,6 +200,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
         </div>
       </aside>
       <main id="main" tabIndex={-1}>
+        <SetupBanner />
         {page}
       </main>
       <Notices />

@@ -230,6 +230,11 @@ CREATE TRIGGER ${t}_lease_node BEFORE INSERT OR UPDATE ON ${t} FOR EACH ROW EXEC
   .join('\n')}
 ALTER TABLE nodes ADD COLUMN released_at timestamptz;`,
   },
+  {
+    version: 10,
+    name: 'deliverability: blocklist listings',
+    sql: declaredTables(10).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

@@ -45,6 +45,7 @@ export function OverviewPage() {
   const metrics = useGet(path);
   const queue = useGet('/queue');
   const incidents = useGet(url('/deliverability/incidents', { status: 'open' }));
+  const checks = useGet('/deliverability/checks');
   const control = useAction(async (d: QueueDestination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
     const r = await post(url(`/queue/:destination/${action}`, { destination: d.destination }));
     const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;
@@ -86,6 +87,7 @@ export function OverviewPage() {
           </label>
         }
       />
+      {checks.data?.status === 'fail' && <FailingChecks checks={checks.data.checks} />}
       {!!incidents.data?.data.length && <Incidents items={incidents.data.data} />}
       <ErrorBox error={metrics.error} />
       <div class="stats">
@@ -232,6 +234,17 @@ export function OverviewPage() {
   );
 }
 
+/** A deliverability check fails (docs/deliverability.md): say which, and link to the page with the fixes. */
+function FailingChecks({ checks }: { checks: { name: string; status: string }[] }) {
+  const failing = checks.filter((c) => c.status === 'fail');
+  return (
+    <p class="callout warning">
+      <strong>{failing.length === 1 ? 'A deliverability check fails' : `${failing.length} deliverability checks fail`}</strong>:{' '}
+      {failing.map((c) => c.name).join(', ')}. <a href="/dashboard/deliverability">See the fixes on the Deliverability page</a>
+    </p>
+  );
+}
+
 /** What an incident's class says happened, in a few words. */
 const INCIDENT_WHAT: Record<Incident['class'], string> = {
   reputation: 'refuses mail for the reputation of your sending IP or domain',
@@ -248,17 +261,24 @@ function Incidents({ items }: { items: Incident[] }) {
       </h2>
       {shown.map((i) => (
         <div class="incident">
-          <p>
-            <strong>{i.site}</strong> {INCIDENT_WHAT[i.class]} — {num(i.count)} {i.count === 1 ? 'reply' : 'replies'} since <Time iso={i.created_at} />, the
-            last <Time iso={i.last_seen_at} />.{' '}
-            {i.suspended_until && (
-              // The suspension is short (shaping's backoff); the incident stays open for a day without replies.
-              <>
-                Mail to it {Date.parse(i.suspended_until) > Date.now() ? 'is' : 'was'} paused until <Time iso={i.suspended_until} exact />;{' '}
-              </>
-            )}
-            no recipient was suppressed for it.
-          </p>
+          {i.listing ? (
+            <p>
+              <strong>{i.listing.target}</strong> is listed on <strong>{i.listing.zone}</strong> since <Time iso={i.created_at} />: {i.listing.meaning}.
+              Receivers that use this list refuse or filter its mail.
+            </p>
+          ) : (
+            <p>
+              <strong>{i.site}</strong> {INCIDENT_WHAT[i.class]} — {num(i.count)} {i.count === 1 ? 'reply' : 'replies'} since <Time iso={i.created_at} />, the
+              last <Time iso={i.last_seen_at} />.{' '}
+              {i.suspended_until && (
+                // The suspension is short (shaping's backoff); the incident stays open for a day without replies.
+                <>
+                  Mail to it {Date.parse(i.suspended_until) > Date.now() ? 'is' : 'was'} paused until <Time iso={i.suspended_until} exact />;{' '}
+                </>
+              )}
+              no recipient was suppressed for it.
+            </p>
+          )}
           <p class="mono small incident-reply">{i.last_reply}</p>
           {i.links.length > 0 && (
             <p class="small">
