@@ -224,7 +224,7 @@ function useScrollableFocus(ref: { current: HTMLElement | null }, label: string)
     const el = ref.current;
     if (!el) return;
     const update = () => {
-      if (el.scrollWidth > el.clientWidth + 1) {
+      if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) {
         el.tabIndex = 0;
         el.setAttribute('role', 'region');
         el.setAttribute('aria-label', label);
@@ -433,13 +433,28 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
-/** Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it. */
-export function Code({ children, wrap, label }: { children: string; wrap?: boolean; label?: string }) {
-  return (
+/**
+ * Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it.
+ * Without one it does so only while its text overflows (like a table), named "Code"; `copy` adds a
+ * copy button for the whole text above it.
+ */
+export function Code({ children, wrap, label, copy }: { children: string; wrap?: boolean; label?: string; copy?: boolean }) {
+  const ref = useRef<HTMLPreElement>(null);
+  useScrollableFocus(label ? { current: null } : ref, 'Code');
+  const pre = (
     // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the label comes with the region role (both only when `label` is given).
-    <pre class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
+    <pre ref={ref} class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
       {children}
     </pre>
+  );
+  if (!copy) return pre;
+  return (
+    <div class="code-block">
+      <div class="code-tools">
+        <CopyButton text={children} />
+      </div>
+      {pre}
+    </div>
   );
 }
 
