@@ -14,6 +14,7 @@ import { waitForEmail } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
+import { EMITTED_WEBHOOK_KINDS } from '../../src/event-catalogue';
 
 /** The route patterns of the dashboard's router table (`const ROUTES … = [ ['/dashboard…', …], … ]`). */
 export function dashboardRoutes(): string[] {
@@ -30,6 +31,8 @@ let base: string;
 let hooks: ReturnType<typeof Bun.serve>;
 /** Seeded ids by the route pattern they fill. */
 const ids: Record<string, string> = {};
+/** Records the names-and-reasons checks look at. */
+const extra: Record<string, string> = {};
 
 beforeAll(async () => {
   const port = await freePort();
@@ -79,6 +82,19 @@ beforeAll(async () => {
     html: '<p>News for {{{contact.first_name|you}}}</p>',
   } as never);
   ids['/dashboard/broadcasts/:id'] = broadcast.data!.id;
+  const sentBroadcast = (
+    await resend.broadcasts.create({
+      segmentId: segment,
+      from: 'Acme <news@example.test>',
+      subject: 'April news',
+      name: 'April news',
+      html: '<p>Hi</p>',
+    } as never)
+  ).data!.id;
+  expect((await resend.broadcasts.send(sentBroadcast)).error).toBeNull();
+  extra.sentBroadcast = sentBroadcast;
+  // An email to the address the bounce suppressed: suppressed, never tried.
+  extra.suppressed = (await resend.emails.send({ from: 'Acme <hello@example.test>', to: ['nobody@dest.test'], subject: 'Again', html: '<p>x</p>' })).data!.id;
 
   const template = (
     await resend.templates
@@ -195,3 +211,64 @@ for (const [size, viewport] of [
     }
   });
 }
+
+// Issue 35, item 6: names where ids were, a suppressed email's reason, the whole webhook payload.
+describe('names, reasons, panels', () => {
+  let context: BrowserContext;
+  let page: Page;
+  beforeAll(async () => {
+    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await signIn(context, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  }, 30_000);
+  afterAll(() => context?.close());
+
+  test("a suppressed email says why: the suppression's origin, class and reply, and the email that caused it", async () => {
+    await until(async () => (await world.p.api('GET', `/emails/${extra.suppressed}`)).body.last_event === 'suppressed', 'suppressed');
+    await page.goto(`${base}/dashboard/emails/${extra.suppressed}`);
+    const why = page.locator('ul.suppressed-why');
+    await why.getByText('Recipient address rejected').waitFor({ timeout: 10_000 });
+    const text = (await page.locator('main').textContent()) ?? '';
+    expect(text).not.toContain('No attempt yet');
+    expect(text).toContain('the recipient is on your suppression list');
+    expect(await why.textContent()).toContain('a message to it bounced permanently');
+    expect(await why.getByText('bounce class recipient').count()).toBe(1);
+    expect(await why.getByRole('link', { name: 'this email' }).getAttribute('href')).toMatch(/^\/dashboard\/emails\//);
+    await screenshot(page, 'email-suppressed');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
+
+  test("a log entry names its API key; a sent broadcast its segment; the runs list each run's contact", async () => {
+    await page.goto(`${base}/dashboard/logs/${ids['/dashboard/logs/:id']}`);
+    expect(await page.getByRole('link', { name: 'Default key' }).getAttribute('href')).toBe('/dashboard/api-keys');
+    await page.goto(`${base}/dashboard/broadcasts/${extra.sentBroadcast}`);
+    const segment = page.getByRole('link', { name: 'Newsletter' });
+    await segment.waitFor({ timeout: 10_000 });
+    expect(await segment.getAttribute('href')).toMatch(/^\/dashboard\/audiences\?segment=/);
+    await page.goto(`${base}/dashboard/automations/${ids['/dashboard/automations/:id']}`);
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.getByRole('link', { name: 'dana@dest.test' }).waitFor({ timeout: 10_000 });
+    expect(await runs.getByRole('columnheader', { name: 'Contact' }).count()).toBe(1);
+    expect(await runs.getByRole('link', { name: 'dana@dest.test' }).getAttribute('href')).toBe(
+      `/dashboard/audiences/contacts/${ids['/dashboard/audiences/contacts/:id']}`,
+    );
+  }, 30_000);
+
+  test('the webhook delivery panel shows the whole payload with a copy button; the form offers every kind the server sends', async () => {
+    const hook = ids['/dashboard/webhooks/:id'];
+    const [event] = (await world.p.api('GET', `/webhooks/${hook}/events`)).body.data;
+    await page.goto(`${base}/dashboard/webhooks/${hook}?event=${event.id}`);
+    const body = page.getByRole('region', { name: 'Request body' });
+    await body.waitFor({ timeout: 10_000 });
+    const payload = (await world.p.api('GET', `/webhooks/${hook}/events/${event.id}`)).body.payload;
+    expect(JSON.parse((await body.textContent()) ?? '')).toEqual(payload);
+    // Wrapped to the panel: nothing to scroll sideways.
+    expect(await body.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    expect(await page.getByRole('button', { name: /^Copy: / }).count()).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    for (const kind of EMITTED_WEBHOOK_KINDS) expect(await dialog.getByRole('checkbox', { name: kind, exact: true }).count()).toBe(1);
+    await screenshot(page, 'webhook-form');
+  }, 30_000);
+});

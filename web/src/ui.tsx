@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ListOf } from '../../src/schemas/common';
-import { type Answer, ApiFailure, download, qs, request, type Target } from './api';
+import { type Answer, ApiFailure, download, page, qs, request, type Target, url } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 import { type BounceClass, SENDER_CLASSES } from '../../src/mail/bounce-class-names';
@@ -656,4 +656,12 @@ export function Notices() {
       ))}
     </div>
   );
+}
+
+/** A contact by email, linked to its page; one deleted since, as such (automation runs name theirs this way). */
+export function ContactName({ id }: { id: string }) {
+  const c = useGet(url('/contacts/:id_or_email', { id_or_email: id }));
+  if (c.error) return <span class="muted small">deleted contact</span>;
+  if (!c.data) return <span class="muted">…</span>;
+  return <a href={page`/dashboard/audiences/contacts/${id}`}>{c.data.email}</a>;
 }
