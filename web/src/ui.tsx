@@ -246,16 +246,19 @@ export function Table<T extends { id: string }>({
   rows,
   href,
   caption,
+  cards,
 }: {
   columns: Column<T>[];
   rows: T[];
   href?: (r: T) => string;
   caption: string;
+  /** On a phone, each row a card of labelled lines instead of a table to scroll (styles.css, "Narrow screens"). */
+  cards?: boolean;
 }) {
   const wrap = useRef<HTMLDivElement>(null);
   useScrollableFocus(wrap, caption);
   return (
-    <div class="table-wrap" ref={wrap}>
+    <div class={cards ? 'table-wrap cards' : 'table-wrap'} ref={wrap}>
       <table>
         <caption class="sr-only">{caption}</caption>
         <thead>
@@ -271,7 +274,9 @@ export function Table<T extends { id: string }>({
           {rows.map((r) => (
             <tr key={r.id} class={href ? 'linked' : ''}>
               {columns.map((c, i) => (
-                <td class={c.class}>{href && i === 0 ? <a href={href(r)}>{c.render(r)}</a> : c.render(r)}</td>
+                <td class={c.class} data-label={c.label}>
+                  {href && i === 0 ? <a href={href(r)}>{c.render(r)}</a> : c.render(r)}
+                </td>
               ))}
             </tr>
           ))}
@@ -309,7 +314,8 @@ export function PagedTable<T extends { id: string }>(props: {
   if (!paged.rows.length) return <>{props.empty}</>;
   return (
     <>
-      <Table columns={props.columns} rows={paged.rows} href={props.href} caption={props.caption} />
+      {/* A paged list is a main list: cards on a phone. */}
+      <Table columns={props.columns} rows={paged.rows} href={props.href} caption={props.caption} cards />
       <Pager {...paged} />
     </>
   );
