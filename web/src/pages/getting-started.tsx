@@ -13,7 +13,7 @@ const DELIVERED = 'delivered,opened,clicked,complained';
 const dismissedKey = (team: string) => `posthorn.getting-started.dismissed.${team}`;
 
 /** The checklist, or nothing once the team dismissed it (per browser: a preference, not team state). */
-export function GettingStarted({ team }: { team: string }) {
+export function GettingStarted({ team, onSent }: { team: string; onSent?: () => void }) {
   const [dismissed, setDismissed] = useState(() => localStorage.getItem(dismissedKey(team)) === '1');
   const domains = useGet(dismissed ? null : '/domains');
   const keys = useGet(dismissed ? null : '/api-keys');
@@ -30,9 +30,11 @@ export function GettingStarted({ team }: { team: string }) {
   };
   const all = done.domain && done.key && done.sent && done.delivered;
   const count = Object.values(done).filter(Boolean).length;
+  // What the checklist sent changes the page around it too (Overview's counts and chart).
   const reload = () => {
     sent.reload();
     delivered.reload();
+    onSent?.();
   };
   return (
     <section class="card getting-started" aria-labelledby="gs-title">

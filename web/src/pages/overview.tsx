@@ -90,7 +90,13 @@ export function OverviewPage({ team }: { team: string }) {
         }
       />
       {!!incidents.data?.data.length && <Incidents items={incidents.data.data} />}
-      <GettingStarted team={team} />
+      <GettingStarted
+        team={team}
+        onSent={() => {
+          metrics.reload();
+          queue.reload();
+        }}
+      />
       <ErrorBox error={metrics.error} />
       <div class="stats">
         <Stat label="Sent" value={num(t.sent)} />
