@@ -53,8 +53,11 @@ export function LogsPage() {
         caption="API requests"
         href={(l) => page`/dashboard/logs/${l.id}`}
         empty={
-          <Empty title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}>
-            Requests made with an API key appear here.
+          <Empty
+            title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}
+            action={method || status || key ? <a href="/dashboard/logs">Clear the filters</a> : <a href="/dashboard/api-keys">Get an API key</a>}
+          >
+            Requests made with an API key (the SDKs, curl, your app) appear here with their bodies and answers.
           </Empty>
         }
         columns={[
