@@ -125,6 +125,8 @@ const runFields = {
   started_at: Nullable(Timestamp),
   completed_at: Nullable(Timestamp),
   created_at: Timestamp,
+  /** Posthorn: whom the run is for (the runs list names it too, issue 35). */
+  contact_id: Id,
 };
 
 /** An item of GET /automations/{id}/runs (docs/api.md §24.7). */
@@ -135,8 +137,6 @@ export type AutomationRunSummary = Static<typeof AutomationRunSummary>;
 export const AutomationRun = Type.Object({
   object: Type.Literal('automation_run'),
   ...runFields,
-  /** Posthorn: whom the run is for. */
-  contact_id: Id,
   steps: Type.Array(
     Type.Object({
       key: Type.String(),

@@ -38,7 +38,7 @@ import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliv
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
-import { SuppressionList } from './suppressions';
+import { Suppression, SuppressionList } from './suppressions';
 import { Template, TemplateDeleted, TemplateList, TemplateRef, TemplateVersion, TemplateVersionList } from './templates';
 import { ContactTopic, ContactTopicsUpdated, Topic } from './topics';
 import { Webhook, WebhookAttemptList, WebhookEvent, WebhookEventList, WebhookList, WebhookSecret } from './webhooks';
@@ -153,6 +153,7 @@ export const ROUTES = {
   'GET /broadcasts/:id/clicked-links': List(ClickedLink),
   'GET /suppressions': SuppressionList,
   'GET /suppressions/export': RawText,
+  'GET /suppressions/:id_or_email': Suppression,
   'POST /suppressions': Ref('suppression'),
   'DELETE /suppressions/:id_or_email': Deleted('suppression'),
 

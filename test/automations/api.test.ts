@@ -666,7 +666,14 @@ describe('resend.automations.runs', () => {
     const all = await p.resend.automations.runs.list({ automationId: id });
     expect(all.error).toBeNull();
     expect(all.data!.data).toHaveLength(3);
-    expect(all.data!.data[0]).toEqual({ id: UUID, status: expect.any(String), started_at: ISO, completed_at: expect.anything(), created_at: ISO } as never);
+    expect(all.data!.data[0]).toEqual({
+      id: UUID,
+      status: expect.any(String),
+      started_at: ISO,
+      completed_at: expect.anything(),
+      created_at: ISO,
+      contact_id: UUID,
+    } as never);
     const both = await p.resend.automations.runs.list({ automationId: id, status: ['running', 'completed'] });
     expect(both.data!.data).toHaveLength(3);
     const page = await p.resend.automations.runs.list({ automationId: id, limit: 2 });

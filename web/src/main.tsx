@@ -47,7 +47,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
 type Route = [string, (p: Record<string, string>, s: Session) => preact.JSX.Element];
 
 const ROUTES: Route[] = [
-  ['/dashboard', () => <OverviewPage />],
+  ['/dashboard', (_, s) => <OverviewPage team={s.team.id} />],
   ['/dashboard/emails', () => <EmailsPage />],
   ['/dashboard/emails/:id', (p) => <EmailPage id={p.id} />],
   ['/dashboard/receiving', () => <ReceivingPage />],

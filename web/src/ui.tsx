@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ListOf } from '../../src/schemas/common';
-import { type Answer, ApiFailure, download, qs, request, type Target } from './api';
+import { type Answer, ApiFailure, download, page, qs, request, type Target, url } from './api';
 import { setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 import { type BounceClass, SENDER_CLASSES } from '../../src/mail/bounce-class-names';
@@ -224,7 +224,7 @@ function useScrollableFocus(ref: { current: HTMLElement | null }, label: string)
     const el = ref.current;
     if (!el) return;
     const update = () => {
-      if (el.scrollWidth > el.clientWidth + 1) {
+      if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) {
         el.tabIndex = 0;
         el.setAttribute('role', 'region');
         el.setAttribute('aria-label', label);
@@ -246,16 +246,19 @@ export function Table<T extends { id: string }>({
   rows,
   href,
   caption,
+  cards,
 }: {
   columns: Column<T>[];
   rows: T[];
   href?: (r: T) => string;
   caption: string;
+  /** On a phone, each row a card of labelled lines instead of a table to scroll (styles.css, "Narrow screens"). */
+  cards?: boolean;
 }) {
   const wrap = useRef<HTMLDivElement>(null);
   useScrollableFocus(wrap, caption);
   return (
-    <div class="table-wrap" ref={wrap}>
+    <div class={cards ? 'table-wrap cards' : 'table-wrap'} ref={wrap}>
       <table>
         <caption class="sr-only">{caption}</caption>
         <thead>
@@ -271,7 +274,9 @@ export function Table<T extends { id: string }>({
           {rows.map((r) => (
             <tr key={r.id} class={href ? 'linked' : ''}>
               {columns.map((c, i) => (
-                <td class={c.class}>{href && i === 0 ? <a href={href(r)}>{c.render(r)}</a> : c.render(r)}</td>
+                <td class={c.class} data-label={c.label}>
+                  {href && i === 0 ? <a href={href(r)}>{c.render(r)}</a> : c.render(r)}
+                </td>
               ))}
             </tr>
           ))}
@@ -309,7 +314,8 @@ export function PagedTable<T extends { id: string }>(props: {
   if (!paged.rows.length) return <>{props.empty}</>;
   return (
     <>
-      <Table columns={props.columns} rows={paged.rows} href={props.href} caption={props.caption} />
+      {/* A paged list is a main list: cards on a phone. */}
+      <Table columns={props.columns} rows={paged.rows} href={props.href} caption={props.caption} cards />
       <Pager {...paged} />
     </>
   );
@@ -433,13 +439,28 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   );
 }
 
-/** Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it. */
-export function Code({ children, wrap, label }: { children: string; wrap?: boolean; label?: string }) {
-  return (
+/**
+ * Preformatted text; with `label`, a named region that takes the focus, so a keyboard can scroll it.
+ * Without one it does so only while its text overflows (like a table), named "Code"; `copy` adds a
+ * copy button for the whole text above it.
+ */
+export function Code({ children, wrap, label, copy }: { children: string; wrap?: boolean; label?: string; copy?: boolean }) {
+  const ref = useRef<HTMLPreElement>(null);
+  useScrollableFocus(label ? { current: null } : ref, 'Code');
+  const pre = (
     // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the label comes with the region role (both only when `label` is given).
-    <pre class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
+    <pre ref={ref} class={`code ${wrap ? 'wrap' : ''}`} tabIndex={label ? 0 : undefined} role={label ? 'region' : undefined} aria-label={label}>
       {children}
     </pre>
+  );
+  if (!copy) return pre;
+  return (
+    <div class="code-block">
+      <div class="code-tools">
+        <CopyButton text={children} />
+      </div>
+      {pre}
+    </div>
   );
 }
 
@@ -641,4 +662,12 @@ export function Notices() {
       ))}
     </div>
   );
+}
+
+/** A contact by email, linked to its page; one deleted since, as such (automation runs name theirs this way). */
+export function ContactName({ id }: { id: string }) {
+  const c = useGet(url('/contacts/:id_or_email', { id_or_email: id }));
+  if (c.error) return <span class="muted small">deleted contact</span>;
+  if (!c.data) return <span class="muted">…</span>;
+  return <a href={page`/dashboard/audiences/contacts/${id}`}>{c.data.email}</a>;
 }

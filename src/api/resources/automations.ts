@@ -46,12 +46,12 @@ const runSummary = (r: AutomationRunRec): AutomationRunSummary => ({
   started_at: r.started_at,
   completed_at: r.completed_at,
   created_at: r.created_at,
+  // Posthorn: whom the run is for.
+  contact_id: r.contact_id,
 });
 const runView = (r: AutomationRunRec): AutomationRun => ({
   object: 'automation_run',
   ...runSummary(r),
-  // Posthorn: whom the run is for.
-  contact_id: r.contact_id,
   steps: r.steps.map((s) => ({
     key: s.key,
     type: s.type,

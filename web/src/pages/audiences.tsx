@@ -338,7 +338,11 @@ function Segments() {
         </button>
       </form>
       <ErrorBox error={list.error ?? create.error ?? remove.error} />
-      {list.data && !list.data.data.length && <Empty title="No segments yet.">A segment is a list of contacts a broadcast goes to.</Empty>}
+      {list.data && !list.data.data.length && (
+        <Empty title="No segments yet.">
+          A segment is a list of contacts a broadcast goes to: create one here, then add contacts to it when you add or import them, or from a contact's page.
+        </Empty>
+      )}
       {list.data && list.data.data.length > 0 && (
         <Table
           caption="Segments"

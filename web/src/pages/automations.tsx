@@ -3,7 +3,24 @@
 // each step's times, outcome or error. Automations are made and changed through the API.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { Badge, Card, Code, Empty, ErrorBox, KeyValue, Loading, PagedTable, PageHeader, Section, Table, Tabs, Time, useGet, usePaged } from '../ui';
+import {
+  Badge,
+  Card,
+  Code,
+  ContactName,
+  Empty,
+  ErrorBox,
+  KeyValue,
+  Loading,
+  PagedTable,
+  PageHeader,
+  Section,
+  Table,
+  Tabs,
+  Time,
+  useGet,
+  usePaged,
+} from '../ui';
 import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
 import { get, qs, url, page } from '../api';
 import { setQuery, useLocation } from '../router';
@@ -246,6 +263,7 @@ export function AutomationPage({ id }: { id: string }) {
               empty={<Empty title="No runs.">A run starts each time the trigger event is sent for a contact.</Empty>}
               columns={[
                 { label: 'Started', render: (r) => <Time iso={r.started_at} /> },
+                { label: 'Contact', render: (r) => <ContactName id={r.contact_id} /> },
                 { label: 'Status', render: (r) => <Badge value={r.status} /> },
                 { label: 'Ended', render: (r) => <Time iso={r.completed_at} /> },
               ]}
@@ -283,10 +301,7 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
       {r.data && (
         <>
           <p>
-            <Badge value={r.data.status} /> <span class="muted small">contact</span>{' '}
-            <a class="mono small" href={page`/dashboard/audiences/contacts/${r.data.contact_id}`}>
-              {r.data.contact_id}
-            </a>
+            <Badge value={r.data.status} /> <span class="muted small">contact</span> <ContactName id={r.data.contact_id} />
           </p>
           <ol class="run-steps">
             {r.data.steps.map((s) => (

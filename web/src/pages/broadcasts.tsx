@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
 import type { BroadcastReview } from '../../../src/schemas/insights';
-import { ApiFailure, del, page, patch, post, url } from '../api';
+import { ApiFailure, del, page, patch, post, qs, url } from '../api';
 import { navigate } from '../router';
 import {
   Badge,
@@ -527,7 +527,7 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
               rows={[
                 ['From', b.from],
                 ['Subject', b.subject],
-                ['Segment', <span class="mono small">{b.segment_id}</span>],
+                ['Segment', <SegmentName id={b.segment_id} />],
                 ['Created', <Time iso={b.created_at} exact />],
               ]}
             />
@@ -536,4 +536,14 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
       </div>
     </>
   );
+}
+
+/** A segment by name, linked to its contacts; an id whose segment is gone, as such. */
+function SegmentName({ id }: { id: string | null }) {
+  const segments = useSegments(!!id);
+  if (!id) return <span class="muted">—</span>;
+  if (!segments.data) return <span class="muted">…</span>;
+  const s = segments.data.data.find((x) => x.id === id);
+  if (!s) return <span class="mono small">{id} (deleted)</span>;
+  return <a href={`/dashboard/audiences${qs({ segment: id })}`}>{s.name}</a>;
 }

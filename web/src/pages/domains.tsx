@@ -3,12 +3,14 @@
 import { useState } from 'preact/hooks';
 import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domains';
 import { del, patch, post, url, page } from '../api';
-import { navigate } from '../router';
+import { navigate, setQuery, useLocation } from '../router';
 import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
 
 export function DomainsPage() {
   const list = useGet('/domains');
-  const [adding, setAdding] = useState(false);
+  // `?add=1` opens the form (the getting-started checklist links here).
+  const { query } = useLocation();
+  const [adding, setAdding] = useState(query.get('add') === '1');
   return (
     <>
       <PageHeader
@@ -49,7 +51,13 @@ export function DomainsPage() {
           ]}
         />
       )}
-      <AddDomain open={adding} onClose={() => setAdding(false)} />
+      <AddDomain
+        open={adding}
+        onClose={() => {
+          setAdding(false);
+          if (query.get('add')) setQuery({ add: null });
+        }}
+      />
     </>
   );
 }

@@ -2,6 +2,7 @@
 // events, delivery attempts (MX host and address, TLS, replies), preview, text, source and
 // attachments; cancel and reschedule a scheduled email; hold, release, retry and cancel a queued one.
 import { useState } from 'preact/hooks';
+import type { DomainSummary } from '../../../src/schemas/domains';
 import { post, patch, url, page } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
 import {
@@ -133,10 +134,12 @@ export function EmailsPage() {
   );
 }
 
+/** Can the team send from this domain now? A verified domain that lost a record keeps sending while it is re-checked (temporary_failure). */
+export const canSendFrom = (d: DomainSummary) => ['verified', 'partially_verified', 'temporary_failure'].includes(d.status);
+
 function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const domains = useGet(open ? '/domains' : null);
-  // A verified domain that lost a record keeps sending while it is re-checked (temporary_failure).
-  const verified = (domains.data?.data ?? []).filter((d) => ['verified', 'partially_verified', 'temporary_failure'].includes(d.status));
+  const verified = (domains.data?.data ?? []).filter(canSendFrom);
   const [form, setForm] = useState({ from: '', to: '', subject: '', html: '', scheduled_at: '' });
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
   const action = useAction(async () => {
@@ -285,7 +288,11 @@ export function EmailPage({ id }: { id: string }) {
           </Card>
           <Section title="Delivery attempts">
             {!e.attempts.length ? (
-              <p class="muted">No attempt yet{e.last_event === 'scheduled' ? ': the email is scheduled.' : '.'}</p>
+              e.last_event === 'suppressed' ? (
+                <Suppressed to={e.to} />
+              ) : (
+                <p class="muted">No attempt yet{e.last_event === 'scheduled' ? ': the email is scheduled.' : '.'}</p>
+              )
             ) : (
               <Table
                 caption="Delivery attempts"
@@ -497,5 +504,62 @@ function Attachments({ id }: { id: string }) {
         </li>
       ))}
     </ul>
+  );
+}
+
+/**
+ * Why a suppressed email was never tried: each recipient's entry on the suppression list (its
+ * origin, the bounce class and the reply that put it there, the email that caused it; docs/api.md §16).
+ */
+function Suppressed({ to }: { to: string[] }) {
+  return (
+    <Card>
+      <p>Not sent: {to.length === 1 ? 'the recipient is' : 'its recipients are'} on your suppression list.</p>
+      <ul class="plain suppressed-why">
+        {to.map((address) => (
+          <SuppressionWhy address={address} />
+        ))}
+      </ul>
+      <p class="muted small">
+        Remove an address from the list in <a href="/dashboard/audiences?tab=suppressions">Audiences → Suppressions</a> to send to it again.
+      </p>
+    </Card>
+  );
+}
+
+const ORIGIN_WHY = {
+  bounce: 'a message to it bounced permanently',
+  complaint: 'its owner reported a message as spam',
+  manual: 'it was added by hand',
+} as const;
+
+function SuppressionWhy({ address }: { address: string }) {
+  // The address as written in `to` may carry a display name: the list is keyed by the bare address.
+  const bare = address.match(/<([^>]+)>\s*$/)?.[1] ?? address;
+  const s = useGet(url('/suppressions/:id_or_email', { id_or_email: bare }));
+  if (s.error) return <li class="small">{bare}: not on the list (any more).</li>;
+  if (!s.data) return <li class="muted small">{bare}…</li>;
+  const x = s.data;
+  return (
+    <li>
+      <strong>{x.email}</strong> since <Time iso={x.created_at} exact />: {ORIGIN_WHY[x.origin]}
+      {x.source_id && (
+        <>
+          {' '}
+          (<a href={page`/dashboard/emails/${x.source_id}`}>this email</a>)
+        </>
+      )}
+      .
+      {(x.class || x.reply) && (
+        <div class="suppression-reply">
+          {x.class && (
+            <span>
+              <BounceClassBadge value={x.class} />
+            </span>
+          )}
+          {x.reply && <span class="mono small break">{x.reply}</span>}
+        </div>
+      )}
+    </li>
   );
 }

@@ -53,8 +53,11 @@ export function LogsPage() {
         caption="API requests"
         href={(l) => page`/dashboard/logs/${l.id}`}
         empty={
-          <Empty title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}>
-            Requests made with an API key appear here.
+          <Empty
+            title={method || status || key ? 'No request matches these filters.' : 'No API requests yet.'}
+            action={method || status || key ? <a href="/dashboard/logs">Clear the filters</a> : <a href="/dashboard/api-keys">Get an API key</a>}
+          >
+            Requests made with an API key (the SDKs, curl, your app) appear here with their bodies and answers.
           </Empty>
         }
         columns={[
@@ -86,7 +89,7 @@ export function LogPage({ id }: { id: string }) {
           rows={[
             ['When', <Time iso={x.created_at} exact />],
             ['User agent', <span class="mono small">{x.user_agent}</span>],
-            ['API key', <span class="mono small">{x.api_key_id}</span>],
+            ['API key', <KeyName id={x.api_key_id} />],
           ]}
         />
       </Card>
@@ -102,4 +105,13 @@ export function LogPage({ id }: { id: string }) {
       </div>
     </>
   );
+}
+
+/** The request's API key by name, linked to the keys; a key since revoked, as such. */
+function KeyName({ id }: { id: string | null }) {
+  const keys = useGet(id ? '/api-keys' : null);
+  if (!id) return <span class="muted">—</span>;
+  if (!keys.data) return <span class="muted">…</span>;
+  const k = keys.data.data.find((x) => x.id === id);
+  return k ? <a href="/dashboard/api-keys">{k.name}</a> : <span class="muted">revoked key</span>;
 }

@@ -10,6 +10,7 @@ import { post, url } from '../api';
 import { TimeChart } from '../chart';
 import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
 import { ProvidersTable } from './providers';
+import { GettingStarted } from './getting-started';
 
 const RANGES = [
   { id: '24h', label: 'Last 24 hours', days: 1, granularity: 'hourly' },
@@ -27,7 +28,7 @@ const SERIES = [
   { key: 'clicked', label: 'Clicked', color: '#a855f7' },
 ];
 
-export function OverviewPage() {
+export function OverviewPage({ team }: { team: string }) {
   const [range, setRange] = useState('7d');
   const r = RANGES.find((x) => x.id === range)!;
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -70,6 +71,8 @@ export function OverviewPage() {
   }, [metrics.data]);
 
   const t = metrics.data?.totals ?? {};
+  // Nothing sent in the range: no rates, no verdicts, no all-zero chart — an empty state says so.
+  const quiet = !!metrics.data && !t.sent;
   const queued = (queue.data?.data ?? []).reduce((a, d) => a + d.queued, 0);
   return (
     <>
@@ -89,12 +92,19 @@ export function OverviewPage() {
       />
       {checks.data?.status === 'fail' && <FailingChecks checks={checks.data.checks} />}
       {!!incidents.data?.data.length && <Incidents items={incidents.data.data} />}
+      <GettingStarted
+        team={team}
+        onSent={() => {
+          metrics.reload();
+          queue.reload();
+        }}
+      />
       <ErrorBox error={metrics.error} />
       <div class="stats">
         <Stat label="Sent" value={num(t.sent)} />
-        <Stat label="Delivered" value={num(t.delivered)} sub={`${pct(t.delivery_rate)} of sent`} />
-        <Stat label="Opened" value={num(t.unique_opened)} sub={`${pct(t.open_rate)} open rate`} />
-        <Stat label="Clicked" value={num(t.unique_clicked)} sub={`${pct(t.click_rate)} click rate`} />
+        <Stat label="Delivered" value={num(t.delivered)} sub={quiet ? undefined : `${pct(t.delivery_rate)} of sent`} />
+        <Stat label="Opened" value={num(t.unique_opened)} sub={quiet ? undefined : `${pct(t.open_rate)} open rate`} />
+        <Stat label="Clicked" value={num(t.unique_clicked)} sub={quiet ? undefined : `${pct(t.click_rate)} click rate`} />
         <Stat
           label="In the queue"
           value={queue.data ? num(queued) : '…'}
@@ -105,6 +115,10 @@ export function OverviewPage() {
         <h2 class="card-title">Activity</h2>
         {metrics.loading && !metrics.data ? (
           <Loading />
+        ) : quiet ? (
+          <Empty title={`Nothing sent in the ${r.label.toLowerCase()}.`}>
+            The activity chart, the bounce and complaint rates and the mailbox providers appear once emails go out.
+          </Empty>
         ) : (
           <TimeChart
             times={chart.times}
@@ -113,30 +127,36 @@ export function OverviewPage() {
           />
         )}
       </Card>
-      <div class="grid2">
-        <Health
-          title="Bounce rate"
-          rate={t.bounce_rate ?? 0}
-          warn={0.02}
-          limit={0.05}
-          detail={`${num(t.bounced)} of ${num(t.sent)} sent bounced.`}
-          advice="Keep it under 2 %. Above 5 % mailbox providers treat the stream as a list of bought or stale addresses."
-        />
-        <Health
-          title="Complaint rate"
-          rate={t.complaint_rate ?? 0}
-          warn={0.001}
-          limit={0.003}
-          digits={2}
-          detail={`${num(t.complained)} of ${num(t.delivered)} delivered were reported as spam.`}
-          advice="Gmail and Yahoo require bulk senders to stay under 0.3 % and recommend under 0.1 %."
-        />
-      </div>
-      <ProvidersTable days={r.days} granularity={r.granularity} label={r.label} />
+      {!quiet && (
+        <div class="grid2">
+          <Health
+            title="Bounce rate"
+            rate={t.bounce_rate ?? 0}
+            warn={0.02}
+            limit={0.05}
+            of={t.sent ?? 0}
+            detail={`${num(t.bounced)} of ${num(t.sent)} sent bounced.`}
+            advice="Keep it under 2 %. Above 5 % mailbox providers treat the stream as a list of bought or stale addresses."
+          />
+          <Health
+            title="Complaint rate"
+            rate={t.complaint_rate ?? 0}
+            warn={0.001}
+            limit={0.003}
+            digits={2}
+            of={t.delivered ?? 0}
+            detail={`${num(t.complained)} of ${num(t.delivered)} delivered were reported as spam.`}
+            advice="Gmail and Yahoo require bulk senders to stay under 0.3 % and recommend under 0.1 %."
+          />
+        </div>
+      )}
+      {!quiet && <ProvidersTable days={r.days} granularity={r.granularity} label={r.label} />}
       <Section title="Delivery queue">
         {queue.error && <ErrorBox error={queue.error} />}
         {queue.data && !queue.data.data.length && (
-          <Empty title="The queue is empty.">Every accepted email has been handed to its recipients' mail servers.</Empty>
+          <Empty title="The queue is empty.">
+            {quiet ? 'Emails waiting for their recipients’ mail servers show here.' : "Every accepted email has been handed to its recipients' mail servers."}
+          </Empty>
         )}
         {queue.data && queue.data.data.length > 0 && (
           <>
@@ -316,16 +336,27 @@ function Health({
   limit,
   detail,
   advice,
+  of,
   digits = 1,
 }: {
   title: string;
   rate: number;
+  /** The count the rate is of: none, no verdict. */
+  of: number;
   warn: number;
   limit: number;
   detail: string;
   advice: string;
   digits?: number;
 }) {
+  if (!of)
+    return (
+      <Card class="health">
+        <h2 class="card-title">{title}</h2>
+        <p class="muted">No verdict yet: there is nothing to measure it against in this period.</p>
+        <p class="muted small">{advice}</p>
+      </Card>
+    );
   const state = rate >= limit ? 'bad' : rate >= warn ? 'warn' : 'good';
   const width = Math.min(100, (rate / (limit * 1.5)) * 100);
   return (

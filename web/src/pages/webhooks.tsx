@@ -313,7 +313,10 @@ function EventDetail({ webhook, event, onClose }: { webhook: string; event: stri
             Replay
           </button>
           <h3>Request body</h3>
-          <Code>{JSON.stringify(ev.data.payload, null, 2)}</Code>
+          {/* The whole payload, wrapped to the panel's width (it scrolls down, never sideways), with a copy of it. */}
+          <Code wrap copy label="Request body">
+            {JSON.stringify(ev.data.payload, null, 2)}
+          </Code>
         </>
       )}
       <h3>Attempts</h3>
