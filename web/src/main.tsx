@@ -7,7 +7,7 @@ import { post, setCsrf, whenSignedOut } from './api';
 import type { Session } from '../../src/schemas/accounts';
 import { loadSession } from './session';
 import { match, navigate, onLinkClick, useLocation } from './router';
-import { Notices } from './ui';
+import { Confirmations, Notices } from './ui';
 import { SignInPage } from './pages/sign-in';
 import { InvitePage } from './pages/invite';
 import { OverviewPage } from './pages/overview';
@@ -200,6 +200,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
         {page}
       </main>
       <Notices />
+      <Confirmations />
     </div>
   );
 }

@@ -31,6 +31,7 @@ import {
   usePaged,
   val,
   type InputEvent,
+  ask,
 } from '../ui';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
@@ -216,7 +217,12 @@ export function EmailPage({ id }: { id: string }) {
               <button type="button" class="btn" onClick={() => setRescheduling(true)}>
                 Reschedule
               </button>
-              <button type="button" class="btn danger" disabled={cancel.busy} onClick={() => confirm('Cancel this scheduled email?') && cancel.run()}>
+              <button
+                type="button"
+                class="btn danger"
+                disabled={cancel.busy}
+                onClick={async () => (await ask('Cancel this scheduled email?', { confirm: 'Cancel the email' })) && cancel.run()}
+              >
                 Cancel send
               </button>
             </>
@@ -241,7 +247,7 @@ export function EmailPage({ id }: { id: string }) {
                   type="button"
                   class="btn danger"
                   disabled={cancel.busy}
-                  onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}
+                  onClick={async () => (await ask(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`, { confirm: 'Cancel delivery' })) && cancel.run()}
                 >
                   Cancel delivery
                 </button>
