@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test';
 import { docFromHtml, emailHtml, esc, placeholderTag, safeUrl, type DocNode } from '../../web/src/editor/email-html';
 import { blocksOf, starterDoc } from '../../web/src/editor/mode';
-import { cleanPastedHtml } from '../../web/src/editor/block-editor';
+import { cleanPastedHtml } from '../../web/src/editor/paste';
 import { fillForContact } from '../../web/src/editor/broadcast-preview';
 
 const doc = (...content: DocNode[]): DocNode => ({ type: 'doc', content });

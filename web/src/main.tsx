@@ -20,7 +20,7 @@ import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
 import { TemplatesPage, TemplatePage } from './pages/templates';
 import { TemplateVersionsPage } from './pages/template-versions';
-import { AutomationsPage, AutomationPage } from './pages/automations';
+import { AutomationBuilder, AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
 import { AuditLogPage } from './pages/audit-log';
@@ -56,7 +56,9 @@ const ROUTES: Route[] = [
   ['/dashboard/templates/:id', (p) => <TemplatePage id={p.id} />],
   ['/dashboard/templates/:id/versions', (p) => <TemplateVersionsPage id={p.id} />],
   ['/dashboard/automations', () => <AutomationsPage />],
+  ['/dashboard/automations/new', () => <AutomationBuilder />],
   ['/dashboard/automations/:id', (p) => <AutomationPage id={p.id} />],
+  ['/dashboard/automations/:id/edit', (p) => <AutomationBuilder id={p.id} />],
   ['/dashboard/audiences', () => <AudiencesPage />],
   ['/dashboard/audiences/contacts/:id', (p) => <ContactPage id={p.id} />],
   ['/dashboard/domains', () => <DomainsPage />],

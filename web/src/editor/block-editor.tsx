@@ -11,6 +11,7 @@ import StarterKit from '@tiptap/starter-kit';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { DocNode } from './email-html';
 import { Button, Column, Columns, Footer, Placeholder, Spacer } from './nodes';
+import { cleanPastedHtml } from './paste';
 
 export interface PlaceholderChoice {
   name: string;
@@ -85,15 +86,6 @@ function blockCommands(placeholders: PlaceholderChoice[]): Command[] {
       }),
     ),
   ];
-}
-
-/** Pasted HTML without styles, classes, scripts, Word's comments and conditional blocks. */
-export function cleanPastedHtml(html: string): string {
-  return html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(style|script|title|xml)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<(meta|link)\b[^>]*>/gi, '')
-    .replace(/\s(style|class|id|lang|align|width|height|bgcolor|color|face)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '');
 }
 
 interface Slash {
