@@ -177,6 +177,37 @@ describe('a broadcast built with blocks', () => {
     expect(html).toMatch(/<a href="[^"]+\/u\/[^"]+"[^>]*>Unsubscribe<\/a>/);
   }, 60_000);
 
+  test('a template: HTML mode until switched to blocks; a variable from the `/` menu; saved and reopened as blocks', async () => {
+    const id = (
+      await world.p.api('POST', '/templates', {
+        body: { name: 'Receipt', html: '<p>Hello,</p>\n<p></p>\n', variables: [{ key: 'ORDER', type: 'string', fallback_value: 'n/a' }] },
+      })
+    ).body.id as string;
+    await page.goto(`${base}/dashboard/templates/${id}`);
+    await page.getByRole('textbox', { name: 'HTML' }).waitFor();
+    await page.getByRole('tab', { name: 'Blocks' }).click();
+    const doc = page.getByRole('textbox', { name: 'Email content' });
+    await doc.locator('p', { hasText: 'Write your message here.' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' Order ');
+    await page.keyboard.type('/ORDER');
+    await page
+      .getByRole('listbox', { name: 'Insert' })
+      .getByRole('option', { name: /Variable ORDER/ })
+      .waitFor();
+    await page.keyboard.press('Enter');
+    await doc.locator('.blk-ph', { hasText: 'ORDER' }).waitFor();
+    await page.frameLocator('iframe[title="Email preview"]').getByText('Write your message here. Order n/a').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
+    const html = ((await world.p.api('GET', `/templates/${id}`)).body as { html: string }).html;
+    expect(html).toContain('<table role="presentation"');
+    expect(html).toContain('Order {{{ORDER}}}');
+    await page.reload();
+    await page.getByRole('textbox', { name: 'Email content' }).locator('.blk-ph', { hasText: 'ORDER' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+  }, 60_000);
+
   test('no Content-Security-Policy violation was reported', async () => {
     expect(await cspViolations(page)).toEqual([]);
   });

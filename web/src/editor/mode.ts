@@ -8,19 +8,21 @@ export function blocksOf(html: string | null | undefined): DocNode | null {
   return doc && emailHtml(doc) === html ? doc : null;
 }
 
-/** A new email's document: a heading, a greeting with the first name, a line, the footer. */
-export function starterDoc(greeting: { name: string; fallback: string }): DocNode {
+/** A new email's document: a heading, a greeting (with a placeholder when given), a line, the footer. */
+export function starterDoc(greeting: { name: string; fallback: string } | null): DocNode {
   return {
     type: 'doc',
     content: [
       { type: 'heading', attrs: { level: 1 }, content: [{ type: 'text', text: 'Your headline' }] },
       {
         type: 'paragraph',
-        content: [
-          { type: 'text', text: 'Hello ' },
-          { type: 'placeholder', attrs: greeting },
-          { type: 'text', text: ',' },
-        ],
+        content: greeting
+          ? [
+              { type: 'text', text: 'Hello ' },
+              { type: 'placeholder', attrs: { ...greeting } },
+              { type: 'text', text: ',' },
+            ]
+          : [{ type: 'text', text: 'Hello,' }],
       },
       { type: 'paragraph', content: [{ type: 'text', text: 'Write your message here.' }] },
       { type: 'footer', content: [{ type: 'text', text: 'You receive this email because you subscribed.' }] },

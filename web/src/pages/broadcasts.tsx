@@ -185,7 +185,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
   });
   // Blocks when the HTML is the block editor's own (editor/mode.ts), else the HTML view.
   const [doc, setDoc] = useState<DocNode | null>(() => blocksOf(b.html));
-  const [mode, setMode] = useState<'blocks' | 'html'>(doc ? 'blocks' : 'html');
+  const [mode, setMode] = useState<'blocks' | 'source'>(doc ? 'blocks' : 'source');
   const [when, setWhen] = useState('');
   const [testing, setTesting] = useState(false);
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
@@ -294,10 +294,10 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
           <Tabs
             label="Content editor"
             current={mode}
-            onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'html'))}
+            onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'source'))}
             tabs={[
               { id: 'blocks', label: 'Blocks' },
-              { id: 'html', label: 'HTML' },
+              { id: 'source', label: 'Source' },
             ]}
           />
           <div role="tabpanel" aria-labelledby={`tab-${mode}`} class="tab-panel">
