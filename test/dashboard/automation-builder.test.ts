@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
-import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
+import { join } from 'node:path';
+import { axeViolations, launchBrowser, SCREENSHOTS, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
@@ -106,10 +107,13 @@ describe('the automation builder', () => {
     await panel.getByLabel('Value').fill('pro');
     await page.getByLabel('Add a step').selectOption({ label: 'Wait' });
     // The wait was connected as "yes" (the condition's first way out); connect "no" to it too by the handle.
-    await page.getByRole('button', { name: 'Connect condition_1 (no) to a step' }).click();
+    await page.getByRole('button', { name: 'no: connect condition_1 to a step' }).click();
     await page.getByRole('status').getByText('click a step').waitFor();
     await page.locator('.flow-node', { hasText: '1 day' }).locator('.flow-node-body').click();
     expect(await page.locator('.flow-edge').count()).toBe(5);
+    await page.locator('.flow-node', { hasText: 'Condition' }).locator('.flow-node-body').click();
+    await page.screenshot({ path: join(SCREENSHOTS, 'automation-builder-window.png') });
+    expect(await axeViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Onboarding' }).waitFor();
     const a = (await world.p.api('GET', `/automations/${automationId}`)).body;

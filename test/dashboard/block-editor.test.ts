@@ -9,7 +9,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { simpleParser } from 'mailparser';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { until } from '../helpers/wait';
-import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
+import { join } from 'node:path';
+import { axeViolations, launchBrowser, SCREENSHOTS, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 
 let world: MailWorld;
@@ -120,6 +121,10 @@ describe('a broadcast built with blocks', () => {
     const frame = page.frameLocator('iframe[title="Email preview"]');
     await frame.getByText('Hello Ann,').waitFor();
     await page.getByText('Spring is here, Ann').waitFor();
+    // The editor and the preview side by side, as the window shows them (docs/screenshots/block-editor.png).
+    await page.getByRole('tab', { name: 'Blocks' }).scrollIntoViewIfNeeded();
+    await page.mouse.wheel(0, 380);
+    await page.screenshot({ path: join(SCREENSHOTS, 'block-editor-window.png') });
   }, 30_000);
 
   test('leaving with unsaved changes asks first; staying keeps the page', async () => {

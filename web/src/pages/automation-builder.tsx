@@ -361,7 +361,22 @@ function Canvas({
 
   const byKey = new Map(steps.map((s) => [s.key, s]));
   return (
-    <div class="flow-pane" ref={pane}>
+    // A step focused out of view scrolls the pane itself (overflow: hidden still scrolls for focus):
+    // that scroll is turned into a pan of the viewport, so the transform stays the one truth.
+    <div
+      class="flow-pane"
+      ref={pane}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        const z = zoom.current;
+        if (!z || (!el.scrollTop && !el.scrollLeft)) return;
+        const v = z.getViewport();
+        const by = { x: el.scrollLeft, y: el.scrollTop };
+        el.scrollTop = 0;
+        el.scrollLeft = 0;
+        void z.setViewport({ x: v.x - by.x, y: v.y - by.y, zoom: v.zoom });
+      }}
+    >
       <div class="flow-viewport" ref={viewport}>
         <svg class="flow-edges" aria-hidden="true" width="1" height="1">
           {conns.map((c) => {
@@ -448,7 +463,8 @@ function FlowNode({
             type="button"
             class="flow-handle"
             title={`Connect ${CONN_LABEL[t]}`}
-            aria-label={`Connect ${s.key} (${CONN_LABEL[t]}) to a step`}
+            // The visible label (yes, no…) starts the name (WCAG 2.5.3, label in name).
+            aria-label={OUTGOING[s.type].length > 1 ? `${CONN_LABEL[t]}: connect ${s.key} to a step` : `Connect ${s.key} to a step`}
             onClick={() => onHandle(s.key, t)}
           >
             {OUTGOING[s.type].length > 1 ? CONN_LABEL[t] : ''}
