@@ -223,6 +223,7 @@ describe('a broadcast built with blocks', () => {
     const id = (await world.p.api('POST', `/broadcasts/${draftId}/duplicate`)).body.id as string;
     await p.goto(`${base}/dashboard/broadcasts/${id}`);
     await p.getByRole('textbox', { name: 'Email content' }).locator('h1').waitFor();
+    await p.frameLocator('iframe[title="Email preview"]').getByText('Spring news').waitFor();
     await p.waitForLoadState('networkidle');
     expect(await fitsWidth(p)).toBe(true);
     await screenshot(p, 'phone-block-editor');
