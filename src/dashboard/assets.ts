@@ -45,7 +45,8 @@ export class DashboardAssets {
   private load(): Promise<Loaded> {
     this.loaded ??= bundleWeb().then((built) => {
       const files = new Map(built.map((f) => [f.name, { ...f, etag: `"${createHash('sha256').update(f.body).digest('base64url').slice(0, 22)}"` }]));
-      const js = built.find((f) => f.name.endsWith('.js'))!;
+      // The entry (main-…js); chunks (chunk-…js) are imported by it.
+      const js = built.find((f) => f.name.startsWith('main-') && f.name.endsWith('.js'))!;
       const css = built.filter((f) => f.name.endsWith('.css'));
       return {
         shell: shell(

@@ -18,9 +18,11 @@ export async function bundleWeb(): Promise<BuiltFile[]> {
     target: 'browser',
     format: 'esm',
     minify: true,
-    splitting: false,
+    // Split: a page's code loaded with import() (the block editor, web/src/editor/lazy.tsx) is a chunk
+    // of its own, fetched when first used, so the entry stays small.
+    splitting: true,
     sourcemap: 'none',
-    naming: { entry: '[name]-[hash].[ext]', chunk: '[name]-[hash].[ext]', asset: '[name]-[hash].[ext]' },
+    naming: { entry: '[name]-[hash].[ext]', chunk: 'chunk-[hash].[ext]', asset: '[name]-[hash].[ext]' },
     define: { 'process.env.NODE_ENV': '"production"' },
     jsx: { runtime: 'automatic', importSource: 'preact' },
   });

@@ -24,7 +24,7 @@ import {
 } from './accounts';
 import { ApiKeyCreated, ApiKeyList } from './api-keys';
 import { AuditEntry } from './audit';
-import { Automation, AutomationList, AutomationRun, AutomationRunList } from './automations';
+import { Automation, AutomationList, AutomationRef, AutomationRun, AutomationRunList } from './automations';
 import { Broadcast, BroadcastCanceled, BroadcastRecipient, BroadcastSent, BroadcastSummary, BroadcastTestSent, ClickedLink } from './broadcasts';
 import { ContactImport } from './contact-imports';
 import { ContactProperty } from './contact-properties';
@@ -185,6 +185,9 @@ export const ROUTES = {
   'GET /automations/:id': Automation,
   'GET /automations/:id/runs': AutomationRunList,
   'GET /automations/:id/runs/:run_id': AutomationRun,
+  // The automation builder (web/src/pages/automation-builder.tsx).
+  'POST /automations': AutomationRef,
+  'PATCH /automations/:id': AutomationRef,
 };
 
 /** A route of the map, as `METHOD /path` with the server's parameter names (`GET /emails/:id`). */

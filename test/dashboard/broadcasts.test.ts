@@ -161,12 +161,12 @@ describe('cancel while sending (§13.3)', () => {
     await page.waitForLoadState('networkidle');
     await screenshot(page, 'broadcast-sending');
     expect(await axeViolations(page)).toEqual([]);
-    let asked = '';
-    page.once('dialog', (d) => {
-      asked = d.message();
-      void d.accept();
-    });
+    // Asked in the dashboard's own dialog (not the browser's confirm()).
     await page.getByRole('button', { name: 'Cancel sending' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Are you sure?' });
+    const asked = (await confirm.locator('.ask-message').textContent()) ?? '';
+    expect(await axeViolations(page)).toEqual([]);
+    await confirm.getByRole('button', { name: 'Stop sending' }).click();
     await page.getByText('Sending canceled: 40 queued emails canceled, 60 had already gone out.').waitFor();
     expect(asked).toContain('Stop sending this broadcast?');
     await page.getByText('Sending was canceled').waitFor();

@@ -411,8 +411,11 @@ describe('every page shows the data made through the SDK', () => {
     await page.getByText('Held with its destination').waitFor();
     expect(await page.getByRole('button', { name: 'Retry now' }).count()).toBe(0);
     await page.goto(`${base}/dashboard`);
-    page.once('dialog', (d) => void d.accept());
     await row.getByRole('button', { name: 'Cancel queued mail to queue.test' }).click();
+    // Asked in the dashboard's own dialog (not the browser's confirm()).
+    const confirm = page.getByRole('dialog', { name: 'Are you sure?' });
+    await confirm.getByText('Cancel the 1 queued email(s) to queue.test?').waitFor();
+    await confirm.getByRole('button', { name: 'Cancel delivery' }).click();
     await page.getByText('1 queued email to queue.test canceled.').waitFor();
     expect((await world.p.api('GET', `/emails/${held}`)).body).toMatchObject({ last_event: 'canceled', queue: null });
     await row.getByRole('button', { name: 'Release queue.test' }).click();

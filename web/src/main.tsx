@@ -7,7 +7,7 @@ import { post, setCsrf, whenSignedOut } from './api';
 import type { Session } from '../../src/schemas/accounts';
 import { loadSession } from './session';
 import { match, navigate, onLinkClick, useLocation } from './router';
-import { Notices } from './ui';
+import { Confirmations, Notices } from './ui';
 import { SignInPage } from './pages/sign-in';
 import { InvitePage } from './pages/invite';
 import { OverviewPage } from './pages/overview';
@@ -20,7 +20,7 @@ import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
 import { TemplatesPage, TemplatePage } from './pages/templates';
 import { TemplateVersionsPage } from './pages/template-versions';
-import { AutomationsPage, AutomationPage } from './pages/automations';
+import { AutomationBuilder, AutomationsPage, AutomationPage } from './pages/automations';
 import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
 import { AuditLogPage } from './pages/audit-log';
@@ -58,7 +58,9 @@ const ROUTES: Route[] = [
   ['/dashboard/templates/:id', (p) => <TemplatePage id={p.id} />],
   ['/dashboard/templates/:id/versions', (p) => <TemplateVersionsPage id={p.id} />],
   ['/dashboard/automations', () => <AutomationsPage />],
+  ['/dashboard/automations/new', () => <AutomationBuilder />],
   ['/dashboard/automations/:id', (p) => <AutomationPage id={p.id} />],
+  ['/dashboard/automations/:id/edit', (p) => <AutomationBuilder id={p.id} />],
   ['/dashboard/audiences', () => <AudiencesPage />],
   ['/dashboard/audiences/contacts/:id', (p) => <ContactPage id={p.id} />],
   ['/dashboard/domains', () => <DomainsPage />],
@@ -204,6 +206,7 @@ function Shell({ session, page, path, onSignOut }: { session: Session; page: pre
         {page}
       </main>
       <Notices />
+      <Confirmations />
     </div>
   );
 }

@@ -4,14 +4,44 @@ import { useEffect, useState } from 'preact/hooks';
 
 const listeners = new Set<() => void>();
 
-export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+/**
+ * A page with unsaved changes registers a guard: a navigation away (a link, navigate(), the back
+ * button) first asks it, and goes on only when it resolves true. Query-only changes of the same
+ * page (filters, tabs) are not leaving.
+ */
+type Guard = () => Promise<boolean>;
+let guard: Guard | null = null;
+export function setLeaveGuard(g: Guard | null): void {
+  guard = g;
+}
+
+export function navigate(to: string, opts: { replace?: boolean; force?: boolean } = {}): void {
+  if (guard && !opts.force && new URL(to, location.href).pathname !== location.pathname) {
+    const g = guard;
+    void g().then((ok) => {
+      if (!ok) return;
+      if (guard === g) guard = null;
+      navigate(to, { ...opts, force: true });
+    });
+    return;
+  }
   if (opts.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
+  shownPath = location.pathname + location.search;
   for (const l of listeners) l();
   window.scrollTo(0, 0);
 }
 
+let shownPath = location.pathname + location.search;
 window.addEventListener('popstate', () => {
+  // Back or forward past a guard: return to the page shown, then ask; go on only when told to.
+  const wanted = location.pathname + location.search;
+  if (guard && location.pathname !== new URL(shownPath, location.href).pathname) {
+    history.pushState(null, '', shownPath);
+    navigate(wanted);
+    return;
+  }
+  shownPath = wanted;
   for (const l of listeners) l();
 });
 

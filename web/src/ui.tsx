@@ -4,7 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ListOf } from '../../src/schemas/common';
 import { type Answer, ApiFailure, download, page, qs, request, type Target, url } from './api';
-import { setQuery, useLocation } from './router';
+import { setLeaveGuard, setQuery, useLocation } from './router';
 import { EMAIL_BADGES } from '../../src/event-catalogue';
 import { type BounceClass, SENDER_CLASSES } from '../../src/mail/bounce-class-names';
 import type { Role } from '../../src/schemas/accounts';
@@ -670,4 +670,74 @@ export function ContactName({ id }: { id: string }) {
   if (c.error) return <span class="muted small">deleted contact</span>;
   if (!c.data) return <span class="muted">…</span>;
   return <a href={page`/dashboard/audiences/contacts/${id}`}>{c.data.email}</a>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confirmations: an accessible modal (the Dialog above) in place of the browser's confirm()
+// ---------------------------------------------------------------------------------------------
+
+interface Asked {
+  message: string;
+  confirm: string;
+  danger: boolean;
+  resolve: (ok: boolean) => void;
+}
+let pushAsk: (a: Asked) => void = (a) => a.resolve(false);
+
+/** Ask `message` in a modal; true when its confirm button (labelled `confirm`) is pressed. */
+export function ask(message: string, opts: { confirm?: string; danger?: boolean } = {}): Promise<boolean> {
+  return new Promise((resolve) => pushAsk({ message, confirm: opts.confirm ?? 'Confirm', danger: opts.danger ?? true, resolve }));
+}
+
+/** The host of ask()'s dialogs, one at a time (rendered once, by the shell). */
+export function Confirmations() {
+  const [asked, setAsked] = useState<Asked | null>(null);
+  pushAsk = (a) => {
+    setAsked((cur) => {
+      cur?.resolve(false);
+      return a;
+    });
+  };
+  const answer = (ok: boolean) => {
+    asked?.resolve(ok);
+    setAsked(null);
+  };
+  return (
+    <Dialog open={!!asked} title="Are you sure?" onClose={() => answer(false)}>
+      {asked && (
+        <>
+          <p class="ask-message">{asked.message}</p>
+          <div class="form-actions">
+            <button type="button" class="btn" onClick={() => answer(false)}>
+              Cancel
+            </button>
+            <button type="button" class={asked.danger ? 'btn danger solid' : 'btn primary'} onClick={() => answer(true)}>
+              {asked.confirm}
+            </button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
+}
+
+/**
+ * While `dirty`, leaving the page asks first: closing or reloading the tab (the browser's own
+ * prompt, `beforeunload`) and navigating inside the dashboard (an ask() dialog, router.ts's guard).
+ */
+export function useLeaveWarning(dirty: boolean, message = 'You have unsaved changes. Leave this page and lose them?'): void {
+  useEffect(() => {
+    if (!dirty) return;
+    const onUnload = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      e.returnValue = '';
+    };
+    const guard = () => ask(message, { confirm: 'Leave without saving' });
+    window.addEventListener('beforeunload', onUnload);
+    setLeaveGuard(guard);
+    return () => {
+      window.removeEventListener('beforeunload', onUnload);
+      setLeaveGuard(null);
+    };
+  }, [dirty, message]);
 }

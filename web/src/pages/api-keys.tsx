@@ -1,7 +1,7 @@
 // API keys: create (the token is shown once), permission and domain, revoke.
 import { useState } from 'preact/hooks';
 import { del, post, qs, url } from '../api';
-import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val } from '../ui';
+import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val, ask } from '../ui';
 
 export function ApiKeysPage() {
   const keys = useGet('/api-keys');
@@ -65,7 +65,7 @@ export function ApiKeysPage() {
                   type="button"
                   class="btn small danger ghost"
                   aria-label={`Revoke ${k.name}`}
-                  onClick={() => confirm(`Revoke ${k.name}? Clients using it stop working at once.`) && revoke.run(k.id)}
+                  onClick={async () => (await ask(`Revoke ${k.name}? Clients using it stop working at once.`, { confirm: 'Revoke' })) && revoke.run(k.id)}
                 >
                   Revoke
                 </button>

@@ -27,6 +27,7 @@ import {
   usePaged,
   val,
   type InputEvent,
+  ask,
 } from '../ui';
 import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
 import { ImportDialog, Imports } from './imports';
@@ -217,7 +218,7 @@ export function ContactPage({ id }: { id: string }) {
             <button type="button" class="btn" onClick={() => save.run({ unsubscribed: !x.unsubscribed })}>
               {x.unsubscribed ? 'Resubscribe' : 'Unsubscribe'}
             </button>
-            <button type="button" class="btn danger ghost" onClick={() => confirm(`Delete ${x.email}?`) && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={async () => (await ask(`Delete ${x.email}?`, { confirm: 'Delete' })) && remove.run()}>
               Delete
             </button>
           </>
@@ -359,7 +360,7 @@ function Segments() {
                   type="button"
                   class="btn small ghost"
                   aria-label={`Delete segment ${s.name}`}
-                  onClick={() => confirm(`Delete the segment ${s.name}? Its contacts stay.`) && remove.run(s.id)}
+                  onClick={async () => (await ask(`Delete the segment ${s.name}? Its contacts stay.`, { confirm: 'Delete' })) && remove.run(s.id)}
                 >
                   Delete
                 </button>

@@ -1,8 +1,10 @@
-// Automations, read only (docs/api.md §23–§24): the team's automations and event definitions; an
-// automation's steps and connections, its runs (filtered by status), and a run's step history with
-// each step's times, outcome or error. Automations are made and changed through the API.
+// Automations (docs/api.md §23–§24): the team's automations and event definitions; an automation's
+// steps and connections, its runs (filtered by status), and a run's step history with each step's
+// times, outcome or error. Automations are made and changed in the visual builder
+// (automation-builder.tsx, loaded on demand) or through the API.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { AutomationBuilderPage as BuilderPage } from './automation-builder';
 import {
   Badge,
   Card,
@@ -38,7 +40,13 @@ export function AutomationsPage() {
     <>
       <PageHeader
         title="Automations"
-        description="Workflows started by your events, run step by step. Create and change them through the API (resend.automations)."
+        description="Workflows started by your events, run step by step. Build them here, or through the API (resend.automations)."
+        need="member"
+        actions={
+          <a class="btn primary" href="/dashboard/automations/new">
+            New automation
+          </a>
+        }
       />
       <Tabs
         label="Automations and events"
@@ -63,7 +71,18 @@ function AutomationList() {
       paged={paged}
       caption="Automations"
       href={(a) => page`/dashboard/automations/${a.id}`}
-      empty={<Empty title="No automations yet.">Create one with resend.automations.create(): a trigger event, then steps.</Empty>}
+      empty={
+        <Empty
+          title="No automations yet."
+          action={
+            <a class="btn primary" href="/dashboard/automations/new">
+              Build an automation
+            </a>
+          }
+        >
+          A trigger event, then steps: build one here, or with resend.automations.create().
+        </Empty>
+      }
       columns={[
         { label: 'Name', render: (a) => a.name },
         { label: 'Status', render: (a) => <Badge value={a.status} /> },
@@ -207,7 +226,17 @@ export function AutomationPage({ id }: { id: string }) {
   const next = (key: string) => x.connections.filter((c) => c.from === key);
   return (
     <>
-      <PageHeader back={{ href: '/dashboard/automations', label: 'Automations' }} title={x.name} description={<Badge value={x.status} />} />
+      <PageHeader
+        need="member"
+        back={{ href: '/dashboard/automations', label: 'Automations' }}
+        title={x.name}
+        description={<Badge value={x.status} />}
+        actions={
+          <a class="btn" href={page`/dashboard/automations/${x.id}/edit`}>
+            Edit in the builder
+          </a>
+        }
+      />
       <Card>
         <KeyValue
           rows={[
@@ -336,4 +365,20 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
       )}
     </Card>
   );
+}
+
+/** The builder, its module (and @xyflow/system's) loaded when first opened. */
+let builder: Promise<{ AutomationBuilderPage: typeof BuilderPage }> | null = null;
+export function AutomationBuilder({ id }: { id?: string }) {
+  const [mod, setMod] = useState<{ AutomationBuilderPage: typeof BuilderPage } | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  useEffect(() => {
+    builder ??= import('./automation-builder');
+    builder.then(setMod, (e: Error) => {
+      builder = null;
+      setError(e);
+    });
+  }, []);
+  if (error) return <ErrorBox error={{ message: `The builder could not be loaded: ${error.message}` }} />;
+  return mod ? <mod.AutomationBuilderPage id={id} /> : <Loading />;
 }

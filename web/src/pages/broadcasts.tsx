@@ -5,7 +5,13 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Broadcast, BroadcastRecipient } from '../../../src/schemas/broadcasts';
 import type { BroadcastReview } from '../../../src/schemas/insights';
 import { ApiFailure, del, page, patch, post, qs, url } from '../api';
-import { navigate } from '../router';
+import { navigate, setLeaveGuard } from '../router';
+import { useAutosave } from '../editor/autosave';
+import type { PlaceholderChoice } from '../editor/block-editor';
+import { fillForContact } from '../editor/broadcast-preview';
+import { type DocNode, emailHtml } from '../editor/email-html';
+import { LazyBlockEditor } from '../editor/lazy';
+import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
   Card,
@@ -30,6 +36,8 @@ import {
   usePaged,
   val,
   type InputEvent,
+  ask,
+  useLeaveWarning,
 } from '../ui';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
@@ -89,7 +97,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const action = useAction(async () => {
     const b = await post('/broadcasts', {
       ...form,
-      html: '<p>Hello {{{contact.first_name|there}}},</p>\n<p></p>\n<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
+      html: emailHtml(starterDoc({ name: 'contact.first_name', fallback: 'there' })),
     });
     onClose();
     navigate(page`/dashboard/broadcasts/${b.id}`);
@@ -158,6 +166,13 @@ function TestDialog({ b, me, open, onClose, save }: { b: Broadcast; me: string; 
   );
 }
 
+/** The placeholders a broadcast fills per recipient (docs/api.md §13.4), offered by the editor's `/` menu. */
+const BROADCAST_PLACEHOLDERS: PlaceholderChoice[] = [
+  { name: 'contact.first_name', label: 'First name', fallback: 'there' },
+  { name: 'contact.last_name', label: 'Last name' },
+  { name: 'contact.email', label: 'Email address' },
+];
+
 function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: string }) {
   const segments = useSegments();
   const [form, setForm] = useState({
@@ -168,21 +183,22 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
     preview_text: b.preview_text ?? '',
     html: b.html ?? '',
   });
+  // Blocks when the HTML is the block editor's own (editor/mode.ts), else the HTML view.
+  const [doc, setDoc] = useState<DocNode | null>(() => blocksOf(b.html));
+  const [mode, setMode] = useState<'blocks' | 'source'>(doc ? 'blocks' : 'source');
   const [when, setWhen] = useState('');
   const [testing, setTesting] = useState(false);
-  const [dirty, setDirty] = useState(false);
-  useEffect(() => setDirty(true), [form]);
-  useEffect(() => setDirty(false), []);
   const set = (k: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [k]: val(e) });
-  /** The editor's unsaved changes written to the draft (before a test or the send). */
-  const saveChanges = async () => {
-    if (!dirty) return;
-    await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
-    setDirty(false);
+  const onDoc = (d: DocNode) => {
+    setDoc(d);
+    setForm((f) => ({ ...f, html: emailHtml(d) }));
   };
+  const autosave = useAutosave(form, (f) => patch(url('/broadcasts/:id', { id: b.id }), { ...f, preview_text: f.preview_text || undefined }).then(() => {}));
+  useLeaveWarning(autosave.dirty);
+  /** The editor's unsaved changes written to the draft (before a test or the send). */
+  const saveChanges = autosave.flush;
   const save = useAction(async () => {
-    await patch(url('/broadcasts/:id', { id: b.id }), { ...form, preview_text: form.preview_text || undefined });
-    setDirty(false);
+    await autosave.flush();
     notify('Draft saved.');
   });
   // Sending starts with the review (docs/api.md §13.6): one recipient's email, checked as it will
@@ -212,22 +228,39 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
   });
   const remove = useAction(async () => {
     await del(url('/broadcasts/:id', { id: b.id }));
-    navigate('/dashboard/broadcasts');
+    setLeaveGuard(null);
+    navigate('/dashboard/broadcasts', { force: true });
   });
+  const startBlocks = async () => {
+    if (form.html.trim() && !(await ask('Start over with blocks? The HTML written by hand is replaced.', { confirm: 'Start over' }))) return;
+    onDoc(starterDoc({ name: 'contact.first_name', fallback: 'there' }));
+    setMode('blocks');
+  };
+  const [previewAs, setPreviewAs] = useState('');
+  const contacts = useGet(url('/contacts', { segment_id: form.segment_id, limit: 20 }));
+  const contact = (contacts.data?.data ?? []).find((c) => c.id === previewAs) ?? null;
+  const status = { saved: 'All changes saved', unsaved: 'Unsaved changes', saving: 'Saving…', failed: 'Not saved' }[autosave.state];
   return (
     <>
       <PageHeader
         need="member"
         back={{ href: '/dashboard/broadcasts', label: 'Broadcasts' }}
         title={form.name || form.subject || 'Untitled broadcast'}
-        description={<Badge value="draft" />}
+        description={
+          <>
+            <Badge value="draft" />{' '}
+            <span class="muted small save-state" role="status">
+              {status}
+            </span>
+          </>
+        }
         actions={
           <>
-            <button type="button" class="btn danger ghost" onClick={() => confirm('Delete this draft?') && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={async () => (await ask('Delete this draft?', { confirm: 'Delete' })) && remove.run()}>
               Delete
             </button>
             <button type="button" class="btn" disabled={save.busy} onClick={() => save.run()}>
-              {dirty ? 'Save draft' : 'Saved'}
+              {autosave.dirty ? 'Save draft' : 'Saved'}
             </button>
             <button type="button" class="btn" onClick={() => setTesting(true)}>
               Send test
@@ -236,7 +269,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
         }
       />
       <TestDialog b={b} me={me} open={testing} onClose={() => setTesting(false)} save={saveChanges} />
-      <ErrorBox error={save.error ?? check.error ?? remove.error} />
+      <ErrorBox error={autosave.error ?? save.error ?? check.error ?? remove.error} />
       <div class="editor">
         <Card>
           <Field id="e-name" label="Name">
@@ -258,9 +291,48 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
           <Field id="e-preview" label="Preview text" hint="Shown after the subject in most inboxes.">
             <input id="e-preview" value={form.preview_text} onInput={set('preview_text')} aria-describedby="e-preview-hint" />
           </Field>
-          <Field id="e-html" label="HTML" hint="Placeholders: {{{contact.first_name|fallback}}}, {{{contact.email}}}, {{{RESEND_UNSUBSCRIBE_URL}}}.">
-            <textarea id="e-html" class="mono" rows={14} value={form.html} onInput={set('html')} aria-describedby="e-html-hint" />
-          </Field>
+          <Tabs
+            label="Content editor"
+            current={mode}
+            onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'source'))}
+            tabs={[
+              { id: 'blocks', label: 'Blocks' },
+              { id: 'source', label: 'Source' },
+            ]}
+          />
+          <div role="tabpanel" aria-labelledby={`tab-${mode}`} class="tab-panel">
+            {mode === 'blocks' && doc ? (
+              <LazyBlockEditor doc={doc} onChange={onDoc} placeholders={BROADCAST_PLACEHOLDERS} label="Email content" />
+            ) : (
+              <>
+                {doc ? (
+                  <p class="callout small">
+                    This HTML is made from the blocks: edit it here and it becomes HTML written by hand, which cannot go back to blocks.
+                  </p>
+                ) : (
+                  <p class="callout small">
+                    HTML written by hand cannot be turned into blocks.{' '}
+                    <button type="button" class="btn small" onClick={() => void startBlocks()}>
+                      Start over with blocks
+                    </button>
+                  </p>
+                )}
+                <Field id="e-html" label="HTML" hint="Placeholders: {{{contact.first_name|fallback}}}, {{{contact.email}}}, {{{RESEND_UNSUBSCRIBE_URL}}}.">
+                  <textarea
+                    id="e-html"
+                    class="mono"
+                    rows={14}
+                    value={form.html}
+                    onInput={(e) => {
+                      setDoc(null);
+                      set('html')(e);
+                    }}
+                    aria-describedby="e-html-hint"
+                  />
+                </Field>
+              </>
+            )}
+          </div>
           <div class="send-row">
             <Field id="e-when" label="Schedule (optional)" hint="Leave empty to send now.">
               <input id="e-when" type="datetime-local" value={when} onInput={(e) => setWhen(val(e))} aria-describedby="e-when-hint" />
@@ -271,12 +343,23 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
           </div>
         </Card>
         <Card class="live-preview">
-          <h2 class="card-title">Preview</h2>
+          <div class="row-between">
+            <h2 class="card-title">Preview</h2>
+            <label class="preview-as">
+              <span class="small muted">As</span>
+              <select aria-label="Preview as contact" value={previewAs} onChange={(e) => setPreviewAs(e.currentTarget.value)}>
+                <option value="">placeholders</option>
+                {(contacts.data?.data ?? []).map((c) => (
+                  <option value={c.id}>{c.email}</option>
+                ))}
+              </select>
+            </label>
+          </div>
           <p class="small">
-            <strong>{form.subject || '(no subject)'}</strong>
-            <span class="muted"> — {form.preview_text}</span>
+            <strong>{(previewAs ? fillForContact(form.subject, contact, 'text') : form.subject) || '(no subject)'}</strong>
+            <span class="muted"> — {previewAs ? fillForContact(form.preview_text, contact, 'text') : form.preview_text}</span>
           </p>
-          <EmailPreview html={form.html} height={560} />
+          <EmailPreview html={previewAs ? fillForContact(form.html, contact, 'html') : form.html} height={560} />
         </Card>
       </div>
       <ReviewDialog review={review} when={when} send={send} onClose={() => setReview(null)} />
@@ -413,8 +496,10 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                 type="button"
                 class="btn danger"
                 disabled={cancel.busy}
-                onClick={() =>
-                  confirm('Stop sending this broadcast? Contacts not reached yet get nothing; emails already sent are not affected.') && cancel.run()
+                onClick={async () =>
+                  (await ask('Stop sending this broadcast? Contacts not reached yet get nothing; emails already sent are not affected.', {
+                    confirm: 'Stop sending',
+                  })) && cancel.run()
                 }
               >
                 Cancel sending

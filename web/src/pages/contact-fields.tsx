@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import type { Contact } from '../../../src/schemas/contacts';
 import type { ContactTopic } from '../../../src/schemas/topics';
 import { del, patch, post, url } from '../api';
-import { Badge, Card, Empty, ErrorBox, Field, Form, type InputEvent, Table, Time, notify, useAction, useGet, val } from '../ui';
+import { Badge, Card, Empty, ErrorBox, Field, Form, type InputEvent, Table, Time, notify, useAction, useGet, val, ask } from '../ui';
 
 export function Topics() {
   const list = useGet(url('/topics', { limit: 100 }));
@@ -84,7 +84,7 @@ export function Topics() {
                   type="button"
                   class="btn small ghost"
                   aria-label={`Delete topic ${t.name}`}
-                  onClick={() => confirm(`Delete the topic ${t.name}? Contacts' choices about it go too.`) && remove.run(t.id)}
+                  onClick={async () => (await ask(`Delete the topic ${t.name}? Contacts' choices about it go too.`, { confirm: 'Delete' })) && remove.run(t.id)}
                 >
                   Delete
                 </button>
@@ -164,7 +164,7 @@ export function Properties() {
                   type="button"
                   class="btn small ghost"
                   aria-label={`Delete property ${x.key}`}
-                  onClick={() => confirm(`Delete the property ${x.key}? Contacts' values of it go too.`) && remove.run(x.id)}
+                  onClick={async () => (await ask(`Delete the property ${x.key}? Contacts' values of it go too.`, { confirm: 'Delete' })) && remove.run(x.id)}
                 >
                   Delete
                 </button>

@@ -4,7 +4,25 @@ import { useState } from 'preact/hooks';
 import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domains';
 import { del, patch, post, url, page } from '../api';
 import { navigate, setQuery, useLocation } from '../router';
-import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import {
+  Badge,
+  Card,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  Field,
+  FormDialog,
+  Loading,
+  notify,
+  PageHeader,
+  Section,
+  Table,
+  Time,
+  useAction,
+  useGet,
+  val,
+  ask,
+} from '../ui';
 
 export function DomainsPage() {
   const list = useGet('/domains');
@@ -115,7 +133,11 @@ export function DomainPage({ id }: { id: string }) {
         description={<Badge value={x.status} />}
         actions={
           <>
-            <button type="button" class="btn danger ghost" onClick={() => confirm(`Delete ${x.name}? Scheduled emails from it will fail.`) && remove.run()}>
+            <button
+              type="button"
+              class="btn danger ghost"
+              onClick={async () => (await ask(`Delete ${x.name}? Scheduled emails from it will fail.`, { confirm: 'Delete' })) && remove.run()}
+            >
               Delete
             </button>
             <button type="button" class="btn primary" disabled={verify.busy} onClick={() => verify.run()}>

@@ -32,6 +32,7 @@ import {
   usePaged,
   val,
   type InputEvent,
+  ask,
 } from '../ui';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
@@ -219,7 +220,12 @@ export function EmailPage({ id }: { id: string }) {
               <button type="button" class="btn" onClick={() => setRescheduling(true)}>
                 Reschedule
               </button>
-              <button type="button" class="btn danger" disabled={cancel.busy} onClick={() => confirm('Cancel this scheduled email?') && cancel.run()}>
+              <button
+                type="button"
+                class="btn danger"
+                disabled={cancel.busy}
+                onClick={async () => (await ask('Cancel this scheduled email?', { confirm: 'Cancel the email' })) && cancel.run()}
+              >
                 Cancel send
               </button>
             </>
@@ -244,7 +250,7 @@ export function EmailPage({ id }: { id: string }) {
                   type="button"
                   class="btn danger"
                   disabled={cancel.busy}
-                  onClick={() => confirm(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`) && cancel.run()}
+                  onClick={async () => (await ask(`Cancel delivery to ${e.queue!.recipients.join(', ')}?`, { confirm: 'Cancel delivery' })) && cancel.run()}
                 >
                   Cancel delivery
                 </button>

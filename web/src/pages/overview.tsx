@@ -8,7 +8,7 @@ import type { QueueDestination } from '../../../src/schemas/operations';
 import type { Incident } from '../../../src/schemas/deliverability';
 import { post, url } from '../api';
 import { TimeChart } from '../chart';
-import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
+import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet, ask } from '../ui';
 import { ProvidersTable } from './providers';
 import { GettingStarted } from './getting-started';
 
@@ -237,7 +237,9 @@ export function OverviewPage({ team }: { team: string }) {
                         type="button"
                         class="btn small danger"
                         disabled={control.busy || !d.queued}
-                        onClick={() => confirm(`Cancel the ${d.queued} queued email(s) to ${d.destination}?`) && control.run(d, 'cancel')}
+                        onClick={async () =>
+                          (await ask(`Cancel the ${d.queued} queued email(s) to ${d.destination}?`, { confirm: 'Cancel delivery' })) && control.run(d, 'cancel')
+                        }
                         aria-label={`Cancel queued mail to ${d.destination}`}
                       >
                         Cancel

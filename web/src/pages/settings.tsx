@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Member, Role, Session, TotpEnrolment } from '../../../src/schemas/accounts';
 import { del, patch, post, url } from '../api';
 import { givable, useCan } from '../role';
-import { Badge, Card, CopyButton, ErrorBox, Field, Form, FormDialog, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import { Badge, Card, CopyButton, ErrorBox, Field, Form, FormDialog, notify, PageHeader, Section, Table, Time, useAction, useGet, val, ask } from '../ui';
 
 export function SettingsPage({ session }: { session: Session }) {
   const admin = useCan('admin');
@@ -254,7 +254,11 @@ function Sessions() {
     <Section
       title="Sessions"
       actions={
-        <button type="button" class="btn danger ghost" onClick={() => confirm('Sign out on every device, this one included?') && everywhere.run()}>
+        <button
+          type="button"
+          class="btn danger ghost"
+          onClick={async () => (await ask('Sign out on every device, this one included?', { confirm: 'Sign out' })) && everywhere.run()}
+        >
           Sign out everywhere
         </button>
       }
@@ -400,7 +404,7 @@ function Team({ session }: { session: Session }) {
                     type="button"
                     class="btn small danger ghost"
                     aria-label={`Remove ${m.email}`}
-                    onClick={() => confirm(`Remove ${m.email} from the team?`) && remove.run(m.id)}
+                    onClick={async () => (await ask(`Remove ${m.email} from the team?`, { confirm: 'Remove' })) && remove.run(m.id)}
                   >
                     Remove
                   </button>

@@ -5,7 +5,10 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Template, TemplateSummary, TemplateVariable } from '../../../src/schemas/templates';
 import { del, patch, post, url, page } from '../api';
-import { navigate } from '../router';
+import { navigate, setLeaveGuard } from '../router';
+import { type DocNode, emailHtml } from '../editor/email-html';
+import { LazyBlockEditor } from '../editor/lazy';
+import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
   Card,
@@ -28,6 +31,8 @@ import {
   usePaged,
   val,
   type InputEvent,
+  ask,
+  useLeaveWarning,
 } from '../ui';
 import { renderPreview, type Values } from '../template-text';
 import { EmailPreview } from './preview';
@@ -230,6 +235,20 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   const body = toBody(form, t);
   const diff = changes(body, saved);
   const dirty = Object.keys(diff).length > 0;
+  useLeaveWarning(dirty);
+  // Blocks when the HTML is the block editor's own (editor/mode.ts), else the HTML view.
+  const [doc, setDoc] = useState<DocNode | null>(() => blocksOf(t.html));
+  const [mode, setMode] = useState<'blocks' | 'source'>(doc ? 'blocks' : 'source');
+  const onDoc = (d: DocNode) => {
+    setDoc(d);
+    setForm((f) => ({ ...f, html: emailHtml(d) }));
+  };
+  const startBlocks = async () => {
+    const untouched = !form.html.trim() || form.html === STARTER_HTML;
+    if (!untouched && !(await ask('Start over with blocks? The HTML written by hand is replaced.', { confirm: 'Start over' }))) return;
+    onDoc(starterDoc(null));
+    setMode('blocks');
+  };
   const set = (k: Exclude<keyof Form, 'variables'>) => (e: InputEvent) => setForm((f) => ({ ...f, [k]: val(e) }));
 
   /** PATCH what changed, if anything; the error of an earlier action goes (this one's, if any, takes its place). */
@@ -259,7 +278,8 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
   const remove = useAction(async () => {
     await del(url('/templates/:id_or_alias', { id_or_alias: t.id }));
     notify(`Deleted “${t.name}”.`);
-    navigate('/dashboard/templates');
+    setLeaveGuard(null);
+    navigate('/dashboard/templates', { force: true });
   });
   const busy = save.busy || publish.busy || duplicate.busy || remove.busy;
   const error = save.error ?? publish.error ?? duplicate.error;
@@ -370,19 +390,56 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
           </Card>
           <Card>
             <h2 class="card-title">Content</h2>
-            <Field id="t-html" label="HTML" hint="Write a variable as {{{KEY}}}; {{#KEY}}…{{/KEY}} shows a part only when KEY has a value.">
-              <textarea
-                id="t-html"
-                class="mono code-input"
-                rows={16}
-                spellcheck={false}
-                autocapitalize="off"
-                wrap="off"
-                value={form.html}
-                onInput={set('html')}
-                aria-describedby="t-html-hint"
-              />
-            </Field>
+            <Tabs
+              label="Content editor"
+              current={mode}
+              onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'source'))}
+              tabs={[
+                { id: 'blocks', label: 'Blocks' },
+                { id: 'source', label: 'Source' },
+              ]}
+            />
+            <div role="tabpanel" aria-labelledby={`tab-${mode}`} class="tab-panel">
+              {mode === 'blocks' && doc ? (
+                <LazyBlockEditor
+                  doc={doc}
+                  onChange={onDoc}
+                  placeholders={form.variables.filter((v) => v.key.trim()).map((v) => ({ name: v.key.trim(), label: `Variable ${v.key.trim()}` }))}
+                  label="Email content"
+                />
+              ) : (
+                <>
+                  {doc ? (
+                    <p class="callout small">
+                      This HTML is made from the blocks: edit it here and it becomes HTML written by hand, which cannot go back to blocks.
+                    </p>
+                  ) : (
+                    <p class="callout small">
+                      HTML written by hand cannot be turned into blocks.{' '}
+                      <button type="button" class="btn small" onClick={() => void startBlocks()}>
+                        Start over with blocks
+                      </button>
+                    </p>
+                  )}
+                  <Field id="t-html" label="HTML" hint="Write a variable as {{{KEY}}}; {{#KEY}}…{{/KEY}} shows a part only when KEY has a value.">
+                    <textarea
+                      id="t-html"
+                      class="mono code-input"
+                      rows={16}
+                      spellcheck={false}
+                      autocapitalize="off"
+                      wrap="off"
+                      value={form.html}
+                      onInput={(e) => {
+                        setDoc(null);
+                        set('html')(e);
+                      }}
+                      aria-describedby="t-html-hint"
+                    />
+                  </Field>
+                </>
+              )}
+            </div>
             <Field
               id="t-text"
               label="Plain text"

@@ -25,6 +25,7 @@ import {
   useGet,
   usePaged,
   val,
+  ask,
 } from '../ui';
 import { EMITTED_WEBHOOK_KINDS } from '../../../src/event-catalogue';
 
@@ -199,7 +200,7 @@ export function WebhookPage({ id }: { id: string }) {
         description={<Badge value={x.status} />}
         actions={
           <>
-            <button type="button" class="btn danger ghost" onClick={() => confirm('Delete this endpoint?') && remove.run()}>
+            <button type="button" class="btn danger ghost" onClick={async () => (await ask('Delete this endpoint?', { confirm: 'Delete' })) && remove.run()}>
               Delete
             </button>
             <button type="button" class="btn" onClick={() => toggle.run()}>
@@ -229,7 +230,9 @@ export function WebhookPage({ id }: { id: string }) {
                 <button
                   type="button"
                   class="btn small"
-                  onClick={() => confirm('Rotate the secret? Requests are signed with the new one from now on.') && rotate.run()}
+                  onClick={async () =>
+                    (await ask('Rotate the secret? Requests are signed with the new one from now on.', { confirm: 'Rotate' })) && rotate.run()
+                  }
                 >
                   Rotate
                 </button>
