@@ -26,7 +26,7 @@ import type {
   LogRec,
   AuditRec,
 } from './records';
-import type { IncidentRec } from './delivery-records';
+import type { IncidentRec, SendingIpRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
@@ -316,6 +316,8 @@ export const COLLECTIONS = {
     indexes: [{ name: 'email', value: (r) => r.email.toLowerCase(), unique: true }],
     retention: UNTIL_EXPIRES_AT,
   }),
+  /** Sending IPs' warm-up and state, install-wide (team `-`), by address (delivery/ips.ts). */
+  sendingIps: collection<SendingIpRec>({ table: 'sending_ips', since: 11 }),
 };
 
 export type Collections = typeof COLLECTIONS;

@@ -204,6 +204,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'accounts: the audit log',
     sql: declaredTables(7).join('\n'),
   },
+  {
+    version: 11,
+    name: 'sending IPs: warm-up schedules and state',
+    sql: declaredTables(11).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
