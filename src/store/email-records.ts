@@ -183,4 +183,6 @@ export interface QueueEntry {
   held?: 'email' | 'destination' | null;
   /** The shaping site of the destination as the last attempt found it (docs/mail.md §3.1). */
   site?: string | null;
+  /** The sending domain's region when regions are in effect: only nodes of this region claim it (README.md, "Regions"). */
+  region?: string;
 }

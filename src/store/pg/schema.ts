@@ -206,8 +206,12 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
   },
   {
     version: 11,
-    name: 'sending IPs: warm-up schedules and state',
-    sql: declaredTables(11).join('\n'),
+    name: 'sending IPs: warm-up schedules and state; regions of queue entries and nodes',
+    sql: [
+      `ALTER TABLE queue ADD COLUMN region ${KEY};
+ALTER TABLE nodes ADD COLUMN region ${KEY};`,
+      ...declaredTables(11),
+    ].join('\n'),
   },
 ];
 
