@@ -75,7 +75,20 @@ export interface Config {
      * set, every message carries `Feedback-ID: <campaign>:<team>:<domain>:<this>`; null: none.
      */
     feedback_id: string | null;
+    /**
+     * Sending IPs (README "Sending IPs and warm-up"): the addresses outgoing connections bind to,
+     * each with its EHLO name, its pool, its weight in the pool and its warm-up schedule. Empty: the
+     * kernel chooses the address and EHLO is `smtp.hostname`, as before.
+     */
+    ips: SendingIpConfig[];
+    /** Warm-up ramps (README "Sending IPs and warm-up"): first day's allowance per address × site, and its daily growth. */
+    warmup: { new_daily: number; new_growth: number; established_daily: number; established_growth: number };
   };
+  /**
+   * Cluster mode (README "Cluster mode", "Regions"): this node's region (null: the one implicit
+   * region) and the regions the operator defines besides Resend's names, which domains may name.
+   */
+  cluster: { region: string | null; regions: string[] };
   /**
    * Per team: requests per second (docs/api.md §6); emails accepted per clock hour and per UTC
    * day, 0 = no limit (docs/api.md §6.1).
@@ -137,6 +150,18 @@ export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/dire
 export const DEFAULT_DELIVERY_RETRY = '5m,10m,30m,1h,2h,4h,8h,8h,8h,8h,8h,8h,8h,8h';
 export const DEFAULT_WEBHOOK_RETRY = '5s,5m,30m,2h,5h,10h,10h';
 
+/** One sending IP of `delivery.ips` (README "Sending IPs and warm-up"). */
+export interface SendingIpConfig {
+  address: string;
+  /** The EHLO name said from it; it must forward-confirm (the doctor's reverse DNS check). */
+  ehlo: string;
+  pool: string;
+  /** Its share of its pool's new connections, against the others' weights. */
+  weight: number;
+  /** Its warm-up ramp when it first sends (`new`, `established`), or none. */
+  warmup: 'new' | 'established' | null;
+}
+
 /** How hard delivery may press one destination site (docs/mail.md §3.1). */
 export interface SiteLimits {
   /** Connections open at once to the site. */
@@ -159,6 +184,8 @@ export interface SiteRuleConfig extends Partial<SiteLimits> {
   domains?: string[];
   /** MX host patterns (`*.google.com`, `mx.example.net`). */
   mx?: string[];
+  /** A per-site route: the site's mail goes through this smarthost (smtp:// or smtps:// URL) instead of its MX hosts. */
+  relay?: string;
 }
 
 const SITE_INTS: Record<string, [number, number]> = {
@@ -193,6 +220,9 @@ export function parseSiteTable(key: string, raw: unknown, match: boolean): SiteR
       (out as Record<string, number>)[k] = ms;
     } else if (k === 'throttle_replies') {
       out.throttle_replies = strings(k, v);
+    } else if (match && k === 'relay') {
+      if (typeof v !== 'string' || !/^smtps?:\/\/[^/]+/.test(v)) throw new ConfigError(`${key}.relay`, 'must be an smtp:// or smtps:// URL');
+      out.relay = v;
     } else if (match && (k === 'domains' || k === 'mx')) {
       const list = strings(k, v);
       for (const d of list)
@@ -222,6 +252,8 @@ type Kind =
   | 'enum'
   | 'site'
   | 'sites'
+  | 'ips'
+  | 'names'
   | 'table';
 interface KeyDef {
   key: string; // dotted TOML key
@@ -274,6 +306,13 @@ export const KEYS: KeyDef[] = [
   { key: 'delivery.mta_sts.port', env: 'POSTHORN_DELIVERY_MTA_STS_PORT', kind: 'port', default: 443, min: 1 },
   { key: 'delivery.sandbox', env: 'POSTHORN_DELIVERY_SANDBOX', kind: 'bool', default: true },
   { key: 'delivery.feedback_id', env: 'POSTHORN_DELIVERY_FEEDBACK_ID', kind: 'nullable', default: null },
+  { key: 'delivery.ips', env: 'POSTHORN_DELIVERY_IPS', kind: 'ips', default: [] },
+  { key: 'delivery.warmup.new_daily', env: 'POSTHORN_DELIVERY_WARMUP_NEW_DAILY', kind: 'int', default: 150, min: 1, max: 1_000_000_000 },
+  { key: 'delivery.warmup.new_growth', env: 'POSTHORN_DELIVERY_WARMUP_NEW_GROWTH', kind: 'number', default: 1.4, min: 1, max: 10 },
+  { key: 'delivery.warmup.established_daily', env: 'POSTHORN_DELIVERY_WARMUP_ESTABLISHED_DAILY', kind: 'int', default: 1000, min: 1, max: 1_000_000_000 },
+  { key: 'delivery.warmup.established_growth', env: 'POSTHORN_DELIVERY_WARMUP_ESTABLISHED_GROWTH', kind: 'number', default: 1.5, min: 1, max: 10 },
+  { key: 'cluster.region', env: 'POSTHORN_CLUSTER_REGION', kind: 'nullable', default: null },
+  { key: 'cluster.regions', env: 'POSTHORN_CLUSTER_REGIONS', kind: 'names', default: [] },
   { key: 'dkim.rotation_grace', env: 'POSTHORN_DKIM_ROTATION_GRACE', kind: 'duration', default: '7d', min: 0 },
   { key: 'limits.requests_per_second', env: 'POSTHORN_LIMITS_REQUESTS_PER_SECOND', kind: 'int', default: 10, min: 1, max: 1_000_000 },
   { key: 'limits.session_requests_per_second', env: 'POSTHORN_LIMITS_SESSION_REQUESTS_PER_SECOND', kind: 'int', default: 50, min: 1, max: 1_000_000 },
@@ -381,6 +420,14 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       }
       return out;
     }
+    case 'ips':
+      return parseSendingIps(def.key, table(raw));
+    case 'names':
+      return list(raw).map((s) => {
+        const n = String(s).trim().toLowerCase();
+        if (!NAME.test(n)) bad('must list names of 1-63 lowercase letters, digits, `_`, `.` or `-`');
+        return n;
+      });
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') bad('must be a non-empty string');
       return raw;
@@ -463,6 +510,35 @@ function coerce(def: KeyDef, raw: unknown, fromEnv: boolean): unknown {
       });
     }
   }
+}
+
+/** Pool, region and site names. */
+const NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
+
+/** `delivery.ips`: an array of tables (TOML `[[delivery.ips]]`, JSON in POSTHORN_DELIVERY_IPS). */
+export function parseSendingIps(key: string, raw: unknown): SendingIpConfig[] {
+  if (!Array.isArray(raw)) throw new ConfigError(key, 'must be an array of tables ([[delivery.ips]], a JSON array in the environment variable)');
+  const seen = new Set<string>();
+  return raw.map((t, i) => {
+    const at = `${key}[${i}]`;
+    if (!t || typeof t !== 'object' || Array.isArray(t)) throw new ConfigError(at, 'must be a table');
+    const { address, ehlo, pool = 'default', weight = 1, warmup = null, ...rest } = t as Record<string, unknown>;
+    const extra = Object.keys(rest)[0];
+    if (extra) throw new ConfigError(`${at}.${extra}`, 'is not a known setting of a sending IP (address, ehlo, pool, weight, warmup)');
+    if (typeof address !== 'string' || !isIP(address))
+      throw new ConfigError(`${at}.address`, `must be an IPv4 or IPv6 address (got ${JSON.stringify(address)})`);
+    const canonical = address.toLowerCase();
+    if (seen.has(canonical)) throw new ConfigError(`${at}.address`, `lists ${address} a second time`);
+    seen.add(canonical);
+    if (typeof ehlo !== 'string' || !HOST_PATTERN.test(ehlo.toLowerCase()) || ehlo.startsWith('*'))
+      throw new ConfigError(`${at}.ehlo`, `must be the host name said in EHLO from ${address}, such as mta1.example.com`);
+    if (typeof pool !== 'string' || !NAME.test(pool)) throw new ConfigError(`${at}.pool`, 'must be a name of 1-63 lowercase letters, digits, `_`, `.` or `-`');
+    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 1000)
+      throw new ConfigError(`${at}.weight`, `must be an integer between 1 and 1000 (got ${JSON.stringify(weight)})`);
+    if (warmup !== null && warmup !== false && warmup !== 'new' && warmup !== 'established')
+      throw new ConfigError(`${at}.warmup`, 'must be "new", "established" or false');
+    return { address: canonical, ehlo: ehlo.toLowerCase(), pool, weight, warmup: warmup || null };
+  });
 }
 
 function lookup(obj: Record<string, unknown>, dotted: string): unknown {
@@ -590,6 +666,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       'tls.acme.https_ports',
       `lists http.port (${cfg.http.port}): the HTTP listener stays plain HTTP, where the CA's HTTP-01 challenges arrive`,
     );
+  if (cfg.cluster.region !== null && !NAME.test(cfg.cluster.region))
+    throw new ConfigError('cluster.region', 'must be a name of 1-63 lowercase letters, digits, `_`, `.` or `-`, such as eu-west-1');
   const ca = cfg.delivery.mta_sts.ca_file;
   if (ca && !existsSync(ca)) throw new ConfigError('delivery.mta_sts.ca_file', `names a file that does not exist: ${ca}`);
   const oidc = cfg.auth.oidc;

@@ -5,6 +5,7 @@
  *   bun scripts/bench/deliver.ts                               2,000 emails, direct MX, STARTTLS sink
  *   bun scripts/bench/deliver.ts --count 5000 --mode relay --tls off
  *   bun scripts/bench/deliver.ts --shaping off                 per-destination shaping off (its overhead)
+ *   bun scripts/bench/deliver.ts --ips 4                       four sending IPs in one pool (127.0.0.10-13; 0: the kernel's choice)
  *
  * Measures messages delivered per second by the delivery engine to a local sink MTA, and the
  * resident memory (RSS) of the Posthorn process. Posthorn runs in this process exactly as the tests
@@ -43,6 +44,7 @@ const { values: opts } = parseArgs({
     tls: { type: 'string', default: 'on' },
     sink: { type: 'string', default: 'child' },
     shaping: { type: 'string', default: 'on' },
+    ips: { type: 'string', default: '0' },
     thread: { type: 'string', default: 'own' },
     role: { type: 'string', default: 'bench' },
     help: { type: 'boolean', short: 'h' },
@@ -57,7 +59,7 @@ function fail(message: string): never {
 
 if (opts.help) {
   console.log(
-    'usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off] [--thread own|main]',
+    'usage: bun scripts/bench/deliver.ts [--count 2000] [--mode direct|relay] [--tls on|off] [--sink child|inprocess] [--shaping on|off] [--ips 0-8] [--thread own|main]',
   );
   process.exit(0);
 }
@@ -65,6 +67,9 @@ if (opts.help) {
 const TLS = opts.tls === 'on';
 if (opts.tls !== 'on' && opts.tls !== 'off') fail('--tls must be on or off');
 if (opts.shaping !== 'on' && opts.shaping !== 'off') fail('--shaping must be on or off');
+// Sending IPs (README.md, "Sending IPs and warm-up"): loopback addresses in one pool, each bound to.
+const IPS = Number(opts.ips);
+if (!Number.isInteger(IPS) || IPS < 0 || IPS > 8) fail('--ips must be an integer 0-8');
 // `main`: the back office runs on this thread instead of its own, so that `bun --cpu-prof-md`
 // (which sees only the main thread) profiles the delivery engine; signing stays on its threads.
 if (opts.thread !== 'own' && opts.thread !== 'main') fail('--thread must be own or main');
@@ -163,6 +168,7 @@ const config = loadConfig({
     'security.allow_private_networks': true,
     'delivery.shaping.enabled': opts.shaping === 'on',
     'delivery.shaping.sites': { bench: { mx: ['*.dest.test'] } },
+    'delivery.ips': Array.from({ length: IPS }, (_, i) => ({ address: `127.0.0.${10 + i}`, ehlo: `mx${i}.bench.test` })),
   },
 });
 const svc = await createServices(config);
@@ -225,7 +231,7 @@ await sink.stop();
 if (delivered !== COUNT) fail(`only ${delivered} of ${COUNT} recipients delivered`);
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-const cmd = `bun scripts/bench/deliver.ts --count ${COUNT} --mode ${MODE} --tls ${opts.tls} --sink ${SINK} --shaping ${opts.shaping}`;
+const cmd = `bun scripts/bench/deliver.ts --count ${COUNT} --mode ${MODE} --tls ${opts.tls} --sink ${SINK} --shaping ${opts.shaping} --ips ${IPS}`;
 console.log(`posthorn delivery benchmark — bun ${Bun.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`);
 console.log(`command:    ${cmd}`);
 console.log(

@@ -15,6 +15,7 @@ import { openApiDocument } from './platform/openapi';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
+import type { Resolver } from '../dns/resolver';
 import type { Doctor } from '../health';
 import type { ApiKeyRec, Store } from '../store';
 import { isObject } from '../schemas/common';
@@ -72,6 +73,8 @@ export interface ApiDeps {
   dashboard: DashboardAssets;
   /** The deliverability checks: GET /deliverability/checks shows the last run. */
   doctor: Doctor;
+  /** The resolver (GET /ips looks up a sending IP's reverse DNS the doctor has not checked). */
+  dns: Resolver;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

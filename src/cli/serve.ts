@@ -1,6 +1,7 @@
 // `posthorn serve`: open the store, bootstrap on first start, start every listener and job,
 // and shut down cleanly on SIGINT/SIGTERM.
-import type { Config } from '../config';
+import { type Config, ConfigError } from '../config';
+import { notLocal } from '../delivery/ips';
 import { createServices, closeServices } from '../services';
 import { startHttp } from '../api/server';
 import { createTeam } from '../accounts/bootstrap';
@@ -21,6 +22,10 @@ export async function serve(config: Config): Promise<number> {
   process.on('SIGINT', onSignal('SIGINT'));
   process.on('SIGTERM', onSignal('SIGTERM'));
 
+  // A sending IP that is not on this machine could never be bound: refuse to start, naming it.
+  const missing = notLocal(config.delivery.ips);
+  if (missing.length)
+    throw new ConfigError('delivery.ips', `names ${missing.join(', ')}, not an address of this machine's network interfaces (os.networkInterfaces)`);
   const svc = await createServices(config);
   // Before anything writes: a crash's orphan body files, and old trash (store/lmdb/spill.ts).
   const files = await svc.store.sweepFiles();

@@ -12,6 +12,7 @@ import { ConnectError, type SmtpSession, type Target } from './smtp-client';
 import type { ConnectionPool, Lease } from './pool';
 import { mxAllowed, tlsResultType, type TlsResultType } from '../mail/mta-sts';
 import type { StsLookup } from './mta-sts';
+import { BIND_FAILURES, type Choice, type Source } from './ips';
 
 export interface AttemptInput {
   entry: QueueEntry;
@@ -42,6 +43,8 @@ export interface AttemptResult {
   refusedBy?: string | null;
   /** The local address the transaction was sent from (an incident names it). */
   localIp?: string | null;
+  /** The sending IP of `delivery.ips` the attempt was bound to (kept on its attempt record). */
+  source?: string;
   /** Not attempted: the site has no room before this time (ms). Nothing happened but the wait. */
   deferred?: number;
   /** The MTA-STS policy applied and the TLS-RPT results of this attempt (docs/mail.md §3.2), when the domain has one. */
@@ -73,6 +76,13 @@ export interface AttemptDeps {
   route: (domain: string, hosts: string[]) => Route;
   /** MTA-STS in direct mode (docs/mail.md §3.2): a recipient domain's policy, and the authorities MX certificates may chain to. */
   mtaSts?: { lookup: (domain: string) => Promise<StsLookup>; ca: string[] };
+  /**
+   * Sending IPs (ips.ts), when `delivery.ips` is set: the address the connections to a site bind
+   * to, chosen once the site is known, and what to do when its bind fails.
+   */
+  source?: { choose: (site: string) => Choice; bindFailed: (address: string, reason: string) => void };
+  /** A per-site route (shaping's `relay`): the smarthost a site's mail goes through instead of its MX hosts. */
+  siteRelay?: (site: string) => string | undefined;
 }
 
 export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptResult> {
@@ -141,6 +151,38 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   site = route.site;
   if (route.defer !== undefined) return { replies: new Map(), host: null, tls: null, site, deferred: route.defer };
   const lease = route.lease;
+  // A per-site route (README "Sending IPs and warm-up"): the site's mail goes through its smarthost.
+  const viaRelay = config.delivery.mode === 'direct' ? deps.siteRelay?.(site) : undefined;
+  if (viaRelay) {
+    sts = undefined;
+    targets = single({ target: relayTarget(viaRelay, config.smtp.hostname, domain.tls === 'enforced') });
+  }
+  // The sending IP, once the site is known: over every address's allowance the attempt waits (never bounces).
+  let source: Source | null = null;
+  if (deps.source) {
+    const pick = deps.source.choose(site);
+    if (!pick.source) {
+      if (pick.why === 'allowance' && pick.until !== null) return { replies: new Map(), host: null, tls: null, site, deferred: pick.until };
+      return everyone(localReply(451, '4.3.0', `no sending IP of the domain's pool can send to ${site} now (${pick.why})`));
+    }
+    source = pick.source;
+  }
+  const siteName = site;
+  /** A session to `target` from the chosen address; a failed bind takes the address out of rotation and tries another. */
+  const open = async (target: Target): Promise<SmtpSession> => {
+    for (;;) {
+      const bound = source ? { ...target, ehloName: source.ehlo, localAddress: source.address } : target;
+      try {
+        return await pool.acquire(bound, lease);
+      } catch (e) {
+        if (!(e instanceof ConnectError) || !source || !deps.source || !BIND_FAILURES.has(e.code)) throw e;
+        deps.source.bindFailed(source.address, e.reply.text);
+        const next = deps.source.choose(siteName);
+        if (!next.source) throw e;
+        source = next.source;
+      }
+    }
+  };
 
   let last: Reply | null = null;
   try {
@@ -152,7 +194,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       const { target } = step;
       let session: SmtpSession;
       try {
-        session = await pool.acquire(target, lease);
+        session = await open(target);
       } catch (e) {
         if (!(e instanceof ConnectError)) throw e;
         last = e.reply;
@@ -182,7 +224,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         // A kept-open session the server had already dropped: once more on a fresh connection.
         pool.release(session, false);
         try {
-          session = await pool.acquire(target, lease);
+          session = await open(target);
         } catch (e) {
           if (!(e instanceof ConnectError)) throw e;
           last = e.reply;
@@ -210,6 +252,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         host: target.host,
         ip: done.address,
         localIp: done.localAddress,
+        ...(source ? { source: source.address } : {}),
         tls: done.secure,
         tlsVersion: tls.version,
         tlsCipher: tls.cipher,

@@ -11,6 +11,7 @@
 //             incidents.ts (replies that speak of the sender), one unit of work.
 // The loop itself (sleep until due or kicked, concurrency, graceful stop) is the shared
 // DueWorker, behind the back office's worker face (work/due-service.ts).
+import { listedTargets } from './listings';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
 import { signingKeys } from '../domains/dkim';
@@ -38,6 +39,10 @@ import { recordIncident, senderReplies } from './incidents';
 import { type Counts, putBack, recordTls, retried, retryDue, settleRecipients, settleScope, withAttempt, attemptRecord, classesOf, replyFor } from './settle';
 import { Shaper, SiteRules } from './shaping';
 import { SigningPool } from './signers';
+import { INSTALL_TEAM, SendingIps } from './ips';
+
+/** How often the sending IPs' counts are written to the store (ips.ts). */
+const IPS_FLUSH_MS = 5_000;
 
 /** What the engine needs. */
 export interface DeliveryDeps {
@@ -101,6 +106,9 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   private scanned: ScanMemory | null = null;
   /** MTA-STS policies (direct mode, `delivery.mta_sts.enabled`), and the extra authorities MX certificates may chain to. */
   private readonly mtaSts: { lookup: MtaSts['lookup']; ca: string[] } | undefined;
+  /** The sending IPs of `delivery.ips` and their pools (ips.ts); not enabled when none are set. */
+  readonly ips: SendingIps;
+  private ipsTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly svc: DeliveryDeps,
@@ -115,6 +123,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // A relay shapes its own traffic: there, every domain is its own site with the pool's defaults.
     const { shaping, mode } = svc.config.delivery;
     this.shaper = new Shaper(new SiteRules(shaping), shaping.enabled && mode === 'direct');
+    this.ips = new SendingIps(svc.config.delivery);
     const sts = svc.config.delivery.mta_sts;
     if (sts.enabled && mode === 'direct') {
       const ca = sts.ca_file ? pemCertificates(readFileSync(sts.ca_file, 'utf8')) : [];
@@ -127,6 +136,14 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // In cluster mode an entry in flight may be another node's: it waits for its lease instead.
     if (this.svc.store.exclusive) await this.resumeInterrupted();
     await this.signers.ready();
+    if (this.ips.enabled) {
+      await this.syncIps();
+      this.ipsTimer = setInterval(
+        () => void this.syncIps().catch((e: unknown) => log.warn('delivery.ips_sync_failed', { error: (e as Error).message })),
+        IPS_FLUSH_MS,
+      );
+      this.ipsTimer.unref?.();
+    }
     super.start();
     log.info('delivery.started', { mode: this.svc.config.delivery.mode, queued: await this.svc.store.queue.size(), signers: this.signers.size });
   }
@@ -139,6 +156,11 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   override async stop(graceMs = 10_000): Promise<boolean> {
     const finished = await super.stop(graceMs);
     if (finished) this.pool.close();
+    if (this.ipsTimer) {
+      clearInterval(this.ipsTimer);
+      this.ipsTimer = null;
+      await this.syncIps().catch(() => {});
+    }
     this.signers.close();
     return finished;
   }
@@ -162,6 +184,38 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     });
     if (resumed) log.warn('delivery.resumed_interrupted', { entries: resumed });
   }
+
+  /**
+   * The sending IPs' state and the store's, in one unit of work: the engine writes its counts, held
+   * ramps and failed binds; the warm-up schedule is POST /ips/{ip}/warmup's, read back from there.
+   */
+  private async syncIps(): Promise<void> {
+    const now = Date.now();
+    const changed = new Map(this.ips.changed(now).map((r) => [r.id, r]));
+    const stored = await this.svc.store.write(async (tx) => {
+      const out = [];
+      for (const ip of this.ips.list) {
+        const cur = await tx.sendingIps.get(INSTALL_TEAM, ip.address);
+        const mine = changed.get(ip.address);
+        if (mine) {
+          const next = cur ? { ...mine, warmup: { ...cur.warmup, held: mine.warmup.held } } : mine;
+          tx.sendingIps.put(next);
+          out.push(next);
+        } else if (cur) out.push(cur);
+      }
+      return out;
+    });
+    // A listed address leaves rotation at this look, and comes back at the first after its delisting.
+    this.ips.setListed(await listedTargets(this.svc.store));
+    if (!this.ipsLoaded) {
+      this.ips.load(stored);
+      this.ipsLoaded = true;
+      // Addresses seen for the first time get their record (a warm-up ramp starts today).
+      for (const ip of this.ips.list) this.ips.record(ip.address, now);
+    } else for (const r of stored) this.ips.adopt(r);
+  }
+
+  private ipsLoaded = false;
 
   protected nextDue(): Promise<number | null> {
     return this.svc.store.queue.nextDue();
@@ -298,6 +352,18 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
           sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)),
           route: (domain, hosts) => this.route(c, domain, hosts),
           mtaSts: this.mtaSts,
+          siteRelay: (site) => this.shaper.rules.relay(site),
+          ...(this.ips.enabled
+            ? {
+                source: {
+                  choose: (site: string) => this.ips.choose(c.domain.pool ?? 'default', site, Date.now()),
+                  bindFailed: (address: string, reason: string) => {
+                    log.warn('delivery.ip_bind_failed', { ip: address, reason });
+                    this.ips.bindFailed(address, reason, Date.now());
+                  },
+                },
+              }
+            : {}),
         },
       );
       return { result, started };
@@ -382,6 +448,20 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       const suspendedUntil = change?.put?.suspended_until ?? this.shaper.suspended(site, now);
       for (const s of sender)
         await recordIncident(tx, events, { ...s, team: entry.team_id, site, sendingIp: result.localIp ?? null, email, at: now, suspendedUntil });
+      // A sending IP's counts at the site (its warm-up allowance), and its suspension there after a reply of the sender's classes.
+      const source = result.source;
+      if (source) {
+        const n = { deferred: 0, bounced: 0 };
+        for (const r of result.replies.values()) {
+          const v = verdict(r);
+          if (v === 'temporary') n.deferred++;
+          else if (v === 'permanent') n.bounced++;
+        }
+        tx.afterCommit(() => {
+          this.ips.outcome(source, site, now, n);
+          if (sender.length && suspendedUntil) this.ips.suspend(source, site, suspendedUntil);
+        });
+      }
       // The email's first attempt shows its provider: its counters go there (Events.attribute).
       const sited = email.attempts?.length ? email : events.attribute(tx, email, provider);
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.

@@ -16,7 +16,12 @@ export { LISTINGS_TEAM };
 
 /** Is this sending address (or domain) listed on any zone now? The last definite answer decides. */
 export async function isListed(store: Pick<StoreReader, 'listings'>, target: string): Promise<boolean> {
-  return (await listingsOf(store, target)).some((l) => l.listed_since !== null);
+  return (await listedTargets(store)).has(target);
+}
+
+/** Every address and domain listed on some zone now: what the sending IPs' rotation skips (delivery/ips.ts). */
+export async function listedTargets(store: Pick<StoreReader, 'listings'>): Promise<Set<string>> {
+  return new Set((await store.listings.all(LISTINGS_TEAM)).filter((l) => l.listed_since !== null).map((l) => l.target));
 }
 
 /** Every zone's standing on this address or domain. */

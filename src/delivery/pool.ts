@@ -58,9 +58,9 @@ export class ConnectionPool {
     return this.opts.perDestination;
   }
 
-  /** The pool key: one pool per host:port and connection set-up. */
+  /** The pool key: one pool per host:port, connection set-up and local address (a sending IP). */
   static key(t: Target): string {
-    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}|${t.verify ? (t.verify.enforce ? 've' : 'vt') : ''}`;
+    return `${t.host}|${t.port}|${t.security}|${t.auth?.user ?? ''}|${t.verify ? (t.verify.enforce ? 've' : 'vt') : ''}${t.localAddress ? `|${t.localAddress}` : ''}`;
   }
 
   /** A session to `target`: an idle one, a new one, or the next one freed. Throws ConnectError. */

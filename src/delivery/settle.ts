@@ -113,6 +113,8 @@ export function attemptRecord(
       };
     }),
     ...(result.simulated ? { simulated: true as const } : {}),
+    // The sending IP bound to, when `delivery.ips` is set (README "Sending IPs and warm-up").
+    ...(result.source ? { sending_ip: result.source } : {}),
   };
 }
 

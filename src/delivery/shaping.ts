@@ -24,6 +24,8 @@ import { DEFAULT_POOL } from './pool';
 interface SiteRule extends SiteLimits {
   domains: string[];
   mx: string[];
+  /** A per-site route: the smarthost its mail goes through instead of its MX hosts (README "Sending IPs and warm-up"). */
+  relay?: string;
 }
 
 const SHIPPED_DEFAULT = parseSiteTable('sites.toml default', (shipped as Record<string, unknown>).default, false) as SiteLimits;
@@ -78,6 +80,11 @@ export class SiteRules {
   /** The site whose MX patterns match this host, or null. */
   siteOfMx(host: string): string | null {
     return lookup(this.byMx, host.toLowerCase());
+  }
+
+  /** The smarthost a site's mail goes through (its `relay`), or undefined: its MX hosts. */
+  relay(site: string): string | undefined {
+    return this.sites.get(site)?.relay;
   }
 
   /** A site's limits (a domain that is a site of its own: the defaults). */

@@ -11,6 +11,7 @@
 // `verify` (an MX host under an MTA-STS policy, RFC 8461 §4.2) has its certificate checked — valid
 // for the MX host name, chaining to a trusted authority: in enforce mode a session without that
 // (or without TLS 1.2+) is not set up at all; in testing mode it goes ahead and says how it fared.
+import { isIP } from 'node:net';
 import { Readable, type Writable } from 'node:stream';
 import { rootCertificates, checkServerIdentity, type TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions, type SMTPConnectionEnvelope } from 'nodemailer/lib/smtp-connection';
@@ -28,8 +29,10 @@ export interface Target {
   port: number;
   security: Security;
   auth?: { user: string; pass: string };
-  /** EHLO name (`smtp.hostname`). */
+  /** EHLO name (`smtp.hostname`, or the sending IP's own `ehlo`). */
   ehloName: string;
+  /** The local address to bind to (a sending IP of `delivery.ips`); unset: the kernel's choice. */
+  localAddress?: string;
   /**
    * Check the certificate (PKIX, the host name) with the system's authorities and `ca` (PEM)
    * besides: `enforce` refuses a session that fails the check, otherwise it is only reported.
@@ -95,7 +98,14 @@ export class SmtpSession {
 
   /** Open a session, trying the target's addresses in order; throws ConnectError. */
   static async open(target: Target): Promise<SmtpSession> {
-    const addresses = target.addresses.length ? target.addresses : [target.host];
+    let addresses = target.addresses.length ? target.addresses : [target.host];
+    // Bound to a sending IP: only the remote addresses of its family can be reached from it.
+    if (target.localAddress && target.addresses.length) {
+      const family = isIP(target.localAddress);
+      addresses = addresses.filter((a) => isIP(a) === family);
+      if (!addresses.length)
+        throw new ConnectError(localReply(451, '4.4.4', `${target.host}: no IPv${family} address to connect to from ${target.localAddress}`), 'ENOFAMILY');
+    }
     let last: ConnectError | null = null;
     for (const address of addresses) {
       try {
@@ -122,6 +132,7 @@ export class SmtpSession {
       host: address,
       port: target.port,
       name: target.ehloName,
+      ...(target.localAddress ? { localAddress: target.localAddress } : {}),
       secure: target.security === 'implicit',
       requireTLS: target.security === 'require-starttls',
       opportunisticTLS: target.security === 'starttls',

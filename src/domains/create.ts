@@ -1,6 +1,7 @@
 // A new domain of a team (docs/api.md §9.1): its options checked, its name's availability, and the
 // record with a fresh DKIM key. Shared by POST /domains and a completed domain claim (claims.ts),
 // which creates the claimed domain the same way.
+import type { Config } from '../config';
 import type { DomainRec, StoreReader } from '../store';
 import type { CreateDomainRequest } from '../schemas/domains';
 import { ApiError, errors } from '../errors';
@@ -9,12 +10,42 @@ import { REGIONS } from '../schemas/domains';
 import { generateDkimKey } from './dkim';
 import { normaliseDomainName, checkReturnPath, checkTrackingSubdomain } from './validate';
 
+/**
+ * Where a domain's mail may be sent from: the regions a domain may name (Resend's, the operator's
+ * `cluster.regions` and this node's `cluster.region`) and the pools of sending IPs (`default`
+ * and those of `delivery.ips`). README "Sending IPs and warm-up", "Cluster mode", "Regions".
+ */
+export interface Placement {
+  regions: readonly string[];
+  pools: readonly string[];
+}
+
+export function placementOf(config: Pick<Config, 'delivery' | 'cluster'>): Placement {
+  const regions = new Set<string>([...REGIONS, ...config.cluster.regions]);
+  if (config.cluster.region) regions.add(config.cluster.region);
+  return { regions: [...regions], pools: [...new Set(['default', ...config.delivery.ips.map((i) => i.pool)])] };
+}
+
+const RESEND_ONLY: Placement = { regions: REGIONS, pools: ['default'] };
+
+/** A region the domain may name; Resend's own error name (`invalid_region`) when it may not. */
+export function checkRegion(region: string, placement: Placement): string {
+  if (!placement.regions.includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${placement.regions.join(', ')}.`);
+  return region;
+}
+
+/** A pool of sending IPs the domain may name (422 `validation_error` otherwise). */
+export function checkPool(pool: string, placement: Placement): string {
+  if (!placement.pools.includes(pool)) throw errors.validation(`The \`pool\` field must be one of ${placement.pools.join(', ')}.`);
+  return pool;
+}
+
 /** The settings of a new domain from POST /domains's body (or a claim's), every field's meaning checked (422 naming the first bad one). */
-export function domainSettings(body: CreateDomainRequest) {
+export function domainSettings(body: CreateDomainRequest, placement: Placement = RESEND_ONLY) {
   const name = normaliseDomainName(body.name);
-  const region = body.region ?? 'us-east-1';
   // Resend's own error name for a region it does not serve; a region that is no string is the schema's field error.
-  if (!(REGIONS as readonly string[]).includes(region)) throw new ApiError(422, 'invalid_region', `The \`region\` field must be one of ${REGIONS.join(', ')}.`);
+  const region = checkRegion(body.region ?? 'us-east-1', placement);
+  const pool = body.pool !== undefined ? checkPool(body.pool, placement) : undefined;
   const custom_return_path = body.custom_return_path !== undefined ? checkReturnPath(body.custom_return_path) : 'send';
   const tracking_subdomain = typeof body.tracking_subdomain === 'string' ? checkTrackingSubdomain(body.tracking_subdomain, custom_return_path) : null;
   const capabilities = { sending: body.capabilities?.sending ?? 'enabled', receiving: body.capabilities?.receiving ?? 'disabled' } as const;
@@ -23,6 +54,7 @@ export function domainSettings(body: CreateDomainRequest) {
   return {
     name,
     region,
+    ...(pool && pool !== 'default' ? { pool } : {}),
     custom_return_path,
     open_tracking: body.open_tracking ?? false,
     click_tracking: body.click_tracking ?? false,

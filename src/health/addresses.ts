@@ -3,6 +3,7 @@
 // instead of guessing.
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import ipaddr from 'ipaddr.js';
+import type { Config } from '../config';
 import { type CheckResult, pass, warn } from './check';
 
 export type Interfaces = NodeJS.Dict<NetworkInterfaceInfo[]>;
@@ -23,6 +24,25 @@ export function discoverAddresses(interfaces: Interfaces = networkInterfaces()):
     }
   }
   return out;
+}
+
+/**
+ * The addresses mail leaves from, each with the EHLO name said from it (the name its PTR should
+ * give): the sending IPs of `delivery.ips` when set (README "Sending IPs and warm-up"), else the
+ * interfaces' public addresses, all saying `smtp.hostname`.
+ */
+export function sendingAddresses(
+  config: Pick<Config, 'smtp' | 'delivery' | 'deliverability'>,
+  interfaces?: Interfaces,
+): { found: { public: string[]; private: string[] }; ehlo: Map<string, string> } {
+  // The addresses outgoing connections bind to (`delivery.ips`), each with its own EHLO name; else
+  // the addresses the operator names (`deliverability.sending_addresses`, e.g. behind NAT); else
+  // what the interfaces show.
+  if (config.delivery.ips.length)
+    return { found: { public: config.delivery.ips.map((i) => i.address), private: [] }, ehlo: new Map(config.delivery.ips.map((i) => [i.address, i.ehlo])) };
+  const configured = config.deliverability.sending_addresses;
+  const found = configured.length ? { public: configured, private: [] } : discoverAddresses(interfaces);
+  return { found, ehlo: new Map(found.public.map((a) => [a, config.smtp.hostname])) };
 }
 
 export function addressesCheck(found: { public: string[]; private: string[] }): CheckResult {

@@ -8,7 +8,7 @@ import { nowIso } from '../ids';
 import { log } from '../log';
 import { type CheckResult, worst } from './check';
 import { hostnameCheck, publicUrlCheck } from './host';
-import { addressesCheck, discoverAddresses, type Interfaces } from './addresses';
+import { addressesCheck, sendingAddresses, type Interfaces } from './addresses';
 import { reverseDnsCheck } from './reverse-dns';
 import { dkimCheck, dmarcCheck, spfCheck } from './domain-auth';
 import { acmeCertificateCheck, certificateCheck, type AcmeCertificateState } from './certificate';
@@ -80,14 +80,13 @@ export class Doctor {
     const { config, dns } = this.deps;
     const all = await this.deps.domains();
     const domains = all.filter(sending);
-    const configured = config.deliverability.sending_addresses;
-    const found = configured.length ? { public: configured, private: [] } : discoverAddresses(this.deps.interfaces?.());
+    const { found, ehlo } = sendingAddresses(config, this.deps.interfaces?.());
     const ips = found.public;
     const machine = Promise.all([
       hostnameCheck(config, dns),
       publicUrlCheck(config, all.length),
       Promise.resolve(addressesCheck(found)),
-      ...ips.map((ip) => reverseDnsCheck(ip, config, dns)),
+      ...ips.map((ip) => reverseDnsCheck(ip, config, dns, ehlo.get(ip))),
       config.tls.acme.enabled
         ? (this.deps.acme?.() ?? Promise.resolve(undefined)).then((s) => acmeCertificateCheck(config, s))
         : Promise.resolve(certificateCheck(config)),

@@ -1,16 +1,17 @@
 // Reverse DNS of a sending address (docs/deliverability.md §1.3). Gmail, Outlook and Yahoo refuse
 // or junk mail from an address without a PTR record, and want forward-confirmed reverse DNS
-// (FCrDNS): the PTR name resolves back to the address. Posthorn's EHLO name is smtp.hostname, so
-// the PTR should name exactly that (RFC 5321 §4.1.4 allows a mismatch; receivers score it).
+// (FCrDNS): the PTR name resolves back to the address. Posthorn's EHLO name is smtp.hostname, or a
+// sending IP's own `ehlo` (delivery.ips), so the PTR should name exactly that (RFC 5321 §4.1.4
+// allows a mismatch; receivers score it).
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import { type CheckResult, fail, pass, warn } from './check';
 
 const same = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() === b.replace(/\.$/, '').toLowerCase();
 
-export async function reverseDnsCheck(ip: string, config: Pick<Config, 'smtp'>, dns: Resolver): Promise<CheckResult> {
+export async function reverseDnsCheck(ip: string, config: Pick<Config, 'smtp'>, dns: Resolver, ehlo?: string): Promise<CheckResult> {
   const name = `ptr:${ip}`;
-  const host = config.smtp.hostname;
+  const host = ehlo ?? config.smtp.hostname;
   let names: string[];
   try {
     names = await dns.ptr(ip);
@@ -33,7 +34,9 @@ export async function reverseDnsCheck(ip: string, config: Pick<Config, 'smtp'>, 
     return warn(
       name,
       `${ip} → ${confirmed.join(', ')} (forward-confirmed) but EHLO says ${host}`,
-      `Set the PTR of ${ip} to ${host}, or smtp.hostname to ${confirmed[0]}.`,
+      ehlo
+        ? `Set the PTR of ${ip} to ${host}, or its ehlo in delivery.ips to ${confirmed[0]}.`
+        : `Set the PTR of ${ip} to ${host}, or smtp.hostname to ${confirmed[0]}.`,
     );
   return pass(name, `${ip} → ${host} → ${ip}`);
 }

@@ -29,7 +29,15 @@ const domainFields = {
   tracking_subdomain: Type.Optional(TrackingSubdomain),
 };
 
-export const CreateDomainRequest = Type.Object({ ...domainFields, tls: Type.Optional(Tls), capabilities: Type.Optional(Capabilities) });
+/** Posthorn: the pool of sending IPs a domain's mail leaves from (README "Sending IPs and warm-up"). */
+const Pool = Type.String({ error: 'The `pool` field must be a string.', description: 'A pool of `delivery.ips` (default `default`)' });
+
+export const CreateDomainRequest = Type.Object({
+  ...domainFields,
+  tls: Type.Optional(Tls),
+  capabilities: Type.Optional(Capabilities),
+  pool: Type.Optional(Pool),
+});
 export type CreateDomainRequest = Static<typeof CreateDomainRequest>;
 
 export const DomainClaimRequest = Type.Object(domainFields);
@@ -40,6 +48,8 @@ export const UpdateDomainRequest = Type.Object({
   tls: Type.Optional(Tls),
   tracking_subdomain: Type.Optional(TrackingSubdomain),
   capabilities: Type.Optional(Capabilities),
+  pool: Type.Optional(Pool),
+  region: Type.Optional(Type.String({ error: 'The `region` field must be a string.', description: 'Posthorn: a region domains may name (docs/api.md §9.1)' })),
 });
 export type UpdateDomainRequest = Static<typeof UpdateDomainRequest>;
 
@@ -119,6 +129,8 @@ export const Domain = Type.Object({
   ...recordFields,
   /** Posthorn: how delivery uses TLS for this domain's mail (docs/api.md §9.2), as PATCH sets it. */
   tls: OneOf(['opportunistic', 'enforced']),
+  /** Posthorn: the pool of sending IPs its mail leaves from, when not `default`. */
+  pool: Type.Optional(Type.String()),
   dkim: DomainDkim,
 });
 export type Domain = Static<typeof Domain>;

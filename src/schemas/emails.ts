@@ -174,6 +174,8 @@ export const DeliveryAttempt = Type.Object({
   ),
   /** Only on simulated attempts: the replies of sandbox addresses, no connection made (docs/api.md §7.11). */
   simulated: Type.Optional(Type.Literal(true)),
+  /** Posthorn: the sending IP of `delivery.ips` the attempt was bound to; absent when the kernel chose. */
+  sending_ip: Type.Optional(Type.String()),
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 

@@ -10,6 +10,8 @@ export const Health = Type.Union([
     status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
     database: Type.Union([Type.Literal('reachable'), Type.Literal('unreachable')]),
     nodes: Type.Integer(),
+    /** With regions (README "Regions"): regions whose mail waits because no node of theirs is alive. */
+    regions_waiting: Type.Optional(Type.Array(Type.String())),
   }),
 ]);
 

@@ -35,6 +35,7 @@ import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
+import { SendingIp, SendingIpList } from './ips';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -91,6 +92,8 @@ export const ROUTES = {
   'GET /deliverability/checks': DeliverabilityChecks,
   'POST /deliverability/checks': DeliverabilityChecks,
   'GET /deliverability/setup': DeliverabilitySetup,
+  'GET /ips': SendingIpList,
+  'POST /ips/:ip/warmup': SendingIp,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

@@ -12,6 +12,8 @@ export interface EnqueueOptions {
   sandbox: boolean;
   /** When the entries are due (default: now). */
   now?: number;
+  /** The sending domain's region, when regions are in effect (cluster mode, README "Regions"): only nodes of that region claim the entries. */
+  region?: string;
 }
 /** `failed.reason` of an email none of whose recipients the email's topic may reach (docs/api.md §14.3). */
 const NOT_SUBSCRIBED = 'not_subscribed_to_topic';
@@ -69,6 +71,7 @@ export async function enqueue(tx: Tx, events: Events, email: EmailRec, opts: Enq
       attempts: 0,
       first_attempt_at: null,
       last_error: null,
+      ...(opts.region ? { region: opts.region } : {}),
     };
     tx.queue.add(entry, now);
   }

@@ -9,7 +9,10 @@ import type { Config } from '../config';
 import type { SendingDeps } from './submit';
 
 /** Move every due scheduled email to the delivery queue. Returns how many were released. */
-export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'> & { config: Pick<Config, 'delivery'> }, now = Date.now()): Promise<number> {
+export async function releaseDue(
+  deps: Pick<SendingDeps, 'store' | 'events'> & { config: Pick<Config, 'delivery'> & Partial<Pick<Config, 'cluster'>> },
+  now = Date.now(),
+): Promise<number> {
   const { store, events } = deps;
   const { sandbox } = deps.config.delivery;
   // A look first, so that an empty schedule costs no unit of work each second.
@@ -23,9 +26,11 @@ export async function releaseDue(deps: Pick<SendingDeps, 'store' | 'events'> & {
       const email = await tx.emails.get(team, emailId);
       // A rescheduled or cancelled email left a stale entry behind: skip it.
       if (email?.last_event !== 'scheduled' || Date.parse(email.scheduled_at ?? '') !== at) continue;
-      const blocked = sendingBlocked(await tx.domains.get(team, email.domain_id));
+      const domain = await tx.domains.get(team, email.domain_id);
+      const blocked = sendingBlocked(domain);
       if (blocked) await events.email(tx, email, 'failed', { failed: { reason: blocked } });
-      else await enqueue(tx, events, email, { sandbox, now });
+      // With regions (cluster mode), the entries carry the domain's region: only its nodes claim them.
+      else await enqueue(tx, events, email, { sandbox, now, region: deps.config.cluster?.region ? domain?.region : undefined });
     }
     return due.length;
   });

@@ -28,7 +28,7 @@ import { takeQuota, type EmailLimits } from '../limits/quota';
 export interface SendingDeps {
   store: Store;
   events: Events;
-  config: Pick<Config, 'security' | 'public_url' | 'limits' | 'delivery'>;
+  config: Pick<Config, 'security' | 'public_url' | 'limits' | 'delivery'> & Partial<Pick<Config, 'cluster'>>;
   /** The group commit of this thread's store (one per composition root). */
   commits: GroupCommit;
   /** The clock `scheduled_at` is checked against (default: the system's). */
@@ -56,6 +56,8 @@ export interface SubmitContext {
 export interface Prepared {
   email: EmailRec;
   content: EmailContent;
+  /** The sending domain's region, when regions are in effect (cluster mode, README "Regions"). */
+  region?: string;
 }
 
 /** Validate and build one email; throws the documented ApiError; writes nothing. */
@@ -134,7 +136,7 @@ export async function prepare(
   };
   // No MIME here: the message is composed from these parts when it is delivered (message.ts).
   const message = { from: v.from, to: v.to, cc: v.cc, reply_to: v.reply_to, tracking: trackingOf(domain) };
-  return { email, content: { html: v.html, text: v.text, files, message } };
+  return { email, content: { html: v.html, text: v.text, files, message }, ...(deps.config.cluster?.region ? { region: domain.region } : {}) };
 }
 
 /** In a unit of work: persist one prepared email and queue or schedule it (`sandbox`: docs/api.md §7.11). */
@@ -147,7 +149,7 @@ async function persist(tx: Tx, events: Events, p: Prepared, sandbox: boolean): P
     return events.email(tx, email, 'scheduled');
   }
   // Suppressions are read inside this unit of work, so one committed before this send always counts.
-  return enqueue(tx, events, email, { sandbox });
+  return enqueue(tx, events, email, { sandbox, region: p.region });
 }
 
 export interface CommitOptions {

@@ -26,7 +26,7 @@ import type {
   LogRec,
   AuditRec,
 } from './records';
-import type { IncidentRec, ListingRec } from './delivery-records';
+import type { IncidentRec, ListingRec, SendingIpRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
 import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
@@ -335,6 +335,8 @@ export const COLLECTIONS = {
    * renewal state, the HTTP-01 challenges being answered — one copy every node of a cluster reads.
    */
   acme: collection<AcmeRec>({ table: 'acme', since: 8 }),
+  /** Sending IPs' warm-up and state, install-wide (team `-`), by address (delivery/ips.ts). */
+  sendingIps: collection<SendingIpRec>({ table: 'sending_ips', since: 11 }),
 };
 
 export type Collections = typeof COLLECTIONS;

@@ -157,3 +157,29 @@ export interface ListingRec extends Rec {
   /** The incidents this listing opened (one per team concerned), closed when it ends. */
   incidents: { team_id: string; id: string }[];
 }
+
+/**
+ * A sending IP of `delivery.ips` (README.md, "Sending IPs and warm-up"), keyed by its address under
+ * the install (team `-`): its warm-up schedule, why it is out of rotation, and what it sent today
+ * per site (written by the delivery engine of the node it belongs to, delivery/ips.ts).
+ */
+export interface SendingIpRec extends Rec {
+  /** As configured on the node it belongs to (`delivery.ips`). */
+  pool: string;
+  ehlo: string;
+  warmup: {
+    /** `off`: no allowance; `warming`: the ramp limits it; `paused`: it holds and sends nothing; `complete`: no allowance any more. */
+    state: 'off' | 'warming' | 'paused' | 'complete';
+    ramp: 'new' | 'established' | null;
+    /** When its ramp started (ISO): day 0 of the schedule (moved on by the days it was paused). */
+    started_at: string | null;
+    /** When it was paused (ISO): its allowance stays that day's. */
+    paused_at?: string | null;
+    /** Days each site's ramp held (did not grow) after a troubled day, by site. */
+    held: Record<string, number>;
+  };
+  /** The last failed bind, and until when the address stays out of rotation (ISO). */
+  out_of_rotation: { at: string; until: string; reason: string } | null;
+  /** Today's (UTC) sending per site: day since the epoch, sends, this hour's, deferrals, bounces. */
+  sites: Record<string, { day: number; sent: number; hour: number; hourSent: number; deferred: number; bounced: number }>;
+}

@@ -93,6 +93,8 @@ export interface DeliveryAttempt {
   results: { recipient: string; code: number; enhanced_code?: string | null; reply: string; class?: BounceClass | null }[];
   /** Present (true) when no connection was made: the replies of sandbox addresses (docs/api.md §7.11). */
   simulated?: true;
+  /** The sending IP of `delivery.ips` the attempt was bound to; absent when the kernel chose. */
+  sending_ip?: string;
 }
 
 /**
@@ -181,4 +183,6 @@ export interface QueueEntry {
   held?: 'email' | 'destination' | null;
   /** The shaping site of the destination as the last attempt found it (docs/mail.md §3.1). */
   site?: string | null;
+  /** The sending domain's region when regions are in effect: only nodes of this region claim it (README.md, "Regions"). */
+  region?: string;
 }

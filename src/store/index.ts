@@ -32,7 +32,9 @@ export function openStore(opts: StoreOptions): Promise<Store> {
 }
 
 /** How the store is opened for this configuration (serve, the delivery thread and the CLI alike). */
-export function storeOptions(config: Pick<Config, 'data_dir' | 'database' | 'retention' | 'webhooks' | 'delivery'>): StoreOptions {
+export function storeOptions(
+  config: Pick<Config, 'data_dir' | 'database' | 'retention' | 'webhooks' | 'delivery'> & Partial<Pick<Config, 'cluster'>>,
+): StoreOptions {
   // Nothing still being retried may expire: the longer of the delivery window and webhook retries.
   const webhookRetries = config.webhooks.retry_schedule.reduce((a, b) => a + b, 0);
   return {
@@ -40,6 +42,7 @@ export function storeOptions(config: Pick<Config, 'data_dir' | 'database' | 'ret
     databaseUrl: config.database.url,
     retentionDays: config.retention.days,
     holdMs: Math.max(config.delivery.retry_window, webhookRetries),
+    region: config.cluster?.region ?? null,
   };
 }
 

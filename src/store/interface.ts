@@ -532,6 +532,8 @@ export interface StoreStatus {
   reachable: boolean;
   /** Processes sharing the store, seen in the last 30 s (1 for the embedded store). */
   nodes: number;
+  /** With regions (README.md, "Regions"): regions whose queued mail waits, no node of theirs alive. */
+  regions_waiting?: string[];
 }
 
 export interface Store extends StoreReader {
@@ -592,6 +594,8 @@ export interface StoreOptions {
    * window, a webhook's retries); retention never deletes an email or webhook event before that.
    */
   holdMs: number;
+  /** This node's region (`cluster.region`): the PostgreSQL queue hands it only its region's mail (README.md, "Regions"). */
+  region?: string | null;
 }
 
 /** How a unit of work may be committed (Store.write). */

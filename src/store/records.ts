@@ -75,7 +75,10 @@ export type DomainStatus = 'not_started' | 'pending' | 'verified' | 'partially_v
 
 export interface DomainRec extends Rec {
   name: string;
+  /** Resend's region names or the operator's (`cluster.regions`): in cluster mode only nodes of this region claim its mail. */
   region: string;
+  /** The pool of sending IPs its mail leaves from (`delivery.ips`); absent: `default`. */
+  pool?: string;
   custom_return_path: string;
   open_tracking: boolean;
   click_tracking: boolean;

@@ -10,6 +10,7 @@
 //   sink.respond('gone@dest.test', { code: 550, message: '5.1.1 no such user' });  // every time
 //   sink.respondData({ code: 552, message: '5.3.4 too big' });   // the reply to the end of DATA
 //   sink.refuseConnections({ code: 421, message: '4.3.2 busy' }); // greeting refused (null: accept)
+//   sink.respondFrom('127.0.0.4', { code: 550, message: '5.7.1 blocked' }); // every RCPT from that peer address (null: as usual)
 //   sink.delayData(200);                    // answer the end of DATA 200 ms late (attempts in flight)
 //   sink.throttleAfter(3, { code: 421, message: '4.7.0 Try again later' }); // accept 3 messages, then refuse DATA (null: accept again)
 //   const [msg] = await sink.waitFor(1);   // bounded wait (default 10 s), then the messages
@@ -39,6 +40,8 @@ export interface Received {
   helo: string;
   /** Sessions are numbered from 1 in the order they connected: reuse shows as equal numbers. */
   session: number;
+  /** The client's address as the sink sees it (a sending IP of `delivery.ips`). */
+  remoteAddress: string;
 }
 
 export interface SinkOptions {
@@ -68,6 +71,8 @@ export interface Sink {
   respond(recipient: string, reply: SinkReply | null, opts?: { times?: number }): void;
   respondData(reply: SinkReply | null, opts?: { times?: number }): void;
   refuseConnections(reply: SinkReply | null): void;
+  /** Answer every RCPT of sessions from this peer address with `reply` (null: as usual). */
+  respondFrom(peer: string, reply: SinkReply | null): void;
   /** Wait this long before answering the end of DATA (a message counts as received when answered). */
   delayData(ms: number): void;
   /** Once `n` messages are accepted (in all), answer the end of DATA with `reply`; null accepts again. */
@@ -118,6 +123,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
   const sessionNo = new Map<string, number>();
   const users = new Map<string, string>();
 
+  const peerRules = new Map<string, SinkReply>();
   const disabled: string[] = [];
   if (tls === 'none') disabled.push('STARTTLS');
   if (!opts.auth) disabled.push('AUTH');
@@ -147,8 +153,8 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
       }
       cb(Object.assign(new Error('5.7.8 authentication failed'), { responseCode: 535 }));
     },
-    onRcptTo(address, _session, cb) {
-      const reply = use(rcptRules, address.address.toLowerCase());
+    onRcptTo(address, session, cb) {
+      const reply = peerRules.get(session.remoteAddress.replace(/^::ffff:/, '')) ?? use(rcptRules, address.address.toLowerCase());
       cb(reply ? smtpError(reply) : null);
     },
     onData(stream, session, cb) {
@@ -166,6 +172,7 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
           user: users.get(session.id) ?? null,
           helo: session.hostNameAppearsAs,
           session: sessionNo.get(session.id) ?? 0,
+          remoteAddress: session.remoteAddress.replace(/^::ffff:/, ''),
         });
         cb(null);
       };
@@ -194,6 +201,10 @@ export async function startSink(opts: SinkOptions = {}): Promise<Sink> {
     },
     refuseConnections(reply) {
       refusal = reply;
+    },
+    respondFrom(peer, reply) {
+      if (reply) peerRules.set(peer, reply);
+      else peerRules.delete(peer);
     },
     delayData(ms) {
       dataDelay = ms;

@@ -16,6 +16,7 @@ import { ReceivingPage, ReceivedPage } from './pages/receiving';
 import { BroadcastsPage, BroadcastPage } from './pages/broadcasts';
 import { AudiencesPage, ContactPage } from './pages/audiences';
 import { DomainsPage, DomainPage } from './pages/domains';
+import { IpsPage } from './pages/ips';
 import { ApiKeysPage } from './pages/api-keys';
 import { WebhooksPage, WebhookPage } from './pages/webhooks';
 import { TemplatesPage, TemplatePage } from './pages/templates';
@@ -38,6 +39,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard/audiences', label: 'Audiences', icon: '☰' },
   { href: '/dashboard/domains', label: 'Domains', icon: '◇' },
   { href: '/dashboard/deliverability', label: 'Deliverability', icon: '✓' },
+  { href: '/dashboard/ips', label: 'IPs', icon: '⇄' },
   { href: '/dashboard/api-keys', label: 'API keys', icon: '⌘' },
   { href: '/dashboard/webhooks', label: 'Webhooks', icon: '↯' },
   { href: '/dashboard/logs', label: 'Logs', icon: '≡' },
@@ -66,6 +68,7 @@ const ROUTES: Route[] = [
   ['/dashboard/domains', () => <DomainsPage />],
   ['/dashboard/domains/:id', (p) => <DomainPage id={p.id} />],
   ['/dashboard/deliverability', () => <DeliverabilityPage />],
+  ['/dashboard/ips', () => <IpsPage />],
   ['/dashboard/api-keys', () => <ApiKeysPage />],
   ['/dashboard/webhooks', () => <WebhooksPage />],
   ['/dashboard/webhooks/:id', (p) => <WebhookPage id={p.id} />],

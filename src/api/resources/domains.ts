@@ -7,7 +7,7 @@ import { errors } from '../../errors';
 import { newId } from '../../ids';
 import { recordHosts, recordViews, deriveStatus } from '../../domains/records';
 import { checkTrackingSubdomain, trackingClash } from '../../domains/validate';
-import { domainSettings, nameAvailable, nameTaken, newDomain } from '../../domains/create';
+import { checkPool, checkRegion, domainSettings, nameAvailable, nameTaken, newDomain, placementOf } from '../../domains/create';
 import { dkimView, startRotation } from '../../domains/dkim';
 import { addDomain, putDomain, removeDomain } from '../../domains/events';
 import { resource, route } from '../platform/route';
@@ -32,6 +32,7 @@ const Params = UuidParams('id');
 
 export const domainsResource = resource('Domains', ({ store, config, events, domains: verifier, claims }: ApiContext) => {
   const hosts = recordHosts(config);
+  const placement = placementOf(config);
   const changes = { events, hosts };
   // Posthorn: the DKIM keys, a rotation under way and the retired selectors (docs/api.md §9.10).
   const view = (d: DomainRec): Domain => ({
@@ -40,6 +41,7 @@ export const domainsResource = resource('Domains', ({ store, config, events, dom
     ...trackingSubdomain(d),
     ...recordViews(d, hosts),
     tls: d.tls,
+    ...(d.pool ? { pool: d.pool } : {}),
     dkim: dkimView(d),
   });
   const created = (d: DomainRec): DomainCreated => ({
@@ -73,7 +75,7 @@ export const domainsResource = resource('Domains', ({ store, config, events, dom
       async handler({ caller, body }) {
         const { team } = caller;
         // Every field is checked before the name's availability (422 before 403, docs/api.md §3.3).
-        const settings = domainSettings(body);
+        const settings = domainSettings(body, placement);
         const { name, custom_return_path } = settings;
         if (!(await nameAvailable(store, name, custom_return_path, team))) throw nameTaken(name);
         const d = await newDomain(team, newId(), settings);
@@ -144,6 +146,8 @@ export const domainsResource = resource('Domains', ({ store, config, events, dom
         const { id } = params;
         if (body.tracking_subdomain === null) throw errors.invalidField('tracking_subdomain', 'can be changed but not removed.');
         const tracking = body.tracking_subdomain !== undefined ? checkTrackingSubdomain(body.tracking_subdomain) : undefined;
+        const region = body.region !== undefined ? checkRegion(body.region, placement) : undefined;
+        const pool = body.pool !== undefined ? checkPool(body.pool, placement) : undefined;
         const found = await store.write(async (tx) => {
           const cur = await tx.domains.get(team, id);
           if (!cur) return 'missing';
@@ -157,7 +161,12 @@ export const domainsResource = resource('Domains', ({ store, config, events, dom
             tls: body.tls ?? cur.tls,
             tracking_subdomain: tracking ?? cur.tracking_subdomain,
             capabilities,
+            region: region ?? cur.region,
           };
+          if (pool !== undefined) {
+            if (pool === 'default') delete next.pool;
+            else next.pool = pool;
+          }
           if (next.tracking_subdomain !== cur.tracking_subdomain) {
             // A new name to publish: its earlier check result says nothing about it.
             const { Tracking: _, ...rest } = cur.record_status;

@@ -22,6 +22,8 @@ export const healthResource = resource('Health', ({ store }: ApiContext) => [
         status: s.reachable ? ('ok' as const) : ('unavailable' as const),
         database: s.reachable ? ('reachable' as const) : ('unreachable' as const),
         nodes: s.nodes,
+        // Regions (README "Regions"): mail that waits for a node of its region to be alive.
+        ...(s.regions_waiting?.length ? { regions_waiting: s.regions_waiting } : {}),
       };
     },
   }),

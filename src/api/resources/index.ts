@@ -11,6 +11,7 @@ import { auditLogResource } from './audit-log';
 import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
 import { deliverabilityResource } from './deliverability';
+import { ipsResource } from './ips';
 import { prometheusResource } from './prometheus';
 import { downloadsResource } from './downloads';
 import { unsubscribeResource } from './unsubscribe';
@@ -49,6 +50,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   queueResource,
   tlsReportsResource,
   deliverabilityResource,
+  ipsResource,
   prometheusResource,
   downloadsResource,
   unsubscribeResource,

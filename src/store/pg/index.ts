@@ -114,7 +114,7 @@ function repositories(env: PgEnv, opts: StoreOptions) {
     ...(declared as unknown as Declared),
     inboundSpool: new PgInboundSpool(env, policy.retentionMs),
     memberships: new PgMemberships(env),
-    queue: new PgQueue(env),
+    queue: new PgQueue(env, opts.region ?? null),
     queueHolds: new PgQueueHolds(env),
     sites: new PgSites(env),
     mtaSts: new PgMtaSts(env),
@@ -251,9 +251,9 @@ export class PgStore implements Store {
 
   private async beat(): Promise<void> {
     await this.env.query(
-      `INSERT INTO nodes (node, started_at, seen_at, version) VALUES ($1, now(), now(), $2)
-       ON CONFLICT (node) DO UPDATE SET seen_at = now(), version = excluded.version, released_at = NULL`,
-      [this.node, VERSION],
+      `INSERT INTO nodes (node, started_at, seen_at, version, region) VALUES ($1, now(), now(), $2, $3)
+       ON CONFLICT (node) DO UPDATE SET seen_at = now(), version = excluded.version, region = excluded.region, released_at = NULL`,
+      [this.node, VERSION, this.opts.region ?? null],
     );
   }
 
@@ -340,6 +340,15 @@ export class PgStore implements Store {
     return this.locks.run(name, fn);
   }
 
+  /** Regions of queued mail with no node of that region alive: their mail waits. */
+  private async regionsWaiting(): Promise<string[]> {
+    const rows: { region: string }[] = await this.env.query(
+      `SELECT DISTINCT q.region FROM queue q WHERE q.region IS NOT NULL AND NOT EXISTS
+         (SELECT 1 FROM nodes n WHERE n.region = q.region AND n.seen_at > now() - interval '${ALIVE_S} seconds') ORDER BY 1`,
+    );
+    return rows.map((r) => r.region);
+  }
+
   async status(): Promise<StoreStatus> {
     const ask = this.env.query(`SELECT count(*)::int AS n FROM nodes WHERE seen_at > now() - interval '${ALIVE_S} seconds'`);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -348,7 +357,9 @@ export class PgStore implements Store {
     try {
       const [row] = await Promise.race([ask, late]);
       this.lastNodes = Math.max(1, Number(row!.n));
-      return { backend: 'postgres', reachable: true, nodes: this.lastNodes };
+      // Regions (README.md, "Regions"): those whose mail waits with no node of theirs alive.
+      const waiting = this.opts.region ? await Promise.race([this.regionsWaiting(), late]) : [];
+      return { backend: 'postgres', reachable: true, nodes: this.lastNodes, ...(waiting.length ? { regions_waiting: waiting } : {}) };
     } catch {
       ask.catch(() => {});
       return { backend: 'postgres', reachable: false, nodes: this.lastNodes };

@@ -11,17 +11,30 @@ import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEn
 import { uuidTime } from '../../ids';
 
 export class PgQueue implements QueueTx {
-  constructor(private readonly exec: Exec) {}
+  /** With regions (README.md, "Regions"): only entries of no region or of this node's are due here. */
+  private readonly mine: string;
+
+  constructor(
+    private readonly exec: Exec,
+    private readonly region: string | null = null,
+  ) {
+    this.mine = region ? ' AND (region IS NULL OR region = $R)' : '';
+  }
 
   bind(exec: Exec): PgQueue {
-    return new PgQueue(exec);
+    return new PgQueue(exec, this.region);
+  }
+
+  /** The region filter with its parameter numbered `n`, and the parameters it adds. */
+  private only(n: number): [string, unknown[]] {
+    return this.region ? [this.mine.replace('$R', `$${n}`), [this.region]] : ['', []];
   }
 
   put(entry: QueueEntry, due: number): void {
     unitOf(this.exec).write(
-      `INSERT INTO queue (id, team, email_id, domain, due, entry) VALUES ($1, $2, $3, $4, $5, $6::text::json)
-       ON CONFLICT (id) DO UPDATE SET domain = excluded.domain, due = excluded.due, entry = excluded.entry`,
-      [entry.id, entry.team_id, entry.email_id, entry.domain, entry.held ? HELD_DUE : due, JSON.stringify(entry)],
+      `INSERT INTO queue (id, team, email_id, domain, due, entry, region) VALUES ($1, $2, $3, $4, $5, $6::text::json, $7)
+       ON CONFLICT (id) DO UPDATE SET domain = excluded.domain, due = excluded.due, entry = excluded.entry, region = excluded.region`,
+      [entry.id, entry.team_id, entry.email_id, entry.domain, entry.held ? HELD_DUE : due, JSON.stringify(entry), entry.region ?? null],
     );
   }
 
@@ -33,11 +46,11 @@ export class PgQueue implements QueueTx {
     // Held at once when the team holds the destination: decided by the insert itself, which costs
     // no round trip of its own (a hold committed meanwhile on another node: the claim holds it).
     unitOf(this.exec).write(
-      `INSERT INTO queue (id, team, email_id, domain, due, entry)
+      `INSERT INTO queue (id, team, email_id, domain, due, entry, region)
        SELECT $1, $2, $3, $4, CASE WHEN h.held THEN ${HELD_DUE} ELSE $5 END,
-              CASE WHEN h.held THEN jsonb_set($6::text::jsonb, '{held}', '"destination"')::json ELSE $6::text::json END
+              CASE WHEN h.held THEN jsonb_set($6::text::jsonb, '{held}', '"destination"')::json ELSE $6::text::json END, $7
        FROM (SELECT EXISTS (SELECT 1 FROM queue_holds WHERE team = $2 AND destination = $4) AS held) h`,
-      [entry.id, entry.team_id, entry.email_id, entry.domain, due, JSON.stringify(entry)],
+      [entry.id, entry.team_id, entry.email_id, entry.domain, due, JSON.stringify(entry), entry.region ?? null],
     );
   }
 
@@ -60,11 +73,12 @@ export class PgQueue implements QueueTx {
     let stopped = false;
     while (!stopped && picked.length < limit && looked < max) {
       const size = Math.min(max - looked, Math.max(100, 4 * (limit - picked.length)));
+      const [only, region] = this.only(from ? 6 : 4);
       const rows: { id: string; domain: string; due: string }[] = await this.exec.query(
         from
-          ? 'SELECT id, domain, due FROM queue WHERE due <= $1 AND (due, domain, id) > ($2, $3, $4) ORDER BY due, domain, id LIMIT $5'
-          : 'SELECT id, domain, due FROM queue WHERE due <= $1 AND due > $2 ORDER BY due, domain, id LIMIT $3',
-        from ? [now, ...from, size] : [now, after, size],
+          ? `SELECT id, domain, due FROM queue WHERE due <= $1 AND (due, domain, id) > ($2, $3, $4)${only} ORDER BY due, domain, id LIMIT $5`
+          : `SELECT id, domain, due FROM queue WHERE due <= $1 AND due > $2${only} ORDER BY due, domain, id LIMIT $3`,
+        from ? [now, ...from, size, ...region] : [now, after, size, ...region],
       );
       for (const r of rows) {
         looked++;
@@ -90,7 +104,8 @@ export class PgQueue implements QueueTx {
   }
 
   async nextDue(): Promise<number | null> {
-    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < ${HELD_DUE} ORDER BY due LIMIT 1`);
+    const [only, region] = this.only(1);
+    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < ${HELD_DUE}${only} ORDER BY due LIMIT 1`, region);
     return row ? Number(row.due) : null;
   }
 

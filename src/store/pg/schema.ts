@@ -235,6 +235,15 @@ ALTER TABLE nodes ADD COLUMN released_at timestamptz;`,
     name: 'deliverability: blocklist listings',
     sql: declaredTables(10).join('\n'),
   },
+  {
+    version: 11,
+    name: 'sending IPs: warm-up schedules and state; regions of queue entries and nodes',
+    sql: [
+      `ALTER TABLE queue ADD COLUMN region ${KEY};
+ALTER TABLE nodes ADD COLUMN region ${KEY};`,
+      ...declaredTables(11),
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

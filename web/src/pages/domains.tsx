@@ -102,6 +102,9 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
 
 export function DomainPage({ id }: { id: string }) {
   const d = useGet(url('/domains/:id', { id }));
+  // The pools of sending IPs (README "Sending IPs and warm-up"): a choice only when some are configured.
+  const ips = useGet('/ips');
+  const pools = [...new Set(['default', ...(ips.data?.data ?? []).map((ip) => ip.pool)])];
   const verify = useAction(async () => {
     await post(url('/domains/:id/verify', { id }));
     notify('Checking the DNS records…');
@@ -239,6 +242,15 @@ export function DomainPage({ id }: { id: string }) {
               checked={x.capabilities.receiving === 'enabled'}
               onChange={(v) => update.run({ capabilities: { receiving: v ? 'enabled' : 'disabled' } })}
             />
+            {pools.length > 1 && (
+              <Field id="domain-pool" label="Sending IP pool" hint="The pool of sending IPs this domain's mail leaves from.">
+                <select id="domain-pool" aria-describedby="domain-pool-hint" value={x.pool ?? 'default'} onChange={(e) => update.run({ pool: val(e) })}>
+                  {pools.map((p) => (
+                    <option value={p}>{p}</option>
+                  ))}
+                </select>
+              </Field>
+            )}
           </div>
         </Card>
       </Section>

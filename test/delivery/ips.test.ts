@@ -1,0 +1,254 @@
+// Sending IPs, pools and warm-up (README.md, "Sending IPs and warm-up"; src/delivery/ips.ts,
+// warmup.ts): the choice of an address as a table of situations, the warm-up ramp as the clock moves,
+// and end to end — loopback addresses 127.0.0.3… as the sending IPs, a sink that records the peer
+// address it sees and answers per address.
+import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
+import { loadConfig, type SendingIpConfig } from '../../src/config';
+import { notLocal, SendingIps } from '../../src/delivery/ips';
+import { allowance, rolled } from '../../src/delivery/warmup';
+import { startPosthorn, type Running } from '../helpers/posthorn';
+import { startDnsServer, type TestDns } from '../helpers/dns';
+import { startSink, type Sink } from '../helpers/sink';
+import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
+import { until } from '../helpers/wait';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const RAMPS = { new_daily: 150, new_growth: 1.4, established_daily: 1000, established_growth: 1.5 };
+const ip = (address: string, pool = 'default', more: Partial<SendingIpConfig> = {}): SendingIpConfig => ({
+  address,
+  ehlo: `mta-${address.split('.').pop()}.posthorn.test`,
+  pool,
+  weight: 1,
+  warmup: null,
+  ...more,
+});
+
+describe('configuration', () => {
+  test('delivery.ips from TOML tables or JSON in the environment; bad entries name their key', () => {
+    const c = loadConfig({
+      env: { POSTHORN_DELIVERY_IPS: '[{"address": "127.0.0.3", "ehlo": "MTA3.example.test", "pool": "b", "weight": 2, "warmup": "new"}]' },
+    });
+    expect(c.delivery.ips).toEqual([{ address: '127.0.0.3', ehlo: 'mta3.example.test', pool: 'b', weight: 2, warmup: 'new' }]);
+    const bad = (ips: unknown) => {
+      try {
+        loadConfig({ env: {}, overrides: { 'delivery.ips': ips } });
+      } catch (e) {
+        return (e as { key: string }).key;
+      }
+      return null;
+    };
+    expect(bad([{ address: 'nope', ehlo: 'a.test' }])).toBe('delivery.ips[0].address');
+    expect(bad([{ address: '127.0.0.3' }])).toBe('delivery.ips[0].ehlo');
+    expect(bad([{ address: '127.0.0.3', ehlo: 'a.test', pool: 'Bad Pool' }])).toBe('delivery.ips[0].pool');
+    expect(bad([{ address: '127.0.0.3', ehlo: 'a.test', colour: 'red' }])).toBe('delivery.ips[0].colour');
+    expect(
+      bad([
+        { address: '127.0.0.3', ehlo: 'a.test' },
+        { address: '127.0.0.3', ehlo: 'b.test' },
+      ]),
+    ).toBe('delivery.ips[1].address');
+    expect(bad({ address: '127.0.0.3' })).toBe('delivery.ips');
+    expect(loadConfig({ env: { POSTHORN_CLUSTER_REGION: 'eu-central-9' } }).cluster.region).toBe('eu-central-9');
+  });
+
+  test('an address not on this machine is named; any 127/8 address is local', () => {
+    expect(notLocal([{ address: '127.0.0.3' }, { address: '127.9.9.9' }, { address: '::1' }])).toEqual([]);
+    expect(notLocal([{ address: '127.0.0.3' }, { address: '192.0.2.77' }])).toEqual(['192.0.2.77']);
+  });
+});
+
+describe('choosing an address (SendingIps.choose)', () => {
+  const now = Date.UTC(2026, 0, 10, 9);
+  test('by weight within the pool; another pool is never used', () => {
+    let r = 0;
+    const seq = [0.1, 0.5, 0.9];
+    const ips = new SendingIps({ ips: [ip('127.0.0.3', 'a'), ip('127.0.0.4', 'a', { weight: 3 }), ip('127.0.0.5', 'b')], warmup: RAMPS }, () => seq[r++ % 3]!);
+    const picks = [0, 1, 2].map(() => (ips.choose('a', 'dest.test', now) as { source: { address: string } }).source.address);
+    // 0.1 × 4 = 0.4 → the first (weight 1); 0.5 × 4 = 2 and 0.9 × 4 = 3.6 → the second (weight 3).
+    expect(picks).toEqual(['127.0.0.3', '127.0.0.4', '127.0.0.4']);
+    expect(ips.choose('b', 'dest.test', now)).toMatchObject({ source: { address: '127.0.0.5', ehlo: 'mta-5.posthorn.test' } });
+    expect(ips.choose('c', 'dest.test', now)).toEqual({ source: null, until: null, why: 'no-pool' });
+  });
+
+  test('listed, out of rotation after a failed bind, or suspended for the site: skipped', () => {
+    const ips = new SendingIps({ ips: [ip('127.0.0.3'), ip('127.0.0.4')], warmup: RAMPS }, () => 0);
+    expect(ips.choose('default', 'google', now)).toMatchObject({ source: { address: '127.0.0.3' } });
+    ips.setListed(new Set(['127.0.0.3']));
+    expect(ips.choose('default', 'google', now)).toMatchObject({ source: { address: '127.0.0.4' } });
+    ips.setListed(new Set());
+    ips.bindFailed('127.0.0.3', 'EADDRNOTAVAIL', now);
+    expect(ips.choose('default', 'google', now)).toMatchObject({ source: { address: '127.0.0.4' } });
+    // Back in rotation once its time out is over.
+    expect(ips.choose('default', 'google', now + 11 * 60_000)).toMatchObject({ source: { address: '127.0.0.3' } });
+    ips.suspend('127.0.0.4', 'google', now + HOUR);
+    ips.suspend('127.0.0.3', 'google', now + HOUR);
+    expect(ips.choose('default', 'google', now + 11 * 60_000)).toMatchObject({ source: null, why: 'none-usable' });
+    expect(ips.choose('default', 'yahoo', now + 11 * 60_000)).toMatchObject({ source: { address: '127.0.0.3' } });
+  });
+});
+
+describe('warm-up', () => {
+  test("Resend's ramps: 150 then ×1.4 a day, 1,000 then ×1.5; an hour takes an eighth of the day", () => {
+    const start = Date.UTC(2026, 0, 10, 9);
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start)).toEqual({ daily: 150, hourly: 19, day: 0 });
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start + DAY).daily).toBe(210);
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start + 2 * DAY).daily).toBe(294);
+    expect(allowance({ daily: 1000, growth: 1.5 }, start, start + 3 * DAY).daily).toBe(3375);
+    // Two held days: the ramp is where it was two days earlier.
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start + 3 * DAY, 2).daily).toBe(210);
+    expect(rolled({ sent: 100, deferred: 0, bounced: 4 })).toBe(false);
+    expect(rolled({ sent: 100, deferred: 0, bounced: 5 })).toBe(true);
+    expect(rolled({ sent: 100, deferred: 1, bounced: 0 })).toBe(true);
+  });
+
+  test('the allowance limits a day, frees up the next hour and the next day, and grows (the clock moves)', () => {
+    const day0 = Date.UTC(2026, 0, 10, 9);
+    const ips = new SendingIps({ ips: [ip('127.0.0.3', 'default', { warmup: 'new' })], warmup: { ...RAMPS, new_daily: 16, new_growth: 2 } }, () => 0);
+    ips.record('127.0.0.3', day0);
+    const sends = (at: number) => {
+      let n = 0;
+      while ('address' in ((ips.choose('default', 'google', at) as { source: object | null }).source ?? {})) n++;
+      return n;
+    };
+    // 16 a day, 2 an hour.
+    expect(sends(day0)).toBe(2);
+    expect(ips.choose('default', 'google', day0)).toEqual({ source: null, until: day0 + HOUR, why: 'allowance' });
+    // Another site has its own allowance.
+    expect(sends(day0 + 1)).toBe(0);
+    expect(ips.choose('default', 'yahoo', day0)).toMatchObject({ source: { address: '127.0.0.3' } });
+    let sent = 2;
+    for (let h = 1; h < 15; h++) sent += sends(day0 + h * HOUR);
+    // 9:00 to 23:59: the day's 16, then nothing until midnight.
+    expect(sent).toBe(16);
+    const midnight = Date.UTC(2026, 0, 11);
+    expect(ips.choose('default', 'google', day0 + 14 * HOUR)).toEqual({ source: null, until: midnight, why: 'allowance' });
+    // Day 1: ×2 — 32 a day, 4 an hour.
+    expect(sends(midnight + 10 * HOUR)).toBe(4);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', midnight), 'google', midnight)).toEqual({ daily: 32, hourly: 4, day: 1 });
+    // A day with deferrals holds the ramp: day 2 is still 32.
+    ips.outcome('127.0.0.3', 'google', midnight + 10 * HOUR, { deferred: 1, bounced: 0 });
+    const day2 = midnight + DAY + 10 * HOUR;
+    expect(sends(day2)).toBe(4);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 32, hourly: 4, day: 1 });
+  });
+});
+
+describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
+  let dns: TestDns;
+  let sink: Sink;
+  let p: Running;
+  beforeAll(async () => {
+    dns = await startDnsServer();
+    sink = await startSink({ tls: 'none' });
+    dns.zone.set('dest.test', 'MX', [{ exchange: 'mx.dest.test', priority: 10 }]);
+    dns.zone.set('mx.dest.test', 'A', ['127.0.0.1']);
+    p = await startPosthorn({
+      'dns.servers': [dns.address],
+      'delivery.mx_port': sink.port,
+      'security.allow_private_networks': true,
+      'delivery.ips': [
+        ip('127.0.0.3', 'a'),
+        ip('127.0.0.4', 'a'),
+        ip('127.0.0.5', 'b'),
+        ip('127.0.0.6', 'b'),
+        // Not on this machine: its bind fails (no packet leaves), it leaves rotation and 127.0.0.7 sends.
+        ip('192.0.2.77', 'c', { weight: 1000 }),
+        ip('127.0.0.7', 'c'),
+        ip('127.0.0.8', 'warm', { warmup: 'new' }),
+      ],
+      'delivery.warmup.new_daily': 8,
+    });
+  });
+  afterAll(async () => {
+    await p.stop();
+    await sink.close();
+    await dns.close();
+  });
+
+  test('a domain bound to pool b is delivered from b only, each address saying its own EHLO; the attempt names it', async () => {
+    const sender = await verifiedDomain(p, 'pooled.test');
+    expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'b' } })).status).toBe(200);
+    expect((await p.api('GET', `/domains/${sender.id}`)).body.pool).toBe('b');
+    const emails = [];
+    for (let i = 0; i < 12; i++) emails.push(await queueEmail(p.svc, { ...sender, pool: 'b' }, { to: [`r${i}@dest.test`] }));
+    for (const e of emails) expect((await waitForEmail(p.svc, e, settled)).recipients).toEqual({ [`r${emails.indexOf(e)}@dest.test`]: 'delivered' });
+    const peers = new Set(emails.map((_, i) => sink.to(`r${i}@dest.test`)[0]!.remoteAddress));
+    expect([...peers].every((a) => a === '127.0.0.5' || a === '127.0.0.6')).toBe(true);
+    for (const i of emails.keys()) {
+      const m = sink.to(`r${i}@dest.test`)[0]!;
+      expect(m.helo).toBe(`mta-${m.remoteAddress.split('.').pop()}.posthorn.test`);
+    }
+    const got = (await p.api('GET', `/emails/${emails[0]!.id}`)).body;
+    expect(got.attempts[0].sending_ip).toBe(sink.to('r0@dest.test')[0]!.remoteAddress);
+  });
+
+  test('an unknown pool or region is refused with 422; an address a peer refuses is its own', async () => {
+    const sender = await verifiedDomain(p, 'refused.test');
+    const bad = await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'nowhere' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.name).toBe('validation_error');
+    expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'nowhere' } })).body.name).toBe('validation_error');
+    expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { region: 'mars-1' } })).body.name).toBe('invalid_region');
+    expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'a' } })).status).toBe(201);
+    expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'a' } })).status).toBe(200);
+    // The sink refuses what 127.0.0.3 sends: pool a's mail from it bounces, from 127.0.0.4 it is delivered.
+    sink.respondFrom('127.0.0.3', { code: 550, message: '5.7.1 this address is not welcome' });
+    try {
+      const emails = [];
+      for (let i = 0; i < 8; i++) emails.push(await queueEmail(p.svc, { ...sender, pool: 'a' }, { to: [`s${i}@dest.test`] }));
+      const done = await Promise.all(emails.map((e) => waitForEmail(p.svc, e, settled)));
+      for (const [i, d] of done.entries()) {
+        const from = d.attempts!.at(-1)!.sending_ip;
+        expect(from === '127.0.0.3' || from === '127.0.0.4').toBe(true);
+        expect(d.recipients[`s${i}@dest.test`]).toBe(from === '127.0.0.3' ? 'bounced' : 'delivered');
+      }
+    } finally {
+      sink.respondFrom('127.0.0.3', null);
+    }
+  });
+
+  test('a bind that fails takes the address out of rotation and the message goes through another', async () => {
+    const sender = await verifiedDomain(p, 'binding.test');
+    expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'c' } })).status).toBe(200);
+    const email = await queueEmail(p.svc, { ...sender, pool: 'c' }, { to: ['bind@dest.test'] });
+    expect((await waitForEmail(p.svc, email, settled)).recipients).toEqual({ 'bind@dest.test': 'delivered' });
+    expect(sink.to('bind@dest.test')[0]!.remoteAddress).toBe('127.0.0.7');
+    const listed = await until(async () => {
+      const ips = (await p.api('GET', '/ips')).body.data as { address: string; out_of_rotation: { reason: string } | null }[];
+      return ips.find((i) => i.address === '192.0.2.77' && i.out_of_rotation) ?? null;
+    }, 'GET /ips shows 192.0.2.77 out of rotation');
+    expect(listed.out_of_rotation!.reason).toContain('EADDRNOTAVAIL');
+  });
+
+  test("a warming address sends its hour's allowance; the rest waits, queued, never bounced; GET /ips and POST /ips/{ip}/warmup", async () => {
+    const sender = await verifiedDomain(p, 'warming.test');
+    expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'warm' } })).status).toBe(200);
+    const emails = [];
+    for (let i = 0; i < 3; i++) emails.push(await queueEmail(p.svc, { ...sender, pool: 'warm' }, { to: [`w${i}@dest.test`] }));
+    // 8 a day, 1 an hour: one goes now.
+    await until(() => sink.messages.filter((m) => m.rcptTo[0]!.startsWith('w')).length === 1 || null, 'one warm-up message delivered');
+    const ip8 = await until(async () => {
+      const ips = (await p.api('GET', '/ips')).body.data as {
+        address: string;
+        sent_today: { site: string; sent: number; allowance: number | null; held_days: number }[];
+      }[];
+      const me = ips.find((i) => i.address === '127.0.0.8')!;
+      return me.sent_today.length ? me : null;
+    }, 'GET /ips shows the warm-up counts');
+    expect(ip8).toMatchObject({ pool: 'warm', ehlo: 'mta-8.posthorn.test', warmup: { state: 'warming', ramp: 'new', day: 0 } });
+    expect(ip8.sent_today).toEqual([{ site: 'dest.test', sent: 1, allowance: 8, held_days: 0 }]);
+    const states = await Promise.all(emails.map(async (e) => (await p.svc.store.emails.get(e.team_id, e.id))!.recipients));
+    expect(states.flatMap((r) => Object.values(r)).filter((s) => s === 'bounced')).toEqual([]);
+    const queued = await Promise.all(emails.map((e) => p.svc.store.queue.entriesOf(e.team_id, e.id)));
+    expect(queued.filter((q) => q.length === 1).length).toBe(2);
+    // Warm-up controls.
+    expect((await p.api('POST', '/ips/127.0.0.8/warmup', { body: { action: 'resume' } })).body.name).toBe('validation_error');
+    expect((await p.api('POST', '/ips/127.0.0.8/warmup', { body: { action: 'pause' } })).body.warmup.state).toBe('paused');
+    expect((await p.api('POST', '/ips/127.0.0.8/warmup', { body: { action: 'resume' } })).body.warmup.state).toBe('warming');
+    expect((await p.api('POST', '/ips/10.9.9.9/warmup', { body: { action: 'start' } })).status).toBe(404);
+    expect((await p.api('POST', '/ips/127.0.0.8/warmup', { body: { action: 'fly' } })).status).toBe(422);
+    // Complete: no allowance any more — the waiting mail goes once the engine has read it (within 5 s) and its wait ends.
+    expect((await p.api('POST', '/ips/127.0.0.8/warmup', { body: { action: 'complete' } })).body.warmup.state).toBe('complete');
+  });
+});
