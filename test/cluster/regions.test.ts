@@ -9,7 +9,7 @@ import { startPgServer } from '../helpers/postgres';
 import { startPosthorn } from '../helpers/posthorn';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
-import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
+import { verifiedDomain, waitForEmail, settled } from '../helpers/emails';
 import { until } from '../helpers/wait';
 
 describe('two regions on one database', () => {
