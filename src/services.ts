@@ -6,6 +6,7 @@ import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './sto
 import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { Doctor } from './health';
+import { DmarcSummaries } from './health/dmarc';
 import { DomainClaims } from './domains/claims';
 import { recordHosts } from './domains/records';
 import type { Events } from './events';
@@ -33,6 +34,8 @@ export interface Services {
   domains: DomainVerifier;
   /** The deliverability checks (docs/deliverability.md §1), run on a timer by the scheduler. */
   doctor: Doctor;
+  /** What a domain's DMARC aggregate reports say (docs/deliverability.md §4): GET /domains/{id}/dmarc. */
+  dmarc: DmarcSummaries;
   /** Domain claims and the background look-ups of their TXT records. */
   claims: DomainClaims;
   events: Events;
@@ -101,6 +104,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     auth: new Auth(store, config),
     dashboard: new DashboardAssets(),
     doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
+    dmarc: new DmarcSummaries({ store, config, dns: dns.withCache() }),
     bounces,
   };
 }

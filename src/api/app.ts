@@ -16,6 +16,7 @@ import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
 import type { Doctor } from '../health';
+import type { DmarcSummaries } from '../health/dmarc';
 import type { ApiKeyRec, Store } from '../store';
 import { isObject } from '../schemas/common';
 import type { Events } from '../events';
@@ -72,6 +73,8 @@ export interface ApiDeps {
   dashboard: DashboardAssets;
   /** The deliverability checks: GET /deliverability/checks shows the last run. */
   doctor: Doctor;
+  /** What a domain's DMARC reports say: GET /domains/{id}/dmarc. */
+  dmarc: DmarcSummaries;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

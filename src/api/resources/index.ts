@@ -11,6 +11,7 @@ import { auditLogResource } from './audit-log';
 import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
 import { deliverabilityResource } from './deliverability';
+import { dmarcResource } from './dmarc';
 import { prometheusResource } from './prometheus';
 import { downloadsResource } from './downloads';
 import { unsubscribeResource } from './unsubscribe';
@@ -48,6 +49,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   queueResource,
   tlsReportsResource,
   deliverabilityResource,
+  dmarcResource,
   prometheusResource,
   downloadsResource,
   unsubscribeResource,

@@ -204,6 +204,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'accounts: the audit log',
     sql: declaredTables(7).join('\n'),
   },
+  {
+    version: 9,
+    name: 'deliverability reports: DMARC aggregate reports received, TLS-RPT reports sent',
+    sql: declaredTables(9).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
