@@ -7,6 +7,7 @@ import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { Doctor } from './health';
 import { DmarcSummaries } from './health/dmarc';
+import { TlsRptReports } from './delivery/tls-rpt-reports';
 import { DomainClaims } from './domains/claims';
 import { recordHosts } from './domains/records';
 import type { Events } from './events';
@@ -36,6 +37,8 @@ export interface Services {
   doctor: Doctor;
   /** What a domain's DMARC aggregate reports say (docs/deliverability.md §4): GET /domains/{id}/dmarc. */
   dmarc: DmarcSummaries;
+  /** TLS-RPT reports mailed and posted once a day (docs/deliverability.md §5), by the scheduler. */
+  tlsRpt: TlsRptReports;
   /** Domain claims and the background look-ups of their TXT records. */
   claims: DomainClaims;
   events: Events;
@@ -105,6 +108,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     dashboard: new DashboardAssets(),
     doctor: new Doctor({ config, dns, domains: () => store.domains.everything() }),
     dmarc: new DmarcSummaries({ store, config, dns: dns.withCache() }),
+    tlsRpt: new TlsRptReports({ store, events, config, commits, dns, now }),
     bounces,
   };
 }
