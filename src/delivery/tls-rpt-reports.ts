@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
-import type { Store, TlsReportDay, TlsReportSentRec, Tx } from '../store';
+import type { TlsReportDay, TlsReportSentRec, Tx } from '../store';
 import { commit, prepare, type SendingDeps } from '../sending/submit';
 import { safeFetch } from '../net/guard';
 import { newId, nowIso } from '../ids';
@@ -41,7 +41,7 @@ export class TlsRptReports {
     const { store } = this.deps;
     const fromDomain = from.slice(from.lastIndexOf('@') + 1).toLowerCase();
     const sender = await store.domains.find('name', fromDomain);
-    if (!sender || sender.capabilities.sending !== 'enabled') {
+    if (sender?.capabilities.sending !== 'enabled') {
       log.warn('tlsrpt.no_sender', { tlsrpt_from: from, why: 'its domain is not a sending domain of any team' });
       return [];
     }

@@ -177,8 +177,9 @@ export function policyStep(x: {
         otherSources.add(row.source_ip);
       }
     }
+  const n = otherSources.size;
   const others = otherFailed
-    ? ` ${otherFailed} messages from ${otherSources.size} other sources failed DMARC: if they are yours (another mail service), authorize them in SPF and DKIM first.`
+    ? ` ${otherFailed} messages from ${n} other source${n === 1 ? '' : 's'} failed DMARC: if ${n === 1 ? 'it is' : 'they are'} yours (another mail service), authorize ${n === 1 ? 'it' : 'them'} in SPF and DKIM first.`
     : '';
   if (knownFailed)
     return {

@@ -35,6 +35,7 @@ import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { IncidentList } from './deliverability';
+import { DmarcSummary } from './dmarc';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -88,6 +89,7 @@ export const ROUTES = {
   'GET /emails/metrics': Metrics,
   'GET /queue': QueueList,
   'GET /deliverability/incidents': IncidentList,
+  'GET /domains/:id/dmarc': DmarcSummary,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

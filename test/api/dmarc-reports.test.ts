@@ -124,7 +124,7 @@ describe('DMARC aggregate reports', () => {
     // Fewer than 30 days of reports: keep p=none, and the spoofing source is named.
     expect(body.step).toMatchObject({ action: 'wait', record: null });
     expect(body.step.message).toContain('keep p=none until 30 days are in');
-    expect(body.step.message).toContain('3 messages from 1 other sources failed DMARC');
+    expect(body.step.message).toContain('3 messages from 1 other source failed DMARC');
     expect((await dmarcCounts()).stored).toBe(3);
   });
 
