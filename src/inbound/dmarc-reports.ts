@@ -30,14 +30,17 @@ export interface PreparedDmarc {
   refused: DmarcResult[];
 }
 
-/** The recipients of a spooled message that are DMARC report addresses. */
+/**
+ * The recipients of a spooled message that are DMARC report addresses: the configured one, and
+ * `dmarc-reports@` at a return-path host (recognised even when an address is configured, so records
+ * published before it still deliver).
+ */
 export function dmarcRecipients(m: { reports: string[]; inbound: { recipients: string[] }[] }, configured: string | null): string[] {
   const own = configured?.toLowerCase() ?? null;
   const all = [...m.reports, ...m.inbound.flatMap((i) => i.recipients)];
   return all.filter((a) => {
     const lower = a.toLowerCase();
-    if (own) return lower === own;
-    return m.reports.includes(a) && lower.slice(0, lower.lastIndexOf('@')) === DMARC_RUA_LOCAL;
+    return lower === own || (m.reports.includes(a) && lower.slice(0, lower.lastIndexOf('@')) === DMARC_RUA_LOCAL);
   });
 }
 

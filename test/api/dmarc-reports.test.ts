@@ -10,6 +10,8 @@ import { gzipSync, zipSync } from 'fflate';
 import { mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { expandAttachment, DmarcReportError, MAX_XML, OVERSHOOT, readDmarcAttachment } from '../../src/mail/dmarc-report';
+import { dmarcRecipients } from '../../src/inbound/dmarc-reports';
+import { dmarcRua } from '../../src/domains/records';
 
 const FIXTURES = join(import.meta.dir, '..', 'fixtures', 'dmarc');
 const DAY = 86_400;
@@ -206,5 +208,18 @@ describe('memory bound (mail/dmarc-report.ts)', () => {
     big.set([0x1f, 0x8b]);
     expect(() => expandAttachment(big)).toThrow(/compressed report/);
     expect(() => readDmarcAttachment(new TextEncoder().encode('<!DOCTYPE x [<!ENTITY a "aaaa">]><feedback>&a;</feedback>'))).toThrow(/DOCTYPE/);
+  });
+});
+
+describe('report addresses (deliverability.dmarc_rua)', () => {
+  test('the configured address is the rua of every record and is read as reports; the return-path address still is', () => {
+    const m = {
+      reports: ['dmarc-reports@send.example.test', 'bounces+x@send.example.test'],
+      inbound: [{ recipients: ['Dmarc@Reports.example.test', 'ann@reports.example.test'] }],
+    };
+    expect(dmarcRecipients(m, 'dmarc@reports.example.test')).toEqual(['dmarc-reports@send.example.test', 'Dmarc@Reports.example.test']);
+    expect(dmarcRecipients(m, null)).toEqual(['dmarc-reports@send.example.test']);
+    expect(dmarcRua({ name: 'a.test', custom_return_path: 'send' }, 'dmarc@reports.example.test')).toBe('dmarc@reports.example.test');
+    expect(dmarcRua({ name: 'a.test', custom_return_path: 'bounce' }, null)).toBe('dmarc-reports@bounce.a.test');
   });
 });
