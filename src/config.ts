@@ -109,6 +109,16 @@ export interface Config {
     sending_addresses: string[];
     dnsbl: { ip_zones: string[]; domain_zones: string[]; spamhaus_dqs_key: string | null };
     port25_probe: string | null;
+    /**
+     * The address DMARC aggregate reports go to (docs/deliverability.md §4): the `rua` of the
+     * recommended DMARC record. Unset: `dmarc-reports@<return-path host>` of each domain.
+     */
+    dmarc_rua: string | null;
+    /**
+     * The address TLS-RPT reports are sent from (docs/deliverability.md §5), at a verified sending
+     * domain; its team sends them. Unset: no TLS-RPT reports are mailed or posted.
+     */
+    tlsrpt_from: string | null;
   };
   webhooks: { retry_schedule: number[] };
   tracking: { prefetch_window: number };
@@ -326,6 +336,8 @@ export const KEYS: KeyDef[] = [
   { key: 'deliverability.dnsbl.domain_zones', env: 'POSTHORN_DELIVERABILITY_DNSBL_DOMAIN_ZONES', kind: 'domains', default: DEFAULT_DOMAIN_ZONES },
   { key: 'deliverability.dnsbl.spamhaus_dqs_key', env: 'POSTHORN_DELIVERABILITY_DNSBL_SPAMHAUS_DQS_KEY', kind: 'nullable', default: null },
   { key: 'deliverability.port25_probe', env: 'POSTHORN_DELIVERABILITY_PORT25_PROBE', kind: 'nullable', default: null },
+  { key: 'deliverability.dmarc_rua', env: 'POSTHORN_DELIVERABILITY_DMARC_RUA', kind: 'nullable', default: null },
+  { key: 'deliverability.tlsrpt_from', env: 'POSTHORN_DELIVERABILITY_TLSRPT_FROM', kind: 'nullable', default: null },
   { key: 'webhooks.retry_schedule', env: 'POSTHORN_WEBHOOKS_RETRY_SCHEDULE', kind: 'durations', default: DEFAULT_WEBHOOK_RETRY },
   { key: 'tracking.prefetch_window', env: 'POSTHORN_TRACKING_PREFETCH_WINDOW', kind: 'duration', default: '5s', min: 0 },
   { key: 'spam.rspamd_url', env: 'POSTHORN_SPAM_RSPAMD_URL', kind: 'nullable', default: null },

@@ -8,6 +8,8 @@ import { Resolver } from './dns/resolver';
 import { DomainVerifier } from './domains/verify';
 import { Doctor } from './health';
 import { applyVerdicts } from './delivery/listings';
+import { DmarcSummaries } from './health/dmarc';
+import { TlsRptReports } from './delivery/tls-rpt-reports';
 import { DomainClaims } from './domains/claims';
 import { recordHosts } from './domains/records';
 import type { Events } from './events';
@@ -36,6 +38,10 @@ export interface Services {
   domains: DomainVerifier;
   /** The deliverability checks (docs/deliverability.md §1), run on a timer by the scheduler. */
   doctor: Doctor;
+  /** What a domain's DMARC aggregate reports say (docs/deliverability.md §4): GET /domains/{id}/dmarc. */
+  dmarc: DmarcSummaries;
+  /** TLS-RPT reports mailed and posted once a day (docs/deliverability.md §5), by the scheduler. */
+  tlsRpt: TlsRptReports;
   /** Domain claims and the background look-ups of their TXT records. */
   claims: DomainClaims;
   events: Events;
@@ -115,6 +121,8 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
       acme: () => storedCertificate(store, config),
       onVerdicts: (verdicts, teamsOf, at) => applyVerdicts(store, events, verdicts, teamsOf, at),
     }),
+    dmarc: new DmarcSummaries({ store, config, dns: dns.withCache() }),
+    tlsRpt: new TlsRptReports({ store, events, config, commits, dns, now }),
     bounces,
     acme: config.tls.acme.enabled ? new AcmeManager({ store, config, now }) : null,
   };

@@ -102,6 +102,8 @@ describe('defaults and config.example.toml', () => {
           spamhaus_dqs_key: null,
         },
         port25_probe: null,
+        dmarc_rua: null,
+        tlsrpt_from: null,
       },
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
       tracking: { prefetch_window: 5000 },

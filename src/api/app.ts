@@ -17,6 +17,7 @@ import { log } from '../log';
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
 import type { Doctor } from '../health';
+import type { DmarcSummaries } from '../health/dmarc';
 import type { ApiKeyRec, Store } from '../store';
 import { isObject } from '../schemas/common';
 import type { Events } from '../events';
@@ -75,6 +76,8 @@ export interface ApiDeps {
   doctor: Doctor;
   /** The resolver (GET /ips looks up a sending IP's reverse DNS the doctor has not checked). */
   dns: Resolver;
+  /** What a domain's DMARC reports say: GET /domains/{id}/dmarc. */
+  dmarc: DmarcSummaries;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

@@ -43,7 +43,15 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const webhooks = new WebhookDispatcher({ store, config });
   // rspamd's verdict on received mail (spam.rspamd_url); its failures counted with this thread's events.
   const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => counts.spamFailure(why)) : null;
-  const inbound = new InboundProcessor({ store, events, dns: mailDns, feedback: new Feedback({ store, events, bounces }), config, spam });
+  const inbound = new InboundProcessor({
+    store,
+    events,
+    dns: mailDns,
+    feedback: new Feedback({ store, events, bounces }),
+    config,
+    spam,
+    dmarcCounted: (result) => counts.dmarcReport(result),
+  });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
   const workers = { delivery, webhooks, inbound, automations };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.

@@ -505,6 +505,6 @@ function noLongerStored(entry: QueueEntry): AttemptResult {
 }
 
 /** The certificates of a PEM bundle, one string each (`delivery.mta_sts.ca_file`). */
-function pemCertificates(pem: string): string[] {
+export function pemCertificates(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 }

@@ -31,10 +31,28 @@ const RECOMMENDED: RecordId[] = ['DMARC'];
 export interface RecordHosts {
   smtpHostname: string;
   publicUrl: string;
+  /** `deliverability.dmarc_rua`: where every domain's DMARC reports go; unset, each domain's own (dmarcRua). */
+  dmarcRua?: string | null;
 }
 
-/** The install's hosts the records name: `smtp.hostname` and `public_url`. */
-export const recordHosts = (c: Pick<Config, 'smtp' | 'public_url'>): RecordHosts => ({ smtpHostname: c.smtp.hostname, publicUrl: c.public_url });
+/** The install's hosts the records name: `smtp.hostname`, `public_url` (and `deliverability.dmarc_rua` when given). */
+export const recordHosts = (c: Pick<Config, 'smtp' | 'public_url'> & { deliverability?: Pick<Config['deliverability'], 'dmarc_rua'> }): RecordHosts => ({
+  smtpHostname: c.smtp.hostname,
+  publicUrl: c.public_url,
+  dmarcRua: c.deliverability?.dmarc_rua ?? null,
+});
+
+/** The local part of the address DMARC reports reach Posthorn at, on each domain's return-path host. */
+export const DMARC_RUA_LOCAL = 'dmarc-reports';
+
+/**
+ * Where a domain's DMARC aggregate reports go (RFC 7489 §6.3 `rua`; docs/deliverability.md §4): the
+ * configured address, else `dmarc-reports@` its return-path host — whose MX (a record every sending
+ * domain publishes) is Posthorn, and which shares the domain's organizational domain, so receivers
+ * need no external-destination record (RFC 7489 §7.1).
+ */
+export const dmarcRua = (d: Pick<DomainRec, 'name' | 'custom_return_path'>, configured?: string | null): string =>
+  configured || `${DMARC_RUA_LOCAL}@${d.custom_return_path}.${d.name}`;
 
 /** Every record of a domain, in display order, with fully qualified lookup names. */
 export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) {
@@ -68,7 +86,11 @@ export function recordSpecs(d: DomainRec, hosts: RecordHosts, now = Date.now()) 
       fqdn: `${d.tracking_subdomain}.${d.name}`,
       view: { record: 'Tracking', name: d.tracking_subdomain, type: 'CNAME', value: new URL(hosts.publicUrl).hostname, ttl: 'Auto' },
     });
-  specs.push({ id: 'DMARC', fqdn: `_dmarc.${d.name}`, view: { record: 'DMARC', name: '_dmarc', type: 'TXT', value: 'v=DMARC1; p=none;', ttl: 'Auto' } });
+  specs.push({
+    id: 'DMARC',
+    fqdn: `_dmarc.${d.name}`,
+    view: { record: 'DMARC', name: '_dmarc', type: 'TXT', value: `v=DMARC1; p=none; rua=mailto:${dmarcRua(d, hosts.dmarcRua)};`, ttl: 'Auto' },
+  });
   return specs;
 }
 

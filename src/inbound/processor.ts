@@ -1,8 +1,9 @@
 // The inbound processor (docs/mail.md §4–5): the spool's worker. The SMTP listener answers 250 once
 // a message and its envelope are committed to the spool; this takes spooled messages (the shared
 // due-work loop) and does what used to hold the 250 back: parse (mailparser), check SPF, DKIM and
-// DMARC (mailauth), store one record per team with its `email.received` event, and read reports at
-// return-path addresses as bounces and complaints (feedback/). The records, their event and the
+// DMARC (mailauth), store one record per team with its `email.received` event, read reports at
+// return-path addresses as bounces and complaints (feedback/), and DMARC aggregate reports at `rua`
+// addresses (dmarc-reports.ts). The records, their event and the
 // spool entry's removal commit together, so a message is stored exactly once.
 //
 // Persist before acting: a claim counts the attempt and moves the message to its retry time
@@ -28,6 +29,7 @@ import { prepareReceived, type PreparedReceived } from './received';
 import { linkLifetime } from './received-payload';
 import { SignedLinks } from '../links/signed';
 import { parseMessage } from '../mail/parse';
+import { commitDmarc, dmarcRecipients, DMARC_MEMORY, prepareDmarc, type DmarcResult, type PreparedDmarc } from './dmarc-reports';
 
 export interface InboundDeps {
   store: Store;
@@ -36,9 +38,11 @@ export interface InboundDeps {
   dns: Resolver;
   feedback: Feedback;
   /** `public_url` and `webhooks`: the download links of `email.received` with content (received-payload.ts). */
-  config: Pick<Config, 'smtp' | 'public_url' | 'webhooks'>;
+  config: Pick<Config, 'smtp' | 'public_url' | 'webhooks'> & { deliverability: Pick<Config['deliverability'], 'dmarc_rua'> };
   /** rspamd, when `spam.rspamd_url` is set: each received email carries its verdict. */
   spam?: Rspamd | null;
+  /** Counts what became of each DMARC report (GET /metrics `posthorn_dmarc_reports_total`), after the commit. */
+  dmarcCounted?: (result: DmarcResult) => void;
 }
 
 /** Waits after a failed attempt; the message is given up on after the last. */
@@ -50,6 +54,7 @@ export const PROCESS_BUDGET = 128 * 1024 * 1024;
 interface Prepared {
   received: PreparedReceived | null;
   actions: ReportAction[];
+  dmarc: PreparedDmarc | null;
 }
 type Outcome = { ok: true; prepared: Prepared } | { ok: false; error: string };
 /** A message taken for an attempt, already persisted at `due` (its retry time). */
@@ -132,7 +137,9 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
 
   /** Parse and check (no writes); a failure is the outcome, not a throw. */
   protected async attempt({ msg: m }: Claimed): Promise<Outcome> {
-    const release = await this.budget.take(3 * m.size);
+    // A DMARC report message also holds its expanded reports (dmarc-reports.ts DMARC_MEMORY).
+    const dmarc = dmarcRecipients(m, this.svc.config.deliverability.dmarc_rua).length ? DMARC_MEMORY : 0;
+    const release = await this.budget.take(3 * m.size + dmarc);
     try {
       const raw = await this.svc.store.inboundSpool.raw(m.id);
       if (!raw) return { ok: false, error: 'the message bytes are missing from the spool' };
@@ -149,7 +156,10 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
     const linkTtl = linkLifetime(config.webhooks.retry_schedule);
     const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl, spam }, m, raw, config.smtp.hostname) : null;
     const actions: ReportAction[] = [];
-    if (m.reports.length) {
+    const dmarcTo = dmarcRecipients(m, config.deliverability.dmarc_rua);
+    const dmarc = dmarcTo.length ? await prepareDmarc(this.svc.store, raw, dmarcTo, config.deliverability.dmarc_rua, m.received_at) : null;
+    const bounceTo = m.reports.filter((a) => !dmarcTo.includes(a));
+    if (bounceTo.length) {
       let report: Report;
       try {
         // keepDeliveryStatus: the message/delivery-status part as an attachment, not body text.
@@ -159,23 +169,28 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
       } catch {
         report = { kind: 'none', reason: 'malformed-report' };
       }
-      for (const address of m.reports) {
+      for (const address of bounceTo) {
         const action = await feedback.target(address, report);
         if (action) actions.push(action);
       }
     }
-    return { received, actions };
+    return { received, actions, dmarc };
   }
 
   /** Store and apply, and the message leaves the spool — or wait for the retry, or give up. */
   protected async settle({ msg: m, due }: Claimed, out: Outcome): Promise<void> {
     const { store, feedback } = this.svc;
     if (out.ok) {
-      const { received, actions } = out.prepared;
+      const { received, actions, dmarc } = out.prepared;
       const saved = await store.write(async (tx) => {
         if (!(await tx.inboundSpool.get(m.id))) return []; // gone meanwhile (retention)
         const recs = (await received?.commit(tx)) ?? [];
         for (const a of actions) await feedback.apply(tx, a);
+        if (dmarc) {
+          const results = await commitDmarc(tx, dmarc);
+          const count = this.svc.dmarcCounted;
+          if (count) tx.afterCommit(() => results.forEach(count));
+        }
         tx.inboundSpool.remove(m.id);
         return recs;
       });

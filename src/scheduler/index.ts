@@ -9,6 +9,7 @@ import type { ImportRunner } from '../imports';
 import type { DomainVerifier } from '../domains/verify';
 import type { Doctor } from '../health';
 import type { DomainClaims } from '../domains/claims';
+import type { TlsRptReports } from '../delivery/tls-rpt-reports';
 import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
 import type { RateLimiter } from '../limits/ratelimit';
@@ -26,6 +27,8 @@ export interface SchedulerDeps {
   domains: DomainVerifier;
   doctor: Doctor;
   claims: DomainClaims;
+  /** Yesterday's TLS-RPT reports (docs/deliverability.md §5). */
+  tlsRpt: TlsRptReports;
   limiter: RateLimiter;
   /** Certificates by ACME (`tls.acme.enabled`); null when off. */
   acme: AcmeManager | null;
@@ -76,6 +79,9 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   // The deliverability checks (docs/deliverability.md §2): on every node (each has its own
   // addresses), every `deliverability.check_interval`, the first a minute after start.
   job('deliverability-checks', '0 * * * * *', () => svc.doctor.runIfDue(svc.now()));
+  // TLS-RPT reports (docs/deliverability.md §5): yesterday's, each policy domain's once (a durable
+  // marker); hourly, so a node down at midnight or a failed run is made up for within the day.
+  singleton('tls-reports', '0 7 * * * *', () => svc.tlsRpt.sendDue(svc.now()));
   // The team request limit is shared by the nodes of a cluster (docs/api.md §6): each takes its
   // share of `limits.requests_per_second`, by the nodes alive now (1 with the embedded store).
   job('rate-share', '*/5 * * * * *', async () => {

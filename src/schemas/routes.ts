@@ -36,6 +36,7 @@ import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
 import { SendingIp, SendingIpList } from './ips';
+import { DmarcSummary } from './dmarc';
 import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
@@ -94,6 +95,7 @@ export const ROUTES = {
   'GET /deliverability/setup': DeliverabilitySetup,
   'GET /ips': SendingIpList,
   'POST /ips/:ip/warmup': SendingIp,
+  'GET /domains/:id/dmarc': DmarcSummary,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,
   'POST /queue/:destination/retry': QueueControlResult,

@@ -29,7 +29,7 @@ import type {
 import type { IncidentRec, ListingRec, SendingIpRec } from './delivery-records';
 import type { EmailRec, EmailContent, EventRec } from './email-records';
 import type { WebhookRec, WebhookEventRec, WebhookAttemptRec } from './webhook-records';
-import type { ReceivedEmailRec, ReceivedContent, SpooledMessage } from './inbound-records';
+import type { ReceivedEmailRec, ReceivedContent, SpooledMessage, DmarcReportRec, TlsReportSentRec } from './inbound-records';
 import type { TemplateRec, TemplateVersionRec } from './template-records';
 import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } from './audience-records';
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automation-records';
@@ -95,6 +95,11 @@ const AFTER_COMPLETION: Retention<{ completed_at: string | null }> = {
 
 /** Kept until the record's own `expires_at` (ms). */
 const UNTIL_EXPIRES_AT: Retention<{ expires_at: number }> = { expiresAt: () => (r) => r.expires_at };
+
+/** Kept for the retention period after creation, and never less than 90 days (DMARC's policy step reads 30). */
+const REPORTS_KEPT: Retention<{ created_at: string }> = {
+  expiresAt: (p) => (r) => Date.parse(r.created_at) + Math.max(p.retentionMs, 90 * DAY),
+};
 
 /** Kept for the retention period after it was last seen (an incident that goes on is kept). */
 const AFTER_LAST_SEEN: Retention<{ last_seen_at: string }> = { expiresAt: (p) => (r) => Date.parse(r.last_seen_at) + p.retentionMs };
@@ -337,6 +342,26 @@ export const COLLECTIONS = {
   acme: collection<AcmeRec>({ table: 'acme', since: 8 }),
   /** Sending IPs' warm-up and state, install-wide (team `-`), by address (delivery/ips.ts). */
   sendingIps: collection<SendingIpRec>({ table: 'sending_ips', since: 11 }),
+  /**
+   * DMARC aggregate reports received (docs/deliverability.md §4), by domain (`domain`) and by
+   * `<org_name> <report_id>` (`report`, unique per team: the same report mailed twice is kept once).
+   */
+  dmarcReports: collection<DmarcReportRec, 'domain' | 'report'>({
+    table: 'dmarc_reports',
+    since: 12,
+    indexes: [
+      { name: 'domain', value: (r) => r.domain_id, fixed: true },
+      { name: 'report', value: (r) => `${r.org_name} ${r.report_id}`, unique: true, fixed: true },
+    ],
+    retention: REPORTS_KEPT,
+  }),
+  /** TLS-RPT reports sent (docs/deliverability.md §5), by `<day> <policy domain>` across teams: each goes out once. */
+  tlsReportsSent: collection<TlsReportSentRec, 'report'>({
+    table: 'tls_reports_sent',
+    since: 12,
+    indexes: [{ name: 'report', value: (r) => `${r.day} ${r.policy_domain}`, unique: true, global: true, fixed: true }],
+    retention: AFTER_CREATION,
+  }),
 };
 
 export type Collections = typeof COLLECTIONS;

@@ -70,3 +70,37 @@ export interface SpooledMessage {
   /** Why the last attempt failed; kept on a message given up on. */
   error: string | null;
 }
+
+/**
+ * A DMARC aggregate report received at a domain's `rua` address (RFC 7489 §7.2; docs/deliverability.md
+ * §4), as the inbound processor read it: one per reporting organisation and report id (`report`
+ * index, unique per team: a report mailed twice is kept once), listed per domain (`domain`). Its rows
+ * are the report's, merged by source address, disposition and alignment.
+ */
+export interface DmarcReportRec extends Rec {
+  domain_id: string;
+  /** The reporting organisation (`org_name`) and its contact address. */
+  org_name: string;
+  org_email: string;
+  report_id: string;
+  /** The reporting period (ISO 8601), and the UTC day its middle falls on (`YYYY-MM-DD`). */
+  begin: string;
+  end: string;
+  day: string;
+  /** The policy the receiver found (`policy_published`). */
+  policy: { domain: string; adkim: string; aspf: string; p: string; sp: string; pct: number };
+  rows: { source_ip: string; count: number; disposition: 'none' | 'quarantine' | 'reject'; dkim: 'pass' | 'fail'; spf: 'pass' | 'fail' }[];
+}
+
+/**
+ * A TLS-RPT report Posthorn sent (RFC 8460 §4; docs/deliverability.md §5): one per UTC day and policy
+ * domain install-wide (`report` index, `<day> <policy domain>`, unique across teams) — the durable
+ * marker that the day's report went out once. Kept in the team whose address sent it.
+ */
+export interface TlsReportSentRec extends Rec {
+  day: string;
+  policy_domain: string;
+  report_id: string;
+  /** Each `rua` URI and what became of it: the email's id, the HTTP status, or why not. */
+  deliveries: { rua: string; outcome: string }[];
+}

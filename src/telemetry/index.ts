@@ -11,6 +11,8 @@ import { kindInfo } from '../event-catalogue';
 
 /** The key of a spam check failure among the counts: the prefix, then its reason. */
 const SPAM_FAILURE = 'spam_check_failed:';
+/** The key of a DMARC report's fate among the counts: the prefix, then stored, duplicate or why it was refused. */
+const DMARC_REPORT = 'dmarc_report:';
 
 /**
  * Email events counted by type since start (`email.delivered` → n), delivery replies by bounce class
@@ -40,6 +42,11 @@ export class EventCounts {
     this.add(`${SPAM_FAILURE}${why}`);
   }
 
+  /** A DMARC aggregate report received: stored, a duplicate, or refused and why (inbound/dmarc-reports.ts). */
+  dmarcReport(result: string): void {
+    this.add(`${DMARC_REPORT}${result}`);
+  }
+
   snapshot(): Map<string, number> {
     return new Map(this.counts);
   }
@@ -53,6 +60,7 @@ export class Telemetry {
   private readonly spamFailures: Counter;
   private readonly replies: Counter;
   private readonly incidents: Counter;
+  private readonly dmarcReports: Counter;
   private readonly http: Histogram;
   /** Open SMTP sessions across the listeners; set by `serve` once SMTP runs (0 until then). */
   smtpSessions: () => number = () => 0;
@@ -91,6 +99,12 @@ export class Telemetry {
       name: 'posthorn_deliverability_incidents_total',
       help: 'Deliverability incidents opened (replies of a site that speak of the sender: class reputation or authentication), by class and site.',
       labelNames: ['class', 'site'],
+      registers,
+    });
+    this.dmarcReports = new Counter({
+      name: 'posthorn_dmarc_reports_total',
+      help: 'DMARC aggregate reports received at rua addresses, by result: stored, duplicate, or refused (too_large, malformed, unsupported, unknown_domain, no_report) and stored nowhere.',
+      labelNames: ['result'],
       registers,
     });
     this.http = new Histogram({
@@ -207,6 +221,10 @@ export class Telemetry {
     };
     let accepted = 0;
     for (const [type, n] of totals) {
+      if (type.startsWith(DMARC_REPORT)) {
+        add(this.dmarcReports, type, { result: type.slice(DMARC_REPORT.length) }, n);
+        continue;
+      }
       if (type.startsWith(SPAM_FAILURE)) {
         add(this.spamFailures, type, { reason: type.slice(SPAM_FAILURE.length) }, n);
         continue;

@@ -63,7 +63,8 @@ describe('POST /domains', () => {
     ] as never);
     // Only Resend's record kinds in records[] (typed enums reject others); DMARC is recommended apart.
     expect((d as unknown as { recommended_records: Rec[] }).recommended_records).toEqual([
-      { record: 'DMARC', name: '_dmarc', type: 'TXT', value: 'v=DMARC1; p=none;', ttl: 'Auto', status: 'not_started' },
+      // rua: the return-path host's address, where Posthorn reads the reports (docs/deliverability.md §4).
+      { record: 'DMARC', name: '_dmarc', type: 'TXT', value: `v=DMARC1; p=none; rua=mailto:dmarc-reports@send.${d.name};`, ttl: 'Auto', status: 'not_started' },
     ]);
     expect(dkimValue).toMatch(/^p=[A-Za-z0-9+/]+=*$/);
     const key = createPublicKey({ key: Buffer.from(dkimValue.slice(2), 'base64'), format: 'der', type: 'spki' });

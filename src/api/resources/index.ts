@@ -12,6 +12,7 @@ import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
 import { deliverabilityResource } from './deliverability';
 import { ipsResource } from './ips';
+import { dmarcResource } from './dmarc';
 import { prometheusResource } from './prometheus';
 import { downloadsResource } from './downloads';
 import { unsubscribeResource } from './unsubscribe';
@@ -51,6 +52,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   tlsReportsResource,
   deliverabilityResource,
   ipsResource,
+  dmarcResource,
   prometheusResource,
   downloadsResource,
   unsubscribeResource,

@@ -8,6 +8,7 @@ import { pageQuery } from '../platform/params';
 import { errors } from '../../errors';
 import type { TlsReportDay } from '../../store';
 import { resource, route } from '../platform/route';
+import { policyResults } from '../../mail/tls-rpt';
 import { type TlsReport, TlsReportList, TlsReportQuery } from '../../schemas/operations';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -21,22 +22,14 @@ function dayParam(name: string, v: string | undefined): string | undefined {
   return v;
 }
 
-/** One day of one policy domain, shaped as RFC 8460 §4.4 shapes a policy's results. */
+/** One day of one policy domain, shaped as RFC 8460 §4.4 shapes a policy's results (the mailed reports' shape too). */
 export function tlsReportItem(r: TlsReportDay): TlsReport {
   return {
     object: 'tls_report',
     id: `${r.day}/${r.domain}`,
     date: r.day,
     policy_domain: r.domain,
-    policy: { 'policy-type': r.policy.type, 'policy-string': r.policy.string, 'policy-domain': r.domain, 'mx-host': r.policy.mx_host },
-    summary: { 'total-successful-session-count': r.success, 'total-failure-session-count': r.failure },
-    'failure-details': r.failures.map((f) => ({
-      'result-type': f.result_type,
-      ...(f.receiving_mx_hostname ? { 'receiving-mx-hostname': f.receiving_mx_hostname } : {}),
-      ...(f.receiving_ip ? { 'receiving-ip': f.receiving_ip } : {}),
-      'failed-session-count': f.count,
-      ...(f.failure_reason_code ? { 'failure-reason-code': f.failure_reason_code } : {}),
-    })),
+    ...policyResults(r.domain, r.policy, r.success, r.failure, r.failures),
   };
 }
 

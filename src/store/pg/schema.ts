@@ -244,6 +244,11 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
       ...declaredTables(11),
     ].join('\n'),
   },
+  {
+    version: 12,
+    name: 'deliverability reports: DMARC aggregate reports received, TLS-RPT reports sent',
+    sql: declaredTables(12).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

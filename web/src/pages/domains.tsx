@@ -1,5 +1,6 @@
 // Domains: add one, publish its DNS records (copy buttons, per-record status), verify, and switch
-// tracking, TLS and receiving.
+// tracking, TLS and receiving; what its DMARC reports say and the policy's next step
+// (docs/deliverability.md §4).
 import { useState } from 'preact/hooks';
 import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domains';
 import { del, patch, post, url, page } from '../api';
@@ -14,7 +15,9 @@ import {
   FormDialog,
   Loading,
   notify,
+  num,
   PageHeader,
+  pct,
   Section,
   Table,
   Time,
@@ -23,6 +26,7 @@ import {
   val,
   ask,
 } from '../ui';
+import { TimeChart } from '../chart';
 
 export function DomainsPage() {
   const list = useGet('/domains');
@@ -165,6 +169,7 @@ export function DomainPage({ id }: { id: string }) {
           <Records caption="Recommended DNS records" records={x.recommended_records} />
         </Section>
       )}
+      {x.capabilities.sending === 'enabled' && <Dmarc id={id} />}
       {x.capabilities.sending === 'enabled' && (
         <Section title="DKIM key">
           <Card>
@@ -313,5 +318,101 @@ function Records({ caption, records }: { caption: string; records: DnsRecord[] }
         { label: 'Status', render: (r) => <Badge value={r.status} /> },
       ]}
     />
+  );
+}
+
+const STEP_TITLES: Record<string, string> = {
+  publish: 'Publish a DMARC record',
+  add_rua: 'Send the reports to Posthorn',
+  fix: 'Fix authentication first',
+  wait: 'Keep monitoring',
+  quarantine: 'Move to p=quarantine',
+  reject: 'Move to p=reject',
+  done: 'Policy at p=reject',
+};
+
+/** What the domain's DMARC aggregate reports say: the policy step, the days, the sources. */
+function Dmarc({ id }: { id: string }) {
+  const r = useGet(url('/domains/:id/dmarc', { id }));
+  if (r.error) return <ErrorBox error={r.error} />;
+  if (!r.data) return <Loading />;
+  const x = r.data;
+  const { step, totals } = x;
+  return (
+    <Section title="DMARC reports">
+      <p class="muted small">
+        Mailbox providers report daily who sent mail as this domain, and whether it passed DMARC. They reach Posthorn at <span class="mono">{x.rua}</span>. Last{' '}
+        {x.days} days; current policy: <strong>{x.policy ? `p=${x.policy}` : 'none published'}</strong>.
+      </p>
+      <div
+        class={`callout${step.action === 'fix' ? ' warning' : step.action === 'quarantine' || step.action === 'reject' || step.action === 'done' ? ' success' : ''}`}
+      >
+        <p>
+          <strong>{STEP_TITLES[step.action]}.</strong> {step.message}
+        </p>
+        {step.record && (
+          <p class="copy-cell">
+            <span class="mono break value">{step.record}</span> <CopyButton text={step.record} label="Copy" />
+          </p>
+        )}
+      </div>
+      {totals.messages === 0 ? (
+        <Empty title="No reports yet">Providers send them once a day, once the DMARC record names Posthorn's address.</Empty>
+      ) : (
+        <>
+          <div class="stats">
+            <div class="stat">
+              <span class="stat-label">Messages</span>
+              <span class="stat-value">{num(totals.messages)}</span>
+              <span class="stat-sub muted">{num(totals.reports)} reports</span>
+            </div>
+            <div class="stat">
+              <span class="stat-label">DMARC pass</span>
+              <span class="stat-value">{pct(totals.dmarc_pass / totals.messages)}</span>
+            </div>
+            <div class="stat">
+              <span class="stat-label">DKIM aligned</span>
+              <span class="stat-value">{pct(totals.dkim_aligned / totals.messages)}</span>
+            </div>
+            <div class="stat">
+              <span class="stat-label">SPF aligned</span>
+              <span class="stat-value">{pct(totals.spf_aligned / totals.messages)}</span>
+            </div>
+          </div>
+          {x.series.length > 1 && (
+            <TimeChart
+              label="Messages and DMARC-aligned messages per day"
+              height={180}
+              times={x.series.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000)}
+              series={[
+                { label: 'Messages', color: '#6366f1', values: x.series.map((d) => d.messages) },
+                { label: 'Aligned', color: '#16a34a', values: x.series.map((d) => d.aligned) },
+              ]}
+            />
+          )}
+          <Table
+            caption="Sources of mail in this domain's name"
+            rows={x.sources.map((s) => ({ ...s, id: s.ip }))}
+            columns={[
+              {
+                label: 'Source',
+                render: (s) => (
+                  <>
+                    <span class="mono">{s.ip}</span>
+                    {s.ptr && <div class="muted small break">{s.ptr}</div>}
+                  </>
+                ),
+              },
+              { label: 'Sender', render: (s) => (s.own ? <Badge value="verified" label="Posthorn" /> : <Badge value="not_started" label="other" />) },
+              { label: 'Messages', render: (s) => num(s.messages) },
+              { label: 'DMARC pass', render: (s) => pct(s.dmarc_pass / s.messages) },
+              { label: 'DKIM', render: (s) => pct(s.dkim_aligned / s.messages) },
+              { label: 'SPF', render: (s) => pct(s.spf_aligned / s.messages) },
+              { label: 'Quarantined / rejected', render: (s) => `${num(s.quarantined)} / ${num(s.rejected)}` },
+            ]}
+          />
+        </>
+      )}
+    </Section>
   );
 }
