@@ -69,7 +69,7 @@ const ALIVE_S = 30;
 /**
  * A node not seen for this long is dead: the work it had leased (deliveries, webhook deliveries,
  * inbound messages, automation runs in hand) is handed to the others at once rather than waited
- * out (README.md, "Cluster mode → When a node dies"). Four missed heartbeats: a node paused that
+ * out (README.md, "How the nodes share the work"). Four missed heartbeats: a node paused that
  * long and back again may repeat the attempts it had in flight (at-least-once).
  */
 export const TAKEOVER_S = 20;

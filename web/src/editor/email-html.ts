@@ -4,7 +4,7 @@
 // with mjml-browser: that build is 1.1 MB minified (350 KB gzip) and needs `cheerio` at load, which
 // the browser bundle cannot give it (see the commit that added this file for the figures).
 //
-// Placeholders are written as the server's `{{{key|fallback}}}` tags (docs/api.md §13.8, §20.3); a
+// Placeholders are written as the server's `{{{key|fallback}}}` tags (docs/api.md §13.4, §20.3); a
 // `{` typed as text is written `&#123;` so that only placeholders inserted as such are tags.
 // The document itself rides along in a trailing comment (docEmbed below), so the HTML reopens as blocks.
 
