@@ -12,6 +12,7 @@ import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
 import { CHECK_RESPONSES_ENV, registerRoutes, registerShadows } from './platform/register';
 import { openApiDocument } from './platform/openapi';
+import type { LiveFeed } from '../events/live';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
@@ -72,6 +73,8 @@ export interface ApiDeps {
   dashboard: DashboardAssets;
   /** The deliverability checks: GET /deliverability/checks shows the last run. */
   doctor: Doctor;
+  /** The dashboard sessions' live streams (GET /auth/session/events). */
+  live: LiveFeed;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

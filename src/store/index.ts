@@ -19,7 +19,7 @@ export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
 export * from './insight-records';
-export { SIGNALS } from './collections';
+export { SIGNALS, CHANGE_TOPICS, type ChangeTopic } from './collections';
 export { writeOrRefuse } from './refusable';
 
 /**
