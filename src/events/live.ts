@@ -57,7 +57,10 @@ class Stream {
     if (this.closed) return;
     const key = `${c.topic} ${c.id ?? ''}`;
     if (!this.pending.has(key)) {
-      if (this.pending.size >= BUFFER) return this.resync('buffer_full');
+      if (this.pending.size >= BUFFER) {
+        this.resync('buffer_full');
+        return;
+      }
       this.pending.set(key, c);
     }
     this.flush();
@@ -116,8 +119,8 @@ export class LiveFeed {
   /** A new stream for `session`: its body, for a `text/event-stream` answer. */
   open(session: LiveSession): Stream {
     const stream = new Stream(session.team, session.id, (s) => this.drop(s));
-    let team = this.byTeam.get(session.team);
-    if (!team) this.byTeam.set(session.team, (team = new Set()));
+    const team = this.byTeam.get(session.team) ?? new Set<Stream>();
+    this.byTeam.set(session.team, team);
     team.add(stream);
     const mine = this.sessions.get(session.id) ?? { session, streams: [] };
     mine.streams.push(stream);

@@ -17,7 +17,10 @@ export class UnitChanges {
     const key = `${c.team} ${c.topic}`;
     const ids = this.byTopic.get(key);
     if (ids === null) return;
-    if (c.id === null) return void this.byTopic.set(key, null);
+    if (c.id === null) {
+      this.byTopic.set(key, null);
+      return;
+    }
     const set = ids ?? new Set<string>();
     set.add(c.id);
     this.byTopic.set(key, set.size > IDS_PER_TOPIC ? null : set);

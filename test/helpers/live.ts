@@ -56,7 +56,7 @@ export async function openLive(url: string, s: { cookie: string; csrf: string })
   })();
   return {
     events,
-    seen: (test, what) => until(async () => events.some(test), what),
+    seen: async (test, what) => void (await until(async () => events.some(test), what)),
     ended: () => ended,
     close: () => abort.abort(),
   };
