@@ -5,9 +5,11 @@ import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domain
 import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
 import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import { useLive } from '../live';
 
 export function DomainsPage() {
   const list = useGet('/domains');
+  useLive(['domain'], list.reload);
   const [adding, setAdding] = useState(false);
   return (
     <>
@@ -76,10 +78,11 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
 
 export function DomainPage({ id }: { id: string }) {
   const d = useGet(url('/domains/:id', { id }));
+  // Verification runs in the background: its outcome arrives on the live stream.
+  useLive(['domain'], d.reload, id);
   const verify = useAction(async () => {
     await post(url('/domains/:id/verify', { id }));
     notify('Checking the DNS records…');
-    setTimeout(d.reload, 1500);
   });
   const update = useAction(async (body: UpdateDomainRequest) => {
     await patch(url('/domains/:id', { id }), body);
