@@ -42,6 +42,33 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * call `get`, `post`, `patch`, `del`, which type the answer by the route.
  */
 export async function request(method: Method, path: string, body?: unknown): Promise<unknown> {
+  inFlight++;
+  try {
+    return await send(method, path, body);
+  } finally {
+    inFlight--;
+    lastDone = Date.now();
+  }
+}
+
+/** Requests under way, and when the last one ended: `quiet` waits for the page to settle. */
+let inFlight = 0;
+let lastDone = 0;
+
+/**
+ * Resolves once no request has been under way for `ms`: the live stream opens then, after the
+ * page's first answers — a page does not need it before, and the browser's network-idle signal
+ * (and tools waiting for it) is not held back by a request that never ends.
+ */
+export async function quiet(ms: number): Promise<void> {
+  for (;;) {
+    const wait = inFlight ? ms : lastDone + ms - Date.now();
+    if (!inFlight && wait <= 0 && document.readyState === 'complete') return;
+    await new Promise((r) => setTimeout(r, Math.max(50, wait)));
+  }
+}
+
+async function send(method: Method, path: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = {};
   if (csrf) headers['x-csrf-token'] = csrf;
   // A form (an upload) goes as multipart/form-data, its boundary set by the browser.

@@ -5,7 +5,7 @@
 // meanwhile was not heard. Pages call `useLive` with the topics they show and their reload.
 import { useEffect, useRef } from 'preact/hooks';
 import type { ChangeTopic } from '../../src/store/collections';
-import { ApiFailure, openStream, signedIn } from './api';
+import { ApiFailure, openStream, quiet, signedIn } from './api';
 
 export type { ChangeTopic };
 
@@ -31,7 +31,6 @@ async function readOnce(abort: AbortController): Promise<boolean> {
   }
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
-  let first = true;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -44,11 +43,10 @@ async function readOnce(abort: AbortController): Promise<boolean> {
         const data = /^data: (.*)$/m.exec(block)?.[1];
         if (event === 'ready') {
           failures = 0;
-          // Connected again after a gap: what changed meanwhile was not heard.
-          if (!first) dispatch(null);
+          // What changed before this connection (the page loading, a gap) was not heard.
+          dispatch(null);
         } else if (event === 'change' && data) dispatch(JSON.parse(data));
         else if (event === 'resync') dispatch(null);
-        first = false;
       }
     }
   } catch {
@@ -57,12 +55,10 @@ async function readOnce(abort: AbortController): Promise<boolean> {
 }
 
 async function run(abort: AbortController): Promise<void> {
-  let connectedBefore = false;
+  await quiet(700);
   // A sign-out aborts the stream (api.ts `setCsrf`) and ends this loop.
   while (!abort.signal.aborted && listeners.size && signedIn()) {
-    if (connectedBefore) dispatch(null);
     const again = await readOnce(abort);
-    connectedBefore = true;
     if (!again || abort.signal.aborted) break;
     failures++;
     await new Promise((r) => setTimeout(r, Math.min(30_000, 1_000 * 2 ** Math.min(failures, 5))));
