@@ -34,8 +34,12 @@ export function TimeChart({
         width: el.clientWidth,
         height,
         cursor: { y: false },
-        legend: { live: false },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] } },
+        // Bars: one series per chart, named by its card's title; half a period of room at each end.
+        legend: { live: false, show: !bars },
+        scales: {
+          x: bars ? { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] } : { time: true },
+          y: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] },
+        },
         axes: [axis, { ...axis, size: 48 }],
         series: [
           {},
