@@ -317,7 +317,11 @@ describe('which write is a change of the live stream (docs/api.md §19.12)', () 
       const team = newId();
       const ids = Array.from({ length: IDS_PER_TOPIC + 1 }, () => newId());
       expect(await changesOf(store, (tx) => tx.changed({ team, topic: 'email', id: ids[0]! }))).toEqual([{ team, topic: 'email', id: ids[0]! }]);
-      expect(await changesOf(store, (tx) => ids.forEach((id) => tx.changed({ team, topic: 'email', id })))).toEqual([{ team, topic: 'email', id: null }]);
+      expect(
+        await changesOf(store, (tx) => {
+          for (const id of ids) tx.changed({ team, topic: 'email', id });
+        }),
+      ).toEqual([{ team, topic: 'email', id: null }]);
     });
 
   test('what NOTIFY carries reads back as it was, and stays within its 8,000 bytes however many changes', () => {

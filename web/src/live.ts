@@ -103,6 +103,5 @@ export function useLive(topics: readonly ChangeTopic[], reload: () => void, id?:
       off();
       if (timer) clearTimeout(timer);
     };
-    // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for topics and id.
   }, [key]);
 }

@@ -1,6 +1,6 @@
 // Contact imports: the dialog that uploads a CSV file and follows its progress, and the list of
 // past imports with their counts (docs/api.md §12.9).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { ContactImport } from '../../../src/schemas/contact-imports';
 import type { SegmentSummary } from '../../../src/schemas/segments';
 import { get, post, url } from '../api';
