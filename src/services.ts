@@ -16,6 +16,7 @@ import type { Events } from './events';
 import { RateLimiter } from './limits/ratelimit';
 import { createEvents } from './events/webhooks';
 import { BackOfficeThread } from './backoffice/host';
+import { LiveFeed } from './events/live';
 import { BroadcastSender } from './broadcasts/runner';
 import { ImportRunner } from './imports';
 import { Telemetry } from './telemetry';
@@ -58,6 +59,8 @@ export interface Services {
    * (backoffice/); `start()` is called by `serve` (and the test harness).
    */
   backOffice: BackOfficeThread;
+  /** The dashboard sessions' live streams (GET /auth/session/events, events/live.ts). */
+  live: LiveFeed;
   /** Background broadcast sends; the scheduler releases due ones. */
   broadcasts: BroadcastSender;
   /** Background contact imports; the scheduler resumes unfinished ones. */
@@ -93,6 +96,11 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
   // Work committed here to the queue, the outbox, the inbound spool or the automations wakes the
   // back office, which does it (store/collections.ts: which write fires which signal).
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => backOffice.kick(signal));
+  // The dashboard's live streams hear every commit's changes: this thread's, the back office's and,
+  // in cluster mode, every node's (the store carries them: store/pg/signals.ts).
+  const live = new LiveFeed();
+  store.onChange((changes) => live.publish(changes));
+  backOffice.onChange((changes) => live.publish(changes));
   const commits = new GroupCommit(store);
   const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => telemetry.spamFailure(why)) : null;
   return {
@@ -108,6 +116,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     idempotency: new Idempotency(store),
     keyUsage: new KeyUsage(store, now),
     backOffice,
+    live,
     broadcasts: new BroadcastSender({ store, events, config, commits }),
     imports: new ImportRunner({ store }),
     telemetry,
@@ -131,6 +140,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
 export async function closeServices(svc: Services): Promise<void> {
   svc.domains.stop();
   svc.claims.stop();
+  svc.live.close();
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
   await Promise.all([svc.backOffice.stop(), svc.claims.idle()]);

@@ -92,6 +92,12 @@ export class Sessions {
     return this.resolve(token);
   }
 
+  /** Whether `session` is still signed in (not ended, not expired): the live stream asks it now and then. */
+  async stillLive(session: Pick<SessionRec, 'team_id' | 'id'>, now = Date.now()): Promise<boolean> {
+    const s = await this.store.sessions.get(session.team_id, session.id);
+    return !!s && s.expires_at > now && now - Date.parse(s.last_seen_at) <= this.opts.idleMs;
+  }
+
   /** The user's live sessions, newest first. */
   async list(user: UserRec, now = Date.now()): Promise<SessionRec[]> {
     const all = await this.store.sessions.findAll('user', user.id, user.team_id);

@@ -12,6 +12,7 @@ import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
 import { CHECK_RESPONSES_ENV, registerRoutes, registerShadows } from './platform/register';
 import { openApiDocument } from './platform/openapi';
+import type { LiveFeed } from '../events/live';
 import type { Resource } from './platform/route';
 import { log } from '../log';
 import type { Config } from '../config';
@@ -78,6 +79,8 @@ export interface ApiDeps {
   dns: Resolver;
   /** What a domain's DMARC reports say: GET /domains/{id}/dmarc. */
   dmarc: DmarcSummaries;
+  /** The dashboard sessions' live streams (GET /auth/session/events). */
+  live: LiveFeed;
 }
 
 /** What every resource module receives: the service, the request log (GET /logs flushes it) and the signed links under `public_url`. */

@@ -4,7 +4,7 @@
 // (GET /metrics). A thread that dies unexpectedly is started again — every entry it had claimed is
 // persisted at its next attempt time, and a new start puts interrupted attempts back to work.
 import type { Config } from '../config';
-import type { Signal } from '../store';
+import type { Change, Signal } from '../store';
 import { log, isQuiet, watchQuiet, writeLine } from '../log';
 import type { FromThread, ToThread, Worker as BackOfficeWorker } from './messages';
 import { workerEntry } from '../worker-entry';
@@ -21,6 +21,7 @@ export class BackOfficeThread {
   private seq = 0;
   private stopping = false;
   private restarts = 0;
+  private changeListener: ((changes: readonly Change[]) => void) | null = null;
 
   private readonly unwatch: () => void;
 
@@ -46,6 +47,7 @@ export class BackOfficeThread {
           this.replies.get(m.id)?.(m.value);
           this.replies.delete(m.id);
         } else if (m.t === 'log') writeLine(m.line);
+        else if (m.t === 'changes') this.changeListener?.(m.changes);
         else if (m.t === 'stopped') worker.terminate();
       };
       worker.onerror = (e) => log.error('backoffice.error', { error: e.message });
@@ -76,6 +78,11 @@ export class BackOfficeThread {
       this.replies.set(id, resolve as (v: unknown) => void);
       this.send(m(id));
     });
+  }
+
+  /** Be told of the changes the thread commits (when its store does not carry them to this thread's). */
+  onChange(listener: (changes: readonly Change[]) => void): void {
+    this.changeListener = listener;
   }
 
   /** Work of this kind was committed on this thread. */

@@ -1,6 +1,6 @@
 // What the HTTP thread (host.ts) and the back office's thread (thread.ts) say to each other.
 import type { Config } from '../config';
-import type { Signal, SIGNALS } from '../store';
+import type { Change, Signal, SIGNALS } from '../store';
 
 /** The back office's workers, which the host may ask to be idle: one per store signal, which wakes it. */
 export type Worker = (typeof SIGNALS)[Signal];
@@ -18,4 +18,6 @@ export type FromThread =
   | { t: 'failed'; error: string }
   | { t: 'reply'; id: number; value: unknown }
   | { t: 'stopped' }
-  | { t: 'log'; line: string };
+  | { t: 'log'; line: string }
+  /** Changes this thread committed, for the live stream (events/live.ts), when the store does not carry them itself. */
+  | { t: 'changes'; changes: readonly Change[] };

@@ -53,6 +53,9 @@ async function init(config: Config, quiet: boolean): Promise<void> {
   yieldToListeners();
   try {
     store = await openStore(storeOptions(config));
+    // The dashboard's live stream is on the HTTP thread: an embedded store's changes are told to
+    // it here (PostgreSQL's NOTIFY carries them there itself, store/pg/signals.ts).
+    if (!store.hearsOthers) store.onChange((changes) => send({ t: 'changes', changes }));
     office = createBackOffice(config, store);
     await office.start();
     // This thread's heap is its own: its garbage (messages composed, signed, sent) is collected here.

@@ -128,6 +128,7 @@ export class QueueControls {
     for (let started = false; ; started = true) {
       const done = await this.deps.store.write(async (tx) => {
         if (!started) await first?.(tx);
+        tx.changed({ team, topic: 'queue', id: destination });
         const page = await tx.queue.ofTeam(team, { limit: CHUNK, destination, after });
         for (const q of page) if (await each(tx, q)) changed++;
         after = page.at(-1)?.entry.id;

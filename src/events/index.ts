@@ -119,6 +119,7 @@ export class Events {
     if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
     this.count(tx, next, info.count, details, at);
     tx.emails.put(next);
+    this.live(tx, next);
     if (status === 'queued') {
       // Stored as `queued_at` (derivedEvents); observed like any other.
       const [ev] = derivedEvents(next);
@@ -157,7 +158,18 @@ export class Events {
     const next = { ...cur };
     this.count(tx, next, infoOf('email.unsubscribed').count, {}, at);
     tx.emails.put(next);
+    this.live(tx, next);
     await this.append(tx, next.team_id, 'email.unsubscribed', next.id, { email_id: next.id, contact_id: next.contact_id ?? null }, at, false);
+  }
+
+  /**
+   * The dashboard's live stream hears of every state change here, in the change's unit of work
+   * (docs/ARCHITECTURE.md §1: events → webhooks / dashboard): the email, and its broadcast, whose
+   * page counts its emails' events.
+   */
+  private live(tx: Tx, email: EmailRec): void {
+    tx.changed({ team: email.team_id, topic: 'email', id: email.id });
+    if (email.broadcast_id) tx.changed({ team: email.team_id, topic: 'broadcast', id: email.broadcast_id });
   }
 
   /** Record an open or click on `email` (in place) and, for a human click in a broadcast, on its link. */

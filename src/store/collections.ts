@@ -45,6 +45,21 @@ export const SIGNALS = {
 } as const;
 export type Signal = keyof typeof SIGNALS;
 
+/**
+ * What a change a dashboard session is told of concerns (docs/api.md §19.15, the live stream): the
+ * record's kind. `email` comes from the event function (events/index.ts), the others from the
+ * writes of the collections that declare them (`changes`).
+ */
+export const CHANGE_TOPICS = ['email', 'broadcast', 'domain', 'import', 'automation_run', 'queue'] as const;
+export type ChangeTopic = (typeof CHANGE_TOPICS)[number];
+
+/** A record of a team that changed in a commit; `id` null: several of that kind (reload the list). */
+export interface Change {
+  team: string;
+  topic: ChangeTopic;
+  id: string | null;
+}
+
 /** A write method that makes work due: always (`true`), or when its arguments pass the test. */
 export type Firing = true | ((...args: never[]) => boolean);
 
@@ -154,6 +169,8 @@ export interface CollectionDecl<T extends Rec, I extends string = never> {
   cached?: true;
   /** The worker a write wakes (none does today: work is announced by the work tables). */
   wakes?: Wakes;
+  /** Its puts and removes are changes the dashboard's live stream carries, under this topic. */
+  changes?: ChangeTopic;
 }
 
 const collection = <T extends Rec, I extends string = never>(d: CollectionDecl<T, I>) => d;
@@ -197,11 +214,12 @@ export const COLLECTIONS = {
     since: 1,
     indexes: [{ name: 'name', value: (d) => d.name, unique: true, global: true }],
     cached: true,
+    changes: 'domain',
   }),
   segments: collection<SegmentRec>({ table: 'segments', since: 1 }),
   /** Contacts, one per address and team. */
   contacts: collection<ContactRec, 'email'>({ table: 'contacts', since: 1, indexes: [{ name: 'email', value: (c) => c.email.toLowerCase(), unique: true }] }),
-  broadcasts: collection<BroadcastRec>({ table: 'broadcasts', since: 1 }),
+  broadcasts: collection<BroadcastRec>({ table: 'broadcasts', since: 1, changes: 'broadcast' }),
   suppressions: collection<SuppressionRec, 'email'>({
     table: 'suppressions',
     since: 1,
@@ -269,7 +287,7 @@ export const COLLECTIONS = {
     indexes: [{ name: 'key', value: (p) => p.key, unique: true }],
   }),
   /** Contact imports; each owns its uploaded file (`importFiles`). */
-  contactImports: collection<ContactImportRec>({ table: 'contact_imports', since: 1, owns: 'importFiles' }),
+  contactImports: collection<ContactImportRec>({ table: 'contact_imports', since: 1, owns: 'importFiles', changes: 'import' }),
   /** Domain claims, by the id their domain gets (`domain`, unique) and by name. */
   domainClaims: collection<DomainClaimRec, 'domain' | 'name'>({
     table: 'domain_claims',
@@ -302,6 +320,7 @@ export const COLLECTIONS = {
       { name: 'waiting', value: (r) => (r.state === 'waiting' && r.waiting_for !== null ? `${r.contact_id}:${r.waiting_for}` : null) },
     ],
     retention: AFTER_COMPLETION,
+    changes: 'automation_run',
   }),
   /**
    * The deliverability insights of sent emails, keyed by the email's id, made when first asked for
@@ -494,6 +513,14 @@ export const WAKING: ReadonlyMap<string, Waking> = new Map(
   [...Object.entries(COLLECTIONS), ...Object.entries(DUE_INDEXES), ...Object.entries(REPOSITORIES)].flatMap(([name, d]) => {
     const wakes = (d as { wakes?: Wakes }).wakes;
     return wakes ? [[name, { signal: wakes.signal, writes: Object.entries(wakes.by) }] as const] : [];
+  }),
+);
+
+/** The collections whose writes are live changes (`changes`), by name. */
+export const CHANGING: ReadonlyMap<string, ChangeTopic> = new Map(
+  Object.entries(COLLECTIONS).flatMap(([name, d]) => {
+    const topic = (d as { changes?: ChangeTopic }).changes;
+    return topic ? [[name, topic] as const] : [];
   }),
 );
 

@@ -22,7 +22,7 @@ import type { SpooledMessage } from './inbound-records';
 import type { Subscription } from './audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
 import type { TriggerRec } from './automation-records';
-import type { Collections, Contentses, ContentOf, DueIndexes, IndexOf, RecordOf, Signal } from './collections';
+import type { Change, Collections, Contentses, ContentOf, DueIndexes, IndexOf, RecordOf, Signal } from './collections';
 
 /** Every record carries its team and a time-ordered id (UUIDv7). */
 export interface Rec {
@@ -516,10 +516,15 @@ export interface StoreReader extends Repositories<'read'> {}
 export interface Tx extends Repositories<'write'> {
   /** Run `fn` once the unit of work has committed (never when it fails or is retried). */
   afterCommit(fn: () => void): void;
+  /**
+   * Note a change the dashboard's live stream tells the team's sessions of, once the unit commits
+   * (the event function's emails; the collections declaring `changes` note their own writes).
+   */
+  changed(change: Change): void;
 }
 
 /** Due work the store announces after a commit: a worker sleeping on it looks again (collections.ts `SIGNALS`). */
-export type { Signal };
+export type { Signal, Change };
 
 /** Per-install secrets (link signing, VERP tags…): 32 random bytes each, created on first open. */
 export const SECRET_NAMES = ['links', 'verp', 'tracking', 'sessions'] as const;
@@ -541,6 +546,14 @@ export interface Store extends StoreReader {
   write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /** Call `listener` after every commit that made work of this kind due (or due sooner). */
   on(signal: Signal, listener: () => void): void;
+  /**
+   * Call `listener` with the changes (Tx.changed) of every commit of this store instance and, when
+   * `hearsOthers`, of every other instance sharing the database (PostgreSQL: other nodes, and this
+   * node's other thread), carried by the signals' NOTIFY (pg/signals.ts).
+   */
+  onChange(listener: (changes: readonly Change[]) => void): void;
+  /** True when onChange hears other store instances' commits (PostgreSQL); LMDB hears only its own. */
+  readonly hearsOthers: boolean;
   secret(name: SecretName): Buffer;
   /**
    * True when this process is the only one working the store (LMDB): an attempt found in flight

@@ -10,7 +10,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQL } from 'bun';
-import { openStore, type Store, type StoreReader, type Signal, type Tx, type QueueEntry, type SpooledMessage, type TriggerRec } from '../../src/store';
+import {
+  openStore,
+  type Change,
+  type Store,
+  type StoreReader,
+  type Signal,
+  type Tx,
+  type QueueEntry,
+  type SpooledMessage,
+  type TriggerRec,
+} from '../../src/store';
+import { decodeChanges, encodeChanges, IDS_PER_TOPIC } from '../../src/store/changes';
 import {
   COLLECTIONS,
   CONTENTS,
@@ -19,6 +30,7 @@ import {
   REPOSITORIES,
   SIGNALS,
   WAKING,
+  CHANGING,
   type CollectionDecl,
   type Collections,
   type Contentses,
@@ -261,4 +273,69 @@ describe('which write wakes which worker', () => {
       expect(await firedBy(store, (tx) => tx.teams.put({ id: newId(), team_id: newId(), created_at: nowIso(), name: 't' }))).toEqual([]);
       expect(await firedBy(store, (tx) => tx.sites.put({ site: newId(), suspended_until: null, strikes: 1, throttled_at: 1_000, reply: '421' }))).toEqual([]);
     });
+});
+
+describe('which write is a change of the live stream (docs/api.md §19.15)', () => {
+  /** The changes a unit of work making `call` hands to `store`'s change listeners. */
+  async function changesOf(store: Store, call: (tx: Tx) => void): Promise<Change[]> {
+    const heard: Change[] = [];
+    const listening = { on: true };
+    store.onChange((cs) => listening.on && heard.push(...cs));
+    try {
+      await store.write(async (tx) => call(tx));
+      return heard;
+    } finally {
+      listening.on = false;
+    }
+  }
+
+  /** A record any declared collection takes: the fields their indexes and retention read. */
+  const record = (team: string) => ({
+    id: newId(),
+    team_id: team,
+    created_at: nowIso(),
+    name: `${newId()}.test`,
+    automation_id: newId(),
+    status: 'running',
+    state: 'running',
+    completed_at: null,
+  });
+
+  for (const backend of ['lmdb', 'pg'] as const)
+    test(`${backend}: the puts and removes of the collections declaring \`changes\` are noted, with their team and id; other writes are not`, async () => {
+      const store = backend === 'lmdb' ? lmdb : pg;
+      expect([...CHANGING.keys()].sort()).toEqual(['automationRuns', 'broadcasts', 'contactImports', 'domains']);
+      for (const [name, topic] of CHANGING) {
+        const team = newId();
+        const rec = record(team);
+        const repo = (tx: Tx) => (tx as unknown as Record<string, { put(r: unknown): void; remove(t: string, id: string): void }>)[name]!;
+        expect(await changesOf(store, (tx) => repo(tx).put(rec))).toEqual([{ team, topic, id: rec.id }]);
+        expect(await changesOf(store, (tx) => repo(tx).remove(team, rec.id))).toEqual([{ team, topic, id: rec.id }]);
+      }
+      expect(await changesOf(store, (tx) => tx.teams.put({ id: newId(), team_id: newId(), created_at: nowIso(), name: 't' }))).toEqual([]);
+      // Noted by hand (the event function), and many of one kind become one change without an id.
+      const team = newId();
+      const ids = Array.from({ length: IDS_PER_TOPIC + 1 }, () => newId());
+      expect(await changesOf(store, (tx) => tx.changed({ team, topic: 'email', id: ids[0]! }))).toEqual([{ team, topic: 'email', id: ids[0]! }]);
+      expect(
+        await changesOf(store, (tx) => {
+          for (const id of ids) tx.changed({ team, topic: 'email', id });
+        }),
+      ).toEqual([{ team, topic: 'email', id: null }]);
+    });
+
+  test('what NOTIFY carries reads back as it was, and stays within its 8,000 bytes however many changes', () => {
+    const team = newId();
+    const few: Change[] = [
+      { team, topic: 'email', id: newId() },
+      { team, topic: 'broadcast', id: null },
+    ];
+    expect(decodeChanges(encodeChanges(few))).toEqual(few);
+    const many: Change[] = Array.from({ length: 500 }, (_, i) => ({ team: i % 2 ? team : newId(), topic: 'email', id: newId() }));
+    const field = encodeChanges(many);
+    expect(field.length).toBeLessThanOrEqual(6_000);
+    const back = decodeChanges(field);
+    expect(back.every((c) => c.id === null)).toBe(true);
+    expect(back.some((c) => c.team === team)).toBe(true);
+  });
 });

@@ -18,9 +18,16 @@ export class ApiFailure extends Error {
 let csrf: string | null = null;
 let onSignedOut: () => void = () => {};
 
+/** The long-lived answers open now (openStream): a sign-out ends them. */
+const streams = new Set<AbortController>();
+
 export function setCsrf(token: string | null): void {
   csrf = token;
+  if (token === null) for (const s of streams) s.abort();
 }
+
+/** Whether a session is signed in on this page. */
+export const signedIn = (): boolean => csrf !== null;
 
 export function whenSignedOut(fn: () => void): void {
   onSignedOut = fn;
@@ -35,6 +42,33 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * call `get`, `post`, `patch`, `del`, which type the answer by the route.
  */
 export async function request(method: Method, path: string, body?: unknown): Promise<unknown> {
+  inFlight++;
+  try {
+    return await send(method, path, body);
+  } finally {
+    inFlight--;
+    lastDone = Date.now();
+  }
+}
+
+/** Requests under way, and when the last one ended: `quiet` waits for the page to settle. */
+let inFlight = 0;
+let lastDone = 0;
+
+/**
+ * Resolves once no request has been under way for `ms`: the live stream opens then, after the
+ * page's first answers — a page does not need it before, and the browser's network-idle signal
+ * (and tools waiting for it) is not held back by a request that never ends.
+ */
+export async function quiet(ms: number): Promise<void> {
+  for (;;) {
+    const wait = inFlight ? ms : lastDone + ms - Date.now();
+    if (!inFlight && wait <= 0 && document.readyState === 'complete') return;
+    await new Promise((r) => setTimeout(r, Math.max(50, wait)));
+  }
+}
+
+async function send(method: Method, path: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = {};
   if (csrf) headers['x-csrf-token'] = csrf;
   // A form (an upload) goes as multipart/form-data, its boundary set by the browser.
@@ -50,6 +84,21 @@ export async function request(method: Method, path: string, body?: unknown): Pro
   const payload: unknown = type.includes('json') ? await res.json().catch(() => null) : await res.text();
   if (!res.ok) throw failure(res, path, payload);
   return payload;
+}
+
+/**
+ * A long-lived answer read as it comes (the live stream, docs/api.md §19.15), authenticated like
+ * every request: the cookie and the CSRF header (which a browser's EventSource cannot send).
+ */
+export async function openStream(path: '/auth/session/events', abort: AbortController): Promise<Response> {
+  streams.add(abort);
+  abort.signal.addEventListener('abort', () => streams.delete(abort));
+  const res = await fetch(path, { headers: csrf ? { 'x-csrf-token': csrf } : {}, credentials: 'same-origin', signal: abort.signal });
+  if (!res.ok || !res.body) {
+    const type = res.headers.get('content-type') ?? '';
+    throw failure(res, path, type.includes('json') ? await res.json().catch(() => null) : null);
+  }
+  return res;
 }
 
 /** The `ApiFailure` of an error answer (docs/api.md §3.1); an ended session signs the page out. */

@@ -9,7 +9,20 @@ export interface Series {
   values: number[];
 }
 
-export function TimeChart({ times, series, height = 260, label }: { times: number[]; series: Series[]; height?: number; label: string }) {
+/** `bars`: one bar per period (the Metrics page) instead of lines. */
+export function TimeChart({
+  times,
+  series,
+  height = 260,
+  label,
+  bars = false,
+}: {
+  times: number[];
+  series: Series[];
+  height?: number;
+  label: string;
+  bars?: boolean;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -21,10 +34,21 @@ export function TimeChart({ times, series, height = 260, label }: { times: numbe
         width: el.clientWidth,
         height,
         cursor: { y: false },
-        legend: { live: false },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] } },
+        // Bars: one series per chart, named by its card's title; half a period of room at each end.
+        legend: { live: false, show: !bars },
+        scales: {
+          x: bars ? { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] } : { time: true },
+          y: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] },
+        },
         axes: [axis, { ...axis, size: 48 }],
-        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: times.length < 40 }, fill: `${s.color}14` }))],
+        series: [
+          {},
+          ...series.map((s) =>
+            bars
+              ? { label: s.label, stroke: s.color, width: 1, fill: `${s.color}cc`, points: { show: false }, paths: uPlot.paths.bars!({ size: [0.7, 40] }) }
+              : { label: s.label, stroke: s.color, width: 2, points: { show: times.length < 40 }, fill: `${s.color}14` },
+          ),
+        ],
       },
       [times, ...series.map((s) => s.values)],
       el,
@@ -35,6 +59,6 @@ export function TimeChart({ times, series, height = 260, label }: { times: numbe
       ro.disconnect();
       plot.destroy();
     };
-  }, [times, series, height]);
+  }, [times, series, height, bars]);
   return <div class="chart" ref={box} role="img" aria-label={label} />;
 }

@@ -12,6 +12,7 @@ import { SignInPage } from './pages/sign-in';
 import { InvitePage } from './pages/invite';
 import { OverviewPage } from './pages/overview';
 import { EmailsPage, EmailPage } from './pages/emails';
+import { MetricsPage } from './pages/metrics';
 import { ReceivingPage, ReceivedPage } from './pages/receiving';
 import { BroadcastsPage, BroadcastPage } from './pages/broadcasts';
 import { AudiencesPage, ContactPage } from './pages/audiences';
@@ -32,6 +33,7 @@ import { DeliverabilityPage, SetupBanner } from './pages/deliverability';
 const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard', label: 'Overview', icon: '◎' },
   { href: '/dashboard/emails', label: 'Emails', icon: '✉' },
+  { href: '/dashboard/metrics', label: 'Metrics', icon: '▥' },
   { href: '/dashboard/receiving', label: 'Receiving', icon: '⇩' },
   { href: '/dashboard/broadcasts', label: 'Broadcasts', icon: '◉' },
   { href: '/dashboard/templates', label: 'Templates', icon: '▤' },
@@ -52,6 +54,7 @@ const ROUTES: Route[] = [
   ['/dashboard', (_, s) => <OverviewPage team={s.team.id} />],
   ['/dashboard/emails', () => <EmailsPage />],
   ['/dashboard/emails/:id', (p) => <EmailPage id={p.id} />],
+  ['/dashboard/metrics', () => <MetricsPage />],
   ['/dashboard/receiving', () => <ReceivingPage />],
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],

@@ -6,6 +6,7 @@ import type { Resource } from '../platform/route';
 import { healthResource } from './health';
 import { dashboardResource } from './dashboard';
 import { authResource } from './auth';
+import { liveResource } from './live';
 import { teamResource } from './team';
 import { auditLogResource } from './audit-log';
 import { queueResource } from './queue';
@@ -46,6 +47,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   healthResource,
   dashboardResource,
   authResource,
+  liveResource,
   teamResource,
   auditLogResource,
   queueResource,

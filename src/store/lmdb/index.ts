@@ -32,6 +32,8 @@ import {
   CONTENTS,
   DUE_INDEXES,
   WAKING,
+  CHANGING,
+  type Change,
   retentionPolicy,
   type CollectionDecl,
   type Collections,
@@ -43,6 +45,7 @@ import {
   type RetentionPolicy,
 } from '../collections';
 import { noting } from '../noting';
+import { announcing, UnitChanges } from '../changes';
 import type { Rec, Signal, SecretName, Store, StoreOptions, StoreStatus, Tx, WriteOptions } from '../interface';
 import type { LogRec } from '../records';
 import type { ContactImportRec } from '../audience-records';
@@ -140,6 +143,7 @@ class Repos {
 interface LmdbTx extends Tx {
   after: (() => void)[];
   signals: Set<Signal>;
+  changes: UnitChanges;
   /** Caches of collections this unit of work wrote: cleared once it commits. */
   stale: Set<CachedRecords<never, never>>;
   wrappers: Map<string, object>;
@@ -163,13 +167,15 @@ const CACHE_WRITES = [
 function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   const proto = Object.create(repos) as LmdbTx;
   const all = repos as unknown as Record<string, object>;
-  for (const name of new Set([...WAKING.keys(), ...cached.keys()])) {
+  for (const name of new Set([...WAKING.keys(), ...cached.keys(), ...CHANGING.keys()])) {
     const waking = WAKING.get(name);
     const c = cached.get(name);
+    const topic = CHANGING.get(name);
     const make = (tx: LmdbTx) => {
       let repo = c ? noting(c.raw, CACHE_WRITES, () => tx.stale.add(c.cache as CachedRecords<never, never>)) : all[name];
       if (!repo) throw new Error(`no repository ${name}`);
       if (waking) repo = noting(repo, waking.writes, () => tx.signals.add(waking.signal));
+      if (topic) repo = announcing(repo, topic, (ch) => tx.changes.add(ch));
       return repo;
     };
     Object.defineProperty(proto, name, {
@@ -186,6 +192,9 @@ function txPrototype(repos: Repos, cached: Cached): LmdbTx {
   proto.afterCommit = function (this: LmdbTx, fn: () => void) {
     this.after.push(fn);
   };
+  proto.changed = function (this: LmdbTx, change: Change) {
+    this.changes.add(change);
+  };
   return proto;
 }
 
@@ -193,6 +202,7 @@ function newTx(proto: LmdbTx): LmdbTx {
   const tx = Object.create(proto) as LmdbTx;
   tx.after = [];
   tx.signals = new Set<Signal>();
+  tx.changes = new UnitChanges();
   tx.stale = new Set();
   tx.wrappers = new Map();
   return tx;
@@ -200,6 +210,9 @@ function newTx(proto: LmdbTx): LmdbTx {
 
 export class LmdbStore extends Repos implements Store {
   private readonly listeners = new Map<Signal, (() => void)[]>();
+  private readonly changeListeners: ((changes: readonly Change[]) => void)[] = [];
+  /** One process, and its other thread's store instance is not heard (backoffice/ forwards its changes). */
+  readonly hearsOthers = false;
   private txProto?: LmdbTx;
   private readonly cached: Cached = new Map();
 
@@ -249,12 +262,20 @@ export class LmdbStore extends Repos implements Store {
     // Committed: whatever follows must not make the caller believe it failed.
     for (const c of tx.stale) c.clear();
     for (const s of tx.signals) for (const l of this.listeners.get(s) ?? []) guarded(l);
+    if (tx.changes.size) {
+      const changes = tx.changes.list();
+      for (const l of this.changeListeners) guarded(() => l(changes));
+    }
     for (const f of tx.after) guarded(f);
     return result;
   }
 
   on(signal: Signal, listener: () => void): void {
     this.listeners.set(signal, [...(this.listeners.get(signal) ?? []), listener]);
+  }
+
+  onChange(listener: (changes: readonly Change[]) => void): void {
+    this.changeListeners.push(listener);
   }
 
   secret(name: SecretName): Buffer {

@@ -19,6 +19,7 @@
 import { SQL } from 'bun';
 import { StoreUnavailable } from '../../errors';
 import { IdempotencyKeyTaken, type Signal } from '../interface';
+import { UnitChanges } from '../changes';
 
 export type Row = Record<string, unknown>;
 
@@ -71,6 +72,8 @@ export class PgUnit implements Exec {
   readonly written = new Set<string>();
   readonly after: (() => void)[] = [];
   readonly signals = new Set<Signal>();
+  /** Changes for the dashboard's live stream (Tx.changed), told to every node with the signals. */
+  readonly changes = new UnitChanges();
   /** Names of the caches (domains, API keys) to clear on every node once this unit commits. */
   readonly stale = new Set<string>();
 

@@ -28,12 +28,15 @@ import { Locks } from './locks';
 import { CachedRecords } from '../cached';
 import { guarded } from '../guarded';
 import { noting } from '../noting';
+import { announcing } from '../changes';
 import {
   COLLECTIONS,
   CONTENTS,
   DUE_INDEXES,
   SIGNALS,
   WAKING,
+  CHANGING,
+  type Change,
   pgTablesOf,
   retentionPolicy,
   type CollectionDecl,
@@ -147,6 +150,7 @@ function txPrototype(repos: Repositories): PgTx {
   const proto = {} as PgTx;
   for (const [name, repo] of Object.entries(repos) as [string, Bindable][]) {
     const waking = WAKING.get(name);
+    const topic = CHANGING.get(name);
     Object.defineProperty(proto, name, {
       get(this: PgTx) {
         let r = this._bound.get(name);
@@ -154,6 +158,7 @@ function txPrototype(repos: Repositories): PgTx {
           const unit = this._unit;
           r = repo.bind(unit);
           if (waking) r = noting(r, waking.writes, () => unit.signals.add(waking.signal));
+          if (topic) r = announcing(r, topic, (c) => unit.changes.add(c));
           this._bound.set(name, r);
         }
         return r;
@@ -162,6 +167,9 @@ function txPrototype(repos: Repositories): PgTx {
   }
   proto.afterCommit = function (this: PgTx, fn: () => void) {
     this._unit.after.push(fn);
+  };
+  proto.changed = function (this: PgTx, change: Change) {
+    this._unit.changes.add(change);
   };
   return proto;
 }
@@ -180,6 +188,7 @@ export function redacted(url: string): string {
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the repositories (the interface below) are assigned in the constructor.
 export class PgStore implements Store {
   readonly exclusive = false;
+  readonly hearsOthers = true;
   private readonly repos: Repositories;
   private readonly txProto: PgTx;
   /** Collections read through a cache outside units of work (`cached` in ../collections.ts), by name. */
@@ -321,6 +330,7 @@ export class PgStore implements Store {
       // Committed: whatever follows must not make the caller believe it failed.
       for (const c of unit.stale) this.caches.get(c)?.clear();
       for (const s of unit.signals) this.signals.fire(s);
+      if (unit.changes.size) this.signals.changed(unit.changes.list());
       for (const f of unit.after) guarded(f);
       return result;
     } finally {
@@ -330,6 +340,10 @@ export class PgStore implements Store {
 
   on(signal: Signal, listener: () => void): void {
     this.signals.on(signal, listener);
+  }
+
+  onChange(listener: (changes: readonly Change[]) => void): void {
+    this.signals.onChange(listener);
   }
 
   secret(name: SecretName): Buffer {

@@ -3,6 +3,9 @@
 // every store instance LISTENs and fires its own listeners (or clears its caches) for what other
 // instances committed. Its own commits it fires at once, without the round trip.
 //
+// The same NOTIFY carries the unit's changes for the dashboard's live stream (../changes.ts): every
+// instance hands them to its change listeners, so a session on any node hears every node's.
+//
 // Notifications can be missed (the listening connection dropped and came back): a worker then
 // sleeps until the time it knew, at most a minute (work/due-worker.ts). So every POLL_MS, and
 // whenever the LISTEN is (re)established, every signal fires anyway: the safety net.
@@ -10,13 +13,15 @@ import type { SQL } from 'bun';
 import { CHANNEL, type PgUnit } from './env';
 import { guarded } from '../guarded';
 import { log } from '../../log';
-import { SIGNALS as DECLARED, type Signal } from '../collections';
+import { SIGNALS as DECLARED, type Change, type Signal } from '../collections';
+import { decodeChanges, encodeChanges } from '../changes';
 
 const SIGNALS = Object.keys(DECLARED) as Signal[];
 export const POLL_MS = 10_000;
 
 export class Signals {
   private readonly listeners = new Map<Signal, (() => void)[]>();
+  private readonly changeListeners: ((changes: readonly Change[]) => void)[] = [];
   private subscription: { unlisten(): Promise<void> } | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
 
@@ -45,17 +50,28 @@ export class Signals {
     for (const l of this.listeners.get(signal) ?? []) guarded(l);
   }
 
+  onChange(listener: (changes: readonly Change[]) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  /** Hand committed changes (this instance's, or another's heard) to the change listeners. */
+  changed(changes: readonly Change[]): void {
+    for (const l of this.changeListeners) guarded(() => l(changes));
+  }
+
   /** What other nodes must hear of `unit`'s commit, or null when nothing. */
   payload(unit: PgUnit): string | null {
-    if (!unit.signals.size && !unit.stale.size) return null;
-    return `${this.instance}|${[...unit.signals].join(',')}|${[...unit.stale].join(',')}`;
+    if (!unit.signals.size && !unit.stale.size && !unit.changes.size) return null;
+    const changes = unit.changes.size ? `|${encodeChanges(unit.changes.list())}` : '';
+    return `${this.instance}|${[...unit.signals].join(',')}|${[...unit.stale].join(',')}${changes}`;
   }
 
   private heard(payload: string): void {
-    const [from, signals, stale] = payload.split('|');
+    const [from, signals, stale, changes] = payload.split('|');
     if (from === this.instance) return;
     for (const name of (stale ?? '').split(',')) if (name) this.clearCache(name);
     for (const s of (signals ?? '').split(',')) if (SIGNALS.includes(s as Signal)) this.fire(s as Signal);
+    if (changes) this.changed(decodeChanges(changes));
   }
 
   private fireAll(): void {

@@ -23,6 +23,7 @@ import {
   useGet,
   usePaged,
 } from '../ui';
+import { useLive } from '../live';
 import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
 import { get, qs, url, page } from '../api';
 import { setQuery, useLocation } from '../router';
@@ -219,6 +220,7 @@ export function AutomationPage({ id }: { id: string }) {
   const status = query.get('status');
   const selected = query.get('run');
   const runs = usePaged(url('/automations/:id/runs', { id }), { status });
+  useLive(['automation_run'], runs.reload);
   const templateNames = useTemplateNames(a.data?.steps);
   if (a.error) return <ErrorBox error={a.error} />;
   if (!a.data) return <Loading />;
@@ -318,6 +320,7 @@ const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 function RunDetail({ automation, run }: { automation: string; run: string }) {
   const r = useGet(url('/automations/:id/runs/:run_id', { id: automation, run_id: run }));
+  useLive(['automation_run'], r.reload, run);
   return (
     <Card>
       <div class="row-between">

@@ -39,6 +39,7 @@ import {
   ask,
   useLeaveWarning,
 } from '../ui';
+import { useLive } from '../live';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
 
@@ -48,6 +49,7 @@ function useSegments(active = true) {
 
 export function BroadcastsPage() {
   const paged = usePaged('/broadcasts');
+  useLive(['broadcast'], paged.reload);
   const [creating, setCreating] = useState(false);
   return (
     <>
@@ -133,6 +135,7 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
 /** `me`: the signed-in user's address, where a test goes unless changed. */
 export function BroadcastPage({ id, me }: { id: string; me: string }) {
   const b = useGet(url('/broadcasts/:id', { id }));
+  useLive(['broadcast'], b.reload, id);
   if (b.error) return <ErrorBox error={b.error} />;
   if (!b.data) return <Loading />;
   return b.data.status === 'draft' ? <Editor b={b.data} reload={b.reload} me={me} /> : <Results b={b.data} reload={b.reload} />;

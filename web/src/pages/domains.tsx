@@ -27,9 +27,11 @@ import {
   ask,
 } from '../ui';
 import { TimeChart } from '../chart';
+import { useLive } from '../live';
 
 export function DomainsPage() {
   const list = useGet('/domains');
+  useLive(['domain'], list.reload);
   // `?add=1` opens the form (the getting-started checklist links here).
   const { query } = useLocation();
   const [adding, setAdding] = useState(query.get('add') === '1');
@@ -109,10 +111,11 @@ export function DomainPage({ id }: { id: string }) {
   // The pools of sending IPs (README "Sending IPs and warm-up"): a choice only when some are configured.
   const ips = useGet('/ips');
   const pools = [...new Set(['default', ...(ips.data?.data ?? []).map((ip) => ip.pool)])];
+  // Verification runs in the background: its outcome arrives on the live stream.
+  useLive(['domain'], d.reload, id);
   const verify = useAction(async () => {
     await post(url('/domains/:id/verify', { id }));
     notify('Checking the DNS records…');
-    setTimeout(d.reload, 1500);
   });
   const update = useAction(async (body: UpdateDomainRequest) => {
     await patch(url('/domains/:id', { id }), body);

@@ -34,6 +34,7 @@ import {
   type InputEvent,
   ask,
 } from '../ui';
+import { useLive } from '../live';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
 import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
@@ -53,6 +54,7 @@ export function EmailsPage() {
     until: until ? new Date(`${until}T23:59:59.999`).toISOString() : null,
   };
   const paged = usePaged('/emails', filters);
+  useLive(['email'], paged.reload);
   const filtered = !!(status || q || since || until);
   return (
     <>
@@ -187,6 +189,15 @@ function SendDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
 export function EmailPage({ id }: { id: string }) {
   const email = useGet(url('/emails/:id', { id }));
   const events = useGet(url('/emails/:id/events', { id, limit: 100 }));
+  // Sent → Delivered without a reload: the live stream tells of every event of this email.
+  useLive(
+    ['email'],
+    () => {
+      email.reload();
+      events.reload();
+    },
+    id,
+  );
   const [tab, setTab] = useState('preview');
   const [rescheduling, setRescheduling] = useState(false);
   const act = (action: 'cancel' | 'hold' | 'release' | 'retry', done: string) =>

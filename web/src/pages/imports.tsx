@@ -1,10 +1,11 @@
 // Contact imports: the dialog that uploads a CSV file and follows its progress, and the list of
 // past imports with their counts (docs/api.md §12.9).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { ContactImport } from '../../../src/schemas/contact-imports';
 import type { SegmentSummary } from '../../../src/schemas/segments';
 import { get, post, url } from '../api';
 import { Badge, Dialog, Empty, ErrorBox, Field, Form, PagedTable, Time, num, useAction, usePaged, val } from '../ui';
+import { useLive } from '../live';
 
 const STATUS_BADGE: Record<ContactImport['status'], string> = { queued: 'queued', in_progress: 'pending', completed: 'enabled', failed: 'failed' };
 
@@ -43,12 +44,14 @@ export function ImportDialog({ open, onClose, onDone, segments }: { open: boolea
     const { id } = await post('/contacts/imports', body);
     setRunning(await get(url('/contacts/imports/:id', { id })));
   });
-  // Follow the import until it is over.
-  useEffect(() => {
-    if (!running || running.status === 'completed' || running.status === 'failed') return;
-    const t = setTimeout(async () => setRunning(await get(url('/contacts/imports/:id', { id: running.id }))), 500);
-    return () => clearTimeout(t);
-  }, [running]);
+  // Follow the import until it is over: its progress arrives on the live stream.
+  useLive(
+    ['import'],
+    async () => {
+      if (running && running.status !== 'completed' && running.status !== 'failed') setRunning(await get(url('/contacts/imports/:id', { id: running.id })));
+    },
+    running?.id ?? null,
+  );
   const close = () => {
     if (running) onDone();
     setRunning(null);
@@ -122,6 +125,7 @@ export function ImportDialog({ open, onClose, onDone, segments }: { open: boolea
 
 export function Imports() {
   const paged = usePaged('/contacts/imports');
+  useLive(['import'], paged.reload);
   return (
     <PagedTable
       paged={paged}

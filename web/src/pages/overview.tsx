@@ -9,6 +9,7 @@ import type { Incident } from '../../../src/schemas/deliverability';
 import { post, url } from '../api';
 import { TimeChart } from '../chart';
 import { Badge, Card, Empty, ErrorBox, Loading, notify, num, PageHeader, pct, Section, Table, Time, useAction, useGet, ask } from '../ui';
+import { useLive } from '../live';
 import { ProvidersTable } from './providers';
 import { GettingStarted } from './getting-started';
 
@@ -47,6 +48,11 @@ export function OverviewPage({ team }: { team: string }) {
   const queue = useGet('/queue');
   const incidents = useGet(url('/deliverability/incidents', { status: 'open' }));
   const checks = useGet('/deliverability/checks');
+  useLive(['email', 'queue', 'domain'], () => {
+    metrics.reload();
+    queue.reload();
+    incidents.reload();
+  });
   const control = useAction(async (d: QueueDestination, action: 'hold' | 'release' | 'retry' | 'cancel') => {
     const r = await post(url(`/queue/:destination/${action}`, { destination: d.destination }));
     const n = `${num(r.affected)} queued email${r.affected === 1 ? '' : 's'}`;

@@ -32,17 +32,29 @@ const NAMES: Record<string, string> = {
 
 type Row = Record<string, string | number> & { id: string };
 
-export function ProvidersTable({ days, granularity, label }: { days: number; granularity: string; label: string }) {
+/** `range`: the period and zone asked for (the Metrics page); else the last `days` days. */
+export function ProvidersTable({
+  days,
+  granularity,
+  label,
+  range,
+}: {
+  days: number;
+  granularity: string;
+  label: string;
+  range?: { start: string; end: string; timezone: string };
+}) {
   const path = useMemo(() => {
     const end = new Date();
     return url('/emails/metrics', {
-      start_date: new Date(end.getTime() - days * 86_400_000).toISOString(),
-      end_date: end.toISOString(),
+      start_date: range?.start ?? new Date(end.getTime() - days * 86_400_000).toISOString(),
+      end_date: range?.end ?? end.toISOString(),
+      ...(range ? { timezone: range.timezone } : {}),
       granularity,
       dimensions: 'site',
       metrics: METRICS,
     });
-  }, [days, granularity]);
+  }, [days, granularity, range?.start, range?.end, range?.timezone]);
   const m = useGet(path);
   // Providers by mail sent, most first; counts made before any attempt (suppressed at once) have no site and no row.
   const rows: Row[] = (m.data?.data ?? [])
