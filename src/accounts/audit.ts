@@ -20,6 +20,8 @@ export const AUDIT_ACTIONS = {
   'api_key.created': 'api_key',
   'api_key.renamed': 'api_key',
   'api_key.deleted': 'api_key',
+  'api_key.revoked': 'api_key',
+  'api_key.role_lowered': 'api_key',
   'member.invited': 'invite',
   'member.invite_revoked': 'invite',
   'member.joined': 'user',
