@@ -1,6 +1,7 @@
 // Team members (docs/api.md §19.4): an owner or admin invites a user by email; the invitation is
-// a link valid 7 days, shown to them (Posthorn sends no mail of its own to people who have not
-// asked for it), and whoever opens it chooses a password and joins with the invited role.
+// a link valid 7 days, mailed to the address by Posthorn itself (system-mail.ts, when it can send
+// from `auth.system_from`) and shown to whoever invited, and whoever opens it chooses a password
+// and joins with the invited role.
 // Emails are unique across the install: one person is a member of one team. Nobody gives a role
 // above their own, nor changes or removes a member whose role is above theirs (roles.ts).
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { newId, nowIso, sha256hex } from '../ids';
 import { parseEmail } from '../mail/address';
 import { log } from '../log';
 import { checkPassword } from './signin';
+import { inviteMessage, type SystemMail } from './system-mail';
 import type { Invite, InviteRequest, Member } from '../schemas/accounts';
 import { type Acting, actingRole, atLeast, keyRole, roleOf, roleRefused, storedRole } from './roles';
 
@@ -67,6 +69,7 @@ export class Members {
   constructor(
     private readonly store: Store,
     private readonly publicUrl: string,
+    private readonly mail: SystemMail,
   ) {}
 
   inviteUrl(token: string): string {
@@ -98,8 +101,11 @@ export class Members {
       for (const old of await tx.invites.all(team)) if (old.email === email) tx.invites.remove(team, old.id);
       tx.invites.put(invite);
     });
-    log.info('team.invited', { team, email, role });
-    return { ...inviteView(invite), url: this.inviteUrl(token) };
+    const url = this.inviteUrl(token);
+    const teamName = (await this.store.teams.get(team, team))?.name ?? 'Posthorn';
+    const mailed = await this.mail.send(inviteMessage(email, teamName, role, url, INVITE_DAYS));
+    log.info('team.invited', { team, email, role, mailed });
+    return { ...inviteView(invite), url, mailed };
   }
 
   async pending(team: string, now = Date.now()): Promise<InviteRec[]> {

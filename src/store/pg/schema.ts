@@ -204,6 +204,11 @@ ALTER TABLE metrics_email ADD COLUMN site text;`,
     name: 'accounts: the audit log',
     sql: declaredTables(7).join('\n'),
   },
+  {
+    version: 8,
+    name: 'accounts: single-use links mailed to users (password resets, email changes)',
+    sql: declaredTables(8).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
