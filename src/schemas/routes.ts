@@ -7,6 +7,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Deleted, List, Ref } from './common';
 import {
+  EmailChanged,
+  EmailChangeRequested,
+  PasswordResetRequested,
+  SmtpSettings,
   InviteByToken,
   InviteCreated,
   InviteList,
@@ -35,7 +39,7 @@ import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { IncidentList } from './deliverability';
-import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
+import { Log, LogSummary, QueueControlResult, QueueList, Usage } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
 import { SuppressionList } from './suppressions';
@@ -61,6 +65,13 @@ export const ROUTES = {
   'POST /auth/totp': TotpEnrolment,
   'POST /auth/totp/confirm': TotpEnabled,
   'DELETE /auth/totp': TotpDisabled,
+  // Account mail and SMTP settings (docs/api.md §19.12).
+  'POST /auth/password-reset': PasswordResetRequested,
+  'POST /auth/password-reset/:token': PasswordChanged,
+  'POST /auth/email': EmailChangeRequested,
+  'POST /auth/email/confirm/:token': EmailChanged,
+  'GET /smtp-settings': SmtpSettings,
+  'GET /usage': Usage,
   'GET /team': TeamSettings,
   'PATCH /team': TeamSettings,
   'GET /team/members': MemberList,
