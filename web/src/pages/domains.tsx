@@ -5,6 +5,7 @@ import type { DnsRecord, UpdateDomainRequest } from '../../../src/schemas/domain
 import { del, patch, post, url, page } from '../api';
 import { navigate } from '../router';
 import { Badge, Card, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Table, Time, useAction, useGet, val } from '../ui';
+import { useCan } from '../role';
 
 export function DomainsPage() {
   const list = useGet('/domains');
@@ -75,6 +76,7 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
 }
 
 export function DomainPage({ id }: { id: string }) {
+  const member = useCan('member');
   const d = useGet(url('/domains/:id', { id }));
   const verify = useAction(async () => {
     await post(url('/domains/:id/verify', { id }));
@@ -159,10 +161,10 @@ export function DomainPage({ id }: { id: string }) {
               </p>
             ) : (
               <div class="row-actions">
-                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(false)}>
+                <button type="button" class="btn" disabled={rotate.busy || !member} onClick={() => rotate.run(false)}>
                   Rotate key
                 </button>
-                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(true)}>
+                <button type="button" class="btn" disabled={rotate.busy || !member} onClick={() => rotate.run(true)}>
                   Rotate, with Ed25519
                 </button>
               </div>

@@ -27,6 +27,7 @@ import {
   val,
 } from '../ui';
 import { EMITTED_WEBHOOK_KINDS } from '../../../src/event-catalogue';
+import { useCan } from '../role';
 
 /** The kinds Posthorn sends (src/event-catalogue.ts); the API also accepts Resend's others, which never fire. */
 const EVENTS: string[] = [...EMITTED_WEBHOOK_KINDS];
@@ -167,6 +168,7 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
 }
 
 export function WebhookPage({ id }: { id: string }) {
+  const member = useCan('member');
   const w = useGet(url('/webhooks/:id', { id }));
   const { query } = useLocation();
   const selected = query.get('event');
@@ -229,6 +231,7 @@ export function WebhookPage({ id }: { id: string }) {
                 <button
                   type="button"
                   class="btn small"
+                  disabled={!member}
                   onClick={() => confirm('Rotate the secret? Requests are signed with the new one from now on.') && rotate.run()}
                 >
                   Rotate
