@@ -148,7 +148,7 @@ describe('stored XSS: every user-set field, rendered in Chromium', () => {
       await open(page, path);
       // An <img src="x"> would mean the name was parsed as HTML (the CSP would then be all that stops it).
       expect({ path, injected: await page.locator('img[src="x"]').count() }).toEqual({ path, injected: 0 });
-      if ((await page.locator('body').innerText()).includes(PAYLOAD)) shown++;
+      if (((await page.locator('body').textContent()) ?? '').includes(PAYLOAD)) shown++;
     }
     expect(dialogs).toEqual([]);
     // The names do appear, as text, on the pages that list them.
