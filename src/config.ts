@@ -134,6 +134,11 @@ export interface Config {
     session_idle_timeout: number;
     session_lifetime: number;
     oidc: { issuer: string | null; client_id: string | null; client_secret: string | null; allowed_domains: string[] };
+    /**
+     * The sender of Posthorn's own mail to dashboard users (invitations, password resets, email
+     * changes; README "Security", "Mail Posthorn sends itself"): unset → `posthorn@<smtp.hostname>`.
+     */
+    system_from: string;
   };
 }
 
@@ -350,6 +355,7 @@ export const KEYS: KeyDef[] = [
   { key: 'auth.oidc.client_id', env: 'POSTHORN_AUTH_OIDC_CLIENT_ID', kind: 'nullable', default: null },
   { key: 'auth.oidc.client_secret', env: 'POSTHORN_AUTH_OIDC_CLIENT_SECRET', kind: 'nullable', default: null },
   { key: 'auth.oidc.allowed_domains', env: 'POSTHORN_AUTH_OIDC_ALLOWED_DOMAINS', kind: 'domains', default: [] },
+  { key: 'auth.system_from', env: 'POSTHORN_AUTH_SYSTEM_FROM', kind: 'nullable', default: null },
 ];
 
 /**
@@ -692,6 +698,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       throw new ConfigError('auth.oidc.issuer', 'must be an https:// URL (http:// only on loopback, for tests)');
     if (!oidc.client_id) throw new ConfigError('auth.oidc.client_id', 'is required when `auth.oidc.issuer` is set');
   }
+  // Posthorn's own mail to dashboard users comes from this address (a plain one, or `Name <address>`).
+  if (!cfg.auth.system_from) cfg.auth.system_from = `Posthorn <posthorn@${cfg.smtp.hostname}>`;
+  else if (!/^[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+$|^[^<>]*<[^<>@\s]+@[^<>@\s]+>$/.test(cfg.auth.system_from.trim()))
+    throw new ConfigError('auth.system_from', 'must be an email address such as posthorn@mail.example.com, or `Name <address>`');
   if (cfg.auth.session_idle_timeout > cfg.auth.session_lifetime)
     throw new ConfigError('auth.session_idle_timeout', 'must not be longer than `auth.session_lifetime`');
   // Each SMTP port is one listener: the same port twice (or in both lists) could never bind.

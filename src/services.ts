@@ -23,6 +23,7 @@ import { Telemetry } from './telemetry';
 import { Auth } from './accounts/auth';
 import { KeyUsage } from './accounts/keys';
 import { GroupCommit } from './sending/submit';
+import { SystemSender } from './sending/system';
 import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
@@ -121,7 +122,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     imports: new ImportRunner({ store }),
     telemetry,
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
-    auth: new Auth(store, config),
+    auth: new Auth(store, config, new SystemSender({ store, events, config, commits, now }, config.auth.system_from)),
     dashboard: new DashboardAssets(),
     doctor: new Doctor({
       config,

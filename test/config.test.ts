@@ -113,6 +113,7 @@ describe('defaults and config.example.toml', () => {
         session_idle_timeout: 12 * HOUR,
         session_lifetime: 7 * 24 * HOUR,
         oidc: { issuer: null, client_id: null, client_secret: null, allowed_domains: [] },
+        system_from: 'Posthorn <posthorn@localhost>',
       },
     } satisfies Config);
   });

@@ -1,17 +1,46 @@
 // Team members (docs/api.md §19.4): an owner or admin invites a user by email; the invitation is
-// a link valid 7 days, shown to them (Posthorn sends no mail of its own to people who have not
-// asked for it), and whoever opens it chooses a password and joins with the invited role.
+// a link valid 7 days, mailed to the address by Posthorn itself (system-mail.ts, when it can send
+// from `auth.system_from`) and shown to whoever invited, and whoever opens it chooses a password
+// and joins with the invited role.
 // Emails are unique across the install: one person is a member of one team. Nobody gives a role
 // above their own, nor changes or removes a member whose role is above theirs (roles.ts).
 import { randomBytes } from 'node:crypto';
-import type { InviteRec, Role, Store, UserRec } from '../store';
+import type { ApiKeyRec, InviteRec, Role, Store, Tx as StoreTx, UserRec } from '../store';
 import { errors } from '../errors';
 import { newId, nowIso, sha256hex } from '../ids';
 import { parseEmail } from '../mail/address';
 import { log } from '../log';
 import { checkPassword } from './signin';
+import { inviteMessage, type SystemMail } from './system-mail';
 import type { Invite, InviteRequest, Member } from '../schemas/accounts';
-import { type Acting, actingRole, atLeast, roleOf, roleRefused, storedRole } from './roles';
+import { type Acting, actingRole, atLeast, keyRole, roleOf, roleRefused, storedRole } from './roles';
+
+/** What a member's removal or lower role did to the keys they made (README "Security"). */
+export interface KeysAffected {
+  revoked: string[];
+  lowered: string[];
+}
+
+/**
+ * The keys a user made, and the keys those keys made, and so on: a key carries its maker's
+ * authority (roles.ts), so when the maker leaves or is given less, so do their keys.
+ */
+async function keysMadeBy(tx: StoreTx, team: string, userId: string): Promise<ApiKeyRec[]> {
+  const all = await tx.apiKeys.all(team);
+  const out: ApiKeyRec[] = [];
+  const makers = new Set<string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const k of all)
+      if (!makers.has(k.id) && (k.made_by?.user_id === userId || (k.made_by?.key_id && makers.has(k.made_by.key_id)))) {
+        makers.add(k.id);
+        out.push(k);
+        grew = true;
+      }
+  }
+  return out;
+}
 
 export const INVITE_DAYS = 7;
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -40,6 +69,7 @@ export class Members {
   constructor(
     private readonly store: Store,
     private readonly publicUrl: string,
+    private readonly mail: SystemMail,
   ) {}
 
   inviteUrl(token: string): string {
@@ -71,8 +101,11 @@ export class Members {
       for (const old of await tx.invites.all(team)) if (old.email === email) tx.invites.remove(team, old.id);
       tx.invites.put(invite);
     });
-    log.info('team.invited', { team, email, role });
-    return { ...inviteView(invite), url: this.inviteUrl(token) };
+    const url = this.inviteUrl(token);
+    const teamName = (await this.store.teams.get(team, team))?.name ?? 'Posthorn';
+    const mailed = await this.mail.send(inviteMessage(email, teamName, role, url, INVITE_DAYS));
+    log.info('team.invited', { team, email, role, mailed });
+    return { ...inviteView(invite), url, mailed };
   }
 
   async pending(team: string, now = Date.now()): Promise<InviteRec[]> {
@@ -123,23 +156,30 @@ export class Members {
     return this.store.users.all(team);
   }
 
-  /** Remove a member and end their sessions; the last owner stays. */
-  async remove(team: string, id: string, by: Acting): Promise<void> {
-    await this.store.write(async (tx) => {
+  /** Remove a member, end their sessions and revoke the keys they made; the last owner stays. */
+  async remove(team: string, id: string, by: Acting): Promise<KeysAffected> {
+    const revoked = await this.store.write(async (tx) => {
       const user = await tx.users.get(team, id);
       if (!user) throw errors.notFound('Member');
       mayHandle(by, roleOf(user), `Removing ${roleOf(user) === 'owner' ? 'an owner' : 'this member'}`);
       const owners = (await tx.users.all(team)).filter((u) => roleOf(u) === 'owner');
       if (roleOf(user) === 'owner' && owners.length === 1) throw errors.validation('A team keeps at least one owner.');
       for (const s of await tx.sessions.findAll('user', id, team)) tx.sessions.remove(team, s.id);
+      const keys = await keysMadeBy(tx, team, id);
+      for (const k of keys) tx.apiKeys.remove(team, k.id);
       tx.users.remove(team, id);
+      return keys.map((k) => k.id);
     });
-    log.info('team.member_removed', { team, user: id });
+    log.info('team.member_removed', { team, user: id, keys_revoked: revoked.length });
+    return { revoked, lowered: [] };
   }
 
-  /** Give a member another role (their sessions see it at once); the last owner stays one. */
-  async setRole(team: string, id: string, role: Role, by: Acting): Promise<UserRec> {
-    const user = await this.store.write(async (tx) => {
+  /**
+   * Give a member another role (their sessions see it at once, and the keys they made carry at
+   * most the new role); the last owner stays one.
+   */
+  async setRole(team: string, id: string, role: Role, by: Acting): Promise<{ user: UserRec } & KeysAffected> {
+    const done = await this.store.write(async (tx) => {
       const cur = await tx.users.get(team, id);
       if (!cur) throw errors.notFound('Member');
       mayHandle(by, roleOf(cur), `Changing the role of ${roleOf(cur) === 'owner' ? 'an owner' : 'this member'}`);
@@ -148,9 +188,15 @@ export class Members {
         throw errors.validation('A team keeps at least one owner.');
       const next: UserRec = { ...cur, role: storedRole(role) };
       tx.users.put(next);
-      return next;
+      const lowered: string[] = [];
+      for (const k of await keysMadeBy(tx, team, id))
+        if (!atLeast(role, keyRole(k))) {
+          tx.apiKeys.put({ ...k, role });
+          lowered.push(k.id);
+        }
+      return { user: next, revoked: [], lowered };
     });
-    log.info('team.role_changed', { team, user: id, role });
-    return user;
+    log.info('team.role_changed', { team, user: id, role, keys_lowered: done.lowered.length });
+    return done;
   }
 }

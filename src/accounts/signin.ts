@@ -84,6 +84,11 @@ export class SignIn {
     return { all: [account, address], known: `${account} ${address}` };
   }
 
+  /** A password reset by mail proved the account's owner: its lock ends (their address's own lock does not). */
+  forgetFailures(email: string): void {
+    this.guard.succeed([this.keys(email.toLowerCase(), null).all[0]!]);
+  }
+
   private succeed(keys: GuardKeys): void {
     this.guard.succeed(keys.all);
     this.known.note(keys.known);

@@ -8,9 +8,11 @@ const USAGE = `Usage: posthorn <command> [options]
 
 Commands:
   serve                         run the API, SMTP listeners and delivery (bootstraps on first start)
-  init [--json]                 create a team, an admin user and a full_access API key
-  keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID] [--json]
-                                create an API key
+  init [--json] [--admin-email EMAIL] [--new-team [--team-name NAME]]
+                                create a team, an admin user and a full_access API key; refused
+                                when a team exists unless --new-team asks for another one
+  keys create --name NAME [--permission full_access|sending_access] [--domain ID] [--team ID|NAME] [--json]
+                                create an API key (--team required when several teams exist)
   backup DEST [--compact]       write a consistent copy of the database to the file DEST (safe while serving)
   migrate                       apply the PostgreSQL schema migrations of database.url (cluster mode)
   db copy [--from DIR]          copy an LMDB install (data_dir, or DIR) into the empty database.url
@@ -43,11 +45,23 @@ export async function main(argv: string[]): Promise<number> {
       case 'init': {
         const { values } = parseArgs({
           args: rest,
-          options: { config: { type: 'string' }, json: { type: 'boolean' }, 'admin-email': { type: 'string' } },
+          options: {
+            config: { type: 'string' },
+            json: { type: 'boolean' },
+            'admin-email': { type: 'string' },
+            'new-team': { type: 'boolean' },
+            'team-name': { type: 'string' },
+          },
           strict: true,
         });
+        if (values['team-name'] !== undefined && !values['new-team']) throw new UsageError('init: --team-name goes with --new-team');
         const { init } = await import('./init');
-        return await init(config(values.config), { json: !!values.json, adminEmail: values['admin-email'] });
+        return await init(config(values.config), {
+          json: !!values.json,
+          adminEmail: values['admin-email'],
+          newTeam: !!values['new-team'],
+          teamName: values['team-name'],
+        });
       }
       case 'doctor': {
         const { values } = parseArgs({ args: rest, options: { config: { type: 'string' }, json: { type: 'boolean' } }, strict: true });

@@ -11,13 +11,19 @@ export async function keysCreate(config: Config, opts: { name: string; permissio
   const store = await openStore(storeOptions(config));
   try {
     const teams = await store.teams.everything();
-    const team = opts.team ? teams.find((t) => t.id === opts.team) : teams[0];
+    // --team takes the id or the name (a name two teams share is ambiguous: give the id).
+    const named = opts.team ? teams.filter((t) => t.id === opts.team || t.name === opts.team) : [];
+    if (named.length > 1) {
+      process.stderr.write(`posthorn: several teams are named ${opts.team} — give the id (${named.map((t) => t.id).join(', ')})\n`);
+      return 2;
+    }
+    const team = opts.team ? named[0] : teams[0];
     if (!team) {
       process.stderr.write(opts.team ? `posthorn: no team ${opts.team}\n` : 'posthorn: no team yet — run `posthorn init` or `posthorn serve` first\n');
       return 1;
     }
     if (!opts.team && teams.length > 1) {
-      process.stderr.write('posthorn: several teams exist — choose one with --team ID\n');
+      process.stderr.write(`posthorn: several teams exist — choose one with --team ID or NAME:\n${teams.map((t) => `  ${t.id}  ${t.name}\n`).join('')}`);
       return 2;
     }
     // The request POST /api-keys takes, checked the same way.

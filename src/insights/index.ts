@@ -9,6 +9,7 @@
 // and most emails are never looked at (README "Deliverability", "Insights": the figures). What was
 // computed is kept in the `emailInsights` collection, keyed by the email's id and kept as long as
 // the email; the email record itself is never rewritten for it.
+import { isSystemMail } from '../mail/system';
 import { dmarc } from 'mailauth';
 import type { Config } from '../config';
 import type { Resolver } from '../dns/resolver';
@@ -68,7 +69,7 @@ export class Insights {
     if (!email) throw errors.notFound('Email');
     const kept = await store.emailInsights.get(team, id);
     if (kept && !opts.refresh && !this.worthRetrying(kept)) return kept;
-    const content = await store.emailContent.get(team, id);
+    const content = isSystemMail(email) ? undefined : await store.emailContent.get(team, id);
     if (!content) throw errors.notFound('Email content');
     const domain = (await store.domains.get(team, email.domain_id)) ?? null;
     const { insights, spam } = await this.evaluate({ email, content, domain });

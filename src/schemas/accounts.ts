@@ -24,7 +24,14 @@ export const Invite = Type.Object({ object: Type.Literal('invite'), id: Id, emai
 export type Invite = Static<typeof Invite>;
 
 /** A new invitation, with the link to send (valid 7 days). */
-export const InviteCreated = Type.Composite([Invite, Type.Object({ url: Type.String() })]);
+export const InviteCreated = Type.Composite([
+  Invite,
+  Type.Object({
+    url: Type.String(),
+    /** Posthorn mailed the link to the invited address itself (docs/api.md §19.16); else pass the link on. */
+    mailed: Type.Boolean(),
+  }),
+]);
 
 export const InviteRequest = Type.Object({
   // An address that is not a string reads as missing, as an empty one does (src/accounts/members.ts).
@@ -127,3 +134,34 @@ export const TotpConfirmRequest = Type.Object({ code: Type.String({ maxLength: 1
 export const TotpEnabled = Type.Object({ object: Type.Literal('totp'), enabled: Type.Literal(true), recovery_codes: Type.Array(Type.String()) });
 export const TotpDisableRequest = Type.Object({ password: Type.String({ maxLength: 200, error: 'The `password` field must be a string.' }) });
 export const TotpDisabled = Type.Object({ object: Type.Literal('totp'), enabled: Type.Literal(false) });
+
+/** POST /auth/password-reset: mail a link to choose a new password (docs/api.md §19.16). */
+export const PasswordResetRequest = Type.Object({
+  email: Type.String({ maxLength: 320, error: 'Missing `email` field.', errorName: 'missing_required_field' }),
+});
+/** The same answer whether an account has the address or not. */
+export const PasswordResetRequested = Type.Object({ object: Type.Literal('password_reset'), requested: Type.Literal(true) });
+/** POST /auth/password-reset/{token}: the new password. */
+export const PasswordResetConfirm = Type.Object({
+  password: Type.String({ maxLength: 200, error: 'Missing `password` field.', errorName: 'missing_required_field' }),
+});
+
+/** POST /auth/email: a new address for the signed-in user, confirmed by a link mailed to it. */
+export const EmailChangeRequest = Type.Object({
+  email: Type.String({ maxLength: 320, error: 'Missing `email` field.', errorName: 'missing_required_field' }),
+  password: Type.String({ maxLength: 200, error: 'The `password` field must be a string.' }),
+});
+export const EmailChangeRequested = Type.Object({ object: Type.Literal('email_change'), email: Type.String(), expires_at: Timestamp });
+export const EmailChanged = Type.Object({ object: Type.Literal('user'), id: Id, email: Type.String() });
+
+/** GET /smtp-settings: how to send through Posthorn's SMTP submission (docs/api.md §19.16). */
+export const SmtpSettings = Type.Object({
+  object: Type.Literal('smtp_settings'),
+  host: Type.String(),
+  /** Implicit TLS ports (RFC 8314), then STARTTLS ports (RFC 6409). */
+  tls_ports: Type.Array(Type.Integer()),
+  starttls_ports: Type.Array(Type.Integer()),
+  username: Type.String(),
+  /** What the password is: an API key of the team. */
+  password: Type.String(),
+});

@@ -7,6 +7,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Deleted, List, Ref } from './common';
 import {
+  EmailChanged,
+  EmailChangeRequested,
+  PasswordResetRequested,
+  SmtpSettings,
   InviteByToken,
   InviteCreated,
   InviteList,
@@ -37,7 +41,7 @@ import { Metrics } from './metrics';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
 import { SendingIp, SendingIpList } from './ips';
 import { DmarcSummary } from './dmarc';
-import { Log, LogSummary, QueueControlResult, QueueList } from './operations';
+import { Log, LogSummary, QueueControlResult, QueueList, Usage } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
 import { SegmentCreated, SegmentSummary } from './segments';
 import { Suppression, SuppressionList } from './suppressions';
@@ -63,6 +67,13 @@ export const ROUTES = {
   'POST /auth/totp': TotpEnrolment,
   'POST /auth/totp/confirm': TotpEnabled,
   'DELETE /auth/totp': TotpDisabled,
+  // Account mail and SMTP settings (docs/api.md §19.16).
+  'POST /auth/password-reset': PasswordResetRequested,
+  'POST /auth/password-reset/:token': PasswordChanged,
+  'POST /auth/email': EmailChangeRequested,
+  'POST /auth/email/confirm/:token': EmailChanged,
+  'GET /smtp-settings': SmtpSettings,
+  'GET /usage': Usage,
   'GET /team': TeamSettings,
   'PATCH /team': TeamSettings,
   'GET /team/members': MemberList,

@@ -2,6 +2,7 @@
 // `public_url` to a read-only page of a sent or received email, valid for `expires_in` (default and
 // at most 48 hours). The link is the only authority: no key, no session. A tampered or expired
 // link, or one whose email is gone (retention, another team's), shows nothing but a 404 page.
+import { isSystemMail } from '../mail/system';
 import ms from 'ms';
 import type { ReceivedContent, StoreReader } from '../store';
 import type { SignedLinks, ShareTarget } from '../links/signed';
@@ -30,8 +31,11 @@ export function parseExpiresIn(value: unknown): number {
 
 /** The share link of `team`'s email `id` (sent, else received); 404 when it has none of that id. */
 export async function shareEmail(r: StoreReader, links: SignedLinks, team: string, id: string, expiresIn: number, now = Date.now()): Promise<string> {
-  const received = !(await r.emails.get(team, id));
+  const sent = await r.emails.get(team, id);
+  const received = !sent;
   if (received && !(await r.receivedEmails.get(team, id))) throw errors.notFound('Email');
+  // A system email's link is its addressee's secret (mail/system.ts): it is not shared.
+  if (sent && isSystemMail(sent)) throw errors.validation('Posthorn’s own mail to dashboard users cannot be shared.');
   return links.shareUrl({ team, email: id, received, expires: now + expiresIn });
 }
 
@@ -39,7 +43,7 @@ export async function shareEmail(r: StoreReader, links: SignedLinks, team: strin
 export async function sharedEmailPage(r: StoreReader, links: SignedLinks, t: ShareTarget, now = Date.now()): Promise<Response | null> {
   const rec = await (t.received ? r.receivedEmails.get(t.team, t.email) : r.emails.get(t.team, t.email));
   const content = rec && (await (t.received ? r.receivedContent.get(t.team, t.email) : r.emailContent.get(t.team, t.email)));
-  if (!rec || !content) return null;
+  if (!rec || !content || (!t.received && isSystemMail(rec as { tags: { name: string }[] }))) return null;
   // Attachments download through their own signed links, which end no later than the share.
   const kind = t.received ? ('received-attachment' as const) : ('sent-attachment' as const);
   const attachments = await Promise.all(

@@ -16,6 +16,7 @@ import type {
   UserRec,
   SessionRec,
   InviteRec,
+  AccountTokenRec,
   ApiKeyRec,
   DomainRec,
   SegmentRec,
@@ -198,6 +199,13 @@ export const COLLECTIONS = {
   invites: collection<InviteRec, 'token'>({
     table: 'invites',
     since: 1,
+    indexes: [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
+    retention: UNTIL_EXPIRES_AT,
+  }),
+  /** Single-use links mailed to users (password resets, email changes), by token hash (install-wide). */
+  accountTokens: collection<AccountTokenRec, 'token'>({
+    table: 'account_tokens',
+    since: 13,
     indexes: [{ name: 'token', value: (x) => x.token_hash, unique: true, global: true }],
     retention: UNTIL_EXPIRES_AT,
   }),

@@ -53,6 +53,19 @@ export interface InviteRec extends Rec {
   invited_by: string;
 }
 
+/**
+ * A single-use link mailed to a user (accounts/account-mail.ts): a password reset, or the
+ * confirmation of a new email address (`email`). Only the token's hash is stored.
+ */
+export interface AccountTokenRec extends Rec {
+  user_id: string;
+  kind: 'password_reset' | 'email_change';
+  token_hash: string;
+  expires_at: number;
+  /** The new address an email change confirms. */
+  email?: string;
+}
+
 export type Permission = 'full_access' | 'sending_access';
 
 export interface ApiKeyRec extends Rec {

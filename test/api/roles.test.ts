@@ -194,6 +194,51 @@ describe('what a role may give, change and remove', () => {
     expect((await asSession(s, 'GET', '/segments')).status).toBe(200);
   });
 
+  test('a removed member’s keys stop working; a lowered member’s keys are lowered (audit-logged)', async () => {
+    const s = await join('keymaker@dest.test', 'admin');
+    const made = await asSession(s, 'POST', '/api-keys', { name: 'admin’s key' });
+    expect(made.status).toBe(201);
+    const token = made.body.token as string;
+    // A key made with that key: it follows the same maker.
+    const child = await fetch(`${p.url}/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'grandchild' }),
+    });
+    expect(child.status).toBe(201);
+    const childToken = ((await child.json()) as { token: string }).token;
+    const withKey = (t: string, method: string, path: string, body?: unknown) =>
+      fetch(p.url + path, {
+        method,
+        headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    expect((await withKey(token, 'POST', '/team/invites', { email: 'via-key@dest.test', role: 'member' })).status).toBe(201);
+
+    const id = ((await p.api('GET', '/team/members')).body.data as { id: string; email: string }[]).find((m) => m.email === 'keymaker@dest.test')!.id;
+    // Lowered to member: the keys no longer administer the team, but still work as a member.
+    expect((await p.api('PATCH', `/team/members/${id}`, { body: { role: 'member' } })).status).toBe(200);
+    const refused = await withKey(token, 'POST', '/team/invites', { email: 'via-key2@dest.test', role: 'member' });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { name: string }).name).toBe('restricted_role');
+    expect((await withKey(childToken, 'POST', '/team/invites', { email: 'via-key3@dest.test' })).status).toBe(403);
+    expect((await withKey(token, 'POST', '/segments', { name: 'still a member' })).status).toBe(201);
+    // Raised again: the keys stay lowered (a key never gains authority after it is made).
+    expect((await p.api('PATCH', `/team/members/${id}`, { body: { role: 'admin' } })).status).toBe(200);
+    expect((await withKey(token, 'POST', '/team/invites', { email: 'via-key4@dest.test' })).status).toBe(403);
+
+    // Removed: both keys stop working at once.
+    expect((await p.api('DELETE', `/team/members/${id}`)).status).toBe(200);
+    for (const t of [token, childToken]) {
+      const r = await withKey(t, 'GET', '/segments');
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as { name: string }).name).toBe('invalid_api_key');
+    }
+    const log = (await p.api('GET', '/audit-log?action=api_key.&limit=100')).body.data as { action: string; details: { maker?: string } | null }[];
+    expect(log.filter((e) => e.action === 'api_key.revoked' && e.details?.maker === id)).toHaveLength(2);
+    expect(log.filter((e) => e.action === 'api_key.role_lowered' && e.details?.maker === id)).toHaveLength(2);
+  });
+
   test('a user stored before 0.2 as `admin` is an owner', async () => {
     const users = await p.svc.store.users.all(p.creds.team_id);
     const owner = users.find((u) => u.email === p.creds.admin_email)!;

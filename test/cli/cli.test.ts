@@ -49,6 +49,34 @@ describe('posthorn CLI', () => {
     expect(missing.code).toBe(2);
   });
 
+  test('init on an install with a team refuses unless --new-team; keys create then needs --team (id or name)', () => {
+    const data = tmp();
+    const env = { POSTHORN_DATA_DIR: data };
+    const first = JSON.parse(run(['init', '--json'], env).out);
+    const again = run(['init', '--json'], env);
+    expect(again.code).toBe(1);
+    expect(again.out).toBe('');
+    expect(again.err).toContain('already has a team');
+    expect(again.err).toContain('--new-team');
+    expect(run(['init', '--team-name', 'Ops'], env).code).toBe(2); // --team-name goes with --new-team
+    const second = run(['init', '--json', '--new-team', '--team-name', 'Ops', '--admin-email', 'ops@dest.test'], env);
+    expect(second.code).toBe(0);
+    const ops = JSON.parse(second.out);
+    expect(ops.team_id).not.toBe(first.team_id);
+    expect(ops.admin_email).toBe('ops@dest.test');
+    // Two teams: keys create names one.
+    const unnamed = run(['keys', 'create', '--name', 'k'], env);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.err).toContain('--team');
+    expect(unnamed.err).toContain(ops.team_id);
+    const byName = JSON.parse(run(['keys', 'create', '--name', 'k', '--team', 'Ops', '--json'], env).out);
+    expect(byName.team_id).toBe(ops.team_id);
+    const byId = JSON.parse(run(['keys', 'create', '--name', 'k', '--team', first.team_id, '--json'], env).out);
+    expect(byId.team_id).toBe(first.team_id);
+    expect(run(['keys', 'create', '--name', 'k', '--team', 'Nope'], env).code).toBe(1);
+    expect(run(['help']).out).toContain('--new-team');
+  });
+
   test('backup writes a consistent copy that opens as a Posthorn store', async () => {
     const data = tmp();
     const creds = JSON.parse(run(['init', '--json'], { POSTHORN_DATA_DIR: data }).out);

@@ -27,6 +27,7 @@ import { LogsPage, LogPage } from './pages/logs';
 import { SettingsPage } from './pages/settings';
 import { AuditLogPage } from './pages/audit-log';
 import { EnrolTotpPage } from './pages/enrol-totp';
+import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage, SmtpSettingsPage, UsagePage } from './pages/account';
 import { RoleContext } from './role';
 import { DeliverabilityPage, SetupBanner } from './pages/deliverability';
 
@@ -79,6 +80,8 @@ const ROUTES: Route[] = [
   ['/dashboard/logs/:id', (p) => <LogPage id={p.id} />],
   ['/dashboard/settings', (_, s) => <SettingsPage session={s} />],
   ['/dashboard/settings/audit-log', () => <AuditLogPage />],
+  ['/dashboard/settings/smtp', () => <SmtpSettingsPage />],
+  ['/dashboard/settings/usage', () => <UsagePage />],
 ];
 
 function App() {
@@ -97,6 +100,12 @@ function App() {
 
   const invite = match('/dashboard/invite/:token', path);
   if (invite) return <InvitePage token={invite.token} onSignedIn={setSession} />;
+  // Pages a mailed link opens, signed in or not (docs/api.md §19.16).
+  const reset = match('/dashboard/reset-password/:token', path);
+  if (reset) return <ResetPasswordPage token={reset.token} />;
+  const confirmEmail = match('/dashboard/confirm-email/:token', path);
+  if (confirmEmail) return <ConfirmEmailPage token={confirmEmail.token} />;
+  if (path === '/dashboard/forgot-password') return <ForgotPasswordPage />;
   if (session === undefined) return <div class="boot" aria-busy="true" />;
   if (!session) {
     if (path !== '/dashboard/sign-in') {

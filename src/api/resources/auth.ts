@@ -14,7 +14,13 @@ import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, TokenParams, UuidParams } from '../../schemas/common';
 import {
   AcceptInviteRequest,
+  EmailChanged,
+  EmailChangeRequest,
+  EmailChangeRequested,
   InviteByToken,
+  PasswordResetConfirm,
+  PasswordResetRequest,
+  PasswordResetRequested,
   PasswordChanged,
   PasswordRequest,
   Providers,
@@ -281,6 +287,72 @@ export const authResource = resource('Dashboard sign-in', (svc: ApiContext) => {
       async handler({ request, caller, body }) {
         await auth.signIn.changePassword(caller.user, body.current_password, body.new_password, clientIp(request) || null, caller.session.id);
         return { object: 'user' as const, id: caller.user.id, password_changed: true as const };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/password-reset',
+      summary: 'Forgot the password: mail a single-use link to choose a new one (the same answer for any address) (Posthorn)',
+      access: 'public',
+      body: PasswordResetRequest,
+      response: PasswordResetRequested,
+      async handler({ request, body }) {
+        sameOrigin(request);
+        const ip = clientIp(request) || null;
+        const user = await auth.accountMail.requestReset(body.email, ip);
+        if (user) await audit.record({ team: user.team_id, action: 'auth.password_reset_requested', actor: { user }, ip, targetId: user.id });
+        return { object: 'password_reset' as const, requested: true as const };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/password-reset/:token',
+      summary: 'Choose a new password with a reset link (ends every session of the user) (Posthorn)',
+      access: 'public',
+      params: TokenParams,
+      body: PasswordResetConfirm,
+      response: PasswordChanged,
+      async handler({ request, params, body }) {
+        sameOrigin(request);
+        const user = await auth.accountMail.resetPassword(params.token, body.password);
+        await audit.record({ team: user.team_id, action: 'auth.password_reset', actor: { user }, ip: clientIp(request) || null, targetId: user.id });
+        return { object: 'user' as const, id: user.id, password_changed: true as const };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/email',
+      summary: 'Change the signed-in user’s email: a confirmation link is mailed to the new address (Posthorn)',
+      access: 'session',
+      audit: 'auth.email_change_requested',
+      body: EmailChangeRequest,
+      status: 202,
+      response: EmailChangeRequested,
+      async handler({ request, caller, body }) {
+        const rec = await auth.accountMail.requestEmailChange(caller.user, body.email, body.password, clientIp(request) || null);
+        return { object: 'email_change' as const, email: rec.email!, expires_at: new Date(rec.expires_at).toISOString() };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/auth/email/confirm/:token',
+      summary: 'Confirm a new email address with the mailed link (Posthorn)',
+      access: 'public',
+      params: TokenParams,
+      body: IgnoredBody,
+      response: EmailChanged,
+      async handler({ request, params }) {
+        sameOrigin(request);
+        const user = await auth.accountMail.confirmEmailChange(params.token);
+        await audit.record({
+          team: user.team_id,
+          action: 'auth.email_changed',
+          actor: { user },
+          ip: clientIp(request) || null,
+          targetId: user.id,
+          details: { email: user.email },
+        });
+        return { object: 'user' as const, id: user.id, email: user.email };
       },
     }),
     route({

@@ -1,5 +1,6 @@
 // Emails (docs/api.md §7): send, batch, retrieve, list, reschedule, cancel, queue controls,
 // attachments, share. Sending goes through the one sending core (src/sending/submit.ts).
+import { SYSTEM_CONTENT_HIDDEN, isSystemMail } from '../../mail/system';
 import type { ApiContext } from '../app';
 import type { EmailRec, EventRec } from '../../store';
 import { withDerived } from '../../store/paginate';
@@ -252,7 +253,7 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
       response: { raw: 'message/rfc822', description: 'The message' },
       async handler({ caller, params }) {
         const e = await load(caller.team, params.id);
-        const content = await store.emailContent.get(e.team_id, e.id);
+        const content = isSystemMail(e) ? undefined : await store.emailContent.get(e.team_id, e.id);
         if (!content) throw errors.notFound('Email content');
         const raw = await composeEmail(svc, e, content, (await store.domains.get(e.team_id, e.domain_id)) ?? null);
         return new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': 'message/rfc822', 'x-content-type-options': 'nosniff' } });
@@ -269,12 +270,14 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
       response: Email,
       async handler({ caller, params }) {
         const e = await load(caller.team, params.id);
-        const content = await store.emailContent.get(e.team_id, e.id);
+        // A system email's link is its addressee's secret (mail/system.ts): its body is not shown.
+        const hidden = isSystemMail(e);
+        const content = hidden ? undefined : await store.emailContent.get(e.team_id, e.id);
         return {
           object: 'email' as const,
           ...summary(e),
           html: content?.html ?? null,
-          text: content?.text ?? null,
+          text: hidden ? SYSTEM_CONTENT_HIDDEN : (content?.text ?? null),
           tags: e.tags,
           topic_id: e.topic_id ?? null,
           // Posthorn: every delivery attempt, and what of the email waits in the queue (docs/api.md §7.3).

@@ -37,6 +37,7 @@ import { logsResource } from './logs';
 import { webhooksResource } from './webhooks';
 import { templatesResource } from './templates';
 import { usageResource } from './usage';
+import { smtpSettingsResource } from './smtp-settings';
 import { oauthGrantsResource } from './oauth-grants';
 import { eventsResource } from './events';
 import { automationsResource } from './automations';
@@ -79,6 +80,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   webhooksResource,
   templatesResource,
   usageResource,
+  smtpSettingsResource,
   oauthGrantsResource,
   eventsResource,
   automationsResource,

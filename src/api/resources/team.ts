@@ -8,11 +8,34 @@ import { errors } from '../../errors';
 import { Deleted, IgnoredBody, UuidParams } from '../../schemas/common';
 import { InviteCreated, InviteList, InviteRequest, Member, MemberList, MemberUpdate, TeamSettings, TeamSettingsUpdate } from '../../schemas/accounts';
 import type { TeamRec } from '../../store';
+import type { KeysAffected } from '../../accounts/members';
+import type { Caller } from '../platform/route';
+import { clientIp } from '../platform/context';
 
 const Params = UuidParams('id');
 
 export const teamResource = resource('Team', ({ auth, store }: ApiContext) => {
   const { members } = auth;
+
+  /**
+   * The keys a member made follow their maker (README "Security"): each one revoked or lowered is
+   * an entry of its own in the audit log, by whoever removed the member or changed their role.
+   */
+  async function auditKeys(caller: Caller, request: Request, member: string, affected: KeysAffected) {
+    const actor = caller.user ? { user: caller.user } : { key: caller.key! };
+    const ip = clientIp(request) || null;
+    for (const id of affected.revoked)
+      await auth.audit.record({ team: caller.team, action: 'api_key.revoked', actor, ip, targetId: id, details: { reason: 'maker_removed', maker: member } });
+    for (const id of affected.lowered)
+      await auth.audit.record({
+        team: caller.team,
+        action: 'api_key.role_lowered',
+        actor,
+        ip,
+        targetId: id,
+        details: { reason: 'maker_role_changed', maker: member },
+      });
+  }
 
   const settingsView = (t: TeamRec): TeamSettings => ({
     object: 'team',
@@ -74,27 +97,31 @@ export const teamResource = resource('Team', ({ auth, store }: ApiContext) => {
     route({
       method: 'PATCH',
       path: '/team/members/:id',
-      summary: 'Change a member’s role (Posthorn)',
+      summary: 'Change a member’s role; the API keys they made carry at most the new role (Posthorn)',
       access: 'team',
       role: 'admin',
       audit: 'member.role_changed',
       params: Params,
       body: MemberUpdate,
       response: Member,
-      handler: async ({ caller, params, body }) => memberView(await members.setRole(caller.team, params.id, body.role, caller)),
+      async handler({ caller, params, body, request }) {
+        const { user, ...keys } = await members.setRole(caller.team, params.id, body.role, caller);
+        await auditKeys(caller, request, params.id, keys);
+        return memberView(user);
+      },
     }),
     route({
       method: 'DELETE',
       path: '/team/members/:id',
-      summary: 'Remove a member (ends their sessions)',
+      summary: 'Remove a member (ends their sessions, revokes the API keys they made)',
       access: 'team',
       role: 'admin',
       audit: 'member.removed',
       params: Params,
       body: IgnoredBody,
       response: Deleted('member'),
-      async handler({ caller, params }) {
-        await members.remove(caller.team, params.id, caller);
+      async handler({ caller, params, request }) {
+        await auditKeys(caller, request, params.id, await members.remove(caller.team, params.id, caller));
         return { object: 'member' as const, id: params.id, deleted: true as const };
       },
     }),

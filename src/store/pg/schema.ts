@@ -249,6 +249,11 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
     name: 'deliverability reports: DMARC aggregate reports received, TLS-RPT reports sent',
     sql: declaredTables(12).join('\n'),
   },
+  {
+    version: 13,
+    name: 'accounts: single-use links mailed to users (password resets, email changes)',
+    sql: declaredTables(13).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

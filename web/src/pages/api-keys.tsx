@@ -2,8 +2,10 @@
 import { useState } from 'preact/hooks';
 import { del, post, qs, url } from '../api';
 import { Badge, CopyButton, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Table, Time, useAction, useGet, val, ask } from '../ui';
+import { useCan } from '../role';
 
 export function ApiKeysPage() {
+  const member = useCan('member');
   const keys = useGet('/api-keys');
   const [creating, setCreating] = useState(false);
   const [token, setToken] = useState<string | null>(null);
@@ -64,6 +66,7 @@ export function ApiKeysPage() {
                 <button
                   type="button"
                   class="btn small danger ghost"
+                  disabled={!member}
                   aria-label={`Revoke ${k.name}`}
                   onClick={async () => (await ask(`Revoke ${k.name}? Clients using it stop working at once.`, { confirm: 'Revoke' })) && revoke.run(k.id)}
                 >

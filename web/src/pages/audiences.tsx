@@ -31,6 +31,7 @@ import {
 } from '../ui';
 import { ContactProperties, ContactTopics, Properties, Topics } from './contact-fields';
 import { ImportDialog, Imports } from './imports';
+import { useCan } from '../role';
 
 export function AudiencesPage() {
   const { query } = useLocation();
@@ -64,6 +65,7 @@ export function AudiencesPage() {
 }
 
 function Contacts() {
+  const member = useCan('member');
   const { query } = useLocation();
   const q = query.get('q') ?? '';
   const segment = query.get('segment') ?? '';
@@ -99,12 +101,16 @@ function Contacts() {
           </select>
         </label>
         <ExportButton path={url('/contacts/export', filters)} what="the contacts" />
-        <button type="button" class="btn" onClick={() => setImporting(true)}>
-          Import CSV
-        </button>
-        <button type="button" class="btn primary" onClick={() => setAdding(true)}>
-          Add contact
-        </button>
+        {member && (
+          <>
+            <button type="button" class="btn" onClick={() => setImporting(true)}>
+              Import CSV
+            </button>
+            <button type="button" class="btn primary" onClick={() => setAdding(true)}>
+              Add contact
+            </button>
+          </>
+        )}
       </div>
       <PagedTable
         paged={paged}
@@ -180,6 +186,7 @@ function ContactDialog({ open, onClose, onDone, segments }: { open: boolean; onC
 }
 
 export function ContactPage({ id }: { id: string }) {
+  const canEdit = useCan('member');
   const c = useGet(url('/contacts/:id_or_email', { id_or_email: id }));
   const memberships = useGet(url('/contacts/:id_or_email/segments', { id_or_email: id }));
   const segments = useGet('/segments');
@@ -259,7 +266,7 @@ export function ContactPage({ id }: { id: string }) {
                   ['Added', <Time iso={x.created_at} exact />],
                 ]}
               />
-              <button type="button" class="btn" onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
+              <button type="button" class="btn" disabled={!canEdit} onClick={() => setForm({ first_name: x.first_name ?? '', last_name: x.last_name ?? '' })}>
                 Edit
               </button>
             </>

@@ -42,6 +42,7 @@ import {
 import { useLive } from '../live';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
+import { useCan } from '../role';
 
 function useSegments(active = true) {
   return useGet(active ? '/segments' : null);
@@ -177,6 +178,7 @@ const BROADCAST_PLACEHOLDERS: PlaceholderChoice[] = [
 ];
 
 function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: string }) {
+  const member = useCan('member');
   const segments = useSegments();
   const [form, setForm] = useState({
     name: b.name ?? '',
@@ -340,7 +342,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
             <Field id="e-when" label="Schedule (optional)" hint="Leave empty to send now.">
               <input id="e-when" type="datetime-local" value={when} onInput={(e) => setWhen(val(e))} aria-describedby="e-when-hint" />
             </Field>
-            <button type="button" class="btn primary" disabled={check.busy} onClick={() => check.run()}>
+            <button type="button" class="btn primary" disabled={check.busy || !member} onClick={() => check.run()}>
               {check.busy ? 'Reviewing…' : when ? 'Schedule' : 'Send now'}
             </button>
           </div>

@@ -28,6 +28,7 @@ import {
 } from '../ui';
 import { TimeChart } from '../chart';
 import { useLive } from '../live';
+import { useCan } from '../role';
 
 export function DomainsPage() {
   const list = useGet('/domains');
@@ -107,6 +108,7 @@ function AddDomain({ open, onClose }: { open: boolean; onClose: () => void }) {
 }
 
 export function DomainPage({ id }: { id: string }) {
+  const member = useCan('member');
   const d = useGet(url('/domains/:id', { id }));
   // The pools of sending IPs (README "Sending IPs and warm-up"): a choice only when some are configured.
   const ips = useGet('/ips');
@@ -200,10 +202,10 @@ export function DomainPage({ id }: { id: string }) {
               </p>
             ) : (
               <div class="row-actions">
-                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(false)}>
+                <button type="button" class="btn" disabled={rotate.busy || !member} onClick={() => rotate.run(false)}>
                   Rotate key
                 </button>
-                <button type="button" class="btn" disabled={rotate.busy} onClick={() => rotate.run(true)}>
+                <button type="button" class="btn" disabled={rotate.busy || !member} onClick={() => rotate.run(true)}>
                   Rotate, with Ed25519
                 </button>
               </div>

@@ -38,8 +38,10 @@ import { useLive } from '../live';
 import { EmailPreview } from './preview';
 import { InsightList, insightCounts, SpamScore } from './insights';
 import { EMAIL_BADGES, EMAIL_STATUSES } from '../../../src/event-catalogue';
+import { useCan } from '../role';
 
 export function EmailsPage() {
+  const member = useCan('member');
   const { query } = useLocation();
   const status = query.get('status') ?? '';
   const q = query.get('q') ?? '';
@@ -116,9 +118,11 @@ export function EmailsPage() {
             <Empty
               title="No emails yet."
               action={
-                <button type="button" class="btn primary" onClick={() => setSending(true)}>
-                  Send your first email
-                </button>
+                member && (
+                  <button type="button" class="btn primary" onClick={() => setSending(true)}>
+                    Send your first email
+                  </button>
+                )
               }
             >
               Send one from here, with the API (<code>POST /emails</code>) or over SMTP. A verified domain is needed first.

@@ -14,17 +14,27 @@ export function SettingsPage({ session }: { session: Session }) {
         title="Settings"
         description={`Signed in as ${session.user.email} (${session.user.role}) in ${session.team.name}.`}
         actions={
-          admin && (
-            <a class="btn" href="/dashboard/settings/audit-log">
-              Audit log
+          <>
+            <a class="btn" href="/dashboard/settings/smtp">
+              SMTP
             </a>
-          )
+            <a class="btn" href="/dashboard/settings/usage">
+              Usage
+            </a>
+            {admin && (
+              <a class="btn" href="/dashboard/settings/audit-log">
+                Audit log
+              </a>
+            )}
+          </>
         }
       />
+      <TeamName />
       <div class="grid2">
         <Password />
         <TwoFactor enabled={session.user.totp_enabled} />
       </div>
+      <EmailAddress current={session.user.email} />
       <Sessions />
       <TeamSwitches />
       <Team session={session} />
@@ -79,6 +89,79 @@ function TeamSwitches() {
         </Card>
       )}
     </Section>
+  );
+}
+
+/** The team's name (docs/api.md §19.4, `PATCH /team`): shown to everyone, changed by owners. */
+function TeamName() {
+  const team = useGet('/team');
+  const owner = useCan('owner');
+  const [name, setName] = useState<string | null>(null);
+  const action = useAction(async () => {
+    await patch('/team', { name: (name ?? '').trim() });
+    team.reload();
+    setName(null);
+    notify('Team renamed.');
+  });
+  if (!team.data) return <ErrorBox error={team.error} />;
+  const value = name ?? team.data.name;
+  return (
+    <Card>
+      <h2 class="card-title">Team</h2>
+      {owner ? (
+        <Form action={action}>
+          <Field id="team-name" label="Team name">
+            <input id="team-name" required maxLength={100} value={value} onInput={(e) => setName(val(e))} />
+          </Field>
+          <button type="submit" class="btn" disabled={action.busy || name === null || !value.trim() || value.trim() === team.data.name}>
+            Rename team
+          </button>
+        </Form>
+      ) : (
+        <p>
+          {team.data.name} <span class="muted small">(only an owner can rename it)</span>
+        </p>
+      )}
+    </Card>
+  );
+}
+
+/** The signed-in user's address, changed through a link mailed to the new one (docs/api.md §19.16). */
+function EmailAddress({ current }: { current: string }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction(async () => {
+    const r = await post('/auth/email', { email, password });
+    setSent(r.email);
+    setEmail('');
+    setPassword('');
+  });
+  return (
+    <Card>
+      <h2 class="card-title">Email address</h2>
+      <p class="muted small">
+        You sign in as <strong>{current}</strong>. A new address takes effect once you open the link mailed to it.
+      </p>
+      {sent && (
+        <p class="callout success" role="status">
+          We mailed a confirmation link to {sent}. It works once, for 24 hours.
+        </p>
+      )}
+      <Form action={action}>
+        <div class="grid2">
+          <Field id="em-new" label="New email address">
+            <input id="em-new" type="email" autoComplete="email" required value={email} onInput={(e) => setEmail(val(e))} />
+          </Field>
+          <Field id="em-password" label="Your password">
+            <input id="em-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />
+          </Field>
+        </div>
+        <button type="submit" class="btn" disabled={action.busy}>
+          Send confirmation link
+        </button>
+      </Form>
+    </Card>
   );
 }
 
@@ -329,7 +412,7 @@ function Team({ session }: { session: Session }) {
   const members = useGet('/team/members');
   const invites = useGet('/team/invites');
   const [inviting, setInviting] = useState(false);
-  const [link, setLink] = useState<string | null>(null);
+  const [link, setLink] = useState<{ url: string; mailed: string | null } | null>(null);
   const remove = useAction(async (id: string) => {
     await del(url('/team/members/:id', { id }));
     members.reload();
@@ -359,13 +442,21 @@ function Team({ session }: { session: Session }) {
       {link && (
         <div class="callout success" role="status">
           <p>
-            <strong>Send this link to the new member.</strong> It is valid for 7 days and works once.
+            {link.mailed ? (
+              <>
+                <strong>Invitation mailed to {link.mailed}.</strong> You can also send them this link. It is valid for 7 days and works once.
+              </>
+            ) : (
+              <>
+                <strong>Send this link to the new member.</strong> It is valid for 7 days and works once.
+              </>
+            )}
           </p>
           <p class="copy-cell">
             <code class="token break" data-testid="invite-link">
-              {link}
+              {link.url}
             </code>{' '}
-            <CopyButton text={link} />
+            <CopyButton text={link.url} />
           </p>
         </div>
       )}
@@ -444,8 +535,8 @@ function Team({ session }: { session: Session }) {
         open={inviting}
         roles={givable(mine)}
         onClose={() => setInviting(false)}
-        onInvited={(url) => {
-          setLink(url);
+        onInvited={(url, mailed) => {
+          setLink({ url, mailed });
           invites.reload();
         }}
       />
@@ -455,17 +546,27 @@ function Team({ session }: { session: Session }) {
 
 const ROLE_LABEL: Record<Role, string> = { viewer: 'Viewer', member: 'Member', admin: 'Admin', owner: 'Owner' };
 
-function InviteDialog({ open, roles, onClose, onInvited }: { open: boolean; roles: Role[]; onClose: () => void; onInvited: (url: string) => void }) {
+function InviteDialog({
+  open,
+  roles,
+  onClose,
+  onInvited,
+}: {
+  open: boolean;
+  roles: Role[];
+  onClose: () => void;
+  onInvited: (url: string, mailedTo: string | null) => void;
+}) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const action = useAction(async () => {
     const r = await post('/team/invites', { email, role });
     setEmail('');
-    onInvited(r.url);
+    onInvited(r.url, r.mailed ? r.email : null);
     onClose();
   });
   return (
-    <FormDialog open={open} title="Invite a team member" onClose={onClose} action={action} submit="Create invitation link">
+    <FormDialog open={open} title="Invite a team member" onClose={onClose} action={action} submit="Invite">
       <Field id="inv-email" label="Email">
         <input id="inv-email" type="email" required value={email} onInput={(e) => setEmail(val(e))} />
       </Field>

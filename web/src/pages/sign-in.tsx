@@ -80,6 +80,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             {action.busy ? 'Signing in…' : needCode ? 'Verify' : 'Sign in'}
           </button>
         </form>
+        {!needCode && (
+          <p class="small center">
+            <a href="/dashboard/forgot-password">Forgot your password?</a>
+          </p>
+        )}
         {providers.data?.oidc && !needCode && (
           <>
             <div class="divider">

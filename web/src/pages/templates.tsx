@@ -36,6 +36,7 @@ import {
 } from '../ui';
 import { renderPreview, type Values } from '../template-text';
 import { EmailPreview } from './preview';
+import { useCan } from '../role';
 
 type VariableType = TemplateVariable['type'];
 
@@ -470,6 +471,7 @@ const TYPES: VariableType[] = ['string', 'number'];
 
 /** The variables: a key, a type and a fallback each; rows added and removed in place. */
 function Variables({ rows, onChange }: { rows: VarRow[]; onChange: (rows: VarRow[]) => void }) {
+  const member = useCan('member');
   const addRef = useRef<HTMLButtonElement>(null);
   const [focusKey, setFocusKey] = useState<number | null>(null);
   useEffect(() => {
@@ -533,6 +535,7 @@ function Variables({ rows, onChange }: { rows: VarRow[]; onChange: (rows: VarRow
       <button
         type="button"
         ref={addRef}
+        disabled={!member}
         class="btn small"
         onClick={() => {
           const uid = ++uids;

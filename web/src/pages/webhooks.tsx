@@ -28,6 +28,7 @@ import {
   ask,
 } from '../ui';
 import { EMITTED_WEBHOOK_KINDS } from '../../../src/event-catalogue';
+import { useCan } from '../role';
 
 /** The kinds Posthorn sends (src/event-catalogue.ts); the API also accepts Resend's others, which never fire. */
 const EVENTS: string[] = [...EMITTED_WEBHOOK_KINDS];
@@ -168,6 +169,7 @@ function WebhookDialog({ open, onClose, existing, onDone }: { open: boolean; onC
 }
 
 export function WebhookPage({ id }: { id: string }) {
+  const member = useCan('member');
   const w = useGet(url('/webhooks/:id', { id }));
   const { query } = useLocation();
   const selected = query.get('event');
@@ -230,6 +232,7 @@ export function WebhookPage({ id }: { id: string }) {
                 <button
                   type="button"
                   class="btn small"
+                  disabled={!member}
                   onClick={async () =>
                     (await ask('Rotate the secret? Requests are signed with the new one from now on.', { confirm: 'Rotate' })) && rotate.run()
                   }
