@@ -741,3 +741,26 @@ export function useLeaveWarning(dirty: boolean, message = 'You have unsaved chan
     };
   }, [dirty, message]);
 }
+
+/** A new password typed twice (a password reset, an invitation's acceptance): the caller compares them. */
+export function NewPasswordFields(p: { label?: string; password: string; setPassword: (v: string) => void; again: string; setAgain: (v: string) => void }) {
+  return (
+    <>
+      <Field id="new-password" label={p.label ?? 'New password'} hint="At least 10 characters.">
+        <input
+          id="new-password"
+          type="password"
+          autoComplete="new-password"
+          minLength={10}
+          required
+          value={p.password}
+          onInput={(e) => p.setPassword(val(e))}
+          aria-describedby="new-password-hint"
+        />
+      </Field>
+      <Field id="repeat-password" label="Repeat the password">
+        <input id="repeat-password" type="password" autoComplete="new-password" required value={p.again} onInput={(e) => p.setAgain(val(e))} />
+      </Field>
+    </>
+  );
+}

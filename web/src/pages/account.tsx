@@ -4,7 +4,24 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { post, url } from '../api';
-import { Card, Code, CopyButton, ErrorBox, Field, Form, KeyValue, Loading, num, PageHeader, Section, Time, useAction, useGet, val } from '../ui';
+import {
+  Card,
+  Code,
+  CopyButton,
+  ErrorBox,
+  Field,
+  Form,
+  NewPasswordFields,
+  KeyValue,
+  Loading,
+  num,
+  PageHeader,
+  Section,
+  Time,
+  useAction,
+  useGet,
+  val,
+} from '../ui';
 
 function AuthCard({ title, children }: { title: string; children: ComponentChildren }) {
   document.title = `${title} · Posthorn`;
@@ -71,21 +88,7 @@ export function ResetPasswordPage({ token }: { token: string }) {
         </p>
       ) : (
         <Form action={action}>
-          <Field id="new-password" label="New password" hint="At least 10 characters.">
-            <input
-              id="new-password"
-              type="password"
-              autoComplete="new-password"
-              minLength={10}
-              required
-              value={password}
-              onInput={(e) => setPassword(val(e))}
-              aria-describedby="new-password-hint"
-            />
-          </Field>
-          <Field id="repeat-password" label="Repeat the password">
-            <input id="repeat-password" type="password" autoComplete="new-password" required value={again} onInput={(e) => setAgain(val(e))} />
-          </Field>
+          <NewPasswordFields password={password} setPassword={setPassword} again={again} setAgain={setAgain} />
           <button class="btn primary block" type="submit" disabled={action.busy}>
             Change password
           </button>

@@ -11,6 +11,7 @@ import type { PlaceholderChoice } from '../editor/block-editor';
 import { fillForContact } from '../editor/broadcast-preview';
 import { type DocNode, emailHtml } from '../editor/email-html';
 import { LazyBlockEditor } from '../editor/lazy';
+import { SourceNotice } from '../editor/source-notice';
 import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
@@ -310,18 +311,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
               <LazyBlockEditor doc={doc} onChange={onDoc} placeholders={BROADCAST_PLACEHOLDERS} label="Email content" />
             ) : (
               <>
-                {doc ? (
-                  <p class="callout small">
-                    This HTML is made from the blocks: edit it here and it becomes HTML written by hand, which cannot go back to blocks.
-                  </p>
-                ) : (
-                  <p class="callout small">
-                    HTML written by hand cannot be turned into blocks.{' '}
-                    <button type="button" class="btn small" onClick={() => void startBlocks()}>
-                      Start over with blocks
-                    </button>
-                  </p>
-                )}
+                <SourceNotice fromBlocks={!!doc} onStartBlocks={() => void startBlocks()} />
                 <Field id="e-html" label="HTML" hint="Placeholders: {{{contact.first_name|fallback}}}, {{{contact.email}}}, {{{RESEND_UNSUBSCRIBE_URL}}}.">
                   <textarea
                     id="e-html"

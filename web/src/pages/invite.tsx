@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Session } from '../../../src/schemas/accounts';
 import { post, setCsrf, url } from '../api';
 import { navigate } from '../router';
-import { Field, Form, Loading, useAction, useGet, val } from '../ui';
+import { Form, Loading, NewPasswordFields, useAction, useGet } from '../ui';
 
 export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (s: Session) => void }) {
   const invite = useGet(url('/auth/invites/:token', { token }));
@@ -38,21 +38,7 @@ export function InvitePage({ token, onSignedIn }: { token: string; onSignedIn: (
               You were invited as <strong>{invite.data.email}</strong> ({invite.data.role}). Choose a password to finish.
             </p>
             <Form action={action}>
-              <Field id="new-password" label="Password" hint="At least 10 characters.">
-                <input
-                  id="new-password"
-                  type="password"
-                  autoComplete="new-password"
-                  minLength={10}
-                  required
-                  value={password}
-                  onInput={(e) => setPassword(val(e))}
-                  aria-describedby="new-password-hint"
-                />
-              </Field>
-              <Field id="repeat-password" label="Repeat the password">
-                <input id="repeat-password" type="password" autoComplete="new-password" required value={again} onInput={(e) => setAgain(val(e))} />
-              </Field>
+              <NewPasswordFields label="Password" password={password} setPassword={setPassword} again={again} setAgain={setAgain} />
               <button class="btn primary block" type="submit" disabled={action.busy}>
                 Join the team
               </button>

@@ -8,6 +8,7 @@ import { del, patch, post, url, page } from '../api';
 import { navigate, setLeaveGuard } from '../router';
 import { type DocNode, emailHtml } from '../editor/email-html';
 import { LazyBlockEditor } from '../editor/lazy';
+import { SourceNotice } from '../editor/source-notice';
 import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
@@ -410,18 +411,7 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
                 />
               ) : (
                 <>
-                  {doc ? (
-                    <p class="callout small">
-                      This HTML is made from the blocks: edit it here and it becomes HTML written by hand, which cannot go back to blocks.
-                    </p>
-                  ) : (
-                    <p class="callout small">
-                      HTML written by hand cannot be turned into blocks.{' '}
-                      <button type="button" class="btn small" onClick={() => void startBlocks()}>
-                        Start over with blocks
-                      </button>
-                    </p>
-                  )}
+                  <SourceNotice fromBlocks={!!doc} onStartBlocks={() => void startBlocks()} />
                   <Field id="t-html" label="HTML" hint="Write a variable as {{{KEY}}}; {{#KEY}}…{{/KEY}} shows a part only when KEY has a value.">
                     <textarea
                       id="t-html"
