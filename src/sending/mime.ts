@@ -2,6 +2,7 @@
 // home-made MIME), when the message is needed (message.ts). DKIM signs exactly these bytes.
 import { createHash } from 'node:crypto';
 import { compile } from 'html-to-text';
+import { withoutEditorDocument } from './editor-document';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
@@ -72,7 +73,7 @@ async function compose(email: Composable, opts: ComposeOptions, convertNewlines:
     messageId: opts.messageId,
     date: opts.date,
     text: text ? lines(text) : undefined,
-    html: email.html ? lines(opts.html ?? email.html) : undefined,
+    html: email.html ? lines(withoutEditorDocument(opts.html ?? email.html)) : undefined,
     attachments: opts.attachments.map(attachment),
     ...(convertNewlines ? { newline: 'win' as const } : {}),
     // Boundaries derived from the Message-ID: the same inputs give the same bytes, and a sender

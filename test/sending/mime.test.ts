@@ -23,6 +23,16 @@ const header = (raw: Buffer, name: string) => {
 };
 
 describe('composeMime', () => {
+  test("the block editor's document (a trailing comment in the saved HTML) never reaches recipients", async () => {
+    const doc = btoa(JSON.stringify({ type: 'doc', content: [{ type: 'paragraph' }] }));
+    const { raw, parsed } = await compose({ html: `<table role="presentation"><tr><td>Hi</td></tr></table>\n<!--posthorn-blocks:${doc}-->\n` });
+    expect(raw.toString()).not.toContain('posthorn-blocks');
+    expect(parsed.html).toContain('<table role="presentation">');
+    // Other comments (Outlook's conditional ones) are the sender's and stay.
+    const kept = await compose({ html: '<!--[if mso]><table><tr><td><![endif]--><p>Hi</p>' });
+    expect(kept.parsed.html).toContain('<!--[if mso]>');
+  });
+
   test('standard headers round-trip; Bcc never appears', async () => {
     const { raw, parsed } = await compose({
       to: ['ann@example.test', 'Bob Example <bob@example.test>'],
