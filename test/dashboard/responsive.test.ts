@@ -150,6 +150,9 @@ afterAll(async () => {
 async function fill(page: Page, pattern: string): Promise<string> {
   if (!pattern.includes(':')) return pattern;
   if (ids[pattern]) return pattern.replace(/:[a-z_]+/g, encodeURIComponent(ids[pattern]));
+  // A page below a seeded record's (`/dashboard/automations/:id/edit`) takes that record's id.
+  const parent = Object.keys(ids).find((k) => pattern.startsWith(`${k}/`));
+  if (parent) return pattern.replace(/:[a-z_]+/g, encodeURIComponent(ids[parent]!));
   const head = pattern.slice(0, pattern.indexOf('/:'));
   const routes = dashboardRoutes();
   let list = head;
