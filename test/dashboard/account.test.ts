@@ -93,7 +93,7 @@ describe('team and account in the dashboard', () => {
     expect(await page.getByTestId('invite-link').textContent()).toBe(await mailedLink('mailed-invite@dest.test'));
 
     await page.getByLabel('New email address').fill('renamed-owner@dest.test');
-    await page.getByLabel('Your password').fill(p.creds.admin_password);
+    await page.getByLabel('Password, to confirm').fill(p.creds.admin_password);
     await page.getByRole('button', { name: 'Send confirmation link' }).click();
     await page.getByText('We mailed a confirmation link to renamed-owner@dest.test').waitFor();
     await shoot(page, 'settings-account');

@@ -748,8 +748,8 @@ describe('team members', () => {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.goto(`${base}/dashboard/settings`);
     await page.getByRole('button', { name: 'Invite member' }).click();
-    await page.getByLabel('Email').fill('new.member@dest.test');
-    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    await page.getByRole('dialog').getByLabel('Email').fill('new.member@dest.test');
+    await page.getByRole('dialog').getByRole('button', { name: 'Invite' }).click();
     const link = (await page.getByTestId('invite-link').textContent())!.trim();
     expect(link.startsWith(`${base}/dashboard/invite/`)).toBe(true);
 

@@ -153,7 +153,7 @@ function EmailAddress({ current }: { current: string }) {
           <Field id="em-new" label="New email address">
             <input id="em-new" type="email" autoComplete="email" required value={email} onInput={(e) => setEmail(val(e))} />
           </Field>
-          <Field id="em-password" label="Your password">
+          <Field id="em-password" label="Password, to confirm">
             <input id="em-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />
           </Field>
         </div>
