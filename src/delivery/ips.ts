@@ -1,7 +1,7 @@
 // Sending IPs and pools (README.md, "Sending IPs and warm-up"): the addresses of `delivery.ips`
 // that an attempt's connections bind to, each saying its own EHLO name. A domain names its pool
 // (`pool`, else "default"); within the pool an address is chosen by weight, skipping those that are
-// listed on a blocklist (`isListed`), out of rotation after a bind failed, suspended for the
+// listed on a blocklist (delivery/listings.ts `listedTargets`), out of rotation after a bind failed, suspended for the
 // attempt's site, or over their warm-up allowance there (warmup.ts). Chosen per attempt, once its
 // site is known (attempt.ts asks through AttemptDeps.source): selection is the engine's one place
 // that knows about addresses, and costs a few array reads per attempt.
@@ -34,15 +34,6 @@ export interface Source {
 
 /** The address chosen, or none: `until` is when the soonest allowance of the pool frees up (mail waits). */
 export type Choice = { source: Source } | { source: null; until: number | null; why: 'no-pool' | 'none-usable' | 'allowance' };
-
-/**
- * Is this address listed on a blocklist? `listed` holds what delivery/listings.ts `listedTargets`
- * found at the engine's last look (every 5 s, with the warm-up state: engine.ts `syncIps`); the
- * doctor's timed runs record listings there (docs/deliverability.md §3.1).
- */
-export function isListed(ip: string, listed: ReadonlySet<string>): boolean {
-  return listed.has(ip);
-}
 
 /**
  * The addresses of `delivery.ips` that are not on this machine. 127.0.0.0/8 is always local on
@@ -114,7 +105,10 @@ export class SendingIps {
     return [...this.byPool.keys()];
   }
 
-  /** The blocklist listings' current answer (`isListed`'s set), refreshed by the engine. */
+  /**
+   * The addresses listed on a blocklist now: delivery/listings.ts `listedTargets`, read by the engine
+   * every 5 s with the warm-up state (engine.ts `syncIps`).
+   */
   setListed(listed: ReadonlySet<string>): void {
     this.listed = listed;
   }
@@ -177,7 +171,7 @@ export class SendingIps {
     for (const ip of ips) {
       const down = this.down.get(ip.address);
       if (down && down.until > now) continue;
-      if (isListed(ip.address, this.listed)) continue;
+      if (this.listed.has(ip.address)) continue;
       const susp = this.suspended.get(`${ip.address} ${site}`);
       if (susp && susp > now) continue;
       const left = this.left(ip.address, site, now);

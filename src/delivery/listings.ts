@@ -4,7 +4,7 @@
 // that send from the address; the domain's team) through delivery/incidents.ts, with its
 // `deliverability.incident` webhook; each later run that still finds it only touches it; a `clean`
 // answer closes it. An `unknown` answer (timeout, SERVFAIL, refusal code) changes nothing: never
-// listed, never clean. `isListed` is the seam the sending addresses' rotation reads.
+// listed, never clean. `listedTargets` is what the sending addresses' rotation reads (delivery/ips.ts).
 import type { Events } from '../events';
 import { recordListingIncident, touchListingIncident } from './incidents';
 import { newId } from '../ids';

@@ -8,7 +8,7 @@ import type { Resolver } from '../dns/resolver';
 import type { DmarcReportRec, DomainRec, StoreReader } from '../store';
 import type { DmarcSummary } from '../schemas/dmarc';
 import { dmarcRua } from '../domains/records';
-import { discoverAddresses, type Interfaces } from './addresses';
+import { sendingAddresses, type Interfaces } from './addresses';
 
 const DAY = 86_400_000;
 /** Days of reports a policy step needs, all aligned from Posthorn's addresses (Google's and Yahoo's sender guidance). */
@@ -19,7 +19,7 @@ export const MAX_SOURCES = 100;
 export interface DmarcDeps {
   store: StoreReader;
   dns: Resolver;
-  config: Pick<Config, 'smtp' | 'deliverability'>;
+  config: Pick<Config, 'smtp' | 'delivery' | 'deliverability'>;
   /** The network interfaces (tests give their own). */
   interfaces?: () => Interfaces;
 }
@@ -40,14 +40,15 @@ export class DmarcSummaries {
   constructor(private readonly deps: DmarcDeps) {}
 
   /**
-   * Posthorn's own sending addresses: the public ones of the interfaces and those `smtp.hostname`
-   * resolves to — what the SPF record Posthorn asks for (`a:<smtp.hostname>`) authorizes.
+   * Posthorn's own sending addresses: the doctor's (addresses.ts `sendingAddresses`: `delivery.ips`,
+   * else `deliverability.sending_addresses`, else the interfaces' public ones) and those
+   * `smtp.hostname` resolves to — what the SPF record Posthorn asks for (`a:<smtp.hostname>`) authorizes.
    */
   async ownAddresses(): Promise<Set<string>> {
     const { dns, config } = this.deps;
     const host = config.smtp.hostname;
     const [a, aaaa] = await Promise.all([dns.a(host).catch(() => []), dns.aaaa(host).catch(() => [])]);
-    return new Set([...discoverAddresses(this.deps.interfaces?.()).public, ...a, ...aaaa].map((ip) => ip.toLowerCase()));
+    return new Set([...sendingAddresses(config, this.deps.interfaces?.()).found.public, ...a, ...aaaa].map((ip) => ip.toLowerCase()));
   }
 
   /** The domain's published DMARC record, or null. */

@@ -7,7 +7,7 @@
 import type { ApiContext } from '../app';
 import { errors } from '../../errors';
 import { resource, route } from '../platform/route';
-import { allowanceOf, INSTALL_TEAM, isListed } from '../../delivery/ips';
+import { allowanceOf, INSTALL_TEAM } from '../../delivery/ips';
 import { listedTargets } from '../../delivery/listings';
 import { dayOf } from '../../delivery/warmup';
 import { reverseDnsCheck } from '../../health/reverse-dns';
@@ -51,7 +51,7 @@ export const ipsResource = resource('Sending IPs', ({ store, config, doctor, dns
       pool: r.pool,
       ehlo: r.ehlo,
       ptr: await ptrOf(r),
-      listed: isListed(r.id, listed),
+      listed: listed.has(r.id),
       out_of_rotation: r.out_of_rotation && Date.parse(r.out_of_rotation.until) > now ? r.out_of_rotation : null,
       warmup: { state: r.warmup.state, ramp: r.warmup.ramp, started_at: r.warmup.started_at, day: a ? a.day : null },
       sent_today: Object.entries(r.sites)
