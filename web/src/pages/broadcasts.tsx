@@ -11,7 +11,7 @@ import type { PlaceholderChoice } from '../editor/block-editor';
 import { fillForContact } from '../editor/broadcast-preview';
 import { type DocNode, emailHtml } from '../editor/email-html';
 import { LazyBlockEditor } from '../editor/lazy';
-import { SourceNotice } from '../editor/source-notice';
+import { ContentModeTabs, SourceNotice } from '../editor/content-mode';
 import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
@@ -297,15 +297,7 @@ function Editor({ b, reload, me }: { b: Broadcast; reload: () => void; me: strin
           <Field id="e-preview" label="Preview text" hint="Shown after the subject in most inboxes.">
             <input id="e-preview" value={form.preview_text} onInput={set('preview_text')} aria-describedby="e-preview-hint" />
           </Field>
-          <Tabs
-            label="Content editor"
-            current={mode}
-            onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'source'))}
-            tabs={[
-              { id: 'blocks', label: 'Blocks' },
-              { id: 'source', label: 'Source' },
-            ]}
-          />
+          <ContentModeTabs mode={mode} hasDoc={!!doc} setMode={setMode} onStartBlocks={() => void startBlocks()} />
           <div role="tabpanel" aria-labelledby={`tab-${mode}`} class="tab-panel">
             {mode === 'blocks' && doc ? (
               <LazyBlockEditor doc={doc} onChange={onDoc} placeholders={BROADCAST_PLACEHOLDERS} label="Email content" />

@@ -8,7 +8,7 @@ import { del, patch, post, url, page } from '../api';
 import { navigate, setLeaveGuard } from '../router';
 import { type DocNode, emailHtml } from '../editor/email-html';
 import { LazyBlockEditor } from '../editor/lazy';
-import { SourceNotice } from '../editor/source-notice';
+import { ContentModeTabs, SourceNotice } from '../editor/content-mode';
 import { blocksOf, starterDoc } from '../editor/mode';
 import {
   Badge,
@@ -392,15 +392,7 @@ function Editor({ t, reload }: { t: Template; reload: () => void }) {
           </Card>
           <Card>
             <h2 class="card-title">Content</h2>
-            <Tabs
-              label="Content editor"
-              current={mode}
-              onChange={(m) => (m === 'blocks' && !doc ? void startBlocks() : setMode(m as 'blocks' | 'source'))}
-              tabs={[
-                { id: 'blocks', label: 'Blocks' },
-                { id: 'source', label: 'Source' },
-              ]}
-            />
+            <ContentModeTabs mode={mode} hasDoc={!!doc} setMode={setMode} onStartBlocks={() => void startBlocks()} />
             <div role="tabpanel" aria-labelledby={`tab-${mode}`} class="tab-panel">
               {mode === 'blocks' && doc ? (
                 <LazyBlockEditor
