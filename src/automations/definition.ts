@@ -21,19 +21,7 @@ import { durationField } from './durations';
 import { isObject, given } from '../schemas/common';
 import { isVar, pathField, type PathScope } from './context';
 import { eventNameField, RESERVED_PREFIX, SYSTEM_EVENTS } from './custom-events';
-
-/** The connections each step type may start: which way a run leaves it. */
-const OUTGOING: Record<AutomationStepType, ConnectionType[]> = {
-  trigger: ['default'],
-  delay: ['default'],
-  send_email: ['default'],
-  wait_for_event: ['event_received', 'timeout', 'default'],
-  condition: ['condition_met', 'condition_not_met'],
-  contact_update: ['default'],
-  contact_delete: [],
-  add_to_segment: ['default'],
-  remove_from_segment: ['default'],
-};
+import { OUTGOING } from './step-connections';
 
 /** Steps that hold a run for a while: a loop must pass one. */
 const WAITS: AutomationStepType[] = ['delay', 'wait_for_event'];

@@ -8,6 +8,7 @@
 import { getBezierPath, infiniteExtent, PanOnScrollMode, type PanZoomInstance, Position, XYPanZoom } from '@xyflow/system';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { OUTGOING } from '../../../src/automations/step-connections';
 import type { Automation } from '../../../src/schemas/automations';
 import { page, patch, post, url } from '../api';
 import { navigate } from '../router';
@@ -28,18 +29,6 @@ interface Conn {
   type: ConnType;
 }
 
-/** How each step type continues: the server's OUTGOING (src/automations/definition.ts), for the handles. */
-const OUTGOING: Record<StepType, ConnType[]> = {
-  trigger: ['default'],
-  delay: ['default'],
-  send_email: ['default'],
-  wait_for_event: ['event_received', 'timeout', 'default'],
-  condition: ['condition_met', 'condition_not_met'],
-  contact_update: ['default'],
-  contact_delete: [],
-  add_to_segment: ['default'],
-  remove_from_segment: ['default'],
-};
 const TYPE_LABEL: Record<StepType, string> = {
   trigger: 'Trigger',
   delay: 'Wait',
