@@ -31,8 +31,10 @@ export interface ServeChild {
 /**
  * Provision a team with `init --json` in `dataDir`, ready to `start()`. With `apiKey` (another
  * node of a cluster, on the database a first node was provisioned in) nothing is provisioned.
+ * With `binary`, that executable (a build of scripts/build.ts) runs instead of `bun src/main.ts`.
  */
-export async function serveChild(dataDir: string, env: Record<string, string> = {}, opts: { apiKey?: string } = {}): Promise<ServeChild> {
+export async function serveChild(dataDir: string, env: Record<string, string> = {}, opts: { apiKey?: string; binary?: string } = {}): Promise<ServeChild> {
+  const posthorn = opts.binary ? [opts.binary] : [process.execPath, MAIN];
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const fullEnv = {
@@ -47,7 +49,7 @@ export async function serveChild(dataDir: string, env: Record<string, string> = 
     POSTHORN_LIMITS_REQUESTS_PER_SECOND: '100000',
     ...env,
   };
-  const api_key = opts.apiKey ?? JSON.parse(Bun.spawnSync([process.execPath, MAIN, 'init', '--json'], { env: fullEnv }).stdout.toString()).api_key;
+  const api_key = opts.apiKey ?? JSON.parse(Bun.spawnSync([...posthorn, 'init', '--json'], { env: fullEnv }).stdout.toString()).api_key;
   const headers = { authorization: `Bearer ${api_key}`, 'content-type': 'application/json' };
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   return {
@@ -58,7 +60,7 @@ export async function serveChild(dataDir: string, env: Record<string, string> = 
       return proc;
     },
     async start() {
-      proc = Bun.spawn([process.execPath, MAIN, 'serve'], { env: fullEnv, stdout: 'ignore', stderr: 'inherit' });
+      proc = Bun.spawn([...posthorn, 'serve'], { env: fullEnv, stdout: 'ignore', stderr: 'inherit' });
       await until(
         () =>
           fetch(`${base}/health`).then(
