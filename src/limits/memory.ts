@@ -10,7 +10,7 @@
 // than a quarter found live memory, not garbage — the heap grown with a steady load of small requests, buffers
 // kept for reuse — and stopped the thread for nothing (200–700 ms under POST /emails at 64
 // connections, 6 % of the HTTP thread's samples): the next then waits for twice the growth, until
-// one gives back most of what had grown again.
+// one gives back a quarter or more of what had grown.
 import { readFileSync } from 'node:fs';
 
 const CHECK_MS = 500;
