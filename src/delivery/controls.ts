@@ -7,7 +7,7 @@
 import type { QueueDestination } from '../schemas/operations';
 import type { Config } from '../config';
 import type { Events } from '../events';
-import type { EmailRec, QueueEntry, QueuedEntry, Store, Tx } from '../store';
+import type { EmailRec, QueueCursor, QueueEntry, QueuedEntry, Store, Tx } from '../store';
 import { errors } from '../errors';
 import { nowIso, uuidTime } from '../ids';
 import { cancel as cancelScheduled } from '../sending/scheduled';
@@ -123,7 +123,7 @@ export class QueueControls {
     each: (tx: Tx, q: QueuedEntry) => Promise<boolean> | boolean,
     first?: (tx: Tx) => Promise<void>,
   ): Promise<number> {
-    let after: string | undefined;
+    let after: QueueCursor | undefined;
     let changed = 0;
     for (let started = false; ; started = true) {
       const done = await this.deps.store.write(async (tx) => {
@@ -131,7 +131,7 @@ export class QueueControls {
         tx.changed({ team, topic: 'queue', id: destination });
         const page = await tx.queue.ofTeam(team, { limit: CHUNK, destination, after });
         for (const q of page) if (await each(tx, q)) changed++;
-        after = page.at(-1)?.entry.id;
+        after = page.at(-1)?.entry;
         return page.length < CHUNK;
       });
       if (done) return changed;

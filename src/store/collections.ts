@@ -466,7 +466,7 @@ export interface RepositoryDecl {
 
 export const REPOSITORIES = {
   /** The delivery queue (entries keyed by due time, destination and id). */
-  queue: { lmdb: ['queue', 'queue.by_email', 'queue.by_destination'], pg: ['queue'], wakes: { signal: 'queue', by: { put: true, add: true } } },
+  queue: { lmdb: ['queue', 'queue.by_destination'], pg: ['queue'], wakes: { signal: 'queue', by: { put: true, add: true } } },
   /** The webhook outbox: one entry per event with an attempt due, per endpoint. */
   outbox: { lmdb: ['webhook_outbox'], pg: ['webhook_outbox'], wakes: { signal: 'outbox', by: { put: true } } },
   /** Inbound messages answered 250, waiting for the inbound processor (its bytes in `inbound_spool_content`). */

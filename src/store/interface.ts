@@ -175,6 +175,9 @@ export const QUEUE_SCAN_LIMIT = 5000;
 /** A queue scan's verdict on a key: true passes the entry over, false takes it, 'stop' ends the scan. */
 export type QueuePass = (domain: string, entryId: string, due: number) => boolean | 'stop';
 
+/** Where a page of a team's entries to one destination ended: its last entry (`Queue.ofTeam`). */
+export type QueueCursor = Pick<QueueEntry, 'id' | 'email_id'>;
+
 /** A queue entry with its due time; null while it is held. */
 export interface QueuedEntry {
   due: number | null;
@@ -198,10 +201,10 @@ export interface Queue {
   /** The live entries of one email. */
   entriesOf(team: string, emailId: string): Promise<QueueEntry[]>;
   /**
-   * Up to `limit` of a team's entries (to one `destination`; after the entry id `after` there),
-   * held ones included, by destination then id.
+   * Up to `limit` of a team's entries (to one `destination`; after the entry `after` there),
+   * held ones included, by destination, then in an order of the backend's that `after` continues.
    */
-  ofTeam(team: string, q: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]>;
+  ofTeam(team: string, q: { limit: number; destination?: string; after?: QueueCursor }): Promise<QueuedEntry[]>;
   size(): Promise<number>;
   /** Entries due at `now` (ready) and later or held (waiting), and when the oldest entry was queued (ms). */
   stats(now: number): Promise<{ ready: number; waiting: number; oldest: number | null }>;

@@ -117,7 +117,7 @@ class Repos {
     this.memberships = new LmdbMemberships(env, this.contacts, this.segments);
     this.broadcastProgress = new LmdbBroadcastProgress(env);
     this.queueHolds = new LmdbQueueHolds(env);
-    this.queue = new LmdbQueue(env, this.queueHolds);
+    this.queue = new LmdbQueue(env, this.queueHolds, (team, id) => this.emails.read(team, id));
     this.sites = new LmdbSites(env);
     this.mtaSts = new LmdbMtaSts(env, ttl);
     this.tlsReports = new LmdbTlsReports(env, ttl, policy.retentionMs);

@@ -7,7 +7,7 @@
 import { claimed, unitOf, type Exec } from './env';
 import { parse } from './collection';
 import type { QueueEntry } from '../email-records';
-import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
+import { HELD_DUE, QUEUE_SCAN_LIMIT, type QueueCursor, type QueuePass, type QueueTx, type QueuedEntry } from '../interface';
 import { uuidTime } from '../../ids';
 
 export class PgQueue implements QueueTx {
@@ -109,13 +109,13 @@ export class PgQueue implements QueueTx {
     return row ? Number(row.due) : null;
   }
 
-  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: string }): Promise<QueuedEntry[]> {
+  async ofTeam(team: string, { limit, destination, after }: { limit: number; destination?: string; after?: QueueCursor }): Promise<QueuedEntry[]> {
     const rows: { due: string; entry: string }[] =
       destination === undefined
         ? await this.exec.query('SELECT due, entry::text AS entry FROM queue WHERE team = $1 ORDER BY domain, id LIMIT $2', [team, limit])
         : await this.exec.query(
             `SELECT due, entry::text AS entry FROM queue WHERE team = $1 AND domain = $2${after === undefined ? '' : ' AND id > $4'} ORDER BY id LIMIT $3`,
-            after === undefined ? [team, destination, limit] : [team, destination, limit, after],
+            after === undefined ? [team, destination, limit] : [team, destination, limit, after.id],
           );
     return rows.map((r) => ({ due: Number(r.due) >= HELD_DUE ? null : Number(r.due), entry: parse<QueueEntry>(r.entry) }));
   }
