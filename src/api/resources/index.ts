@@ -44,6 +44,10 @@ import { automationsResource } from './automations';
 import { acmeResource } from './acme';
 import { inboxesResource } from './inboxes';
 import { inboxAgentResource } from './inbox-agent';
+import { inboxLabelsResource } from './inbox-labels';
+import { inboxThreadsResource } from './inbox-threads';
+import { inboxThreadEmailsResource } from './inbox-thread-emails';
+import { inboxDraftsResource } from './inbox-drafts';
 
 /** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
@@ -88,5 +92,9 @@ export const RESOURCES: Resource<ApiContext>[] = [
   automationsResource,
   acmeResource,
   inboxesResource,
+  inboxLabelsResource,
+  inboxThreadsResource,
+  inboxThreadEmailsResource,
+  inboxDraftsResource,
   inboxAgentResource,
 ];
