@@ -49,7 +49,7 @@ import { inboxThreadsResource } from './inbox-threads';
 import { inboxThreadEmailsResource } from './inbox-thread-emails';
 import { inboxDraftsResource } from './inbox-drafts';
 
-/** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
+/** The resources, in the order the OpenAPI document and docs/api.md §26 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
   healthResource,
   dashboardResource,
