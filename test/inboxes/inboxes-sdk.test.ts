@@ -7,12 +7,31 @@ import { simpleParser } from 'mailparser';
 import { mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
 import { markVerified } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
+import { startReceiver, type Receiver } from '../helpers/receiver';
 import type { Credentials } from '../../src/accounts/bootstrap';
 
 let w: MailWorld;
 let s: RunningSmtp;
 let teamB: Credentials;
 let inboxId: string;
+let hooks: Receiver;
+
+const INBOX_KINDS = [
+  'inbox.created',
+  'inbox.updated',
+  'inbox.deleted',
+  'inbox.thread.created',
+  'inbox.thread.folder.updated',
+  'inbox.thread.assigned',
+  'inbox.thread.unassigned',
+  'inbox.thread.labels.updated',
+  'inbox.email.received',
+  'inbox.email.sent',
+  'inbox.draft.created',
+  'inbox.draft.updated',
+  'inbox.draft.sent',
+  'inbox.draft.deleted',
+] as const;
 
 beforeAll(async () => {
   // Customers are at dest.test, whose MX is the sink: what the inbox sends arrives there.
@@ -26,9 +45,12 @@ beforeAll(async () => {
   await markVerified(s.p, s.p.creds.team_id, b.body.id);
   await s.p.api('POST', '/domains', { body: { name: 'unverified.test', capabilities: { receiving: 'enabled' } } });
   teamB = await s.p.newTeam();
+  hooks = await startReceiver();
+  expect((await s.p.resend.webhooks.create({ endpoint: hooks.url, events: [...INBOX_KINDS] })).error).toBeNull();
 });
 afterAll(async () => {
   await w.stop();
+  await hooks.close();
 });
 
 /** Deliver as an MTA (no AUTH) and wait until it is processed. */
@@ -456,5 +478,27 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     expect(await kinds(inboxId)).toEqual(['inbox.created', 'inbox.updated', 'inbox.deleted']);
     // Its address is free again, and mail to it is only received mail now.
     expect((await r.inboxes.create({ emailAddress: 'support@help.test' })).error).toBeNull();
+  });
+});
+
+describe('webhooks', () => {
+  test('all 14 inbox.* kinds reach a subscribed endpoint, with Resend’s payloads', async () => {
+    await hooks.waitFor((reqs) => INBOX_KINDS.every((k) => reqs.some((h) => h.payload.type === k)), 'every inbox.* kind');
+    const first = (kind: string) => hooks.requests.find((h) => h.payload.type === kind)!.payload.data;
+    // Inbound mail's are the system's; the others were made through the API.
+    const bySystem = ['inbox.thread.created', 'inbox.email.received'];
+    for (const k of INBOX_KINDS) expect(first(k), k).toMatchObject({ source: bySystem.includes(k) ? 'system' : 'api', inbox_id: expect.any(String) });
+    expect(first('inbox.created').inbox).toMatchObject({ object: 'inbox', email_address: 'support@help.test', unread: 0 });
+    const received = first('inbox.email.received');
+    expect(received).toMatchObject({ source: 'system', thread_id: expect.any(String), email_id: expect.any(String), thread: { object: 'inbox_thread' } });
+    expect(received.email).toMatchObject({ direction: 'inbound', from: 'ann@dest.test' });
+    expect(Object.keys(received.email as object)).not.toContain('html');
+    expect(first('inbox.thread.created')).toMatchObject({ source: 'system' });
+    expect(first('inbox.thread.assigned')).toMatchObject({ assignee_email: 'agent@help.test', assigned_by_email: null, previous_assignee_email: null });
+    expect(first('inbox.thread.unassigned')).toMatchObject({ previous_assignee_email: 'agent@help.test' });
+    expect(first('inbox.thread.labels.updated')).toMatchObject({ added: [{ name: 'Urgent', color: '#E93D82' }, { name: 'Invoices' }], removed: [] });
+    expect(first('inbox.draft.created')).toMatchObject({ draft_id: expect.any(String), thread_id: expect.any(String), draft: { type: 'reply' } });
+    expect(first('inbox.draft.sent')).toMatchObject({ draft_id: expect.any(String), email_id: expect.any(String), email: { direction: 'outbound' } });
+    expect(first('inbox.deleted')).toEqual({ source: 'api', inbox_id: inboxId });
   });
 });
