@@ -339,6 +339,13 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     expect(parsed.text).toContain('See the photo.');
     expect(parsed.attachments.map((a) => a.filename)).toEqual(['photo.png']);
     expect(parsed.inReplyTo).toBeUndefined();
+    // Under an Idempotency-Key the same forward is sent once, and its id answered again.
+    const once = { inboxId, threadId: t.id, emailId: orig!.id, to: 'repairs@dest.test', text: 'Again?' };
+    const k1 = await r.inboxes.threads.emails.forward(once, { idempotencyKey: 'fwd-1' });
+    const k2 = await r.inboxes.threads.emails.forward(once, { idempotencyKey: 'fwd-1' });
+    expect(k2.data?.id).toBe(k1.data!.id);
+    expect((await r.inboxes.threads.emails.forward({ ...once, text: 'other' }, { idempotencyKey: 'fwd-1' })).error?.statusCode).toBe(409);
+    expect((await r.inboxes.threads.emails.list({ inboxId, threadId: t.id })).data?.data).toHaveLength(3);
     // Headers Posthorn sets are refused, in any case.
     const bad = await r.inboxes.threads.emails.forward({ inboxId, threadId: t.id, emailId: orig!.id, to: 'x@dest.test', headers: { 'reply-TO': 'a@b.test' } });
     expect(bad.error).toMatchObject({ statusCode: 422 });
