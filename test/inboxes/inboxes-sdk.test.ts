@@ -8,6 +8,7 @@ import { mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
 import { markVerified } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { until } from '../helpers/wait';
 import type { Credentials } from '../../src/accounts/bootstrap';
 
 let w: MailWorld;
@@ -52,6 +53,11 @@ afterAll(async () => {
   await w.stop();
   await hooks.close();
 });
+
+/** The message at the sink whose bytes hold `marker` (deliveries finish in any order). */
+async function atSink(marker: string) {
+  return until(() => w.sink.messages.find((m) => m.raw.includes(marker)), `a message with ${marker} at the sink`);
+}
 
 /** Deliver as an MTA (no AUTH) and wait until it is processed. */
 async function deliver(message: Record<string, unknown>, to = ['support@help.test']): Promise<void> {
@@ -180,6 +186,26 @@ describe('threads from real mail', () => {
     expect(inbox.data?.unread).toBe(3);
     expect(inbox.data?.last_received).toEqual(expect.any(String));
   });
+
+  test('mail whose From: domain fails DMARC lands in spam, in a thread of its own', async () => {
+    const r = s.p.resend;
+    // p=reject, and neither SPF nor DKIM can pass for spoof.test: DMARC fails (RFC 7489 §6.6).
+    w.dns.zone.set('_dmarc.spoof.test', 'TXT', ['v=DMARC1; p=reject']);
+    await deliver({
+      envelopeFrom: 'ann@spoof.test',
+      from: 'ann@spoof.test',
+      to: 'support@help.test',
+      subject: 'Order 42 is late',
+      text: 'Pay here',
+      messageId: '<s1@spoof.test>',
+    });
+    const spam = await r.inboxes.threads.list({ inboxId, folders: ['spam'] });
+    expect(spam.data?.data.map((x) => [x.subject, x.from, x.folder])).toEqual([['Order 42 is late', 'ann@spoof.test', 'spam']]);
+    // Not counted as unread mail in the inbox; moved out of spam by hand like any thread.
+    expect((await r.inboxes.get(inboxId)).data?.unread).toBe(3);
+    const moved = await r.inboxes.threads.update({ inboxId, threadId: spam.data!.data[0]!.id, folder: 'trash' });
+    expect(moved.data?.folder).toBe('trash');
+  });
 });
 
 /** The `inbox.*` events made about a record (a thread, a draft, an inbox), oldest first. */
@@ -275,7 +301,7 @@ describe('a support conversation', () => {
     expect(last.message_id).toBe('<m3@dest.test>');
     const reply = await r.inboxes.threads.emails.reply({ inboxId, threadId: t.id, emailId: last.id, text: 'It ships today.', html: '<p>It ships today.</p>' });
     expect(reply.error).toBeNull();
-    const [msg] = await w.sink.waitFor(1);
+    const msg = await atSink('It ships today.');
     expect(msg!.rcptTo).toEqual(['ann@dest.test']);
     const parsed = await simpleParser(msg!.raw);
     expect(parsed.subject).toBe('RE: Order 42 is late');
@@ -328,11 +354,9 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     expect(t.has_attachment).toBe(true);
     const [orig] = (await r.inboxes.threads.emails.list({ inboxId, threadId: t.id })).data!.data;
     expect(orig!.attachments).toEqual([{ id: expect.any(String), filename: 'photo.png', size: 8 }]);
-    const before = w.sink.messages.length;
     const fwd = await r.inboxes.threads.emails.forward({ inboxId, threadId: t.id, emailId: orig!.id, to: 'repairs@dest.test', text: 'Can you look at this?' });
     expect(fwd.error).toBeNull();
-    const msgs = await w.sink.waitFor(before + 1);
-    const parsed = await simpleParser(msgs.at(-1)!.raw);
+    const parsed = await simpleParser((await atSink('Can you look at this?')).raw);
     expect(parsed.subject).toBe('Fwd: Broken part');
     expect(parsed.text).toContain('Can you look at this?');
     expect(parsed.text).toContain('---------- Forwarded message ---------');
@@ -391,11 +415,9 @@ describe('forwards, drafts, search, the agent, deletion', () => {
       { id: expect.any(String), filename: 'invoice.txt', content_type: 'text/plain', size: 10 },
     ]);
 
-    const before = w.sink.messages.length;
     const sent = await r.inboxes.drafts.send({ inboxId, draftId: reply.data!.id });
     expect(sent.data).toEqual({ id: expect.any(String) });
-    const msgs = await w.sink.waitFor(before + 1);
-    const parsed = await simpleParser(msgs.at(-1)!.raw);
+    const parsed = await simpleParser((await atSink('The invoice is attached.')).raw);
     expect(parsed.inReplyTo).toBe('<m4@dest.test>');
     expect(parsed.attachments.map((a) => a.filename)).toEqual(['invoice.txt']);
     expect((await r.inboxes.drafts.get({ inboxId, draftId: reply.data!.id })).error?.statusCode).toBe(404);
