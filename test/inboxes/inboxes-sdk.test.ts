@@ -168,6 +168,8 @@ describe('threads from real mail', () => {
       'support@help.test',
     ]);
 
+    // The same message delivered twice is kept once.
+    await deliver({ from: 'ann@dest.test', to: 'support@help.test', subject: 'Invoice', text: 'Please send the invoice.', messageId: '<m4@dest.test>' });
     threads = await r.inboxes.threads.list({ inboxId });
     const bySubject = threads.data!.data.map((x) => [x.subject, x.email_count, x.from]);
     expect(bySubject).toContainEqual(['Order 42 is late', 3, 'ann@dest.test']);
