@@ -159,6 +159,7 @@ export async function updateThread(
   }
   const next: InboxThreadRec = { ...cur, assignee };
   if (body.folder !== undefined) next.folder = body.folder;
+  if (next.folder === 'trash' && cur.folder !== 'trash') next.trashed_at = new Date().toISOString();
   if (body.read !== undefined && body.read !== cur.read) {
     const team = inbox.team_id;
     let unread = 0;

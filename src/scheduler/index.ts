@@ -14,6 +14,8 @@ import { log } from '../log';
 import { releaseDue } from '../sending/scheduled';
 import type { RateLimiter } from '../limits/ratelimit';
 import type { AcmeManager } from '../acme/manager';
+import { emptyTrash } from '../inboxes/trash';
+import type { InboxListeners } from '../inboxes/hooks';
 
 export interface Scheduler {
   stop(): void;
@@ -30,6 +32,8 @@ export interface SchedulerDeps {
   /** Yesterday's TLS-RPT reports (docs/deliverability.md §5). */
   tlsRpt: TlsRptReports;
   limiter: RateLimiter;
+  /** The inboxes' search index, told of threads the trash sweep deletes. */
+  inboxes: Pick<InboxListeners, 'search'>;
   /** Certificates by ACME (`tls.acme.enabled`); null when off. */
   acme: AcmeManager | null;
   /** Scheduled sends are queued as sending/enqueue.ts says (`delivery.sandbox`). */
@@ -71,6 +75,11 @@ export function startScheduler(svc: SchedulerDeps): Scheduler {
   singleton('ttl-sweep', '*/1 * * * *', async () => {
     const n = await svc.store.sweep();
     if (n) log.info('ttl.swept', { removed: n });
+  });
+  // Inbox threads in the trash for 30 days are deleted (inboxes/trash.ts), hourly.
+  singleton('inbox-trash', '0 23 * * * *', async () => {
+    const n = await emptyTrash(svc.store, svc.inboxes.search, svc.now());
+    if (n) log.info('inbox.trash_emptied', { threads: n });
   });
   // Domains awaiting verification or degraded: every 5 minutes; verified ones hourly (inside).
   singleton('domain-recheck', '*/5 * * * *', () => svc.domains.recheckDue());

@@ -403,15 +403,17 @@ export const COLLECTIONS = {
   /** An inbox's labels, by inbox. */
   inboxLabels: collection<InboxLabelRec, 'inbox'>({ table: 'inbox_labels', since: 14, indexes: [{ name: 'inbox', value: (r) => r.inbox_id, fixed: true }] }),
   /**
-   * Threads, by inbox (`inbox`) and by `<inbox> <subject key>` (`subject`: threading by normalised
-   * subject and participants, src/inboxes/threading.ts).
+   * Threads, by inbox (`inbox`), by `<inbox> <subject key>` (`subject`: threading by normalised
+   * subject and participants, src/inboxes/threading.ts) and those in the trash by inbox (`trash`).
    */
-  inboxThreads: collection<InboxThreadRec, 'inbox' | 'subject'>({
+  inboxThreads: collection<InboxThreadRec, 'inbox' | 'subject' | 'trash'>({
     table: 'inbox_threads',
     since: 14,
     indexes: [
       { name: 'inbox', value: (r) => r.inbox_id, fixed: true },
       { name: 'subject', value: (r) => `${r.inbox_id} ${r.subject_key}`, fixed: true },
+      // The threads of an inbox's trash, which inboxes/trash.ts empties.
+      { name: 'trash', value: (r) => (r.folder === 'trash' ? r.inbox_id : null) },
     ],
     changes: 'inbox_thread',
   }),

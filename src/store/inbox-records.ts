@@ -70,6 +70,8 @@ export interface InboxThreadRec extends Rec {
   has_sent: boolean;
   /** A short text of its latest message. */
   snippet: string | null;
+  /** When it was last moved to the trash (inboxes/trash.ts empties it TRASH_DAYS later); absent: never. */
+  trashed_at?: string | null;
 }
 
 export interface InboxMessageAttachment {
