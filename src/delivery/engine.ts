@@ -198,7 +198,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         const cur = await tx.sendingIps.get(INSTALL_TEAM, ip.address);
         const mine = changed.get(ip.address);
         if (mine) {
-          const next = cur ? { ...mine, warmup: { ...cur.warmup, held: mine.warmup.held } } : mine;
+          // Complaints are the feedback's to write (feedback/sending-ips.ts), whichever node took the report.
+          const next = cur ? { ...mine, warmup: { ...cur.warmup, held: mine.warmup.held, slowed: mine.warmup.slowed }, complaints: cur.complaints } : mine;
           tx.sendingIps.put(next);
           out.push(next);
         } else if (cur) out.push(cur);

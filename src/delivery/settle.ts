@@ -114,7 +114,8 @@ export function attemptRecord(
     }),
     ...(result.simulated ? { simulated: true as const } : {}),
     // The sending IP bound to, when `delivery.ips` is set (README "Sending IPs and warm-up").
-    ...(result.source ? { sending_ip: result.source } : {}),
+    // With its site, so that a complaint about this delivery is matched back to the address there (feedback/sending-ips.ts).
+    ...(result.source ? { sending_ip: result.source, ...(result.site ? { sending_site: result.site } : {}) } : {}),
   };
 }
 

@@ -33,6 +33,8 @@ export const SendingIp = Type.Object({
       sent: Type.Integer(),
       allowance: Nullable(Type.Integer({ description: "Today's allowance at the site while warming; null: no limit" })),
       held_days: Type.Integer({ description: 'Days its ramp held after a troubled day' }),
+      complained: Type.Integer({ description: 'Complaints about mail it delivered there, arrived today' }),
+      slowed: Type.Boolean({ description: "Today follows a troubled day: its hourly cap is a sixteenth of the day's allowance" }),
     }),
   ),
 });

@@ -95,6 +95,8 @@ export interface DeliveryAttempt {
   simulated?: true;
   /** The sending IP of `delivery.ips` the attempt was bound to; absent when the kernel chose. */
   sending_ip?: string;
+  /** The shaping site the attempt went to (docs/mail.md §3.1), beside `sending_ip`: its warm-up counts there. */
+  sending_site?: string;
 }
 
 /**

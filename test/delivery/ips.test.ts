@@ -11,6 +11,7 @@ import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
 import { until } from '../helpers/wait';
+import { recordComplaint } from '../../src/feedback';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -126,11 +127,47 @@ describe('warm-up', () => {
     // Day 1: ×2 — 32 a day, 4 an hour.
     expect(sends(midnight + 10 * HOUR)).toBe(4);
     expect(ips.allowanceOf(ips.record('127.0.0.3', midnight), 'google', midnight)).toEqual({ daily: 32, hourly: 4, day: 1 });
-    // A day with deferrals holds the ramp: day 2 is still 32.
+    // A day with deferrals holds the ramp: day 2 is still 32, and slowed: a sixteenth of it an hour.
     ips.outcome('127.0.0.3', 'google', midnight + 10 * HOUR, { deferred: 1, bounced: 0 });
     const day2 = midnight + DAY + 10 * HOUR;
-    expect(sends(day2)).toBe(4);
-    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 32, hourly: 4, day: 1 });
+    expect(sends(day2)).toBe(2);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 32, hourly: 2, day: 1 });
+  });
+
+  test('complaints over 0.08 % of a day at a site hold the ramp and slow it: the next day does not grow and its hourly cap halves', () => {
+    expect(rolled({ sent: 1250, deferred: 0, bounced: 0, complained: 1 })).toBe(false);
+    expect(rolled({ sent: 1249, deferred: 0, bounced: 0, complained: 1 })).toBe(true);
+    expect(rolled({ sent: 0, deferred: 0, bounced: 0, complained: 1 })).toBe(false);
+    const start = Date.UTC(2026, 0, 10, 9);
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start, 0, true)).toEqual({ daily: 150, hourly: 10, day: 0 });
+
+    const day0 = Date.UTC(2026, 0, 10, 9);
+    const ramps = { ...RAMPS, new_daily: 32, new_growth: 2 };
+    const ips = new SendingIps({ ips: [ip('127.0.0.3', 'default', { warmup: 'new' })], warmup: ramps }, () => 0);
+    const sends = (site: string, at: number) => {
+      let n = 0;
+      while ('address' in ((ips.choose('default', site, at) as { source: object | null }).source ?? {})) n++;
+      return n;
+    };
+    // Day 0: 32 a day, 4 an hour, at google and at yahoo.
+    expect(sends('google', day0)).toBe(4);
+    expect(sends('yahoo', day0)).toBe(4);
+    // A complaint about google mail arrives that day (feedback/sending-ips.ts writes it on the record; the engine adopts it).
+    const today = Math.floor(day0 / DAY);
+    ips.adopt({ ...ips.record('127.0.0.3', day0), complaints: { google: { [today]: 1 } } });
+    // Day 1: yahoo grows (64 a day, 8 an hour); google holds at 32 and is slowed to a sixteenth an hour: 2.
+    const day1 = day0 + DAY;
+    expect(sends('yahoo', day1)).toBe(8);
+    expect(sends('google', day1)).toBe(2);
+    const r1 = ips.record('127.0.0.3', day1);
+    expect(ips.allowanceOf(r1, 'google', day1)).toEqual({ daily: 32, hourly: 2, day: 0 });
+    expect(ips.allowanceOf(r1, 'yahoo', day1)).toEqual({ daily: 64, hourly: 8, day: 1 });
+    // The held and slowed days are written with the engine's next flush.
+    expect(ips.changed(day1)[0]!.warmup).toMatchObject({ held: { google: 1 }, slowed: { google: today + 1 } });
+    // Day 2, after a quiet day 1: google grows again from where it held, at the usual eighth an hour.
+    const day2 = day1 + DAY;
+    expect(sends('google', day2)).toBe(8);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 64, hourly: 8, day: 1 });
   });
 });
 
@@ -231,13 +268,25 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     const ip8 = await until(async () => {
       const ips = (await p.api('GET', '/ips')).body.data as {
         address: string;
-        sent_today: { site: string; sent: number; allowance: number | null; held_days: number }[];
+        sent_today: { site: string; sent: number; allowance: number | null; held_days: number; complained: number; slowed: boolean }[];
       }[];
       const me = ips.find((i) => i.address === '127.0.0.8')!;
       return me.sent_today.length ? me : null;
     }, 'GET /ips shows the warm-up counts');
     expect(ip8).toMatchObject({ pool: 'warm', ehlo: 'mta-8.posthorn.test', warmup: { state: 'warming', ramp: 'new', day: 0 } });
-    expect(ip8.sent_today).toEqual([{ site: 'dest.test', sent: 1, allowance: 8, held_days: 0 }]);
+    expect(ip8.sent_today).toEqual([{ site: 'dest.test', sent: 1, allowance: 8, held_days: 0, complained: 0, slowed: false }]);
+    // A complaint about the delivered one is matched back to the address and site that delivered it.
+    const delivered = (await Promise.all(emails.map(async (e) => (await p.svc.store.emails.get(e.team_id, e.id))!))).find((e) =>
+      e.attempts?.some((a) => a.sending_ip === '127.0.0.8' && a.results[0]!.code === 250),
+    )!;
+    expect(delivered.attempts!.at(-1)).toMatchObject({ sending_ip: '127.0.0.8', sending_site: 'dest.test' });
+    const rcpt = Object.keys(delivered.recipients)[0]!;
+    await p.svc.store.write((tx) => recordComplaint(tx, p.svc.events, delivered, rcpt, { suppress: false }));
+    const complained = await until(async () => {
+      const ips = (await p.api('GET', '/ips')).body.data as { address: string; sent_today: { complained: number }[] }[];
+      return ips.find((i) => i.address === '127.0.0.8')!.sent_today[0]!.complained === 1 || null;
+    }, 'GET /ips counts the complaint at its address and site');
+    expect(complained).toBe(true);
     const states = await Promise.all(emails.map(async (e) => (await p.svc.store.emails.get(e.team_id, e.id))!.recipients));
     expect(states.flatMap((r) => Object.values(r)).filter((s) => s === 'bounced')).toEqual([]);
     const queued = await Promise.all(emails.map((e) => p.svc.store.queue.entriesOf(e.team_id, e.id)));
