@@ -39,7 +39,7 @@ import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
-import { SendingIp, SendingIpList } from './ips';
+import { RegionList, SendingIp, SendingIpList } from './ips';
 import { DmarcSummary } from './dmarc';
 import { Log, LogSummary, QueueControlResult, QueueList, Usage } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
@@ -106,6 +106,7 @@ export const ROUTES = {
   'GET /deliverability/setup': DeliverabilitySetup,
   'GET /ips': SendingIpList,
   'POST /ips/:ip/warmup': SendingIp,
+  'GET /regions': RegionList,
   'GET /domains/:id/dmarc': DmarcSummary,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,

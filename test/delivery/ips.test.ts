@@ -227,6 +227,12 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     expect(bad.body.name).toBe('validation_error');
     expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'nowhere' } })).body.name).toBe('validation_error');
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { region: 'mars-1' } })).body.name).toBe('invalid_region');
+    // GET /regions: the regions a domain may name — here Resend's only, none the operator's, none waiting (one node).
+    expect((await p.api('GET', '/regions')).body).toEqual({
+      object: 'list',
+      has_more: false,
+      data: ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'].map((name) => ({ object: 'region', name, defined: false, waiting: false })),
+    });
     expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'a' } })).status).toBe(201);
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'a' } })).status).toBe(200);
     // The sink refuses what 127.0.0.3 sends: pool a's mail from it bounces, from 127.0.0.4 it is delivered.

@@ -37,6 +37,8 @@ function Controls({ ip, done }: { ip: SendingIp; done: () => void }) {
 export function IpsPage() {
   const ips = useGet('/ips');
   const rows = (ips.data?.data ?? []).map((ip) => ({ ...ip, id: ip.address }));
+  // Regions (README "Regions"): those whose mail waits, no node of theirs running (as /health says).
+  const waiting = (useGet('/regions').data?.data ?? []).filter((r) => r.waiting).map((r) => r.name);
   return (
     <>
       <PageHeader
@@ -44,6 +46,12 @@ export function IpsPage() {
         description="The addresses mail leaves from (delivery.ips), by pool: each says its own EHLO name, whose reverse DNS must match. A warming address sends at most its allowance per site each day; the rest waits in the queue."
       />
       <ErrorBox error={ips.error} />
+      {waiting.length > 0 && (
+        <p class="callout warning">
+          No node running in {waiting.length === 1 ? 'region' : 'regions'} <strong>{waiting.join(', ')}</strong>: the mail of their domains waits in the queue
+          until one is back.
+        </p>
+      )}
       {ips.loading && !ips.data ? (
         <Loading />
       ) : rows.length === 0 ? (
@@ -111,6 +119,8 @@ export function IpsPage() {
                   { label: 'Sent', class: 'num', render: (r) => num(r.sent) },
                   { label: 'Allowance', class: 'num', render: (r) => (r.allowance === null ? 'no limit' : num(r.allowance)) },
                   { label: 'Ramp held', class: 'num', render: (r) => (r.held_days ? `${r.held_days} d` : '—') },
+                  { label: 'Complaints', class: 'num', render: (r) => num(r.complained) },
+                  { label: 'Hourly cap', render: (r) => (r.slowed ? <Badge value="delivery_delayed" label="slowed" /> : '—') },
                 ]}
               />
             )}
