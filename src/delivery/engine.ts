@@ -464,7 +464,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         });
       }
       // The email's first attempt shows its provider: its counters go there (Events.attribute).
-      const sited = email.attempts?.length ? email : events.attribute(tx, email, provider);
+      const sited = email.attempts?.length ? email : events.attribute(tx, email, provider, result.source);
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
       const attempted = withAttempt(sited, attemptRecord(entry, result, started, now, classes));
       // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.

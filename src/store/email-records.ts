@@ -58,6 +58,11 @@ export interface EmailRec extends Rec {
    * its claim (and on older records).
    */
   site?: string;
+  /**
+   * The sending IP of `delivery.ips` its metric counters go to (docs/api.md §7.9, "By sending IP"):
+   * the address its first attempt bound to one left from; absent when the kernel chose.
+   */
+  sending_ip?: string;
   /** Opens and clicks (tracking hits), absent until the first one. */
   engagement?: Engagement;
   /** Delivery attempts, oldest first (the last `MAX_ATTEMPTS` kept; older records: absent). */

@@ -12,6 +12,7 @@ import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { recordComplaint } from '../../src/feedback';
+import type { EmailRec } from '../../src/store';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -207,7 +208,7 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     const sender = await verifiedDomain(p, 'pooled.test');
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'b' } })).status).toBe(200);
     expect((await p.api('GET', `/domains/${sender.id}`)).body.pool).toBe('b');
-    const emails = [];
+    const emails: EmailRec[] = [];
     for (let i = 0; i < 12; i++) emails.push(await queueEmail(p.svc, { ...sender, pool: 'b' }, { to: [`r${i}@dest.test`] }));
     for (const e of emails) expect((await waitForEmail(p.svc, e, settled)).recipients).toEqual({ [`r${emails.indexOf(e)}@dest.test`]: 'delivered' });
     const peers = new Set(emails.map((_, i) => sink.to(`r${i}@dest.test`)[0]!.remoteAddress));
@@ -218,6 +219,17 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     }
     const got = (await p.api('GET', `/emails/${emails[0]!.id}`)).body;
     expect(got.attempts[0].sending_ip).toBe(sink.to('r0@dest.test')[0]!.remoteAddress);
+    // Metrics by sending IP (docs/api.md §7.9, "By sending IP"): each address's sends and deliveries, as the sink saw them.
+    const m = await p.api('GET', `/emails/metrics?dimensions=ip&domain_id=${sender.id}&metrics=sent,delivered,bounced,complained`);
+    expect(m.status).toBe(200);
+    const seen = (a: string) => emails.filter((_: unknown, i: number) => sink.to(`r${i}@dest.test`)[0]!.remoteAddress === a).length;
+    const expected = ['127.0.0.5', '127.0.0.6']
+      .filter((a) => seen(a) > 0)
+      .map((a) => ({ ip: a, sent: seen(a), delivered: seen(a), bounced: 0, complained: 0 }));
+    // `sent`, counted at the claim before an address was chosen, moved to the address at the first attempt: its row without an IP is all zeros.
+    expect(m.body.data.filter((r: { ip?: string }) => r.ip)).toEqual(expected);
+    for (const r of m.body.data.filter((r: { ip?: string }) => !r.ip)) expect(r).toEqual({ sent: 0, delivered: 0, bounced: 0, complained: 0 });
+    expect(m.body.totals).toEqual({ sent: 12, delivered: 12, bounced: 0, complained: 0 });
   });
 
   test('an unknown pool or region is refused with 422; an address a peer refuses is its own', async () => {

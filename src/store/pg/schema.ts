@@ -254,6 +254,18 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
     name: 'accounts: single-use links mailed to users (password resets, email changes)',
     sql: declaredTables(13).join('\n'),
   },
+  {
+    version: 16,
+    name: 'metric counters by sending IP',
+    // Buckets counted before have no sending IP (''): they stay one row each under the wider key.
+    sql: [
+      `ALTER TABLE metrics ADD COLUMN ip ${KEY} NOT NULL DEFAULT '';
+ALTER TABLE metrics DROP CONSTRAINT metrics_pkey;
+ALTER TABLE metrics ADD PRIMARY KEY (team, hour, domain_id, broadcast_id, site, ip);
+ALTER TABLE metrics_email ADD COLUMN ip text;`,
+      ...declaredTables(16),
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
