@@ -13,6 +13,7 @@ import { newId, nowIso } from '../../src/ids';
 import type { EmailRec, SendingIpRec } from '../../src/store';
 import { completesAt } from '../../src/delivery/forecast';
 import { mostEngagedFirst } from '../../src/broadcasts/engagement';
+import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -198,5 +199,25 @@ describe('end to end: a broadcast over the allowance spills, most engaged first'
     expect(states.filter((s) => s === 'bounced')).toEqual([]);
     // A broadcast whose pool sends without allowances has no forecast field at all.
     expect((await p.api('GET', `/broadcasts/${past}`)).body.delivery_forecast).toBeUndefined();
+
+    // The broadcast's page says it beside its status (axe clean, desktop and phone).
+    const browser = await launchBrowser();
+    try {
+      for (const [viewport, name] of [
+        [{ width: 1440, height: 900 }, 'broadcast-forecast-desktop'],
+        [{ width: 390, height: 844 }, 'broadcast-forecast-phone'],
+      ] as const) {
+        const context = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+        const page = await signIn(context, p.url, { email: p.creds.admin_email, password: p.creds.admin_password });
+        await page.getByRole('heading', { name: 'Overview' }).waitFor();
+        await page.goto(`${p.url}/dashboard/broadcasts/${id}`);
+        await page.getByText('4 waiting on sending IP warm-up').waitFor();
+        expect(await axeViolations(page)).toEqual([]);
+        await screenshot(page, name);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });
