@@ -26,11 +26,12 @@ export const METRICS = [...COUNTERS, ...(Object.keys(RATES) as (keyof typeof RAT
 export const CLASS_METRICS = BOUNCE_CLASSES.map((c) => `bounced_${c}` as const);
 export type Metric = (typeof METRICS)[number] | (typeof CLASS_METRICS)[number];
 const NAMED: readonly string[] = [...METRICS, ...CLASS_METRICS];
-export type Dimension = 'period' | 'domain' | 'email' | 'broadcast' | 'site';
-const DIMENSIONS: Dimension[] = ['period', 'domain', 'email', 'broadcast', 'site'];
+export type Dimension = 'period' | 'domain' | 'email' | 'broadcast' | 'site' | 'ip';
+const DIMENSIONS: Dimension[] = ['period', 'domain', 'email', 'broadcast', 'site', 'ip'];
 /**
- * Sending IPs are not a dimension while Posthorn sends from the one address the kernel picks:
- * `ip` is refused, saying so, rather than answering a single row (docs/api.md §7.9).
+ * Sending IPs are a dimension once `delivery.ips` lists them (docs/api.md §7.9, "By sending IP");
+ * while Posthorn sends from the one address the kernel picks, `ip` is refused, saying so, rather
+ * than answering a single row.
  */
 const IP_DIMENSION = 'The `ip` dimension needs several sending IPs, and this Posthorn sends from one: use `site`, or no dimension.';
 const GRANULARITIES: Granularity[] = ['hourly', 'daily', 'weekly', 'monthly'];
@@ -52,6 +53,7 @@ interface Dims {
   email_id?: string;
   broadcast_id?: string | null;
   site?: string | null;
+  ip?: string | null;
 }
 
 interface Parsed {
@@ -96,7 +98,7 @@ function instant(name: string, v: string, tz: Intl.DateTimeFormat, end: boolean)
   throw errors.validation(`Invalid \`${name}\`: use an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z).`);
 }
 
-export function parseMetricsQuery(q: MetricsQuery, now = Date.now()): Parsed {
+export function parseMetricsQuery(q: MetricsQuery, now = Date.now(), sendingIps = false): Parsed {
   const tzName = q.timezone || 'UTC';
   const tz = zoneFormatter(tzName);
   if (!tz) throw errors.validation(`Invalid \`timezone\`: \`${tzName}\` is not an IANA time zone.`);
@@ -106,7 +108,7 @@ export function parseMetricsQuery(q: MetricsQuery, now = Date.now()): Parsed {
   for (const m of metrics) if (!NAMED.includes(m)) throw errors.validation(`Invalid metric \`${m}\`: use any of ${NAMED.join(', ')}.`);
   const dimensions = (list(q.dimensions) ?? []) as Dimension[];
   for (const d of dimensions) {
-    if ((d as string) === 'ip') throw errors.validation(IP_DIMENSION);
+    if (d === 'ip' && !sendingIps) throw errors.validation(IP_DIMENSION);
     if (!DIMENSIONS.includes(d)) throw errors.validation(`Invalid dimension \`${d}\`: use any of ${DIMENSIONS.join(', ')}.`);
   }
   const emails = ids('email_id', q.email_id);
@@ -151,8 +153,8 @@ function values(c: Counters, metrics: Metric[]): Record<string, number> {
   return out;
 }
 
-export async function emailMetrics(store: StoreReader, team: string, q: MetricsQuery, now = Date.now()) {
-  const p = parseMetricsQuery(q, now);
+export async function emailMetrics(store: StoreReader, team: string, q: MetricsQuery, now = Date.now(), sendingIps = false) {
+  const p = parseMetricsQuery(q, now, sendingIps);
   const totals: Counters = {};
   const rows = new Map<string, { dims: Dims; counts: Counters }>();
   const periods = new Map<number, number>();
@@ -164,7 +166,15 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     }
     return s;
   };
-  const each = (b: { hour: number; domain_id: string; broadcast_id: string | null; site: string | null; email_id?: string; counts: Counters }) => {
+  const each = (b: {
+    hour: number;
+    domain_id: string;
+    broadcast_id: string | null;
+    site: string | null;
+    ip: string | null;
+    email_id?: string;
+    counts: Counters;
+  }) => {
     if (p.domains && !p.domains.has(b.domain_id)) return;
     if (p.broadcasts && !(b.broadcast_id && p.broadcasts.has(b.broadcast_id))) return;
     if (p.emails && !(b.email_id && p.emails.has(b.email_id))) return;
@@ -176,6 +186,7 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     if (p.dimensions.includes('email')) dims.email_id = b.email_id;
     if (p.dimensions.includes('broadcast')) dims.broadcast_id = b.broadcast_id;
     if (p.dimensions.includes('site')) dims.site = b.site;
+    if (p.dimensions.includes('ip')) dims.ip = b.ip;
     const key = JSON.stringify(dims);
     let row = rows.get(key);
     if (!row) {
@@ -222,10 +233,12 @@ export async function emailMetrics(store: StoreReader, team: string, q: MetricsQ
     }
     // Counts made before any attempt (`suppressed`, `failed`; emails still queued) have no site: no `site` field.
     if (dims.site) row.site = dims.site;
+    // Counts of mail the kernel chose the address of (or made before any attempt) have no sending IP: no `ip` field.
+    if (dims.ip) row.ip = dims.ip;
     data.push(Object.assign(row, values(counts, p.metrics)));
   }
   const order = (r: Record<string, string | number>) =>
-    [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? '', r.site ?? ''].join('\u0000');
+    [r.period ?? '', r.domain_name ?? '', r.email_id ?? '', r.broadcast_id ?? '', r.site ?? '', r.ip ?? ''].join('\u0000');
   data.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 
   return {

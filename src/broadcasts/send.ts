@@ -23,6 +23,7 @@ import { renderPlaceholders, withPreheader, type Recipient } from './placeholder
 import { subscriptionOf } from '../topics';
 import { propertyDefs } from '../contacts/properties';
 import { unschedule } from '.';
+import { engagementOf, mostEngagedFirst, warmingPool } from './engagement';
 
 /** What sending a broadcast needs: the sending core's, and `public_url` for unsubscribe links. */
 export interface BroadcastDeps extends SendingDeps {
@@ -57,7 +58,10 @@ export async function sendBroadcast(svc: BroadcastDeps, team: string, broadcastI
   if (topic === null) return refuse(svc, b, new ApiError(422, 'validation_error', "The broadcast's topic no longer exists."));
   const receives = (r: StoreReader, c: ContactRec) => wanted(r, c, topic);
   const properties = await propertyDefs(store, team);
-  const todo = await pendingRecipients(svc, b, receives);
+  let todo = await pendingRecipients(svc, b, receives);
+  // Warming addresses may spill it into the next days: the most engaged recipients go first.
+  if (await warmingPool(store, svc.config.delivery.ips, (await store.domains.find('name', addressField('from', b.from).domain))?.pool))
+    todo = mostEngagedFirst(todo, await engagementOf(store, b));
   const size = opts.batchSize ?? BATCH_SIZE;
   // At least one commit: an empty segment (or a resumed, fully covered one) still ends `sent`.
   for (let i = 0; i === 0 || i < todo.length; i += size) {

@@ -198,7 +198,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         const cur = await tx.sendingIps.get(INSTALL_TEAM, ip.address);
         const mine = changed.get(ip.address);
         if (mine) {
-          const next = cur ? { ...mine, warmup: { ...cur.warmup, held: mine.warmup.held } } : mine;
+          // Complaints are the feedback's to write (feedback/sending-ips.ts), whichever node took the report.
+          const next = cur ? { ...mine, warmup: { ...cur.warmup, held: mine.warmup.held, slowed: mine.warmup.slowed }, complaints: cur.complaints } : mine;
           tx.sendingIps.put(next);
           out.push(next);
         } else if (cur) out.push(cur);
@@ -463,7 +464,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         });
       }
       // The email's first attempt shows its provider: its counters go there (Events.attribute).
-      const sited = email.attempts?.length ? email : events.attribute(tx, email, provider);
+      const sited = email.attempts?.length ? email : events.attribute(tx, email, provider, result.source);
       // Every attempt is kept on the email (docs/api.md §7.3), beside the events it leads to.
       const attempted = withAttempt(sited, attemptRecord(entry, result, started, now, classes));
       // TLS-RPT data (RFC 8460) of the destination's policy, committed with the attempt it comes from.

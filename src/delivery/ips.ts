@@ -14,11 +14,10 @@
 import { networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
 import type { Config, SendingIpConfig } from '../config';
-import type { SendingIpRec } from '../store';
+import { INSTALL_TEAM, type SendingIpRec } from '../store';
 import { allowance, type Allowance, dayOf, hourOf, rampOf, type WarmupRamps, rolled } from './warmup';
 
-/** Records of the install, not of a team (the `sendingIps` collection). */
-export const INSTALL_TEAM = '-';
+export { INSTALL_TEAM };
 
 /** How long an address whose bind failed stays out of rotation before it is tried again (ms). */
 export const BIND_RETRY_MS = 10 * 60_000;
@@ -46,12 +45,20 @@ export function notLocal(ips: readonly { address: string }[], interfaces = netwo
   return ips.map((i) => i.address).filter((a) => !(local.has(a) || (isIP(a) === 4 && a.startsWith('127.')) || a === '::1'));
 }
 
-/** Today's allowance of an address at a site (null: not warming); a paused ramp keeps its pause day's. */
+/**
+ * Today's allowance of an address at a site (null: not warming); a paused ramp keeps its pause
+ * day's. The day after a troubled one its hourly cap is tightened (warmup.ts `allowance`).
+ */
 export function allowanceOf(ramps: WarmupRamps, r: SendingIpRec, site: string, now: number): Allowance | null {
   const w = r.warmup;
   if ((w.state !== 'warming' && w.state !== 'paused') || !w.ramp || !w.started_at) return null;
   const at = w.state === 'paused' && w.paused_at ? Math.min(now, Date.parse(w.paused_at)) : now;
-  return allowance(rampOf(ramps, w.ramp), Date.parse(w.started_at), at, w.held[site] ?? 0);
+  return allowance(rampOf(ramps, w.ramp), Date.parse(w.started_at), at, w.held[site] ?? 0, w.slowed?.[site] === dayOf(at));
+}
+
+/** Complaints matched back to an address at a site on a UTC day (feedback/sending-ips.ts counts them). */
+export function complaintsOn(r: SendingIpRec | undefined, site: string, day: number): number {
+  return r?.complaints?.[site]?.[day] ?? 0;
 }
 
 /** Today's sending of one address at one site, with its warm-up schedule. */
@@ -203,11 +210,12 @@ export class SendingIps {
 
   /** What the address may still send at the site now (null: no warm-up, no limit), and when more is allowed. */
   left(address: string, site: string, now: number): { n: number; until: number } | null {
-    const r = this.records.get(address) ?? (this.byAddress.get(address)?.warmup ? this.record(address, now) : undefined);
-    if (!r) return null;
+    if (!this.records.has(address) && !this.byAddress.get(address)?.warmup) return null;
+    // Counted first: a new day's count decides whether the ramp holds, before today's allowance is read.
+    const c = this.count(address, site, now);
+    const r = this.records.get(address) ?? this.record(address, now);
     const a = this.allowanceOf(r, site, now);
     if (!a) return null;
-    const c = this.count(address, site, now);
     const dayLeft = a.daily - c.sent;
     const hourLeft = a.hourly - c.hourSent;
     if (dayLeft <= 0) return { n: 0, until: (dayOf(now) + 1) * 86_400_000 };
@@ -256,7 +264,11 @@ export class SendingIps {
     return out;
   }
 
-  /** The count of an address at a site for now's day and hour; a new day holds the ramp after a troubled one (warmup.ts `rolled`). */
+  /**
+   * The count of an address at a site for now's day and hour; a new day holds the ramp after a
+   * troubled one (warmup.ts `rolled`: its deferrals, bounces, and the complaints matched back to the
+   * address that day) and tightens its hourly cap for the day.
+   */
   private count(address: string, site: string, now: number): SiteCount {
     let m = this.counts.get(address);
     if (!m) {
@@ -269,10 +281,11 @@ export class SendingIps {
     if (!c || c.day !== day) {
       if (c) {
         const r = this.records.get(address);
-        if (r && r.warmup.state === 'warming' && rolled(c)) {
-          // A troubled day: the site's ramp holds (does not grow) for it.
+        if (r && r.warmup.state === 'warming' && rolled({ ...c, complained: complaintsOn(r, site, c.day) })) {
+          // A troubled day: the site's ramp holds (does not grow) for it, and today is slowed.
           const held = { ...r.warmup.held, [site]: (r.warmup.held[site] ?? 0) + (day - c.day) };
-          this.records.set(address, { ...r, warmup: { ...r.warmup, held } });
+          const slowed = { ...r.warmup.slowed, [site]: day };
+          this.records.set(address, { ...r, warmup: { ...r.warmup, held, slowed } });
           this.dirty.add(address);
         }
       }

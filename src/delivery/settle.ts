@@ -114,7 +114,8 @@ export function attemptRecord(
     }),
     ...(result.simulated ? { simulated: true as const } : {}),
     // The sending IP bound to, when `delivery.ips` is set (README "Sending IPs and warm-up").
-    ...(result.source ? { sending_ip: result.source } : {}),
+    // With its site, so that a complaint about this delivery is matched back to the address there (feedback/sending-ips.ts).
+    ...(result.source ? { sending_ip: result.source, ...(result.site ? { sending_site: result.site } : {}) } : {}),
   };
 }
 
@@ -162,7 +163,7 @@ export async function settleRecipients(
     let outcome = outcomeOf(reply, { ...ctx, delayed: s.email.recipients[rcpt] === 'delayed' }, classes.get(rcpt) ?? 'unknown');
     // A sandbox address's bounce is simulated: it suppresses nobody (docs/api.md §7.11).
     if (result.simulated && outcome.kind === 'bounced') outcome = { ...outcome, suppress: 'never' };
-    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site, provider);
+    const recorded = await recordOutcome(tx, events, s.email, rcpt, outcome, site, provider, result.source);
     if (recorded) {
       s.email = recorded;
       s.stored = true;
@@ -188,7 +189,8 @@ export async function settleRecipients(
 /**
  * One recipient's outcome on the email: its event (which moves the metric counters and hands
  * webhooks their event) and, for a permanent bounce whose class says so, the address suppressed
- * (with the class, the reply and the site). `provider`: the mailbox provider the event counts under.
+ * (with the class, the reply and the site). `provider`: the mailbox provider the event counts under,
+ * `ip`: the sending IP it left from (docs/api.md §7.9, "By sending IP").
  * Returns the email as the event stored it, or null when nothing was stored.
  */
 export async function recordOutcome(
@@ -199,20 +201,21 @@ export async function recordOutcome(
   outcome: RecipientOutcome,
   site: string | null = null,
   provider?: string,
+  ip?: string,
 ): Promise<EmailRec | null> {
   // The record in hand is the current one: each event stores it (with the attempt), none reads it back.
   const current = true;
   switch (outcome.kind) {
     case 'delivered':
-      return events.email(tx, email, 'delivered', { recipients: [rcpt], current, site: provider });
+      return events.email(tx, email, 'delivered', { recipients: [rcpt], current, site: provider, ip });
     case 'bounced': {
-      const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, class: outcome.class, current, site: provider });
+      const next = await events.email(tx, email, 'bounced', { recipients: [rcpt], bounce: outcome.bounce, class: outcome.class, current, site: provider, ip });
       if (outcome.suppress !== 'never') await suppressBounce(events, tx, next.team_id, rcpt, next.id, { class: outcome.class, reply: outcome.reply, site });
       return next;
     }
     case 'deferred':
       // email.delivery_delayed once per recipient: its state is `delayed` from then on.
-      return outcome.announce ? events.email(tx, email, 'delivery_delayed', { recipients: [rcpt], current, site: provider }) : null;
+      return outcome.announce ? events.email(tx, email, 'delivery_delayed', { recipients: [rcpt], current, site: provider, ip }) : null;
     case 'dropped':
       return null;
   }

@@ -29,6 +29,8 @@ export interface EmailEventDetails {
    * when it has none. Events without one count under the email's.
    */
   site?: string;
+  /** The sending IP the event's attempt left from (`delivery.ips`); kept as the email's `sending_ip` when it has none. */
+  ip?: string;
   click?: { ipAddress: string; link: string; timestamp: string; userAgent: string };
   at?: string;
   /**
@@ -116,6 +118,7 @@ export class Events {
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;
     if (details.site) next.site ??= details.site;
+    if (details.ip) next.sending_ip ??= details.ip;
     if (status === 'opened' || status === 'clicked') this.engage(tx, next, details.click?.link ?? null, !!details.automated, at);
     this.count(tx, next, info.count, details, at);
     tx.emails.put(next);
@@ -185,24 +188,27 @@ export class Events {
     if (Object.keys(counts).length === 0) return;
     email.counted = counted;
     const site = details.site ?? email.site ?? null;
-    tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, site, email_id: email.id }, counts);
+    const ip = details.ip ?? email.sending_ip ?? null;
+    tx.metrics.add(email.team_id, Date.parse(at), { domain_id: email.domain_id, broadcast_id: email.broadcast_id, site, ip, email_id: email.id }, counts);
   }
 
   /**
    * In a unit of work, at the email's first delivery attempt: its mailbox provider is the site that
    * attempt reached. Its `sent`, counted at its claim under the site the claim expected (a domain
    * whose provider only its MX shows — a Google Workspace domain — is `other` until an attempt has
-   * shown it), moves there. Returns the email with its `site` (not stored: the caller's events store it).
+   * shown it), moves there — and to the sending IP the attempt left from, if `delivery.ips` chose
+   * one. Returns the email with its `site` and `sending_ip` (not stored: the caller's events store it).
    */
-  attribute(tx: Tx, email: EmailRec, site: string): EmailRec {
-    if (email.site === site) return email;
+  attribute(tx: Tx, email: EmailRec, site: string, ip?: string | null): EmailRec {
+    const sendingIp = email.sending_ip ?? ip ?? undefined;
+    if (email.site === site && email.sending_ip === sendingIp) return email;
     if (email.sent_at && email.counted?.includes('sent')) {
       const at = Date.parse(email.sent_at);
       const dims = { domain_id: email.domain_id, broadcast_id: email.broadcast_id, email_id: email.id };
-      tx.metrics.add(email.team_id, at, { ...dims, site: email.site ?? null }, { sent: -1 });
-      tx.metrics.add(email.team_id, at, { ...dims, site }, { sent: 1 });
+      tx.metrics.add(email.team_id, at, { ...dims, site: email.site ?? null, ip: email.sending_ip ?? null }, { sent: -1 });
+      tx.metrics.add(email.team_id, at, { ...dims, site, ip: sendingIp ?? null }, { sent: 1 });
     }
-    return { ...email, site };
+    return { ...email, site, ...(sendingIp ? { sending_ip: sendingIp } : {}) };
   }
 
   /**

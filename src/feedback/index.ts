@@ -14,6 +14,7 @@ import { type BounceClassifier, dsnInput } from '../mail/bounce-class';
 import { log } from '../log';
 import { bounceOf, type Report } from '../mail/reports';
 import { decodeVerp, returnPathHost, Verp } from '../mail/verp';
+import { countComplaint } from './sending-ips';
 
 export interface FeedbackDeps {
   store: Store;
@@ -148,6 +149,8 @@ export async function recordComplaint(
 ): Promise<EmailRec | null> {
   if (email.recipients[rcpt] === 'complained') return null;
   const next = await events.email(tx, email, 'complained', { recipients: [rcpt], current: opts.current });
+  // The sending IP that delivered it counts the complaint: over 0.08 % a day, its warm-up holds and slows.
+  await countComplaint(tx, next, rcpt, Date.now());
   if (opts.suppress) await suppress(events, tx, next.team_id, rcpt, 'complaint', next.id);
   return next;
 }

@@ -78,6 +78,18 @@ export const Broadcast = Type.Object({
   scheduled_at: Nullable(Timestamp),
   sent_at: Nullable(Timestamp),
   topic_id: Nullable(Id),
+  delivery_forecast: Type.Optional(
+    Type.Object(
+      {
+        pending: Type.Integer({ description: 'Recipients not yet delivered (pending or delayed)' }),
+        completes_at: Timestamp,
+      },
+      {
+        description:
+          "Posthorn (docs/api.md §19.17): only while a sent broadcast's recipients wait on the warm-up allowances of its pool's sending IPs — when the last is expected to have gone",
+      },
+    ),
+  ),
 });
 export type Broadcast = Static<typeof Broadcast>;
 

@@ -176,6 +176,8 @@ export const DeliveryAttempt = Type.Object({
   simulated: Type.Optional(Type.Literal(true)),
   /** Posthorn: the sending IP of `delivery.ips` the attempt was bound to; absent when the kernel chose. */
   sending_ip: Type.Optional(Type.String()),
+  /** Posthorn: beside `sending_ip`, the shaping site the attempt went to (docs/mail.md §3.1). */
+  sending_site: Type.Optional(Type.String()),
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 

@@ -33,6 +33,8 @@ export const SendingIp = Type.Object({
       sent: Type.Integer(),
       allowance: Nullable(Type.Integer({ description: "Today's allowance at the site while warming; null: no limit" })),
       held_days: Type.Integer({ description: 'Days its ramp held after a troubled day' }),
+      complained: Type.Integer({ description: 'Complaints about mail it delivered there, arrived today' }),
+      slowed: Type.Boolean({ description: "Today follows a troubled day: its hourly cap is a sixteenth of the day's allowance" }),
     }),
   ),
 });
@@ -45,3 +47,14 @@ export const IpParams = Type.Object({ ip: Type.String({ description: 'An address
 export const WarmupRequest = Type.Object({
   action: OneOf(['start', 'pause', 'resume', 'complete'] as const, { error: 'The `action` field must be one of start, pause, resume, complete.' }),
 });
+
+/** GET /regions (docs/api.md §19.18): a region domains may name. */
+export const Region = Type.Object({
+  object: Type.Literal('region'),
+  name: Type.String(),
+  defined: Type.Boolean({ description: 'Defined by the operator (`cluster.regions`, `cluster.region`); else one of Resend’s names' }),
+  waiting: Type.Boolean({ description: 'No node of the region is alive: its mail waits (cluster mode)' }),
+});
+export type Region = Static<typeof Region>;
+
+export const RegionList = List(Region);

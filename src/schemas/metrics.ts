@@ -17,7 +17,7 @@ export const MetricsQuery = Type.Object({
   dimensions: Type.Optional(
     Type.String({
       description:
-        'period, domain, email, broadcast, and site (the mailbox provider: a site of delivery shaping or `other`; a Posthorn extension); comma-separated. `ip` is refused while Posthorn sends from one IP',
+        'period, domain, email, broadcast, and site (the mailbox provider: a site of delivery shaping or `other`; a Posthorn extension), and ip (the sending IP of `delivery.ips`; a Posthorn extension, refused when none are configured); comma-separated',
     }),
   ),
   domain_id: Type.Optional(Type.String()),

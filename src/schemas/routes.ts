@@ -53,7 +53,7 @@ import {
   ThreadLabelList,
 } from './inboxes';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
-import { SendingIp, SendingIpList } from './ips';
+import { RegionList, SendingIp, SendingIpList } from './ips';
 import { DmarcSummary } from './dmarc';
 import { Log, LogSummary, QueueControlResult, QueueList, Usage } from './operations';
 import { ReceivedEmail, ReceivedEmailSummary } from './receiving';
@@ -120,6 +120,7 @@ export const ROUTES = {
   'GET /deliverability/setup': DeliverabilitySetup,
   'GET /ips': SendingIpList,
   'POST /ips/:ip/warmup': SendingIp,
+  'GET /regions': RegionList,
   'GET /domains/:id/dmarc': DmarcSummary,
   'POST /queue/:destination/hold': QueueControlResult,
   'POST /queue/:destination/release': QueueControlResult,

@@ -158,6 +158,9 @@ export interface ListingRec extends Rec {
   incidents: { team_id: string; id: string }[];
 }
 
+/** The team of install-wide records (the `sendingIps` collection): not a team's. */
+export const INSTALL_TEAM = '-';
+
 /**
  * A sending IP of `delivery.ips` (README.md, "Sending IPs and warm-up"), keyed by its address under
  * the install (team `-`): its warm-up schedule, why it is out of rotation, and what it sent today
@@ -177,9 +180,18 @@ export interface SendingIpRec extends Rec {
     paused_at?: string | null;
     /** Days each site's ramp held (did not grow) after a troubled day, by site. */
     held: Record<string, number>;
+    /** The day (UTC, since the epoch) each site's hourly cap is tightened: the day after a troubled one (delivery/warmup.ts). */
+    slowed?: Record<string, number>;
   };
   /** The last failed bind, and until when the address stays out of rotation (ISO). */
   out_of_rotation: { at: string; until: string; reason: string } | null;
   /** Today's (UTC) sending per site: day since the epoch, sends, this hour's, deferrals, bounces. */
   sites: Record<string, { day: number; sent: number; hour: number; hourSent: number; deferred: number; bounced: number }>;
+  /**
+   * Complaints matched back to this address (the attempt that delivered the complaining recipient
+   * was bound to it), by site and by the UTC day they arrived (days since the epoch; the last 7
+   * kept). Written by whichever node took the report (feedback/sending-ips.ts), read by the engine
+   * of the address's node when a day ends.
+   */
+  complaints?: Record<string, Record<string, number>>;
 }

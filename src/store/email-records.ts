@@ -58,6 +58,11 @@ export interface EmailRec extends Rec {
    * its claim (and on older records).
    */
   site?: string;
+  /**
+   * The sending IP of `delivery.ips` its metric counters go to (docs/api.md §7.9, "By sending IP"):
+   * the address its first attempt bound to one left from; absent when the kernel chose.
+   */
+  sending_ip?: string;
   /** Opens and clicks (tracking hits), absent until the first one. */
   engagement?: Engagement;
   /** Delivery attempts, oldest first (the last `MAX_ATTEMPTS` kept; older records: absent). */
@@ -95,6 +100,8 @@ export interface DeliveryAttempt {
   simulated?: true;
   /** The sending IP of `delivery.ips` the attempt was bound to; absent when the kernel chose. */
   sending_ip?: string;
+  /** The shaping site the attempt went to (docs/mail.md §3.1), beside `sending_ip`: its warm-up counts there. */
+  sending_site?: string;
 }
 
 /**

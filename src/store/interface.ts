@@ -423,6 +423,8 @@ export interface MetricDims {
   domain_id: string;
   broadcast_id: string | null;
   site?: string | null;
+  /** The sending IP of `delivery.ips` the event's attempt left from (README.md, "Sending IPs and warm-up"); none when the kernel chose. */
+  ip?: string | null;
   email_id: string;
 }
 
@@ -434,6 +436,8 @@ export interface MetricBucket {
   broadcast_id: string | null;
   /** The mailbox provider (MetricDims.site); null: none (counted before any attempt, or before sites were kept). */
   site: string | null;
+  /** The sending IP (MetricDims.ip); null: none (the kernel chose, or counted before any attempt). */
+  ip: string | null;
   counts: Counters;
 }
 export interface EmailMetricBucket extends MetricBucket {

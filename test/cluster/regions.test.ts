@@ -64,6 +64,10 @@ describe('two regions on one database', () => {
         return h.regions_waiting ? h : null;
       }, 'GET /health names the region whose mail waits');
       expect(health).toMatchObject({ status: 'ok', regions_waiting: ['us-east-1'] });
+      // GET /regions (the dashboard's domain page and IPs page) says the same of each region.
+      const regions = (await eu.api('GET', '/regions')).body.data as { object: string; name: string; defined: boolean; waiting: boolean }[];
+      expect(regions.find((r) => r.name === 'us-east-1')).toEqual({ object: 'region', name: 'us-east-1', defined: false, waiting: true });
+      expect(regions.find((r) => r.name === 'eu-west-1')).toEqual({ object: 'region', name: 'eu-west-1', defined: true, waiting: false });
       expect(sink.to('late-us@dest.test')).toEqual([]);
       expect((await eu.svc.store.queue.entriesOf(waiting.team_id, waiting.id)).length).toBe(1);
     } finally {

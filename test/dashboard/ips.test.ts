@@ -1,7 +1,7 @@
 // The IPs page in a real browser (README "Sending IPs and warm-up"): the sending IPs with their
 // pool, EHLO, reverse DNS, rotation and warm-up, what each sent today per site, the warm-up
-// controls, and the domain page's pool selector — an axe-core check and screenshots at desktop and
-// phone width.
+// controls, the last 7 days per address (GET /emails/metrics?dimensions=ip), and the domain page's
+// pool and region selectors — an axe-core check and screenshots at desktop and phone width.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
@@ -25,6 +25,8 @@ beforeAll(async () => {
       { address: '127.0.0.4', ehlo: 'mta4.posthorn.test', pool: 'default' },
       { address: '127.0.0.5', ehlo: 'mta5.posthorn.test', pool: 'marketing', warmup: 'new' },
     ],
+    // A region of the operator's: the domain page offers the regions.
+    'cluster.regions': ['moon-1'],
   });
   const team = world.p.creds.team_id;
   for (const to of ['ann@dest.test', 'bob@dest.test']) {
@@ -71,6 +73,12 @@ describe('IPs page', () => {
         await page.reload();
         await page.getByRole('table', { name: 'Sent today per address and site' }).waitFor({ timeout: 15_000 });
       });
+    // The last 7 days per address: the two emails left from the default pool's addresses.
+    const week = page.getByRole('table', { name: 'Sent, delivered, bounced and complained per sending IP, last 7 days' });
+    await week.waitFor({ timeout: 15_000 });
+    const weekRows = await week.locator('tbody tr').allInnerTexts();
+    expect(weekRows.every((r) => r.includes('127.0.0.3') || r.includes('127.0.0.4'))).toBe(true);
+    expect(weekRows.length).toBeGreaterThan(0);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'ips-desktop');
     await page.getByRole('button', { name: 'Pause: 127.0.0.5' }).click();
@@ -89,5 +97,13 @@ describe('IPs page', () => {
     await page.getByText('Domain updated.').waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'ips-domain-pool');
+    // The region beside the pool, once the operator defines one (README "Regions").
+    await page.getByLabel('Region').selectOption('moon-1');
+    await until(async () => (await world.p.api('GET', `/domains/${world.domain.id}`)).body.region === 'moon-1' || null, 'the domain is in region moon-1');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'ips-domain-region');
+    const phone = await open(`/dashboard/domains/${world.domain.id}`, 'example.test', { width: 390, height: 844 }, true);
+    expect(await axeViolations(phone)).toEqual([]);
+    await screenshot(phone, 'ips-domain-region-phone');
   });
 });

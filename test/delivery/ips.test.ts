@@ -11,6 +11,8 @@ import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
 import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
 import { until } from '../helpers/wait';
+import { recordComplaint } from '../../src/feedback';
+import type { EmailRec } from '../../src/store';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -126,11 +128,47 @@ describe('warm-up', () => {
     // Day 1: ×2 — 32 a day, 4 an hour.
     expect(sends(midnight + 10 * HOUR)).toBe(4);
     expect(ips.allowanceOf(ips.record('127.0.0.3', midnight), 'google', midnight)).toEqual({ daily: 32, hourly: 4, day: 1 });
-    // A day with deferrals holds the ramp: day 2 is still 32.
+    // A day with deferrals holds the ramp: day 2 is still 32, and slowed: a sixteenth of it an hour.
     ips.outcome('127.0.0.3', 'google', midnight + 10 * HOUR, { deferred: 1, bounced: 0 });
     const day2 = midnight + DAY + 10 * HOUR;
-    expect(sends(day2)).toBe(4);
-    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 32, hourly: 4, day: 1 });
+    expect(sends(day2)).toBe(2);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 32, hourly: 2, day: 1 });
+  });
+
+  test('complaints over 0.08 % of a day at a site hold the ramp and slow it: the next day does not grow and its hourly cap halves', () => {
+    expect(rolled({ sent: 1250, deferred: 0, bounced: 0, complained: 1 })).toBe(false);
+    expect(rolled({ sent: 1249, deferred: 0, bounced: 0, complained: 1 })).toBe(true);
+    expect(rolled({ sent: 0, deferred: 0, bounced: 0, complained: 1 })).toBe(false);
+    const start = Date.UTC(2026, 0, 10, 9);
+    expect(allowance({ daily: 150, growth: 1.4 }, start, start, 0, true)).toEqual({ daily: 150, hourly: 10, day: 0 });
+
+    const day0 = Date.UTC(2026, 0, 10, 9);
+    const ramps = { ...RAMPS, new_daily: 32, new_growth: 2 };
+    const ips = new SendingIps({ ips: [ip('127.0.0.3', 'default', { warmup: 'new' })], warmup: ramps }, () => 0);
+    const sends = (site: string, at: number) => {
+      let n = 0;
+      while ('address' in ((ips.choose('default', site, at) as { source: object | null }).source ?? {})) n++;
+      return n;
+    };
+    // Day 0: 32 a day, 4 an hour, at google and at yahoo.
+    expect(sends('google', day0)).toBe(4);
+    expect(sends('yahoo', day0)).toBe(4);
+    // A complaint about google mail arrives that day (feedback/sending-ips.ts writes it on the record; the engine adopts it).
+    const today = Math.floor(day0 / DAY);
+    ips.adopt({ ...ips.record('127.0.0.3', day0), complaints: { google: { [today]: 1 } } });
+    // Day 1: yahoo grows (64 a day, 8 an hour); google holds at 32 and is slowed to a sixteenth an hour: 2.
+    const day1 = day0 + DAY;
+    expect(sends('yahoo', day1)).toBe(8);
+    expect(sends('google', day1)).toBe(2);
+    const r1 = ips.record('127.0.0.3', day1);
+    expect(ips.allowanceOf(r1, 'google', day1)).toEqual({ daily: 32, hourly: 2, day: 0 });
+    expect(ips.allowanceOf(r1, 'yahoo', day1)).toEqual({ daily: 64, hourly: 8, day: 1 });
+    // The held and slowed days are written with the engine's next flush.
+    expect(ips.changed(day1)[0]!.warmup).toMatchObject({ held: { google: 1 }, slowed: { google: today + 1 } });
+    // Day 2, after a quiet day 1: google grows again from where it held, at the usual eighth an hour.
+    const day2 = day1 + DAY;
+    expect(sends('google', day2)).toBe(8);
+    expect(ips.allowanceOf(ips.record('127.0.0.3', day2), 'google', day2)).toEqual({ daily: 64, hourly: 8, day: 1 });
   });
 });
 
@@ -170,7 +208,7 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     const sender = await verifiedDomain(p, 'pooled.test');
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'b' } })).status).toBe(200);
     expect((await p.api('GET', `/domains/${sender.id}`)).body.pool).toBe('b');
-    const emails = [];
+    const emails: EmailRec[] = [];
     for (let i = 0; i < 12; i++) emails.push(await queueEmail(p.svc, { ...sender, pool: 'b' }, { to: [`r${i}@dest.test`] }));
     for (const e of emails) expect((await waitForEmail(p.svc, e, settled)).recipients).toEqual({ [`r${emails.indexOf(e)}@dest.test`]: 'delivered' });
     const peers = new Set(emails.map((_, i) => sink.to(`r${i}@dest.test`)[0]!.remoteAddress));
@@ -181,6 +219,17 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     }
     const got = (await p.api('GET', `/emails/${emails[0]!.id}`)).body;
     expect(got.attempts[0].sending_ip).toBe(sink.to('r0@dest.test')[0]!.remoteAddress);
+    // Metrics by sending IP (docs/api.md §7.9, "By sending IP"): each address's sends and deliveries, as the sink saw them.
+    const m = await p.api('GET', `/emails/metrics?dimensions=ip&domain_id=${sender.id}&metrics=sent,delivered,bounced,complained`);
+    expect(m.status).toBe(200);
+    const seen = (a: string) => emails.filter((_: unknown, i: number) => sink.to(`r${i}@dest.test`)[0]!.remoteAddress === a).length;
+    const expected = ['127.0.0.5', '127.0.0.6']
+      .filter((a) => seen(a) > 0)
+      .map((a) => ({ ip: a, sent: seen(a), delivered: seen(a), bounced: 0, complained: 0 }));
+    // `sent`, counted at the claim before an address was chosen, moved to the address at the first attempt: its row without an IP is all zeros.
+    expect(m.body.data.filter((r: { ip?: string }) => r.ip)).toEqual(expected);
+    for (const r of m.body.data.filter((r: { ip?: string }) => !r.ip)) expect(r).toEqual({ sent: 0, delivered: 0, bounced: 0, complained: 0 });
+    expect(m.body.totals).toEqual({ sent: 12, delivered: 12, bounced: 0, complained: 0 });
   });
 
   test('an unknown pool or region is refused with 422; an address a peer refuses is its own', async () => {
@@ -190,6 +239,12 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     expect(bad.body.name).toBe('validation_error');
     expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'nowhere' } })).body.name).toBe('validation_error');
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { region: 'mars-1' } })).body.name).toBe('invalid_region');
+    // GET /regions: the regions a domain may name — here Resend's only, none the operator's, none waiting (one node).
+    expect((await p.api('GET', '/regions')).body).toEqual({
+      object: 'list',
+      has_more: false,
+      data: ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'].map((name) => ({ object: 'region', name, defined: false, waiting: false })),
+    });
     expect((await p.api('POST', '/domains', { body: { name: 'newpool.test', pool: 'a' } })).status).toBe(201);
     expect((await p.api('PATCH', `/domains/${sender.id}`, { body: { pool: 'a' } })).status).toBe(200);
     // The sink refuses what 127.0.0.3 sends: pool a's mail from it bounces, from 127.0.0.4 it is delivered.
@@ -231,13 +286,25 @@ describe('end to end: pools bind, say their EHLO, and leave rotation', () => {
     const ip8 = await until(async () => {
       const ips = (await p.api('GET', '/ips')).body.data as {
         address: string;
-        sent_today: { site: string; sent: number; allowance: number | null; held_days: number }[];
+        sent_today: { site: string; sent: number; allowance: number | null; held_days: number; complained: number; slowed: boolean }[];
       }[];
       const me = ips.find((i) => i.address === '127.0.0.8')!;
       return me.sent_today.length ? me : null;
     }, 'GET /ips shows the warm-up counts');
     expect(ip8).toMatchObject({ pool: 'warm', ehlo: 'mta-8.posthorn.test', warmup: { state: 'warming', ramp: 'new', day: 0 } });
-    expect(ip8.sent_today).toEqual([{ site: 'dest.test', sent: 1, allowance: 8, held_days: 0 }]);
+    expect(ip8.sent_today).toEqual([{ site: 'dest.test', sent: 1, allowance: 8, held_days: 0, complained: 0, slowed: false }]);
+    // A complaint about the delivered one is matched back to the address and site that delivered it.
+    const delivered = (await Promise.all(emails.map(async (e) => (await p.svc.store.emails.get(e.team_id, e.id))!))).find((e) =>
+      e.attempts?.some((a) => a.sending_ip === '127.0.0.8' && a.results[0]!.code === 250),
+    )!;
+    expect(delivered.attempts!.at(-1)).toMatchObject({ sending_ip: '127.0.0.8', sending_site: 'dest.test' });
+    const rcpt = Object.keys(delivered.recipients)[0]!;
+    await p.svc.store.write((tx) => recordComplaint(tx, p.svc.events, delivered, rcpt, { suppress: false }));
+    const complained = await until(async () => {
+      const ips = (await p.api('GET', '/ips')).body.data as { address: string; sent_today: { complained: number }[] }[];
+      return ips.find((i) => i.address === '127.0.0.8')!.sent_today[0]!.complained === 1 || null;
+    }, 'GET /ips counts the complaint at its address and site');
+    expect(complained).toBe(true);
     const states = await Promise.all(emails.map(async (e) => (await p.svc.store.emails.get(e.team_id, e.id))!.recipients));
     expect(states.flatMap((r) => Object.values(r)).filter((s) => s === 'bounced')).toEqual([]);
     const queued = await Promise.all(emails.map((e) => p.svc.store.queue.entriesOf(e.team_id, e.id)));

@@ -14,6 +14,7 @@ import { contentFingerprint, reviewBroadcast, reviewForSend, reviewView } from '
 import { BroadcastReview, ReviewRequest } from '../../schemas/insights';
 import { sendTest, testRecipients } from '../../broadcasts/test-send';
 import { QueueControls } from '../../delivery/controls';
+import { broadcastForecast } from '../../delivery/forecast';
 import { resource, route } from '../platform/route';
 import { Deleted, IgnoredBody, List, PageQuery, Ref, UuidParams } from '../../schemas/common';
 import {
@@ -159,7 +160,12 @@ export const broadcastsResource = resource('Broadcasts', (svc: ApiContext) => {
       params: Params,
       body: 'none',
       response: Broadcast,
-      handler: async ({ caller, params }) => view(await load(store, caller.team, params.id)),
+      handler: async ({ caller, params }) => {
+        const b = await load(store, caller.team, params.id);
+        // Posthorn: spilling into the next days on warm-up allowances, when it will have gone (§19.17).
+        const forecast = await broadcastForecast(store, svc.config, b, Date.now());
+        return forecast ? { ...view(b), delivery_forecast: forecast } : view(b);
+      },
     }),
     route({
       method: 'PATCH',

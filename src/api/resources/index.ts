@@ -13,6 +13,7 @@ import { queueResource } from './queue';
 import { tlsReportsResource } from './tls-reports';
 import { deliverabilityResource } from './deliverability';
 import { ipsResource } from './ips';
+import { regionsResource } from './regions';
 import { dmarcResource } from './dmarc';
 import { prometheusResource } from './prometheus';
 import { downloadsResource } from './downloads';
@@ -61,6 +62,7 @@ export const RESOURCES: Resource<ApiContext>[] = [
   tlsReportsResource,
   deliverabilityResource,
   ipsResource,
+  regionsResource,
   dmarcResource,
   prometheusResource,
   downloadsResource,

@@ -7,7 +7,7 @@
 import type { ApiContext } from '../app';
 import { errors } from '../../errors';
 import { resource, route } from '../platform/route';
-import { allowanceOf, INSTALL_TEAM } from '../../delivery/ips';
+import { allowanceOf, complaintsOn, INSTALL_TEAM } from '../../delivery/ips';
 import { listedTargets } from '../../delivery/listings';
 import { dayOf } from '../../delivery/warmup';
 import { reverseDnsCheck } from '../../health/reverse-dns';
@@ -61,6 +61,8 @@ export const ipsResource = resource('Sending IPs', ({ store, config, doctor, dns
           sent: c.sent,
           allowance: allowanceOf(config.delivery.warmup, r, site, now)?.daily ?? null,
           held_days: r.warmup.held[site] ?? 0,
+          complained: complaintsOn(r, site, today),
+          slowed: r.warmup.slowed?.[site] === today,
         })),
     };
   };

@@ -5,7 +5,7 @@ import { emailMetrics } from '../../analytics/metrics';
 import { resource, route } from '../platform/route';
 import { MetricsQuery, Metrics } from '../../schemas/metrics';
 
-export const metricsResource = resource('Emails', ({ store }: ApiContext) => [
+export const metricsResource = resource('Emails', ({ store, config }: ApiContext) => [
   route({
     method: 'GET',
     path: '/emails/metrics',
@@ -14,6 +14,7 @@ export const metricsResource = resource('Emails', ({ store }: ApiContext) => [
     query: MetricsQuery,
     body: 'none',
     response: Metrics,
-    handler: ({ caller, query }) => emailMetrics(store, caller.team, query),
+    // `ip` is a dimension once `delivery.ips` lists sending IPs (docs/api.md §7.9, "By sending IP").
+    handler: ({ caller, query }) => emailMetrics(store, caller.team, query, Date.now(), config.delivery.ips.length > 0),
   }),
 ]);

@@ -25,7 +25,7 @@ export type DumpItem =
   | { kind: 'membership'; team: string; segment: string; contact: string; at: string }
   | { kind: 'choice'; team: string; contact: string; topic: string; subscription: Subscription }
   | { kind: 'idempotency'; team: string; endpoint: string; key: string; rec: IdempotencyRecord }
-  | { kind: 'metric'; team: string; hour: number; domain_id: string; broadcast_id: string | null; site: string | null; counts: Counters }
+  | { kind: 'metric'; team: string; hour: number; domain_id: string; broadcast_id: string | null; site: string | null; ip: string | null; counts: Counters }
   | {
       kind: 'emailMetric';
       team: string;
@@ -34,6 +34,7 @@ export type DumpItem =
       domain_id: string;
       broadcast_id: string | null;
       site?: string | null;
+      ip?: string | null;
       counts: Counters;
     }
   | { kind: 'link'; team: string; broadcast_id: string; url: string; clicks: number; unique_clicks: number }
@@ -90,12 +91,12 @@ export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
     yield { kind: 'idempotency', team: team!, endpoint: endpoint!, key: k!, rec: value as IdempotencyRecord };
   }
   for (const { key, value } of db('metrics').getRange({})) {
-    const [team, hour, domain_id, broadcast, site] = key as [string, number, string, string, string | undefined];
-    yield { kind: 'metric', team, hour, domain_id, broadcast_id: broadcast || null, site: site || null, counts: value as Counters };
+    const [team, hour, domain_id, broadcast, site, ip] = key as [string, number, string, string, string | undefined, string | undefined];
+    yield { kind: 'metric', team, hour, domain_id, broadcast_id: broadcast || null, site: site || null, ip: ip || null, counts: value as Counters };
   }
   for (const { key, value } of db('metrics_email').getRange({})) {
     const [team, hour, email_id] = key as [string, number, string];
-    const v = value as { domain_id: string; broadcast_id: string | null; site?: string | null; counts: Counters };
+    const v = value as { domain_id: string; broadcast_id: string | null; site?: string | null; ip?: string | null; counts: Counters };
     yield { kind: 'emailMetric', team, hour, email_id, ...v };
   }
   for (const { key, value } of db('metrics_links').getRange({})) {

@@ -1,8 +1,9 @@
 // Metric counters (../interface.ts `Metrics`):
-//   metrics         [team, hour, domain_id, broadcast_id | '', site?] → Counters     (13 months)
-//   metrics_email   [team, hour, email_id] → {domain_id, broadcast_id, site, counts} (email retention)
+//   metrics         [team, hour, domain_id, broadcast_id | '', site?, ip?] → Counters     (13 months)
+//   metrics_email   [team, hour, email_id] → {domain_id, broadcast_id, site, ip, counts} (email retention)
 // A team key has its site only when there is one: counts with none (before any attempt, and every
-// count made before sites were kept) share the four-part key they always had.
+// count made before sites were kept) share the four-part key they always had; likewise its sending
+// IP (`delivery.ips`), only when the attempt was bound to one — then after its site ('' if none).
 //   metrics_links   [team, broadcast_id, sha256(url)] → {url, clicks, unique_clicks} (13 months)
 // A team or link key's expiry enters the TTL index when the key is created. Per-email keys, one per
 // email and hour (every email sent has one), start with their hour instead: the sweep deletes each
@@ -31,6 +32,7 @@ interface EmailValue {
   domain_id: string;
   broadcast_id: string | null;
   site?: string | null;
+  ip?: string | null;
   counts: Counters;
 }
 
@@ -62,7 +64,9 @@ export class LmdbMetrics implements MetricsTx {
   add(team: string, at: number, dims: MetricDims, counts: Counters): void {
     this.env.assertWriting();
     const hour = Math.floor(at / HOUR) * HOUR;
-    const tk: Key[] = dims.site ? [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site] : [team, hour, dims.domain_id, dims.broadcast_id ?? ''];
+    const tk: Key[] = [team, hour, dims.domain_id, dims.broadcast_id ?? ''];
+    if (dims.site || dims.ip) tk.push(dims.site ?? '');
+    if (dims.ip) tk.push(dims.ip);
     const cur = this.team.get(tk as Key) as Counters | undefined;
     if (!cur) this.ttl.add('metrics', tk, hour + METRICS_TTL_MS);
     this.team.put(tk as Key, plus(cur ?? {}, counts));
@@ -72,6 +76,7 @@ export class LmdbMetrics implements MetricsTx {
       domain_id: dims.domain_id,
       broadcast_id: dims.broadcast_id,
       site: dims.site ?? null,
+      ip: dims.ip ?? e?.ip ?? null,
       counts: plus(e?.counts ?? {}, counts),
     } satisfies EmailValue);
   }
@@ -104,8 +109,8 @@ export class LmdbMetrics implements MetricsTx {
 
   async scan(team: string, from: number, to: number, each: (b: MetricBucket) => void): Promise<void> {
     for (const { key, value } of this.team.getRange({ start: [team, from], end: [team, to] })) {
-      const [, hour, domain_id, broadcast, site] = key as [string, number, string, string, string | undefined];
-      each({ hour, domain_id, broadcast_id: broadcast || null, site: site || null, counts: value as Counters });
+      const [, hour, domain_id, broadcast, site, ip] = key as [string, number, string, string, string | undefined, string | undefined];
+      each({ hour, domain_id, broadcast_id: broadcast || null, site: site || null, ip: ip || null, counts: value as Counters });
     }
   }
 
@@ -113,7 +118,7 @@ export class LmdbMetrics implements MetricsTx {
     for (const { key, value } of this.email.getRange({ start: [team, from], end: [team, to] })) {
       const [, hour, email_id] = key as [string, number, string];
       const v = value as EmailValue;
-      each({ hour, email_id, domain_id: v.domain_id, broadcast_id: v.broadcast_id, site: v.site ?? null, counts: v.counts });
+      each({ hour, email_id, domain_id: v.domain_id, broadcast_id: v.broadcast_id, site: v.site ?? null, ip: v.ip ?? null, counts: v.counts });
     }
   }
 

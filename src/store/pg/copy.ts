@@ -70,19 +70,33 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
       case 'idempotency':
         return repos.idempotency.bind(u).put(item.team, item.endpoint, item.key, item.rec);
       case 'metric':
-        return u.write('INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, counts, expires) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)', [
-          item.team,
-          item.hour,
-          item.domain_id,
-          item.broadcast_id ?? '',
-          item.site ?? '',
-          JSON.stringify(item.counts),
-          item.hour + METRICS_TTL_MS,
-        ]);
+        return u.write(
+          'INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)',
+          [
+            item.team,
+            item.hour,
+            item.domain_id,
+            item.broadcast_id ?? '',
+            item.site ?? '',
+            item.ip ?? '',
+            JSON.stringify(item.counts),
+            item.hour + METRICS_TTL_MS,
+          ],
+        );
       case 'emailMetric':
         return u.write(
-          'INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)',
-          [item.team, item.hour, item.email_id, item.domain_id, item.broadcast_id, item.site ?? null, JSON.stringify(item.counts), item.hour + emailTtlMs],
+          'INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)',
+          [
+            item.team,
+            item.hour,
+            item.email_id,
+            item.domain_id,
+            item.broadcast_id,
+            item.site ?? null,
+            item.ip ?? null,
+            JSON.stringify(item.counts),
+            item.hour + emailTtlMs,
+          ],
         );
       case 'link':
         return u.write('INSERT INTO metrics_links (team, broadcast_id, url_hash, url, clicks, unique_clicks, expires) VALUES ($1, $2, $3, $4, $5, $6, $7)', [

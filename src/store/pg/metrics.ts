@@ -1,5 +1,5 @@
 // Metric counters on PostgreSQL (../interface.ts `Metrics`): team buckets (team, hour, domain,
-// broadcast, site; schema version 4 added the site), per-email buckets (team, hour, email) and a broadcast's links (team, broadcast,
+// broadcast, site, sending IP; schema version 4 added the site, 16 the IP), per-email buckets (team, hour, email) and a broadcast's links (team, broadcast,
 // sha256(url)). Counts are added by the database (`posthorn_add_counts`), never read and written
 // back: every node's sends count into the same hour at once without a conflict.
 import { createHash } from 'node:crypto';
@@ -33,15 +33,16 @@ export class PgMetrics implements MetricsTx {
     const hour = Math.floor(at / HOUR) * HOUR;
     const json = JSON.stringify(counts);
     unit.write(
-      `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, counts, expires) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)
-       ON CONFLICT (team, hour, domain_id, broadcast_id, site) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
-      [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', json, hour + METRICS_TTL_MS],
+      `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+       ON CONFLICT (team, hour, domain_id, broadcast_id, site, ip) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
+      [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', dims.ip ?? '', json, hour + METRICS_TTL_MS],
     );
     unit.write(
-      `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+      `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)
        ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,
+         ip = COALESCE(excluded.ip, metrics_email.ip),
          counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
-      [team, hour, dims.email_id, dims.domain_id, dims.broadcast_id, dims.site ?? null, json, hour + this.emailTtlMs],
+      [team, hour, dims.email_id, dims.domain_id, dims.broadcast_id, dims.site ?? null, dims.ip ?? null, json, hour + this.emailTtlMs],
     );
   }
 
@@ -54,22 +55,37 @@ export class PgMetrics implements MetricsTx {
   }
 
   async scan(team: string, from: number, to: number, each: (b: MetricBucket) => void): Promise<void> {
-    const rows: { hour: string; domain_id: string; broadcast_id: string; site: string; counts: string }[] = await this.exec.query(
-      'SELECT hour, domain_id, broadcast_id, site, counts::text AS counts FROM metrics WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, domain_id, broadcast_id, site',
+    const rows: { hour: string; domain_id: string; broadcast_id: string; site: string; ip: string; counts: string }[] = await this.exec.query(
+      'SELECT hour, domain_id, broadcast_id, site, ip, counts::text AS counts FROM metrics WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, domain_id, broadcast_id, site, ip',
       [team, from, to],
     );
     for (const r of rows)
-      each({ hour: Number(r.hour), domain_id: r.domain_id, broadcast_id: r.broadcast_id || null, site: r.site || null, counts: JSON.parse(r.counts) });
+      each({
+        hour: Number(r.hour),
+        domain_id: r.domain_id,
+        broadcast_id: r.broadcast_id || null,
+        site: r.site || null,
+        ip: r.ip || null,
+        counts: JSON.parse(r.counts),
+      });
   }
 
   async scanEmails(team: string, from: number, to: number, each: (b: EmailMetricBucket) => void): Promise<void> {
-    const rows: { hour: string; email_id: string; domain_id: string; broadcast_id: string | null; site: string | null; counts: string }[] =
+    const rows: { hour: string; email_id: string; domain_id: string; broadcast_id: string | null; site: string | null; ip: string | null; counts: string }[] =
       await this.exec.query(
-        'SELECT hour, email_id, domain_id, broadcast_id, site, counts::text AS counts FROM metrics_email WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, email_id',
+        'SELECT hour, email_id, domain_id, broadcast_id, site, ip, counts::text AS counts FROM metrics_email WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, email_id',
         [team, from, to],
       );
     for (const r of rows)
-      each({ hour: Number(r.hour), email_id: r.email_id, domain_id: r.domain_id, broadcast_id: r.broadcast_id, site: r.site, counts: JSON.parse(r.counts) });
+      each({
+        hour: Number(r.hour),
+        email_id: r.email_id,
+        domain_id: r.domain_id,
+        broadcast_id: r.broadcast_id,
+        site: r.site,
+        ip: r.ip,
+        counts: JSON.parse(r.counts),
+      });
   }
 
   async links(team: string, broadcastId: string, q: PageQuery): Promise<Page<LinkClicks & { cursor: string }>> {

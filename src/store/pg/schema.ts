@@ -259,6 +259,18 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
     name: 'inboxes: inboxes, their labels, threads, messages and drafts',
     sql: declaredTables(14).join('\n'),
   },
+  {
+    version: 15,
+    name: 'metric counters by sending IP',
+    // Buckets counted before have no sending IP (''): they stay one row each under the wider key.
+    sql: [
+      `ALTER TABLE metrics ADD COLUMN ip ${KEY} NOT NULL DEFAULT '';
+ALTER TABLE metrics DROP CONSTRAINT metrics_pkey;
+ALTER TABLE metrics ADD PRIMARY KEY (team, hour, domain_id, broadcast_id, site, ip);
+ALTER TABLE metrics_email ADD COLUMN ip text;`,
+      ...declaredTables(15),
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

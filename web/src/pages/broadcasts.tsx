@@ -469,6 +469,12 @@ function Results({ b, reload }: { b: Broadcast; reload: () => void }) {
                 sent <Time iso={b.sent_at} exact />
               </span>
             )}
+            {b.delivery_forecast && (
+              <span class="muted">
+                {' '}
+                · {num(b.delivery_forecast.pending)} waiting on sending IP warm-up, all gone by about <Time iso={b.delivery_forecast.completes_at} exact />
+              </span>
+            )}
           </>
         }
         actions={

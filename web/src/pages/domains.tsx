@@ -113,6 +113,9 @@ export function DomainPage({ id }: { id: string }) {
   // The pools of sending IPs (README "Sending IPs and warm-up"): a choice only when some are configured.
   const ips = useGet('/ips');
   const pools = [...new Set(['default', ...(ips.data?.data ?? []).map((ip) => ip.pool)])];
+  // Regions (README "Regions"): a choice only when the operator defines some; a region with no node alive makes its mail wait.
+  const regions = useGet('/regions');
+  const regionList = regions.data?.data ?? [];
   // Verification runs in the background: its outcome arrives on the live stream.
   useLive(['domain'], d.reload, id);
   const verify = useAction(async () => {
@@ -159,6 +162,11 @@ export function DomainPage({ id }: { id: string }) {
         }
       />
       <ErrorBox error={verify.error ?? update.error ?? remove.error ?? rotate.error} />
+      {regionList.some((r) => r.waiting && r.name === x.region) && (
+        <p class="callout warning">
+          No node of the region <strong>{x.region}</strong> is running: this domain's mail waits in the queue until one is back.
+        </p>
+      )}
       {x.status !== 'verified' && (
         <p class="callout">
           Publish these records at your DNS provider, then press <strong>Verify DNS records</strong>. Changes can take from minutes to a few hours to propagate;
@@ -257,6 +265,15 @@ export function DomainPage({ id }: { id: string }) {
                 <select id="domain-pool" aria-describedby="domain-pool-hint" value={x.pool ?? 'default'} onChange={(e) => update.run({ pool: val(e) })}>
                   {pools.map((p) => (
                     <option value={p}>{p}</option>
+                  ))}
+                </select>
+              </Field>
+            )}
+            {regionList.some((r) => r.defined) && (
+              <Field id="domain-region" label="Region" hint="Only the nodes of this region send this domain's mail.">
+                <select id="domain-region" aria-describedby="domain-region-hint" value={x.region} onChange={(e) => update.run({ region: val(e) })}>
+                  {regionList.map((r) => (
+                    <option value={r.name}>{r.waiting ? `${r.name} (no node running)` : r.name}</option>
                   ))}
                 </select>
               </Field>

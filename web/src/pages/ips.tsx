@@ -1,9 +1,11 @@
 // Sending IPs (README "Sending IPs and warm-up", docs/api.md §19.13): the addresses of
 // `delivery.ips` with their pool, EHLO name, reverse DNS, listing, rotation and warm-up, what each
-// sent today per site against its allowance, and the warm-up controls (admins and owners).
+// sent today per site against its allowance (complaints, and the hourly cap slowed after a troubled
+// day), the last 7 days' counts per address (GET /emails/metrics?dimensions=ip), the regions whose
+// mail waits, and the warm-up controls (admins and owners).
 import type { SendingIp } from '../../../src/schemas/ips';
 import { post, url } from '../api';
-import { Badge, Empty, ErrorBox, Loading, num, PageHeader, Section, Table, Time, useAction, useGet } from '../ui';
+import { Badge, Empty, ErrorBox, Loading, num, PageHeader, pct, Section, Table, Time, useAction, useGet } from '../ui';
 
 type Action = 'start' | 'pause' | 'resume' | 'complete';
 
@@ -37,6 +39,13 @@ function Controls({ ip, done }: { ip: SendingIp; done: () => void }) {
 export function IpsPage() {
   const ips = useGet('/ips');
   const rows = (ips.data?.data ?? []).map((ip) => ({ ...ip, id: ip.address }));
+  // Regions (README "Regions"): those whose mail waits, no node of theirs running (as /health says).
+  const waiting = (useGet('/regions').data?.data ?? []).filter((r) => r.waiting).map((r) => r.name);
+  // The last 7 days by sending IP (docs/api.md §7.9, "By sending IP"); the default range is those days.
+  const byIp = useGet(url('/emails/metrics', { dimensions: 'ip', metrics: 'sent,delivered,bounced,complained,bounce_rate,complaint_rate' }));
+  const ipRows = ((byIp.data?.data ?? []) as Record<string, string | number>[])
+    .filter((r) => typeof r.ip === 'string')
+    .map((r): Record<string, string | number> & { id: string } => ({ ...r, id: String(r.ip) }));
   return (
     <>
       <PageHeader
@@ -44,6 +53,12 @@ export function IpsPage() {
         description="The addresses mail leaves from (delivery.ips), by pool: each says its own EHLO name, whose reverse DNS must match. A warming address sends at most its allowance per site each day; the rest waits in the queue."
       />
       <ErrorBox error={ips.error} />
+      {waiting.length > 0 && (
+        <p class="callout warning">
+          No node running in {waiting.length === 1 ? 'region' : 'regions'} <strong>{waiting.join(', ')}</strong>: the mail of their domains waits in the queue
+          until one is back.
+        </p>
+      )}
       {ips.loading && !ips.data ? (
         <Loading />
       ) : rows.length === 0 ? (
@@ -111,6 +126,25 @@ export function IpsPage() {
                   { label: 'Sent', class: 'num', render: (r) => num(r.sent) },
                   { label: 'Allowance', class: 'num', render: (r) => (r.allowance === null ? 'no limit' : num(r.allowance)) },
                   { label: 'Ramp held', class: 'num', render: (r) => (r.held_days ? `${r.held_days} d` : '—') },
+                  { label: 'Complaints', class: 'num', render: (r) => num(r.complained) },
+                  { label: 'Hourly cap', render: (r) => (r.slowed ? <Badge value="delivery_delayed" label="slowed" /> : '—') },
+                ]}
+              />
+            )}
+          </Section>
+          <Section title="Last 7 days, per address">
+            {ipRows.length === 0 ? (
+              <Empty title="No mail sent from these addresses in the last 7 days." />
+            ) : (
+              <Table
+                caption="Sent, delivered, bounced and complained per sending IP, last 7 days"
+                rows={ipRows}
+                columns={[
+                  { label: 'Address', render: (r) => <span class="mono">{r.ip}</span> },
+                  { label: 'Sent', class: 'num', render: (r) => num(Number(r.sent)) },
+                  { label: 'Delivered', class: 'num', render: (r) => num(Number(r.delivered)) },
+                  { label: 'Bounced', class: 'num', render: (r) => `${num(Number(r.bounced))} (${pct(Number(r.bounce_rate))})` },
+                  { label: 'Complained', class: 'num', render: (r) => `${num(Number(r.complained))} (${pct(Number(r.complaint_rate), 2)})` },
                 ]}
               />
             )}
