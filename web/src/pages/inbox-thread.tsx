@@ -1,0 +1,292 @@
+// One conversation of an inbox: its messages (HTML in the sandboxed frame of pages/preview.tsx,
+// remote images off until asked), its folder, labels, read state and assignee, and the composer.
+import { useEffect, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { del, page, patch, post, request } from '../api';
+import { useCan } from '../role';
+import { Badge, bytes, Dialog, ErrorBox, Loading, Time, useAction } from '../ui';
+import type { Folder, InboxDraft, InboxDraftItem, InboxLabel, InboxMessage, List, ThreadLabel, ThreadSummary } from '../inbox-types';
+import { EmailPreview } from './preview';
+import { type Compose, Composer } from './inbox-composer';
+import { inboxPath, useInboxGet } from './inbox-data';
+import { Swatch } from './inboxes';
+
+export const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', sent: 'Sent', archive: 'Archive', spam: 'Spam', trash: 'Trash' };
+
+/** The display name of an address (`Ada <ada@example.org>`: Ada), else the address itself. */
+export function personName(addr: string): string {
+  const m = /^\s*"?([^"<]*?)"?\s*<([^>]+)>\s*$/.exec(addr);
+  return (m?.[1] || m?.[2] || addr).trim();
+}
+
+/** A paperclip: the conversation or message has attachments. */
+export function Paperclip({ label }: { label: string }) {
+  return (
+    <svg class="paperclip" viewBox="0 0 16 16" width="14" height="14" role="img" aria-label={label}>
+      <path
+        d="M11 4.5 5.6 9.9a1.4 1.4 0 0 0 2 2l5.5-5.6a2.8 2.8 0 0 0-4-4L3.6 7.8a4.2 4.2 0 0 0 6 6L14 9.3"
+        fill="none"
+        stroke="currentColor"
+        stroke-width="1.4"
+        stroke-linecap="round"
+      />
+    </svg>
+  );
+}
+
+/** A thread's labels as chips; with `onRemove`, each with its remove button. */
+export function LabelChips({ labels, onRemove }: { labels: ThreadLabel[]; onRemove?: (l: ThreadLabel) => void }) {
+  if (!labels.length) return null;
+  return (
+    <span class="label-chips">
+      {labels.map((l) => (
+        <span class="label-chip" key={l.id}>
+          <Swatch color={l.color} />
+          {l.name}
+          {onRemove && (
+            <button type="button" class="chip-remove" aria-label={`Remove label ${l.name}`} onClick={() => onRemove(l)}>
+              ×
+            </button>
+          )}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/** What the mailbox hands a thread: the moves and state changes the keyboard shortcuts share. */
+export interface ThreadActions {
+  move: (folder: Folder) => void;
+  setRead: (read: boolean) => void;
+  busy: boolean;
+}
+
+export function ThreadView({
+  inboxId,
+  threadId,
+  compose,
+  setCompose,
+  actions,
+  onChanged,
+  back,
+}: {
+  inboxId: string;
+  threadId: string;
+  compose: Compose | null;
+  setCompose: (c: Compose | null) => void;
+  actions: ThreadActions;
+  onChanged: () => void;
+  back: ComponentChildren;
+}) {
+  const summary = useInboxGet<ThreadSummary>(inboxPath(inboxId, 'threads', threadId));
+  const emails = useInboxGet<List<InboxMessage>>(`${inboxPath(inboxId, 'threads', threadId, 'emails')}?limit=100`);
+  const [labelling, setLabelling] = useState(false);
+  const member = useCan('member');
+  const reload = () => {
+    summary.reload();
+    emails.reload();
+    onChanged();
+  };
+  // Opened, it is read: as in every mail client, and the unread counts follow.
+  useEffect(() => {
+    const t = summary.data;
+    if (!t || t.read || !member) return;
+    void patch(inboxPath(inboxId, 'threads', threadId) as never, { read: true }).then(reload, () => {});
+  }, [summary.data?.id]);
+  // A reply drafted before (by a teammate, the agent, another tab) opens in the composer.
+  const messages0 = emails.data?.data;
+  useEffect(() => {
+    if (!messages0 || compose?.threadId === threadId) return;
+    let live = true;
+    void (async () => {
+      const all = (await request('GET', `${inboxPath(inboxId, 'drafts')}?limit=100`)) as List<InboxDraftItem>;
+      const item = all.data.find((d) => d.thread_id === threadId && d.type === 'reply');
+      const email = item && messages0.find((m) => m.id === item.reply_to_email_id);
+      if (!item || !email || !live) return;
+      const draft = (await request('GET', inboxPath(inboxId, 'drafts', item.id))) as InboxDraft;
+      if (live) setCompose({ mode: 'reply', threadId, email, draft });
+    })().catch(() => {});
+    return () => {
+      live = false;
+    };
+  }, [!!messages0]);
+  const unlabel = useAction(async (l: ThreadLabel) => {
+    await del(inboxPath(inboxId, 'threads', threadId, 'labels', l.id) as never);
+    reload();
+  });
+  if (summary.error) return <ErrorBox error={summary.error} />;
+  if (!summary.data || !emails.data) return <Loading />;
+  const t = summary.data;
+  const messages = emails.data.data;
+  const last = messages[messages.length - 1];
+  const lastInbound = [...messages].reverse().find((m) => m.direction === 'inbound') ?? last;
+  return (
+    <article class="thread" aria-labelledby="thread-subject">
+      <div class="thread-head">
+        {back}
+        <h2 id="thread-subject">{t.subject || '(no subject)'}</h2>
+        <div class="thread-tags">
+          <Badge value="none" label={FOLDER_NAMES[t.folder]} />
+          <LabelChips labels={t.labels} onRemove={member ? (l) => void unlabel.run(l) : undefined} />
+        </div>
+      </div>
+      {member && (
+        <div class="thread-toolbar" role="toolbar" aria-label="Conversation actions">
+          {lastInbound && (
+            <button
+              type="button"
+              class="btn small"
+              aria-keyshortcuts="r"
+              onClick={() => setCompose({ mode: 'reply', threadId, email: lastInbound, focus: true })}
+            >
+              Reply
+            </button>
+          )}
+          {last && (
+            <button type="button" class="btn small" aria-keyshortcuts="f" onClick={() => setCompose({ mode: 'forward', threadId, email: last, focus: true })}>
+              Forward
+            </button>
+          )}
+          {t.folder !== 'archive' && t.folder !== 'sent' && (
+            <button type="button" class="btn small" aria-keyshortcuts="e" disabled={actions.busy} onClick={() => actions.move('archive')}>
+              Archive
+            </button>
+          )}
+          {t.folder !== 'inbox' && (
+            <button type="button" class="btn small" disabled={actions.busy} onClick={() => actions.move('inbox')}>
+              Move to inbox
+            </button>
+          )}
+          {t.folder !== 'spam' && t.folder !== 'sent' && (
+            <button type="button" class="btn small" disabled={actions.busy} onClick={() => actions.move('spam')}>
+              Spam
+            </button>
+          )}
+          {t.folder !== 'trash' && (
+            <button type="button" class="btn small" aria-keyshortcuts="#" disabled={actions.busy} onClick={() => actions.move('trash')}>
+              Trash
+            </button>
+          )}
+          <button type="button" class="btn small" disabled={actions.busy} onClick={() => actions.setRead(!t.read)}>
+            {t.read ? 'Mark unread' : 'Mark read'}
+          </button>
+          <button type="button" class="btn small" onClick={() => setLabelling(true)}>
+            Labels
+          </button>
+        </div>
+      )}
+      <ErrorBox error={unlabel.error} />
+      <ol class="messages">
+        {messages.map((m, i) => (
+          <MessageItem key={m.id} m={m} index={i} open={i === messages.length - 1 || !m.read} />
+        ))}
+      </ol>
+      {compose && compose.threadId === threadId && (
+        <Composer
+          key={`${compose.mode} ${compose.email?.id ?? ''} ${compose.draft?.id ?? ''}`}
+          inboxId={inboxId}
+          compose={compose}
+          onClose={() => setCompose(null)}
+          onSent={() => {
+            setCompose(null);
+            reload();
+          }}
+        />
+      )}
+      {labelling && <LabelDialog inboxId={inboxId} thread={t} onClose={() => setLabelling(false)} onChanged={reload} />}
+    </article>
+  );
+}
+
+/** A frame tall enough for a short message, at most the preview's usual height (the frame scrolls past it). */
+function frameHeight(m: InboxMessage): number {
+  const text = m.text ?? m.html?.replace(/<[^>]+>/g, ' ') ?? '';
+  const lines = text.split('\n').length + text.length / 90;
+  return Math.round(Math.min(520, Math.max(140, lines * 22 + 60)));
+}
+
+function MessageItem({ m, index, open: initiallyOpen }: { m: InboxMessage; index: number; open: boolean }) {
+  const [open, setOpen] = useState(initiallyOpen);
+  useEffect(() => setOpen(initiallyOpen), [m.id]);
+  const bodyId = `message-body-${m.id}`;
+  return (
+    <li class={`message ${m.direction}`}>
+      <button type="button" class="message-head" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen(!open)}>
+        <span class="message-from">
+          <span>{personName(m.from)}</span>
+          {personName(m.from) !== m.from && <span class="small muted message-address">{m.from.replace(/^[^<]*</, '<')}</span>}
+          {m.direction === 'outbound' && <span class="badge blue">Sent</span>}
+        </span>
+        <span class="message-date small muted">
+          <Time iso={m.received_at} />
+        </span>
+        {!open && <span class="message-snippet small muted">{(m.text ?? '').slice(0, 140)}</span>}
+      </button>
+      {open && (
+        <div class="message-body" id={bodyId}>
+          <p class="small muted message-rcpt">
+            To {m.to.join(', ')}
+            {m.cc.length > 0 && <> · Cc {m.cc.join(', ')}</>}
+          </p>
+          {m.html ? (
+            <EmailPreview html={m.html} height={frameHeight(m)} title={`Message ${index + 1} from ${m.from}`} />
+          ) : (
+            <div class="message-text">{m.text ?? ''}</div>
+          )}
+          {m.attachments.length > 0 && (
+            <ul class="plain attachments small">
+              {m.attachments.map((a) => (
+                <li key={a.id}>
+                  <Paperclip label="Attachment" /> {a.filename ?? '(unnamed)'} {a.size != null && <span class="muted">{bytes(a.size)}</span>}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** The inbox's labels as checkboxes: ticking one adds it to the thread, unticking removes it. */
+function LabelDialog({ inboxId, thread, onClose, onChanged }: { inboxId: string; thread: ThreadSummary; onClose: () => void; onChanged: () => void }) {
+  const labels = useInboxGet<List<InboxLabel>>(inboxPath(inboxId, 'labels'));
+  const [on, setOn] = useState(new Set(thread.labels.map((l) => l.id)));
+  const toggle = useAction(async (id: string, checked: boolean) => {
+    if (checked) await post(inboxPath(inboxId, 'threads', thread.id, 'labels') as never, { labels: [id] });
+    else await del(inboxPath(inboxId, 'threads', thread.id, 'labels', id) as never);
+    const next = new Set(on);
+    if (checked) next.add(id);
+    else next.delete(id);
+    setOn(next);
+    onChanged();
+  });
+  return (
+    <Dialog open title="Labels" onClose={onClose}>
+      <ErrorBox error={labels.error ?? toggle.error} />
+      {!labels.data && !labels.error && <Loading />}
+      {labels.data && !labels.data.data.length && (
+        <p class="muted">
+          No labels yet. <a href={page`/dashboard/inboxes/${inboxId}/settings`}>Add some in the inbox's settings</a>.
+        </p>
+      )}
+      {labels.data && labels.data.data.length > 0 && (
+        <fieldset class="label-picks">
+          <legend class="sr-only">Labels of this conversation</legend>
+          {labels.data.data.map((l) => (
+            <label class="check" key={l.id}>
+              <input type="checkbox" checked={on.has(l.id)} disabled={toggle.busy} onChange={(e) => void toggle.run(l.id, e.currentTarget.checked)} />
+              <Swatch color={l.color} />
+              {l.name}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      <div class="form-actions">
+        <button type="button" class="btn primary" onClick={onClose}>
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}
