@@ -130,7 +130,13 @@ function CreateInboxDialog({ open, onClose }: { open: boolean; onClose: () => vo
 
 export function InboxSettingsPage({ id }: { id: string }) {
   const inbox = useInboxGet<InboxDetail>(inboxPath(id));
-  if (inbox.error) return <ErrorBox error={inbox.error} />;
+  if (inbox.error)
+    return (
+      <>
+        <PageHeader back={{ href: '/dashboard/inboxes', label: 'Inboxes' }} title="Inbox settings" />
+        <ErrorBox error={inbox.error} />
+      </>
+    );
   if (!inbox.data) return <Loading />;
   const i = inbox.data;
   return (

@@ -156,7 +156,13 @@ export function MailboxPage({ id }: { id: string }) {
     return () => document.removeEventListener('keydown', on);
   }, []);
 
-  if (inbox.error) return <ErrorBox error={inbox.error} />;
+  if (inbox.error)
+    return (
+      <>
+        <PageHeader back={{ href: '/dashboard/inboxes', label: 'Inboxes' }} title="Inbox" />
+        <ErrorBox error={inbox.error} />
+      </>
+    );
   if (!inbox.data) return <Loading />;
   const i = inbox.data;
   const heading = q

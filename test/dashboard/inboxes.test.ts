@@ -1,0 +1,220 @@
+// The Inboxes pages in a real browser (issue 39, item 5) against a running Posthorn: a support
+// conversation — a customer's message delivered over SMTP into the inbox, opened (read), answered
+// with the r shortcut (the draft saves itself as it is typed, through the drafts API, then is sent
+// and joins the thread), labelled, archived with e, found again by search — then the phone's
+// separate list and conversation views, the shortcuts' help, and an inbox made from the dashboard.
+// Every view axe-clean, screenshots at 1440×900 and 390×844.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startMailWorld, type MailWorld } from '../helpers/world';
+import { startSmtp, type SmtpListeners } from '../../src/smtp';
+import { inboundProcessed, mta } from '../helpers/smtp';
+import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
+import { freePort } from '../helpers/posthorn';
+import { until } from '../helpers/wait';
+
+let world: MailWorld;
+let smtp: SmtpListeners;
+let browser: Browser;
+let base: string;
+let inboxId: string;
+
+const ADDRESS = 'support@example.test';
+
+/** The page does not scroll sideways. */
+const fitsWidth = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1);
+
+async function signedIn(ctx: BrowserContext): Promise<Page> {
+  const p = await signIn(ctx, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
+  await p.getByRole('heading', { name: 'Overview' }).waitFor();
+  return p;
+}
+
+/** A customer's message to the inbox, over SMTP from the internet's side, processed. */
+async function customerWrites(from: string, subject: string, text: string, headers: Record<string, string> = {}): Promise<void> {
+  await mta(smtp.port('starttls')).sendMail({ from, to: ADDRESS, subject, text, headers } as never);
+  await inboundProcessed(world.p);
+}
+
+/** The inbox's threads as the API lists them. */
+async function threads(query = ''): Promise<{ id: string; subject: string; folder: string; read: boolean; labels: { id: string }[] }[]> {
+  const r = await world.p.api('GET', `/inboxes/${inboxId}/threads${query}`);
+  expect(r.status).toBe(200);
+  return r.body.data;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  world = await startMailWorld({ 'http.port': port, public_url: base, 'smtp.starttls_ports': [0] });
+  smtp = await startSmtp(world.p.svc);
+  const { api } = world.p;
+  // example.test is verified for sending; it receives too, so an inbox can live on it.
+  expect((await api('PATCH', `/domains/${world.domain.id}`, { body: { capabilities: { receiving: 'enabled' } } })).status).toBe(200);
+  const made = await api('POST', '/inboxes', { body: { email_address: ADDRESS, name: 'Support', from_name: 'Acme Support' } });
+  expect(made.status).toBeLessThan(300);
+  inboxId = made.body.id;
+  await customerWrites('Ada Lovelace <ada@dest.test>', 'Refund for order 1041', 'Hello,\n\nCould I get a refund for order 1041? It arrived broken.\n\nAda');
+  await customerWrites('Bob <bob@dest.test>', 'Cannot sign in', 'My password does not work since yesterday.');
+  await until(async () => (await threads('?folders=inbox')).length === 2, 'both messages threaded into the inbox');
+  browser = await launchBrowser();
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await smtp?.stop();
+  await world?.stop();
+});
+
+describe('a support conversation in the Inboxes page (desktop)', () => {
+  let context: BrowserContext;
+  let page: Page;
+  beforeAll(async () => {
+    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await signedIn(context);
+  }, 30_000);
+  afterAll(() => context?.close());
+
+  test('the inbox list shows the inbox with its unread count; it opens on its conversations, unread ones marked', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Inboxes' }).click();
+    await page.getByRole('link', { name: 'Support' }).waitFor();
+    expect(await page.getByText('2 unread').count()).toBe(1);
+    await screenshot(page, 'inboxes-list');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.getByRole('link', { name: 'Support' }).click();
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByText('Refund for order 1041').waitFor();
+    expect(await list.locator('.thread-item.unread').count()).toBe(2);
+    expect(await list.getByText('Unread:').count()).toBe(2);
+    await screenshot(page, 'inbox-mailbox');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
+
+  test('opening a conversation shows its message in the sandboxed frame and marks it read', async () => {
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByRole('link', { name: /Refund for order 1041/ }).click();
+    const thread = page.getByRole('region', { name: 'Conversation' });
+    await thread.getByRole('heading', { name: 'Refund for order 1041' }).waitFor();
+    await thread.getByText('It arrived broken.').waitFor();
+    const id = (await threads()).find((t) => t.subject === 'Refund for order 1041')!.id;
+    await until(async () => (await threads()).find((t) => t.id === id)!.read, 'the thread read');
+    await until(async () => (await list.locator('.thread-item.unread').count()) === 1, 'the list shows it read');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
+
+  test('r opens the reply; the draft saves as it is typed; Send sends it into the thread', async () => {
+    const thread = page.getByRole('region', { name: 'Conversation' });
+    await page.locator('main').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('r');
+    const composer = thread.getByRole('region', { name: 'Reply' });
+    await composer.waitFor();
+    await page.keyboard.type('Hi Ada, sorry about that. The refund is on its way.');
+    await composer.getByText('Draft saved').waitFor({ timeout: 15_000 });
+    // The draft is the inbox's, through the drafts API: the SDK sees what was typed.
+    const drafts = await world.p.resend.inboxes.drafts.list({ inboxId });
+    expect(drafts.error).toBeNull();
+    expect(drafts.data!.data.map((d) => d.snippet ?? '')).toContainEqual(expect.stringContaining('The refund is on its way'));
+    await screenshot(page, 'inbox-reply');
+    expect(await axeViolations(page)).toEqual([]);
+    await composer.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Reply sent.').waitFor();
+    await thread.getByText('The refund is on its way.').waitFor();
+    expect(await thread.locator('.message.outbound').count()).toBe(1);
+    // Sent through the one sending core: it reaches Ada's server, as a reply to her message.
+    await until(async () => world.sink.messages.some((m) => m.rcptTo.includes('ada@dest.test')), 'the reply delivered');
+    const reply = world.sink.messages.find((m) => m.rcptTo.includes('ada@dest.test'))!;
+    expect(reply.raw.toString()).toMatch(/^In-Reply-To: </im);
+    expect((await world.p.resend.inboxes.drafts.list({ inboxId })).data!.data.length).toBe(0);
+  }, 60_000);
+
+  test('a label is put on and shows in the list; e archives the conversation, the next one opens', async () => {
+    const label = await world.p.resend.inboxes.labels.create({ inboxId, name: 'Billing', color: '#E93D82' });
+    expect(label.error).toBeNull();
+    await page.reload();
+    const thread = page.getByRole('region', { name: 'Conversation' });
+    await thread.getByRole('button', { name: 'Labels' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Labels' });
+    await dialog.getByRole('checkbox', { name: 'Billing' }).check();
+    await until(async () => (await threads()).find((t) => t.subject === 'Refund for order 1041')!.labels.length === 1, 'the label put on');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await thread.getByRole('button', { name: 'Remove label Billing' }).waitFor();
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.locator('.thread-item.current .label-chip', { hasText: 'Billing' }).waitFor();
+    await page.locator('main h1').click();
+    await page.keyboard.press('e');
+    await page.getByText('Moved to archive.').waitFor();
+    await until(async () => (await threads()).find((t) => t.subject === 'Refund for order 1041')!.folder === 'archive', 'archived');
+    await thread.getByRole('heading', { name: 'Cannot sign in' }).waitFor();
+    expect(await list.getByText('Refund for order 1041').count()).toBe(0);
+    await page.getByRole('navigation', { name: 'Folders and labels' }).getByRole('link', { name: 'Archive' }).click();
+    await list.getByText('Refund for order 1041').waitFor();
+  }, 60_000);
+
+  test('search finds the archived conversation by a word of its body', async () => {
+    await page.getByRole('searchbox', { name: 'Search conversations' }).fill('refund');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByRole('heading', { name: 'Search: refund' }).waitFor();
+    await list.getByText('Refund for order 1041').waitFor();
+    expect(await list.getByText('Cannot sign in').count()).toBe(0);
+    await screenshot(page, 'inbox-search');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
+
+  test('? lists the shortcuts; j and k walk the conversations', async () => {
+    await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByText('Cannot sign in').waitFor();
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.getByText('Move to trash').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('j');
+    await page.getByRole('region', { name: 'Conversation' }).getByRole('heading', { name: 'Cannot sign in' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('thread')).toBeTruthy();
+  }, 30_000);
+
+  test('a new inbox is made from the dashboard on a receiving domain', async () => {
+    await page.goto(`${base}/dashboard/inboxes`);
+    await page.getByRole('button', { name: 'New inbox' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New inbox' });
+    await dialog.getByLabel('Address').fill('sales');
+    await dialog.getByLabel('Name', { exact: true }).fill('Sales');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Create inbox' }).click();
+    await page.locator('main h1', { hasText: 'Sales' }).waitFor();
+    const list = await world.p.resend.inboxes.list();
+    expect(list.data!.data.map((i) => i.email_address).sort()).toEqual(['sales@example.test', ADDRESS]);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Inbox settings' }).waitFor();
+    await screenshot(page, 'inbox-settings');
+    expect(await axeViolations(page)).toEqual([]);
+  }, 30_000);
+});
+
+describe('on a phone the list and the conversation are separate views', () => {
+  test('the list, then the conversation alone, then back', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await signedIn(context);
+    await customerWrites('Cy <cy@dest.test>', 'Where is my parcel?', 'It has been a week. <https://example.org/track>');
+    await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
+    const list = page.getByRole('region', { name: 'Conversations' });
+    const thread = page.getByRole('region', { name: 'Conversation' });
+    await list.getByText('Where is my parcel?').waitFor();
+    expect(await thread.isVisible()).toBe(false);
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'phone-inbox-list');
+    expect(await axeViolations(page)).toEqual([]);
+    await list.getByRole('link', { name: /Where is my parcel/ }).click();
+    await thread.getByText('It has been a week.').waitFor();
+    expect(await list.isVisible()).toBe(false);
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'phone-inbox-thread');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.goBack();
+    await list.getByText('Where is my parcel?').waitFor();
+    expect(await thread.isVisible()).toBe(false);
+    await context.close();
+  }, 60_000);
+});
