@@ -5,11 +5,10 @@
 // References and the quote); a forward goes through POST …/emails/{id}/forward, which also sends the
 // original's attachments, and its draft is then removed.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, del, patch, post } from '../api';
+import { ApiFailure, del, patch, post, url } from '../api';
 import { useAutosave } from '../editor/autosave';
 import { ErrorBox, Field, notify, useAction, useLeaveWarning, val } from '../ui';
-import type { InboxDraft, InboxMessage } from '../inbox-types';
-import { inboxPath } from './inbox-data';
+import type { InboxDraft, InboxMessage } from '../../../src/schemas/inboxes';
 
 export type ComposeMode = 'reply' | 'forward' | 'new';
 
@@ -58,14 +57,14 @@ export function Composer({ inboxId, compose, onClose, onSent }: { inboxId: strin
       ...(mode === 'reply' ? {} : { to: list(f.to), subject: f.subject }),
     };
     if (draftId.current) {
-      await patch(inboxPath(inboxId, 'drafts', draftId.current) as never, fields);
+      await patch(url('/inboxes/:inbox/drafts/:draft', { inbox: inboxId, draft: draftId.current }), fields);
       return;
     }
     // A reply's draft belongs to its thread and message; a forward's and a new email's stand alone.
-    const made = (await post(
-      inboxPath(inboxId, 'drafts') as never,
+    const made = await post(
+      url('/inboxes/:inbox/drafts', { inbox: inboxId }),
       mode === 'reply' ? { ...fields, thread_id: compose.threadId, reply_to_email_id: email!.id } : fields,
-    )) as { id: string };
+    );
     draftId.current = made.id;
   };
   const autosave = useAutosave(form, save, 800);
@@ -78,17 +77,17 @@ export function Composer({ inboxId, compose, onClose, onSent }: { inboxId: strin
   const send = useAction(async () => {
     await autosave.flush();
     if (mode === 'forward') {
-      await post(inboxPath(inboxId, 'threads', compose.threadId!, 'emails', email!.id, 'forward') as never, {
+      await post(url('/inboxes/:inbox/threads/:thread/emails/:email/forward', { inbox: inboxId, thread: compose.threadId!, email: email!.id }), {
         to: list(to),
         cc: list(cc).length ? list(cc) : undefined,
         subject: subject || undefined,
         text: text || undefined,
       });
-      if (draftId.current) await del(inboxPath(inboxId, 'drafts', draftId.current) as never).catch(() => {});
+      if (draftId.current) await del(url('/inboxes/:inbox/drafts/:draft', { inbox: inboxId, draft: draftId.current })).catch(() => {});
       notify('Forwarded.');
     } else {
       if (!draftId.current) throw new ApiFailure(0, 'empty_draft', 'Write something first.');
-      await post(inboxPath(inboxId, 'drafts', draftId.current, 'send') as never);
+      await post(url('/inboxes/:inbox/drafts/:draft/send', { inbox: inboxId, draft: draftId.current }));
       notify(mode === 'reply' ? 'Reply sent.' : 'Email sent.');
     }
     done.current = true;
@@ -96,7 +95,7 @@ export function Composer({ inboxId, compose, onClose, onSent }: { inboxId: strin
   });
   const discard = useAction(async () => {
     done.current = true;
-    if (draftId.current) await del(inboxPath(inboxId, 'drafts', draftId.current) as never);
+    if (draftId.current) await del(url('/inboxes/:inbox/drafts/:draft', { inbox: inboxId, draft: draftId.current }));
     draftId.current = null;
     notify('Draft discarded.');
     onClose();

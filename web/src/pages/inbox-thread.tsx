@@ -2,16 +2,15 @@
 // remote images off until asked), its folder, labels, read state and assignee, and the composer.
 import { useEffect, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { del, page, patch, post, request } from '../api';
+import { del, get, page, patch, post, url } from '../api';
 import { useCan } from '../role';
-import { Badge, bytes, Dialog, ErrorBox, Loading, Time, useAction } from '../ui';
-import type { Folder, InboxDraft, InboxDraftItem, InboxLabel, InboxMessage, List, ThreadLabel, ThreadSummary } from '../inbox-types';
+import { Badge, bytes, Dialog, ErrorBox, Loading, Time, useAction, useGet, val } from '../ui';
+import type { InboxMessage, InboxThreadSummary, ThreadLabel } from '../../../src/schemas/inboxes';
 import { EmailPreview } from './preview';
 import { type Compose, Composer } from './inbox-composer';
-import { inboxPath, useInboxGet } from './inbox-data';
+import { FOLDER_NAMES, type Folder } from './inbox-data';
+import { useLive } from '../live';
 import { Swatch } from './inboxes';
-
-export const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', sent: 'Sent', archive: 'Archive', spam: 'Spam', trash: 'Trash' };
 
 /** The display name of an address (`Ada <ada@example.org>`: Ada), else the address itself. */
 export function personName(addr: string): string {
@@ -58,7 +57,25 @@ export function LabelChips({ labels, onRemove }: { labels: ThreadLabel[]; onRemo
 export interface ThreadActions {
   move: (folder: Folder) => void;
   setRead: (read: boolean) => void;
+  /** A teammate's address, or null: nobody. */
+  assign: (assignee: string | null) => void;
   busy: boolean;
+}
+
+/** Whom the thread is assigned to, chosen among the team's members (docs/api.md §25.4, Posthorn's `assignee`). */
+function AssignSelect({ assignee, busy, onAssign }: { assignee: string | null; busy: boolean; onAssign: (a: string | null) => void }) {
+  const members = useGet('/team/members');
+  const emails = (members.data?.data ?? []).map((m) => m.email);
+  // Someone no longer in the team stays shown until the thread is given to another.
+  if (assignee && !emails.includes(assignee)) emails.push(assignee);
+  return (
+    <select class="assign-select" aria-label="Assigned to" value={assignee ?? ''} disabled={busy || !members.data} onChange={(e) => onAssign(val(e) || null)}>
+      <option value="">Unassigned</option>
+      {emails.map((e) => (
+        <option value={e}>Assigned to {e}</option>
+      ))}
+    </select>
+  );
 }
 
 export function ThreadView({
@@ -78,8 +95,8 @@ export function ThreadView({
   onChanged: () => void;
   back: ComponentChildren;
 }) {
-  const summary = useInboxGet<ThreadSummary>(inboxPath(inboxId, 'threads', threadId));
-  const emails = useInboxGet<List<InboxMessage>>(`${inboxPath(inboxId, 'threads', threadId, 'emails')}?limit=100`);
+  const summary = useGet(url('/inboxes/:inbox/threads/:thread', { inbox: inboxId, thread: threadId }));
+  const emails = useGet(url('/inboxes/:inbox/threads/:thread/emails', { inbox: inboxId, thread: threadId, limit: 100 }));
   const [labelling, setLabelling] = useState(false);
   const member = useCan('member');
   const reload = () => {
@@ -87,11 +104,20 @@ export function ThreadView({
     emails.reload();
     onChanged();
   };
+  // A teammate's change, or a new message of the customer's, shows without a reload (docs/api.md §19.15).
+  useLive(
+    ['inbox_thread'],
+    () => {
+      summary.reload();
+      emails.reload();
+    },
+    threadId,
+  );
   // Opened, it is read: as in every mail client, and the unread counts follow.
   useEffect(() => {
     const t = summary.data;
     if (!t || t.read || !member) return;
-    void patch(inboxPath(inboxId, 'threads', threadId) as never, { read: true }).then(reload, () => {});
+    void patch(url('/inboxes/:inbox/threads/:thread', { inbox: inboxId, thread: threadId }), { read: true }).then(reload, () => {});
   }, [summary.data?.id]);
   // A reply drafted before (by a teammate, the agent, another tab) opens in the composer.
   const messages0 = emails.data?.data;
@@ -99,11 +125,11 @@ export function ThreadView({
     if (!messages0 || compose?.threadId === threadId) return;
     let live = true;
     void (async () => {
-      const all = (await request('GET', `${inboxPath(inboxId, 'drafts')}?limit=100`)) as List<InboxDraftItem>;
+      const all = await get(url('/inboxes/:inbox/drafts', { inbox: inboxId, limit: 100 }));
       const item = all.data.find((d) => d.thread_id === threadId && d.type === 'reply');
       const email = item && messages0.find((m) => m.id === item.reply_to_email_id);
       if (!item || !email || !live) return;
-      const draft = (await request('GET', inboxPath(inboxId, 'drafts', item.id))) as InboxDraft;
+      const draft = await get(url('/inboxes/:inbox/drafts/:draft', { inbox: inboxId, draft: item.id }));
       if (live) setCompose({ mode: 'reply', threadId, email, draft });
     })().catch(() => {});
     return () => {
@@ -111,7 +137,7 @@ export function ThreadView({
     };
   }, [!!messages0]);
   const unlabel = useAction(async (l: ThreadLabel) => {
-    await del(inboxPath(inboxId, 'threads', threadId, 'labels', l.id) as never);
+    await del(url('/inboxes/:inbox/threads/:thread/labels/:label', { inbox: inboxId, thread: threadId, label: l.id }));
     reload();
   });
   if (summary.error) return <ErrorBox error={summary.error} />;
@@ -128,6 +154,7 @@ export function ThreadView({
         <div class="thread-tags">
           <Badge value="none" label={FOLDER_NAMES[t.folder]} />
           <LabelChips labels={t.labels} onRemove={member ? (l) => void unlabel.run(l) : undefined} />
+          {t.assignee && <span class="small muted">Assigned to {t.assignee}</span>}
         </div>
       </div>
       {member && (
@@ -173,6 +200,7 @@ export function ThreadView({
           <button type="button" class="btn small" onClick={() => setLabelling(true)}>
             Labels
           </button>
+          <AssignSelect assignee={t.assignee} busy={actions.busy} onAssign={actions.assign} />
         </div>
       )}
       <ErrorBox error={unlabel.error} />
@@ -249,12 +277,12 @@ function MessageItem({ m, index, open: initiallyOpen }: { m: InboxMessage; index
 }
 
 /** The inbox's labels as checkboxes: ticking one adds it to the thread, unticking removes it. */
-function LabelDialog({ inboxId, thread, onClose, onChanged }: { inboxId: string; thread: ThreadSummary; onClose: () => void; onChanged: () => void }) {
-  const labels = useInboxGet<List<InboxLabel>>(inboxPath(inboxId, 'labels'));
+function LabelDialog({ inboxId, thread, onClose, onChanged }: { inboxId: string; thread: InboxThreadSummary; onClose: () => void; onChanged: () => void }) {
+  const labels = useGet(url('/inboxes/:inbox/labels', { inbox: inboxId }));
   const [on, setOn] = useState(new Set(thread.labels.map((l) => l.id)));
   const toggle = useAction(async (id: string, checked: boolean) => {
-    if (checked) await post(inboxPath(inboxId, 'threads', thread.id, 'labels') as never, { labels: [id] });
-    else await del(inboxPath(inboxId, 'threads', thread.id, 'labels', id) as never);
+    if (checked) await post(url('/inboxes/:inbox/threads/:thread/labels', { inbox: inboxId, thread: thread.id }), { labels: [id] });
+    else await del(url('/inboxes/:inbox/threads/:thread/labels/:label', { inbox: inboxId, thread: thread.id, label: id }));
     const next = new Set(on);
     if (checked) next.add(id);
     else next.delete(id);

@@ -2,12 +2,11 @@
 // receiving domain, and an inbox's settings — its name and sender name, its labels and the
 // instructions of its agent. The mailbox itself (folders, threads, replies) is pages/mailbox.tsx.
 import { useEffect, useState } from 'preact/hooks';
-import { del, page, patch, post, request } from '../api';
+import { del, page, patch, post, url } from '../api';
 import { navigate } from '../router';
 import { useCan } from '../role';
 import { ask, Card, Empty, ErrorBox, Field, FormDialog, Loading, notify, PageHeader, Section, Time, useAction, useGet, val } from '../ui';
-import { AGENT_ACTIONS, AGENT_TONES, type InboxAgent, type InboxDetail, type InboxLabel, type List, type Inbox } from '../inbox-types';
-import { inboxPath, useInboxGet } from './inbox-data';
+import type { Inbox, InboxAgent, InboxLabel, InboxSummary } from '../../../src/schemas/inboxes';
 
 /** A label's colour as its swatch (Resend's labels are `#RRGGBB`; anything else shows gray). */
 export function Swatch({ color }: { color: string }) {
@@ -17,10 +16,10 @@ export function Swatch({ color }: { color: string }) {
 }
 
 /** The inbox's name, else its address. */
-export const inboxName = (i: Pick<Inbox, 'name' | 'email_address'>) => i.name || i.email_address;
+export const inboxName = (i: Pick<InboxSummary, 'name' | 'email_address'>) => i.name || i.email_address;
 
 export function InboxesPage() {
-  const list = useInboxGet<List<Inbox>>('/inboxes?limit=100');
+  const list = useGet(url('/inboxes', { limit: 100 }));
   const [creating, setCreating] = useState(false);
   const member = useCan('member');
   return (
@@ -91,11 +90,11 @@ function CreateInboxDialog({ open, onClose }: { open: boolean; onClose: () => vo
     if (!domain && receiving[0]) setDomain(receiving[0].name);
   }, [receiving.length]);
   const create = useAction(async () => {
-    const made = (await post('/inboxes' as never, {
+    const made = await post('/inboxes', {
       email_address: `${local.trim()}@${domain}`,
       name: name.trim() || undefined,
       from_name: fromName.trim() || undefined,
-    })) as { id: string };
+    });
     notify('Inbox created.');
     onClose();
     navigate(page`/dashboard/inboxes/${made.id}`);
@@ -129,7 +128,7 @@ function CreateInboxDialog({ open, onClose }: { open: boolean; onClose: () => vo
 }
 
 export function InboxSettingsPage({ id }: { id: string }) {
-  const inbox = useInboxGet<InboxDetail>(inboxPath(id));
+  const inbox = useGet(url('/inboxes/:inbox', { inbox: id }));
   if (inbox.error)
     return (
       <>
@@ -150,12 +149,12 @@ export function InboxSettingsPage({ id }: { id: string }) {
   );
 }
 
-function InboxForm({ inbox, onSaved }: { inbox: InboxDetail; onSaved: () => void }) {
+function InboxForm({ inbox, onSaved }: { inbox: Inbox; onSaved: () => void }) {
   const member = useCan('member');
   const [name, setName] = useState(inbox.name ?? '');
   const [fromName, setFromName] = useState(inbox.from_name ?? '');
   const save = useAction(async () => {
-    await patch(inboxPath(inbox.id) as never, { name: name.trim(), from_name: fromName.trim() });
+    await patch(url('/inboxes/:inbox', { inbox: inbox.id }), { name: name.trim(), from_name: fromName.trim() });
     notify('Inbox saved.');
     onSaved();
   });
@@ -192,17 +191,17 @@ function InboxForm({ inbox, onSaved }: { inbox: InboxDetail; onSaved: () => void
 const PALETTE = ['#E93D82', '#F76B15', '#FFC53D', '#30A46C', '#12A594', '#0090FF', '#6E56CF', '#8D8D8D'];
 
 function LabelsSection({ id }: { id: string }) {
-  const labels = useInboxGet<List<InboxLabel>>(`${inboxPath(id)}/labels`);
+  const labels = useGet(url('/inboxes/:inbox/labels', { inbox: id }));
   const [name, setName] = useState('');
   const [color, setColor] = useState(PALETTE[0]!);
   const add = useAction(async () => {
-    await post(`${inboxPath(id)}/labels` as never, { name: name.trim(), color });
+    await post(url('/inboxes/:inbox/labels', { inbox: id }), { name: name.trim(), color });
     setName('');
     labels.reload();
   });
   const remove = useAction(async (l: InboxLabel) => {
     if (!(await ask(`Delete the label “${l.name}”? It is taken off every conversation that has it.`, { confirm: 'Delete label' }))) return;
-    await del(`${inboxPath(id)}/labels/${encodeURIComponent(l.id)}` as never);
+    await del(url('/inboxes/:inbox/labels/:label', { inbox: id, label: l.id }));
     labels.reload();
   });
   return (
@@ -253,13 +252,15 @@ function LabelsSection({ id }: { id: string }) {
   );
 }
 
-const TONE_NAMES: Record<(typeof AGENT_TONES)[number], string> = {
+type Tone = NonNullable<InboxAgent['tone']>;
+type Action = InboxAgent['actions'][number];
+const TONE_NAMES: Record<Tone, string> = {
   concise_professional: 'Concise, professional',
   concise_casual: 'Concise, casual',
   expanded_professional: 'Detailed, professional',
   expanded_casual: 'Detailed, casual',
 };
-const ACTION_NAMES: Record<(typeof AGENT_ACTIONS)[number], string> = {
+const ACTION_NAMES: Record<Action, string> = {
   draft_reply: 'Draft a reply',
   forward_thread: 'Forward the conversation',
   add_labels: 'Add labels',
@@ -270,7 +271,7 @@ const ACTION_NAMES: Record<(typeof AGENT_ACTIONS)[number], string> = {
 };
 
 function AgentSection({ id }: { id: string }) {
-  const agent = useInboxGet<InboxAgent>(`${inboxPath(id)}/agent`);
+  const agent = useGet(url('/inboxes/:inbox/agent', { inbox: id }));
   if (agent.error?.status === 404) return null;
   return (
     <Section title="Inbox agent">
@@ -287,9 +288,9 @@ function AgentForm({ id, agent, onSaved }: { id: string; agent: InboxAgent; onSa
   const member = useCan('member');
   const [instructions, setInstructions] = useState(agent.instructions ?? '');
   const [tone, setTone] = useState<string>(agent.tone ?? '');
-  const [actions, setActions] = useState<string[]>(agent.actions);
+  const [actions, setActions] = useState<Action[]>(agent.actions);
   const save = useAction(async () => {
-    await patch(`${inboxPath(id)}/agent` as never, { instructions: instructions.trim() || null, tone: tone || null, actions });
+    await patch(url('/inboxes/:inbox/agent', { inbox: id }), { instructions: instructions.trim() || null, tone: tone || null, actions });
     notify('Agent settings saved.');
     onSaved();
   });
@@ -318,14 +319,14 @@ function AgentForm({ id, agent, onSaved }: { id: string; agent: InboxAgent; onSa
       <Field id="agent-tone" label="Tone">
         <select id="agent-tone" value={tone} disabled={!member} onChange={(e) => setTone(val(e))}>
           <option value="">Default</option>
-          {AGENT_TONES.map((t) => (
+          {(Object.keys(TONE_NAMES) as Tone[]).map((t) => (
             <option value={t}>{TONE_NAMES[t]}</option>
           ))}
         </select>
       </Field>
       <fieldset class="checks">
         <legend>What it may do</legend>
-        {AGENT_ACTIONS.map((a) => (
+        {(Object.keys(ACTION_NAMES) as Action[]).map((a) => (
           <label class="check" key={a}>
             <input
               type="checkbox"
@@ -346,11 +347,11 @@ function AgentForm({ id, agent, onSaved }: { id: string; agent: InboxAgent; onSa
   );
 }
 
-function DangerSection({ inbox }: { inbox: InboxDetail }) {
+function DangerSection({ inbox }: { inbox: Inbox }) {
   const remove = useAction(async () => {
     if (!(await ask(`Delete the inbox ${inbox.email_address} with all its conversations and drafts? This cannot be undone.`, { confirm: 'Delete inbox' })))
       return;
-    await request('DELETE', inboxPath(inbox.id));
+    await del(url('/inboxes/:inbox', { inbox: inbox.id }));
     notify('Inbox deleted.');
     navigate('/dashboard/inboxes');
   });

@@ -6,24 +6,15 @@
 // Keyboard: j/k next and previous conversation, r reply, f forward, e archive, # trash, u back to
 // the list, / search, ? the list of shortcuts.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { page, patch, request } from '../api';
+import { get, page, patch, url } from '../api';
 import { navigate, useLocation } from '../router';
+import { useLive } from '../live';
 import { useCan } from '../role';
-import { Dialog, Empty, ErrorBox, Loading, notify, PageHeader, Pager, Time, useAction, usePaged, type Paged, val } from '../ui';
-import {
-  FOLDERS,
-  type Folder,
-  type InboxDetail,
-  type InboxDraft,
-  type InboxDraftItem,
-  type InboxLabel,
-  type InboxThread,
-  type List,
-  type Inbox,
-} from '../inbox-types';
-import { inboxPath, useInboxGet } from './inbox-data';
+import { Dialog, Empty, ErrorBox, Loading, notify, PageHeader, Pager, Time, useAction, useGet, usePaged, type Paged, val } from '../ui';
+import type { InboxDraftListItem, InboxThread, InboxThreadSearchResult } from '../../../src/schemas/inboxes';
+import { FOLDER_NAMES, FOLDERS, type Folder } from './inbox-data';
 import { inboxName, Swatch } from './inboxes';
-import { FOLDER_NAMES, LabelChips, Paperclip, personName, ThreadView } from './inbox-thread';
+import { LabelChips, Paperclip, personName, ThreadView } from './inbox-thread';
 import { type Compose, Composer } from './inbox-composer';
 
 const SHORTCUTS: [string, string][] = [
@@ -67,14 +58,14 @@ export function MailboxPage({ id }: { id: string }) {
   const drafts = query.get('view') === 'drafts';
   const member = useCan('member');
 
-  const inbox = useInboxGet<InboxDetail>(inboxPath(id));
-  const inboxes = useInboxGet<List<Inbox>>('/inboxes?limit=100');
-  const labels = useInboxGet<List<InboxLabel>>(inboxPath(id, 'labels'));
+  const inbox = useGet(url('/inboxes/:inbox', { inbox: id }));
+  const inboxes = useGet(url('/inboxes', { limit: 100 }));
+  const labels = useGet(url('/inboxes/:inbox/labels', { inbox: id }));
   const list = usePaged(
-    (q ? inboxPath(id, 'threads', 'search') : inboxPath(id, 'threads')) as never,
+    q ? url('/inboxes/:inbox/threads/search', { inbox: id }) : url('/inboxes/:inbox/threads', { inbox: id }),
     q ? { query: q, labels: label } : { folders: folder, labels: label },
     25,
-  ) as unknown as Paged<InboxThread>;
+  );
   const [compose, setCompose] = useState<Compose | null>(null);
   const [help, setHelp] = useState(false);
   const search = useRef<HTMLInputElement>(null);
@@ -86,12 +77,14 @@ export function MailboxPage({ id }: { id: string }) {
     list.reload();
     inbox.reload();
   };
+  // New mail and teammates' changes show as they happen (docs/api.md §19.15).
+  useLive(['inbox_thread'], reloadAll);
 
   // Another conversation opened: the composer of the last one closes (its draft is saved); a new email stays.
   useEffect(() => setCompose((c) => (thread ? (c?.threadId === thread ? c : null) : c?.mode === 'new' ? c : null)), [thread]);
 
-  const act = useAction(async (t: string, body: { folder?: Folder; read?: boolean }) => {
-    await patch(inboxPath(id, 'threads', t) as never, body);
+  const act = useAction(async (t: string, body: { folder?: Folder; read?: boolean; assignee?: string | null }) => {
+    await patch(url('/inboxes/:inbox/threads/:thread', { inbox: id, thread: t }), body);
     if (body.folder) {
       notify(`Moved to ${FOLDER_NAMES[body.folder].toLowerCase()}.`);
       // Out of this list: the next conversation opens, as after archiving in a mail client.
@@ -102,6 +95,9 @@ export function MailboxPage({ id }: { id: string }) {
   });
   const actions = {
     move: (f: Folder) => thread && void act.run(thread, { folder: f }),
+    assign: (assignee: string | null) => {
+      if (thread) void act.run(thread, { assignee }).then((ok) => ok && notify(assignee ? `Assigned to ${assignee}.` : 'Unassigned.'));
+    },
     setRead: (read: boolean) => {
       if (!thread) return;
       void act.run(thread, { read }).then(() => {
@@ -344,7 +340,7 @@ export function MailboxPage({ id }: { id: string }) {
   );
 }
 
-function ThreadList({ list, current, searching }: { list: Paged<InboxThread>; current: string | null; searching: boolean }) {
+function ThreadList({ list, current, searching }: { list: Paged<InboxThread | InboxThreadSearchResult>; current: string | null; searching: boolean }) {
   if (list.error) return <ErrorBox error={list.error} />;
   if (list.loading && !list.data) return <Loading />;
   if (!list.rows.length) return <p class="muted list-empty">{searching ? 'No conversation matches.' : 'No conversations here.'}</p>;
@@ -366,9 +362,10 @@ function ThreadList({ list, current, searching }: { list: Paged<InboxThread>; cu
                 </span>
               </span>
               <span class="thread-subject">{t.subject || '(no subject)'}</span>
+              {t.snippet && <span class="thread-snippet small">{t.snippet}</span>}
               <span class="thread-meta small">
                 {searching && <span class="muted">{FOLDER_NAMES[t.folder]}</span>}
-                {t.assignee && <span class="muted">→ {t.assignee}</span>}
+                {t.assignee && <span class="assignee">Assigned to {personName(t.assignee)}</span>}
                 {t.has_draft && <span class="draft-mark">Draft</span>}
                 {t.has_attachment && <Paperclip label="Has attachments" />}
                 <LabelChips labels={t.labels} />
@@ -383,10 +380,10 @@ function ThreadList({ list, current, searching }: { list: Paged<InboxThread>; cu
 }
 
 function DraftList({ inboxId, onOpen }: { inboxId: string; onOpen: (c: Compose) => void }) {
-  const drafts = useInboxGet<List<InboxDraftItem>>(`${inboxPath(inboxId, 'drafts')}?limit=100`);
-  const openDraft = useAction(async (d: InboxDraftItem) => {
+  const drafts = useGet(url('/inboxes/:inbox/drafts', { inbox: inboxId, limit: 100 }));
+  const openDraft = useAction(async (d: InboxDraftListItem) => {
     if (d.thread_id) return onOpen({ mode: 'reply', threadId: d.thread_id });
-    const draft = (await request('GET', inboxPath(inboxId, 'drafts', d.id))) as InboxDraft;
+    const draft = await get(url('/inboxes/:inbox/drafts/:draft', { inbox: inboxId, draft: d.id }));
     onOpen({ mode: 'new', draft });
   });
   if (drafts.error) return <ErrorBox error={drafts.error} />;
