@@ -12,6 +12,7 @@ import { inboundProcessed, mta } from '../helpers/smtp';
 import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
 import { until } from '../helpers/wait';
+import { markVerified } from '../helpers/emails';
 
 let world: MailWorld;
 let smtp: SmtpListeners;
@@ -19,7 +20,7 @@ let browser: Browser;
 let base: string;
 let inboxId: string;
 
-const ADDRESS = 'support@example.test';
+const ADDRESS = 'support@help.test';
 
 /** The page does not scroll sideways. */
 const fitsWidth = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1);
@@ -49,8 +50,10 @@ beforeAll(async () => {
   world = await startMailWorld({ 'http.port': port, public_url: base, 'smtp.starttls_ports': [0] });
   smtp = await startSmtp(world.p.svc);
   const { api } = world.p;
-  // example.test is verified for sending; it receives too, so an inbox can live on it.
-  expect((await api('PATCH', `/domains/${world.domain.id}`, { body: { capabilities: { receiving: 'enabled' } } })).status).toBe(200);
+  // A verified domain that receives: an inbox can live on it, and its replies are signed and sent.
+  const domain = await api('POST', '/domains', { body: { name: 'help.test', capabilities: { receiving: 'enabled' } } });
+  expect(domain.status).toBe(201);
+  await markVerified(world.p, world.p.creds.team_id, domain.body.id);
   const made = await api('POST', '/inboxes', { body: { email_address: ADDRESS, name: 'Support', from_name: 'Acme Support' } });
   expect(made.status).toBeLessThan(300);
   inboxId = made.body.id;
@@ -185,7 +188,7 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     await dialog.getByRole('button', { name: 'Create inbox' }).click();
     await page.locator('main h1', { hasText: 'Sales' }).waitFor();
     const list = await world.p.resend.inboxes.list();
-    expect(list.data!.data.map((i) => i.email_address).sort()).toEqual(['sales@example.test', ADDRESS]);
+    expect(list.data!.data.map((i) => i.email_address).sort()).toEqual(['sales@help.test', ADDRESS]);
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Inbox settings' }).waitFor();
     await screenshot(page, 'inbox-settings');

@@ -211,6 +211,7 @@ export function MailboxPage({ id }: { id: string }) {
             {FOLDERS.map((f) => (
               <li key={f}>
                 <a
+                  class="rail-link"
                   href={listView({ folder: f === 'inbox' ? null : f, label: null, q: null, view: null })}
                   aria-current={!q && !label && !drafts && folder === f ? 'page' : undefined}
                 >
