@@ -146,6 +146,11 @@ export function ThreadView({
   const messages = emails.data.data;
   const last = messages[messages.length - 1];
   const lastInbound = [...messages].reverse().find((m) => m.direction === 'inbound') ?? last;
+  // A reply already open (a draft found, or begun) is taken up again, not started over.
+  const startReply = () => {
+    if (compose?.mode === 'reply' && compose.threadId === threadId) document.getElementById('compose-text')?.focus();
+    else if (lastInbound) setCompose({ mode: 'reply', threadId, email: lastInbound, focus: true });
+  };
   return (
     <article class="thread" aria-labelledby="thread-subject">
       <div class="thread-head">
@@ -160,12 +165,7 @@ export function ThreadView({
       {member && (
         <div class="thread-toolbar" role="toolbar" aria-label="Conversation actions">
           {lastInbound && (
-            <button
-              type="button"
-              class="btn small"
-              aria-keyshortcuts="r"
-              onClick={() => setCompose({ mode: 'reply', threadId, email: lastInbound, focus: true })}
-            >
+            <button type="button" class="btn small" aria-keyshortcuts="r" onClick={startReply}>
               Reply
             </button>
           )}

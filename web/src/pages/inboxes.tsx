@@ -192,6 +192,7 @@ const PALETTE = ['#E93D82', '#F76B15', '#FFC53D', '#30A46C', '#12A594', '#0090FF
 
 function LabelsSection({ id }: { id: string }) {
   const labels = useGet(url('/inboxes/:inbox/labels', { inbox: id }));
+  const member = useCan('member');
   const [name, setName] = useState('');
   const [color, setColor] = useState(PALETTE[0]!);
   const add = useAction(async () => {
@@ -205,7 +206,7 @@ function LabelsSection({ id }: { id: string }) {
     labels.reload();
   });
   return (
-    <Section title="Labels" need="member">
+    <Section title="Labels">
       <Card>
         <ErrorBox error={labels.error ?? remove.error} />
         {labels.data && !labels.data.data.length && <p class="muted">No labels yet.</p>}
@@ -215,38 +216,42 @@ function LabelsSection({ id }: { id: string }) {
               <li key={l.id} class="label-row">
                 <Swatch color={l.color} />
                 <span>{l.name}</span>
-                <button type="button" class="btn ghost small danger" aria-label={`Delete label ${l.name}`} onClick={() => void remove.run(l)}>
-                  Delete
-                </button>
+                {member && (
+                  <button type="button" class="btn ghost small danger" aria-label={`Delete label ${l.name}`} onClick={() => void remove.run(l)}>
+                    Delete
+                  </button>
+                )}
               </li>
             ))}
           </ul>
         )}
-        <form
-          class="label-add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void add.run();
-          }}
-        >
-          <ErrorBox error={add.error} />
-          <Field id="label-name" label="New label">
-            <input id="label-name" required maxLength={64} value={name} onInput={(e) => setName(val(e))} />
-          </Field>
-          <fieldset class="palette">
-            <legend class="palette-legend">Colour</legend>
-            {PALETTE.map((c) => (
-              <label key={c} class="palette-choice">
-                <input type="radio" name="label-color" value={c} checked={color === c} onChange={() => setColor(c)} />
-                <Swatch color={c} />
-                <span class="sr-only">{c}</span>
-              </label>
-            ))}
-          </fieldset>
-          <button type="submit" class="btn" disabled={add.busy || !name.trim()}>
-            Add label
-          </button>
-        </form>
+        {member && (
+          <form
+            class="label-add"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void add.run();
+            }}
+          >
+            <ErrorBox error={add.error} />
+            <Field id="label-name" label="New label">
+              <input id="label-name" required maxLength={64} value={name} onInput={(e) => setName(val(e))} />
+            </Field>
+            <fieldset class="palette">
+              <legend class="palette-legend">Colour</legend>
+              {PALETTE.map((c) => (
+                <label key={c} class="palette-choice">
+                  <input type="radio" name="label-color" value={c} checked={color === c} onChange={() => setColor(c)} />
+                  <Swatch color={c} />
+                  <span class="sr-only">{c}</span>
+                </label>
+              ))}
+            </fieldset>
+            <button type="submit" class="btn" disabled={add.busy || !name.trim()}>
+              Add label
+            </button>
+          </form>
+        )}
       </Card>
     </Section>
   );
@@ -348,6 +353,7 @@ function AgentForm({ id, agent, onSaved }: { id: string; agent: InboxAgent; onSa
 }
 
 function DangerSection({ inbox }: { inbox: Inbox }) {
+  const member = useCan('member');
   const remove = useAction(async () => {
     if (!(await ask(`Delete the inbox ${inbox.email_address} with all its conversations and drafts? This cannot be undone.`, { confirm: 'Delete inbox' })))
       return;
@@ -355,8 +361,9 @@ function DangerSection({ inbox }: { inbox: Inbox }) {
     notify('Inbox deleted.');
     navigate('/dashboard/inboxes');
   });
+  if (!member) return null;
   return (
-    <Section title="Delete" need="admin">
+    <Section title="Delete">
       <Card>
         <ErrorBox error={remove.error} />
         <p class="muted">Mail to {inbox.email_address} is then received as before, without an inbox.</p>

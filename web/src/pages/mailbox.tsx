@@ -73,9 +73,11 @@ export function MailboxPage({ id }: { id: string }) {
   const rows = list.rows;
   const current = rows.findIndex((r) => r.id === thread);
   const open = (t: string | null) => navigate(withQuery({ thread: t }));
+  const [draftsVersion, setDraftsVersion] = useState(0);
   const reloadAll = () => {
     list.reload();
     inbox.reload();
+    setDraftsVersion((n) => n + 1);
   };
   // New mail and teammates' changes show as they happen (docs/api.md §19.15).
   useLive(['inbox_thread'], reloadAll);
@@ -88,7 +90,7 @@ export function MailboxPage({ id }: { id: string }) {
     if (body.folder) {
       notify(`Moved to ${FOLDER_NAMES[body.folder].toLowerCase()}.`);
       // Out of this list: the next conversation opens, as after archiving in a mail client.
-      const next = rows[current + 1] ?? rows[current - 1];
+      const next = current < 0 ? undefined : (rows[current + 1] ?? rows[current - 1]);
       navigate(withQuery({ thread: next && next.id !== t ? next.id : null }), { replace: true });
     }
     reloadAll();
@@ -282,7 +284,11 @@ export function MailboxPage({ id }: { id: string }) {
             </button>
           </div>
           {drafts ? (
-            <DraftList inboxId={id} onOpen={(c) => (c.threadId ? navigate(withQuery({ thread: c.threadId, view: null })) : setCompose(c))} />
+            <DraftList
+              key={draftsVersion}
+              inboxId={id}
+              onOpen={(c) => (c.threadId ? navigate(withQuery({ thread: c.threadId, view: null })) : setCompose(c))}
+            />
           ) : (
             <ThreadList list={list} current={thread} searching={!!q} />
           )}
