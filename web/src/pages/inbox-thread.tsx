@@ -280,13 +280,23 @@ function MessageItem({ m, index, open: initiallyOpen }: { m: InboxMessage; index
 function LabelDialog({ inboxId, thread, onClose, onChanged }: { inboxId: string; thread: InboxThreadSummary; onClose: () => void; onChanged: () => void }) {
   const labels = useGet(url('/inboxes/:inbox/labels', { inbox: inboxId }));
   const [on, setOn] = useState(new Set(thread.labels.map((l) => l.id)));
+  // Ticked at once (the box shows what was asked); put back when the server refuses.
   const toggle = useAction(async (id: string, checked: boolean) => {
-    if (checked) await post(url('/inboxes/:inbox/threads/:thread/labels', { inbox: inboxId, thread: thread.id }), { labels: [id] });
-    else await del(url('/inboxes/:inbox/threads/:thread/labels/:label', { inbox: inboxId, thread: thread.id, label: id }));
-    const next = new Set(on);
-    if (checked) next.add(id);
-    else next.delete(id);
-    setOn(next);
+    const flip = (value: boolean) =>
+      setOn((cur) => {
+        const next = new Set(cur);
+        if (value) next.add(id);
+        else next.delete(id);
+        return next;
+      });
+    flip(checked);
+    try {
+      if (checked) await post(url('/inboxes/:inbox/threads/:thread/labels', { inbox: inboxId, thread: thread.id }), { labels: [id] });
+      else await del(url('/inboxes/:inbox/threads/:thread/labels/:label', { inbox: inboxId, thread: thread.id, label: id }));
+    } catch (e) {
+      flip(!checked);
+      throw e;
+    }
     onChanged();
   });
   return (
@@ -303,7 +313,7 @@ function LabelDialog({ inboxId, thread, onClose, onChanged }: { inboxId: string;
           <legend class="sr-only">Labels of this conversation</legend>
           {labels.data.data.map((l) => (
             <label class="check" key={l.id}>
-              <input type="checkbox" checked={on.has(l.id)} disabled={toggle.busy} onChange={(e) => void toggle.run(l.id, e.currentTarget.checked)} />
+              <input type="checkbox" checked={on.has(l.id)} onChange={(e) => void toggle.run(l.id, e.currentTarget.checked)} />
               <Swatch color={l.color} />
               {l.name}
             </label>
