@@ -37,6 +37,15 @@ async function customerWrites(from: string, subject: string, text: string, heade
   await inboundProcessed(world.p);
 }
 
+/**
+ * A screenshot for docs/screenshots/ (copied there by hand, as the others): without the setup
+ * banner, which a loopback test server always shows (its public_url cannot be reached from outside).
+ */
+async function docsScreenshot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => document.querySelector('.setup-banner')?.remove());
+  await screenshot(page, name);
+}
+
 /** The inbox's threads as the API lists them. */
 async function threads(query = ''): Promise<{ id: string; subject: string; folder: string; read: boolean; labels: { id: string }[] }[]> {
   const r = await world.p.api('GET', `/inboxes/${inboxId}/threads${query}`);
@@ -143,6 +152,8 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     await thread.getByRole('button', { name: 'Remove label Billing' }).waitFor();
     const list = page.getByRole('region', { name: 'Conversations' });
     await list.locator('.thread-item.current .label-chip', { hasText: 'Billing' }).waitFor();
+    await thread.locator('.message.outbound').waitFor();
+    await docsScreenshot(page, 'docs-inbox');
     await page.locator('main h1').click();
     await page.keyboard.press('e');
     await page.getByText('Moved to archive.').waitFor();
@@ -208,6 +219,7 @@ describe('on a phone the list and the conversation are separate views', () => {
     expect(await thread.isVisible()).toBe(false);
     expect(await fitsWidth(page)).toBe(true);
     await screenshot(page, 'phone-inbox-list');
+    await docsScreenshot(page, 'docs-phone-inbox');
     expect(await axeViolations(page)).toEqual([]);
     await list.getByRole('link', { name: /Where is my parcel/ }).click();
     await thread.locator('.messages').getByText('It has been a week.').waitFor();
