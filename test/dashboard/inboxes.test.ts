@@ -175,6 +175,50 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     expect(await axeViolations(page)).toEqual([]);
   }, 30_000);
 
+  test('f forwards the conversation to a colleague; the forward leaves through the sink', async () => {
+    await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByRole('link', { name: /Cannot sign in/ }).click();
+    const thread = page.getByRole('region', { name: 'Conversation', exact: true });
+    await thread.getByRole('heading', { name: 'Cannot sign in' }).waitFor();
+    await page.locator('main h1').click();
+    await page.keyboard.press('f');
+    const composer = thread.getByRole('region', { name: 'Forward' });
+    await composer.getByLabel('To').fill('it@dest.test');
+    await composer.getByLabel('Message').fill('Can you look at his account?');
+    await composer.getByText('Draft saved').waitFor({ timeout: 15_000 });
+    await composer.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Forwarded.').waitFor();
+    await until(async () => world.sink.to('it@dest.test').length === 1, 'the forward delivered');
+    const raw = world.sink.to('it@dest.test')[0]!.raw.toString();
+    expect(raw).toContain('Can you look at his account?');
+    expect(raw).toContain('My password does not work since yesterday.');
+    // Its draft is gone once sent.
+    await until(async () => (await world.p.resend.inboxes.drafts.list({ inboxId })).data!.data.length === 0, 'the draft removed');
+  }, 60_000);
+
+  test('a new email from the inbox: saved in Drafts as it is written, then sent', async () => {
+    await page.getByRole('button', { name: 'New email' }).click();
+    const composer = page.getByRole('region', { name: 'New email' });
+    await composer.getByLabel('To').fill('dana@dest.test');
+    await composer.getByLabel('Subject').fill('Your order shipped');
+    await composer.getByLabel('Message').fill('Hi Dana, it is on its way.');
+    await composer.getByText('Draft saved').waitFor({ timeout: 15_000 });
+    await page
+      .getByRole('navigation', { name: 'Folders and labels' })
+      .getByRole('link', { name: /Drafts/ })
+      .click();
+    const list = page.getByRole('region', { name: 'Conversations' });
+    await list.getByRole('button', { name: /Your order shipped/ }).click();
+    const reopened = page.getByRole('region', { name: 'New email' });
+    expect(await reopened.getByLabel('Message').inputValue()).toBe('Hi Dana, it is on its way.');
+    expect(await axeViolations(page)).toEqual([]);
+    await reopened.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Email sent.').waitFor();
+    await until(async () => world.sink.to('dana@dest.test').length === 1, 'the new email delivered');
+    expect(world.sink.to('dana@dest.test')[0]!.raw.toString()).toMatch(/^Subject: Your order shipped/m);
+  }, 60_000);
+
   test('? lists the shortcuts; j and k walk the conversations', async () => {
     await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
     const list = page.getByRole('region', { name: 'Conversations' });
