@@ -153,6 +153,18 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     const list = page.getByRole('region', { name: 'Conversations' });
     await list.locator('.thread-item.current .label-chip', { hasText: 'Billing' }).waitFor();
     await thread.locator('.message.outbound').waitFor();
+    // Assigned to a teammate (the team's one member here): Posthorn's `assignee` (docs/api.md §25.4).
+    const me = world.p.creds.admin_email;
+    await thread.getByRole('combobox', { name: 'Assigned to' }).selectOption(me);
+    await page.getByText(`Assigned to ${me}.`).waitFor();
+    await until(
+      async () =>
+        (await world.p.api('GET', `/inboxes/${inboxId}/threads/${(await threads()).find((t) => t.subject === 'Refund for order 1041')!.id}`)).body.assignee ===
+        me,
+      'assigned',
+    );
+    await list.locator('.thread-item.current .assignee').waitFor();
+    await thread.locator('.thread-tags').getByText(`Assigned to ${me}`).waitFor();
     await docsScreenshot(page, 'docs-inbox');
     await page.locator('main h1').click();
     await page.keyboard.press('e');

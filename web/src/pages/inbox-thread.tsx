@@ -86,9 +86,12 @@ export function ThreadView({
   actions,
   onChanged,
   back,
+  version,
 }: {
   inboxId: string;
   threadId: string;
+  /** Changed by the mailbox after it changed this thread (moved, read, assigned): read it again. */
+  version: number;
   compose: Compose | null;
   setCompose: (c: Compose | null) => void;
   actions: ThreadActions;
@@ -113,6 +116,9 @@ export function ThreadView({
     },
     threadId,
   );
+  useEffect(() => {
+    if (version) summary.reload();
+  }, [version]);
   // Opened, it is read: as in every mail client, and the unread counts follow.
   useEffect(() => {
     const t = summary.data;

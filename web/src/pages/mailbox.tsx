@@ -85,8 +85,11 @@ export function MailboxPage({ id }: { id: string }) {
   // Another conversation opened: the composer of the last one closes (its draft is saved); a new email stays.
   useEffect(() => setCompose((c) => (thread ? (c?.threadId === thread ? c : null) : c?.mode === 'new' ? c : null)), [thread]);
 
+  // Bumped by a change made here, so the open conversation shows it at once (the live stream follows a moment later).
+  const [threadVersion, setThreadVersion] = useState(0);
   const act = useAction(async (t: string, body: { folder?: Folder; read?: boolean; assignee?: string | null }) => {
     await patch(url('/inboxes/:inbox/threads/:thread', { inbox: id, thread: t }), body);
+    setThreadVersion((n) => n + 1);
     if (body.folder) {
       notify(`Moved to ${FOLDER_NAMES[body.folder].toLowerCase()}.`);
       // Out of this list: the next conversation opens, as after archiving in a mail client.
@@ -315,6 +318,7 @@ export function MailboxPage({ id }: { id: string }) {
               key={thread}
               inboxId={id}
               threadId={thread}
+              version={threadVersion}
               compose={compose}
               setCompose={setCompose}
               actions={actions}
