@@ -8,6 +8,7 @@ import { errors } from '../errors';
 import { isUuid, newId, nowIso } from '../ids';
 import { parseAddress } from '../mail/address';
 import { resolveAttachments } from '../sending/attachments';
+import type { Remember } from '../sending/idempotency';
 import type { CreateDraftRequest, DraftAttachmentInput, UpdateDraftRequest } from '../schemas/inboxes';
 import { draftEvent, draftSent, type InboxSource } from './events';
 import { findInbox } from './index';
@@ -184,7 +185,14 @@ export async function deleteDraft(events: Events, tx: Tx, inbox: InboxRec, id: s
  * thread in `sent`; the draft is kept with its `email_id`, out of the lists, with
  * `inbox.email.sent` then `inbox.draft.sent`. Resolves to the email's id.
  */
-export async function sendDraft(deps: InboxSendDeps, ctx: SendContext, inbox: InboxRec, id: string, headers: Record<string, unknown>): Promise<string> {
+export async function sendDraft(
+  deps: InboxSendDeps,
+  ctx: SendContext,
+  inbox: InboxRec,
+  id: string,
+  headers: Record<string, unknown>,
+  remember?: Remember,
+): Promise<string> {
   const draft = await findDraft(deps.store, inbox, id);
   if (!draft.to?.length) throw errors.missingField('to');
   const parent = draft.thread_id && draft.reply_to_email_id ? await findMessage(deps.store, inbox, draft.thread_id, draft.reply_to_email_id) : null;
@@ -198,12 +206,21 @@ export async function sendDraft(deps: InboxSendDeps, ctx: SendContext, inbox: In
     headers,
     attachments: draft.attachments.map((a) => ({ filename: a.filename, content: a.content, content_type: a.content_type })),
   };
-  const { email } = await sendFromInbox(deps, ctx, inbox, draft.thread_id, input, parent, async (tx, cur, thread: InboxThreadRec, message) => {
-    const now = await findDraft(tx, cur, draft.id);
-    const sent = { ...now, email_id: message.id, thread_id: thread.id, updated_at: nowIso() };
-    tx.inboxDrafts.put(sent);
-    await countDraft(tx, cur.team_id, now.thread_id, -1);
-    await draftSent(deps.events, tx, cur, sent, thread, message, ctx.source);
-  });
+  const { email } = await sendFromInbox(
+    deps,
+    ctx,
+    inbox,
+    draft.thread_id,
+    input,
+    parent,
+    async (tx, cur, thread: InboxThreadRec, message) => {
+      const now = await findDraft(tx, cur, draft.id);
+      const sent = { ...now, email_id: message.id, thread_id: thread.id, updated_at: nowIso() };
+      tx.inboxDrafts.put(sent);
+      await countDraft(tx, cur.team_id, now.thread_id, -1);
+      await draftSent(deps.events, tx, cur, sent, thread, message, ctx.source);
+    },
+    remember,
+  );
   return email.id;
 }

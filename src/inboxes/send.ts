@@ -8,6 +8,7 @@ import type { ApiKeyRec, EmailRec, InboxMessageRec, InboxRec, InboxThreadRec, St
 import { errors } from '../errors';
 import { formatAddress } from '../mail/address';
 import { commit, prepare, type Prepared, type SendingDeps } from '../sending/submit';
+import type { Remember } from '../sending/idempotency';
 import type { EmailInput } from '../sending/types';
 import { findInbox } from './index';
 import { addToThread, findThread, type ThreadDeps } from './threads';
@@ -79,6 +80,8 @@ export async function sendFromInbox(
   input: EmailInput,
   parent: InboxMessageRec | null,
   also?: (tx: Tx, inbox: InboxRec, thread: InboxThreadRec, message: InboxMessageRec) => Promise<void>,
+  /** Under an Idempotency-Key: the answer kept in the same unit of work (sending/idempotency.ts). */
+  remember?: Remember,
 ): Promise<{ email: EmailRec; message: InboxMessageRec }> {
   const references = parent ? replyReferences(parent) : [];
   const headers: Record<string, unknown> = { ...(input.headers as Record<string, unknown> | undefined) };
@@ -97,6 +100,7 @@ export async function sendFromInbox(
       const added = await addToThread(deps, tx, cur, thread, draft, { folder: 'sent', source: ctx.source });
       out = added.message;
       await also?.(tx, cur, added.thread, added.message);
+      remember?.(tx, { status: 200, body: { id: p.email.id } });
     },
   });
   return { email: email!, message: out! };

@@ -7,12 +7,32 @@ import { simpleParser } from 'mailparser';
 import { mta, inboundProcessed, type RunningSmtp } from '../helpers/smtp';
 import { markVerified } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { until } from '../helpers/wait';
 import type { Credentials } from '../../src/accounts/bootstrap';
 
 let w: MailWorld;
 let s: RunningSmtp;
 let teamB: Credentials;
 let inboxId: string;
+let hooks: Receiver;
+
+const INBOX_KINDS = [
+  'inbox.created',
+  'inbox.updated',
+  'inbox.deleted',
+  'inbox.thread.created',
+  'inbox.thread.folder.updated',
+  'inbox.thread.assigned',
+  'inbox.thread.unassigned',
+  'inbox.thread.labels.updated',
+  'inbox.email.received',
+  'inbox.email.sent',
+  'inbox.draft.created',
+  'inbox.draft.updated',
+  'inbox.draft.sent',
+  'inbox.draft.deleted',
+] as const;
 
 beforeAll(async () => {
   // Customers are at dest.test, whose MX is the sink: what the inbox sends arrives there.
@@ -26,10 +46,18 @@ beforeAll(async () => {
   await markVerified(s.p, s.p.creds.team_id, b.body.id);
   await s.p.api('POST', '/domains', { body: { name: 'unverified.test', capabilities: { receiving: 'enabled' } } });
   teamB = await s.p.newTeam();
+  hooks = await startReceiver();
+  expect((await s.p.resend.webhooks.create({ endpoint: hooks.url, events: [...INBOX_KINDS] })).error).toBeNull();
 });
 afterAll(async () => {
   await w.stop();
+  await hooks.close();
 });
+
+/** The message at the sink whose bytes hold `marker` (deliveries finish in any order). */
+async function atSink(marker: string) {
+  return until(() => w.sink.messages.find((m) => m.raw.includes(marker)), `a message with ${marker} at the sink`);
+}
 
 /** Deliver as an MTA (no AUTH) and wait until it is processed. */
 async function deliver(message: Record<string, unknown>, to = ['support@help.test']): Promise<void> {
@@ -140,6 +168,8 @@ describe('threads from real mail', () => {
       'support@help.test',
     ]);
 
+    // The same message delivered twice is kept once.
+    await deliver({ from: 'ann@dest.test', to: 'support@help.test', subject: 'Invoice', text: 'Please send the invoice.', messageId: '<m4@dest.test>' });
     threads = await r.inboxes.threads.list({ inboxId });
     const bySubject = threads.data!.data.map((x) => [x.subject, x.email_count, x.from]);
     expect(bySubject).toContainEqual(['Order 42 is late', 3, 'ann@dest.test']);
@@ -157,6 +187,26 @@ describe('threads from real mail', () => {
     const inbox = await r.inboxes.get(inboxId);
     expect(inbox.data?.unread).toBe(3);
     expect(inbox.data?.last_received).toEqual(expect.any(String));
+  });
+
+  test('mail whose From: domain fails DMARC lands in spam, in a thread of its own', async () => {
+    const r = s.p.resend;
+    // p=reject, and neither SPF nor DKIM can pass for spoof.test: DMARC fails (RFC 7489 §6.6).
+    w.dns.zone.set('_dmarc.spoof.test', 'TXT', ['v=DMARC1; p=reject']);
+    await deliver({
+      envelopeFrom: 'ann@spoof.test',
+      from: 'ann@spoof.test',
+      to: 'support@help.test',
+      subject: 'Order 42 is late',
+      text: 'Pay here',
+      messageId: '<s1@spoof.test>',
+    });
+    const spam = await r.inboxes.threads.list({ inboxId, folders: ['spam'] });
+    expect(spam.data?.data.map((x) => [x.subject, x.from, x.folder])).toEqual([['Order 42 is late', 'ann@spoof.test', 'spam']]);
+    // Not counted as unread mail in the inbox; moved out of spam by hand like any thread.
+    expect((await r.inboxes.get(inboxId)).data?.unread).toBe(3);
+    const moved = await r.inboxes.threads.update({ inboxId, threadId: spam.data!.data[0]!.id, folder: 'trash' });
+    expect(moved.data?.folder).toBe('trash');
   });
 });
 
@@ -253,7 +303,7 @@ describe('a support conversation', () => {
     expect(last.message_id).toBe('<m3@dest.test>');
     const reply = await r.inboxes.threads.emails.reply({ inboxId, threadId: t.id, emailId: last.id, text: 'It ships today.', html: '<p>It ships today.</p>' });
     expect(reply.error).toBeNull();
-    const [msg] = await w.sink.waitFor(1);
+    const msg = await atSink('It ships today.');
     expect(msg!.rcptTo).toEqual(['ann@dest.test']);
     const parsed = await simpleParser(msg!.raw);
     expect(parsed.subject).toBe('RE: Order 42 is late');
@@ -306,17 +356,22 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     expect(t.has_attachment).toBe(true);
     const [orig] = (await r.inboxes.threads.emails.list({ inboxId, threadId: t.id })).data!.data;
     expect(orig!.attachments).toEqual([{ id: expect.any(String), filename: 'photo.png', size: 8 }]);
-    const before = w.sink.messages.length;
     const fwd = await r.inboxes.threads.emails.forward({ inboxId, threadId: t.id, emailId: orig!.id, to: 'repairs@dest.test', text: 'Can you look at this?' });
     expect(fwd.error).toBeNull();
-    const msgs = await w.sink.waitFor(before + 1);
-    const parsed = await simpleParser(msgs.at(-1)!.raw);
+    const parsed = await simpleParser((await atSink('Can you look at this?')).raw);
     expect(parsed.subject).toBe('Fwd: Broken part');
     expect(parsed.text).toContain('Can you look at this?');
     expect(parsed.text).toContain('---------- Forwarded message ---------');
     expect(parsed.text).toContain('See the photo.');
     expect(parsed.attachments.map((a) => a.filename)).toEqual(['photo.png']);
     expect(parsed.inReplyTo).toBeUndefined();
+    // Under an Idempotency-Key the same forward is sent once, and its id answered again.
+    const once = { inboxId, threadId: t.id, emailId: orig!.id, to: 'repairs@dest.test', text: 'Again?' };
+    const k1 = await r.inboxes.threads.emails.forward(once, { idempotencyKey: 'fwd-1' });
+    const k2 = await r.inboxes.threads.emails.forward(once, { idempotencyKey: 'fwd-1' });
+    expect(k2.data?.id).toBe(k1.data!.id);
+    expect((await r.inboxes.threads.emails.forward({ ...once, text: 'other' }, { idempotencyKey: 'fwd-1' })).error?.statusCode).toBe(409);
+    expect((await r.inboxes.threads.emails.list({ inboxId, threadId: t.id })).data?.data).toHaveLength(3);
     // Headers Posthorn sets are refused, in any case.
     const bad = await r.inboxes.threads.emails.forward({ inboxId, threadId: t.id, emailId: orig!.id, to: 'x@dest.test', headers: { 'reply-TO': 'a@b.test' } });
     expect(bad.error).toMatchObject({ statusCode: 422 });
@@ -362,11 +417,9 @@ describe('forwards, drafts, search, the agent, deletion', () => {
       { id: expect.any(String), filename: 'invoice.txt', content_type: 'text/plain', size: 10 },
     ]);
 
-    const before = w.sink.messages.length;
     const sent = await r.inboxes.drafts.send({ inboxId, draftId: reply.data!.id });
     expect(sent.data).toEqual({ id: expect.any(String) });
-    const msgs = await w.sink.waitFor(before + 1);
-    const parsed = await simpleParser(msgs.at(-1)!.raw);
+    const parsed = await simpleParser((await atSink('The invoice is attached.')).raw);
     expect(parsed.inReplyTo).toBe('<m4@dest.test>');
     expect(parsed.attachments.map((a) => a.filename)).toEqual(['invoice.txt']);
     expect((await r.inboxes.drafts.get({ inboxId, draftId: reply.data!.id })).error?.statusCode).toBe(404);
@@ -456,5 +509,27 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     expect(await kinds(inboxId)).toEqual(['inbox.created', 'inbox.updated', 'inbox.deleted']);
     // Its address is free again, and mail to it is only received mail now.
     expect((await r.inboxes.create({ emailAddress: 'support@help.test' })).error).toBeNull();
+  });
+});
+
+describe('webhooks', () => {
+  test('all 14 inbox.* kinds reach a subscribed endpoint, with Resend’s payloads', async () => {
+    await hooks.waitFor((reqs) => INBOX_KINDS.every((k) => reqs.some((h) => h.payload.type === k)), 'every inbox.* kind');
+    const first = (kind: string) => hooks.requests.find((h) => h.payload.type === kind)!.payload.data;
+    // Inbound mail's are the system's; the others were made through the API.
+    const bySystem = ['inbox.thread.created', 'inbox.email.received'];
+    for (const k of INBOX_KINDS) expect(first(k), k).toMatchObject({ source: bySystem.includes(k) ? 'system' : 'api', inbox_id: expect.any(String) });
+    expect(first('inbox.created').inbox).toMatchObject({ object: 'inbox', email_address: 'support@help.test', unread: 0 });
+    const received = first('inbox.email.received');
+    expect(received).toMatchObject({ source: 'system', thread_id: expect.any(String), email_id: expect.any(String), thread: { object: 'inbox_thread' } });
+    expect(received.email).toMatchObject({ direction: 'inbound', from: 'ann@dest.test' });
+    expect(Object.keys(received.email as object)).not.toContain('html');
+    expect(first('inbox.thread.created')).toMatchObject({ source: 'system' });
+    expect(first('inbox.thread.assigned')).toMatchObject({ assignee_email: 'agent@help.test', assigned_by_email: null, previous_assignee_email: null });
+    expect(first('inbox.thread.unassigned')).toMatchObject({ previous_assignee_email: 'agent@help.test' });
+    expect(first('inbox.thread.labels.updated')).toMatchObject({ added: [{ name: 'Urgent', color: '#E93D82' }, { name: 'Invoices' }], removed: [] });
+    expect(first('inbox.draft.created')).toMatchObject({ draft_id: expect.any(String), thread_id: expect.any(String), draft: { type: 'reply' } });
+    expect(first('inbox.draft.sent')).toMatchObject({ draft_id: expect.any(String), email_id: expect.any(String), email: { direction: 'outbound' } });
+    expect(first('inbox.deleted')).toEqual({ source: 'api', inbox_id: inboxId });
   });
 });

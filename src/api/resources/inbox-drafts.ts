@@ -18,7 +18,7 @@ import { findInbox } from '../../inboxes';
 import { createDraft, deleteDraft, findDraft, sendDraft, updateDraft } from '../../inboxes/drafts';
 import { customHeaders } from '../../inboxes/send';
 import { draftListItem, draftView } from '../../inboxes/views';
-import { sourceOf } from './inboxes';
+import { sendOnce, sourceOf } from './inboxes';
 
 export const inboxDraftsResource = resource('Inboxes', (svc: ApiContext) => {
   const { store, events } = svc;
@@ -102,11 +102,13 @@ export const inboxDraftsResource = resource('Inboxes', (svc: ApiContext) => {
       params: DraftParams,
       body: SendDraftRequest,
       response: SentResponse,
-      async handler({ caller, params, body }) {
+      async handler({ caller, params, body, request }) {
         const headers = customHeaders(body.headers);
         const inbox = await findInbox(store, caller.team, params.inbox);
-        const id = await sendDraft(sendDeps, { team: caller.team, key: caller.key, source: sourceOf(caller) }, inbox, params.draft, headers);
-        return { id };
+        const ctx = { team: caller.team, key: caller.key, source: sourceOf(caller) };
+        return sendOnce(svc, caller.team, request, '/inboxes/drafts/send', { params, body }, (remember) =>
+          sendDraft(sendDeps, ctx, inbox, params.draft, headers, remember),
+        );
       },
     }),
   ];

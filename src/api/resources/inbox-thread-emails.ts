@@ -24,7 +24,7 @@ import {
   sendFromInbox,
 } from '../../inboxes/send';
 import { errors } from '../../errors';
-import { sourceOf } from './inboxes';
+import { sendOnce, sourceOf } from './inboxes';
 import { PageQuery } from '../../schemas/common';
 
 const byTime = (a: InboxMessageRec, b: InboxMessageRec) => (a.received_at === b.received_at ? (a.id < b.id ? -1 : 1) : a.received_at < b.received_at ? -1 : 1);
@@ -73,7 +73,7 @@ export const inboxThreadEmailsResource = resource('Inboxes', (svc: ApiContext) =
       params: ThreadEmailParams,
       body: ReplyRequest,
       response: SentResponse,
-      async handler({ caller, params, body }) {
+      async handler({ caller, params, body, request }) {
         if (body.html === undefined && body.text === undefined) throw errors.missingField('html` or `text');
         const headers = customHeaders(body.headers);
         const inbox = await findInbox(store, caller.team, params.inbox);
@@ -89,8 +89,11 @@ export const inboxThreadEmailsResource = resource('Inboxes', (svc: ApiContext) =
           headers,
           ...(body.attachments ? { attachments: body.attachments } : {}),
         };
-        const { email } = await sendFromInbox(deps, { team: caller.team, key: caller.key, source: sourceOf(caller) }, inbox, t.id, input, parent);
-        return { id: email.id };
+        const ctx = { team: caller.team, key: caller.key, source: sourceOf(caller) };
+        return sendOnce(svc, caller.team, request, '/inboxes/reply', { params, body }, async (remember) => {
+          const { email } = await sendFromInbox(deps, ctx, inbox, t.id, input, parent, undefined, remember);
+          return email.id;
+        });
       },
     }),
     route({
@@ -101,7 +104,7 @@ export const inboxThreadEmailsResource = resource('Inboxes', (svc: ApiContext) =
       params: ThreadEmailParams,
       body: ForwardRequest,
       response: SentResponse,
-      async handler({ caller, params, body }) {
+      async handler({ caller, params, body, request }) {
         if (body.to === null) throw errors.missingField('to');
         const headers = customHeaders(body.headers);
         const inbox = await findInbox(store, caller.team, params.inbox);
@@ -117,8 +120,11 @@ export const inboxThreadEmailsResource = resource('Inboxes', (svc: ApiContext) =
           attachments: [...(await originalFiles(store, original)), ...(body.attachments ?? [])],
         };
         // A forward is a message of the thread, but answers no one: no In-Reply-To.
-        const { email } = await sendFromInbox(deps, { team: caller.team, key: caller.key, source: sourceOf(caller) }, inbox, t.id, input, null);
-        return { id: email.id };
+        const ctx = { team: caller.team, key: caller.key, source: sourceOf(caller) };
+        return sendOnce(svc, caller.team, request, '/inboxes/forward', { params, body }, async (remember) => {
+          const { email } = await sendFromInbox(deps, ctx, inbox, t.id, input, null, undefined, remember);
+          return email.id;
+        });
       },
     }),
   ];
