@@ -19,6 +19,9 @@ let smtp: SmtpListeners;
 let browser: Browser;
 let base: string;
 let inboxId: string;
+/** A remote image's host: it counts the fetches of the image, so a test sees whether it was loaded. */
+let images: ReturnType<typeof Bun.serve>;
+let imageHits = 0;
 
 const ADDRESS = 'support@help.test';
 
@@ -69,10 +72,19 @@ beforeAll(async () => {
   await customerWrites('Ada Lovelace <ada@dest.test>', 'Refund for order 1041', 'Hello,\n\nCould I get a refund for order 1041? It arrived broken.\n\nAda');
   await customerWrites('Bob <bob@dest.test>', 'Cannot sign in', 'My password does not work since yesterday.');
   await until(async () => (await threads('?folders=inbox')).length === 2, 'both messages threaded into the inbox');
+  images = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => {
+      imageHits++;
+      return new Response(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'), { headers: { 'content-type': 'image/gif' } });
+    },
+  });
   browser = await launchBrowser();
 }, 90_000);
 
 afterAll(async () => {
+  images?.stop(true);
   await browser?.close();
   await smtp?.stop();
   await world?.stop();
@@ -231,6 +243,27 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     expect(world.sink.to('dana@dest.test')[0]!.raw.toString()).toMatch(/^Subject: Your order shipped/m);
   }, 60_000);
 
+  test("an HTML message's remote images stay off until Show remote images is clicked", async () => {
+    const src = `http://127.0.0.1:${images.port}/pixel.gif`;
+    await mta(smtp.port('starttls')).sendMail({
+      from: 'Eve <eve@dest.test>',
+      to: ADDRESS,
+      subject: 'Look at this',
+      html: `<p>See the picture below.</p><img src="${src}" alt="a picture" width="1" height="1">`,
+    } as never);
+    await inboundProcessed(world.p);
+    await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
+    await page
+      .getByRole('region', { name: 'Conversations' })
+      .getByRole('link', { name: /Look at this/ })
+      .click();
+    const frame = page.frameLocator('iframe[title^="Message 1"]');
+    await frame.getByText('See the picture below.').waitFor();
+    expect(imageHits).toBe(0);
+    await page.getByRole('button', { name: 'Show remote images' }).click();
+    await until(async () => imageHits > 0, 'the remote image loaded once asked for');
+  }, 60_000);
+
   test('? lists the shortcuts; j and k walk the conversations', async () => {
     await page.goto(`${base}/dashboard/inboxes/${inboxId}`);
     const list = page.getByRole('region', { name: 'Conversations' });
@@ -240,8 +273,14 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     await help.getByText('Move to trash').waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await page.keyboard.press('Escape');
+    // Latest activity first: the picture's thread, then the sign-in one.
+    const thread = page.getByRole('region', { name: 'Conversation', exact: true });
     await page.keyboard.press('j');
-    await page.getByRole('region', { name: 'Conversation', exact: true }).getByRole('heading', { name: 'Cannot sign in' }).waitFor();
+    await thread.getByRole('heading', { name: 'Look at this' }).waitFor();
+    await page.keyboard.press('j');
+    await thread.getByRole('heading', { name: 'Cannot sign in' }).waitFor();
+    await page.keyboard.press('k');
+    await thread.getByRole('heading', { name: 'Look at this' }).waitFor();
     expect(new URL(page.url()).searchParams.get('thread')).toBeTruthy();
   }, 30_000);
 
