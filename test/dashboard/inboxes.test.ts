@@ -284,6 +284,23 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     expect(new URL(page.url()).searchParams.get('thread')).toBeTruthy();
   }, 30_000);
 
+  test('# moves the open conversation to the trash; from there it is deleted for good', async () => {
+    const thread = page.getByRole('region', { name: 'Conversation', exact: true });
+    await thread.getByRole('heading', { name: 'Look at this' }).waitFor();
+    await page.keyboard.press('#');
+    await page.getByText('Moved to trash.').waitFor();
+    await until(async () => (await threads()).find((t) => t.subject === 'Look at this')?.folder === 'trash', 'in the trash');
+    await page.getByRole('navigation', { name: 'Folders and labels' }).getByRole('link', { name: 'Trash' }).click();
+    await page
+      .getByRole('region', { name: 'Conversations' })
+      .getByRole('link', { name: /Look at this/ })
+      .click();
+    await thread.getByRole('button', { name: 'Delete forever' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete forever' }).click();
+    await page.getByText('Conversation deleted.').waitFor();
+    expect((await threads()).find((t) => t.subject === 'Look at this')).toBeUndefined();
+  }, 30_000);
+
   test('a new inbox is made from the dashboard on a receiving domain', async () => {
     await page.goto(`${base}/dashboard/inboxes`);
     await page.getByRole('button', { name: 'New inbox' }).click();

@@ -59,6 +59,8 @@ export interface ThreadActions {
   setRead: (read: boolean) => void;
   /** A teammate's address, or null: nobody. */
   assign: (assignee: string | null) => void;
+  /** Delete the thread with its messages (asked first). */
+  remove: () => void;
   busy: boolean;
 }
 
@@ -207,6 +209,11 @@ export function ThreadView({
             Labels
           </button>
           <AssignSelect assignee={t.assignee} busy={actions.busy} onAssign={actions.assign} />
+          {t.folder === 'trash' && (
+            <button type="button" class="btn small danger" disabled={actions.busy} onClick={actions.remove}>
+              Delete forever
+            </button>
+          )}
         </div>
       )}
       <ErrorBox error={unlabel.error} />

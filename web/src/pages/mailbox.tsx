@@ -6,11 +6,11 @@
 // Keyboard: j/k next and previous conversation, r reply, f forward, e archive, # trash, u back to
 // the list, / search, ? the list of shortcuts.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, page, patch, url } from '../api';
+import { del, get, page, patch, url } from '../api';
 import { navigate, useLocation } from '../router';
 import { useLive } from '../live';
 import { useCan } from '../role';
-import { Dialog, Empty, ErrorBox, Loading, notify, PageHeader, Pager, Time, useAction, useGet, usePaged, type Paged, val } from '../ui';
+import { ask, Dialog, Empty, ErrorBox, Loading, notify, PageHeader, Pager, Time, useAction, useGet, usePaged, type Paged, val } from '../ui';
 import type { InboxDraftListItem, InboxThread, InboxThreadSearchResult } from '../../../src/schemas/inboxes';
 import { FOLDER_NAMES, FOLDERS, type Folder } from './inbox-data';
 import { inboxName, Swatch } from './inboxes';
@@ -98,7 +98,15 @@ export function MailboxPage({ id }: { id: string }) {
     }
     reloadAll();
   });
+  const remove = useAction(async (t: string) => {
+    if (!(await ask('Delete this conversation and its messages for good? This cannot be undone.', { confirm: 'Delete forever' }))) return;
+    await del(url('/inboxes/:inbox/threads/:thread', { inbox: id, thread: t }));
+    notify('Conversation deleted.');
+    navigate(withQuery({ thread: null }), { replace: true });
+    reloadAll();
+  });
   const actions = {
+    remove: () => thread && void remove.run(thread),
     move: (f: Folder) => thread && void act.run(thread, { folder: f }),
     assign: (assignee: string | null) => {
       if (thread) void act.run(thread, { assignee }).then((ok) => ok && notify(assignee ? `Assigned to ${assignee}.` : 'Unassigned.'));
@@ -110,7 +118,7 @@ export function MailboxPage({ id }: { id: string }) {
         if (!read) navigate(withQuery({ thread: null }));
       });
     },
-    busy: act.busy,
+    busy: act.busy || remove.busy,
   };
 
   const keys = useRef<(e: KeyboardEvent) => void>(() => {});
@@ -332,7 +340,7 @@ export function MailboxPage({ id }: { id: string }) {
           ) : (
             <Empty title="No conversation open.">Pick one from the list, or press j to open the first.</Empty>
           )}
-          <ErrorBox error={act.error} />
+          <ErrorBox error={act.error ?? remove.error} />
         </section>
       </div>
       <Dialog open={help} title="Keyboard shortcuts" onClose={() => setHelp(false)}>
