@@ -123,6 +123,13 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     const id = (await threads()).find((t) => t.subject === 'Refund for order 1041')!.id;
     await until(async () => (await threads()).find((t) => t.id === id)!.read, 'the thread read');
     await until(async () => (await list.locator('.thread-item.unread').count()) === 1, 'the list shows it read');
+    // Unread only: the read one leaves the list (the API's `read=false`), and comes back.
+    await list.getByRole('checkbox', { name: 'Unread only' }).check();
+    await until(async () => (await list.locator('.thread-item').count()) === 1, 'only the unread one listed');
+    expect(await list.locator('.thread-subject').textContent()).toBe('Cannot sign in');
+    await list.getByRole('checkbox', { name: 'Unread only' }).uncheck();
+    await until(async () => (await list.locator('.thread-item').count()) === 2, 'both listed again');
+    await thread.getByRole('heading', { name: 'Refund for order 1041' }).waitFor();
     expect(await axeViolations(page)).toEqual([]);
   }, 30_000);
 

@@ -307,7 +307,8 @@ function AgentForm({ id, agent, onSaved }: { id: string; agent: InboxAgent; onSa
       }}
     >
       <p class="muted small">
-        The agent reads each new message with these instructions and prepares drafts for your team to review. It never sends on its own.
+        The agent reads each new message with these instructions and prepares drafts for your team to review. It never sends on its own, and it runs only when
+        the server's operator has given Posthorn a model (<code>[agent]</code> in the configuration).
       </p>
       <ErrorBox error={save.error} />
       <Field id="agent-instructions" label="Instructions" hint={`${instructions.length.toLocaleString()} of 4,000 characters.`}>

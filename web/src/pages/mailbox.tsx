@@ -56,6 +56,7 @@ export function MailboxPage({ id }: { id: string }) {
   const q = query.get('q');
   const thread = query.get('thread');
   const drafts = query.get('view') === 'drafts';
+  const unreadOnly = query.get('unread') === '1';
   const member = useCan('member');
 
   const inbox = useGet(url('/inboxes/:inbox', { inbox: id }));
@@ -63,7 +64,7 @@ export function MailboxPage({ id }: { id: string }) {
   const labels = useGet(url('/inboxes/:inbox/labels', { inbox: id }));
   const list = usePaged(
     q ? url('/inboxes/:inbox/threads/search', { inbox: id }) : url('/inboxes/:inbox/threads', { inbox: id }),
-    q ? { query: q, labels: label } : { folders: folder, labels: label },
+    { ...(q ? { query: q } : { folders: folder }), labels: label, read: unreadOnly ? 'false' : null },
     25,
   );
   const [compose, setCompose] = useState<Compose | null>(null);
@@ -290,6 +291,16 @@ export function MailboxPage({ id }: { id: string }) {
           </form>
           <div class="list-head">
             <h2>{heading}</h2>
+            {!drafts && (
+              <label class="check unread-only small">
+                <input
+                  type="checkbox"
+                  checked={unreadOnly}
+                  onChange={(e) => navigate(withQuery({ unread: e.currentTarget.checked ? '1' : null, after: null, before: null }), { replace: true })}
+                />
+                Unread only
+              </label>
+            )}
             <button type="button" class="btn ghost small" onClick={reloadAll}>
               Refresh
             </button>
