@@ -323,6 +323,16 @@ describe('a support conversation in the Inboxes page (desktop)', () => {
     await page.getByRole('heading', { name: 'Inbox settings' }).waitFor();
     await screenshot(page, 'inbox-settings');
     expect(await axeViolations(page)).toEqual([]);
+    // The support inbox's label renamed and recoloured there (PATCH …/labels/{label}).
+    await page.goto(`${base}/dashboard/inboxes/${inboxId}/settings`);
+    await page.getByRole('button', { name: 'Edit label Billing' }).click();
+    const form = page.locator('form', { has: page.getByLabel('Label name') });
+    await form.getByLabel('Label name').fill('Billing and refunds');
+    await form.getByRole('radio', { name: '#30A46C' }).check();
+    await form.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Billing and refunds').waitFor();
+    const labels = await world.p.resend.inboxes.labels.list({ inboxId });
+    expect(labels.data!.data.map((l) => [l.name, l.color.toUpperCase()])).toEqual([['Billing and refunds', '#30A46C']]);
   }, 30_000);
 });
 

@@ -193,11 +193,14 @@ const PALETTE = ['#E93D82', '#F76B15', '#FFC53D', '#30A46C', '#12A594', '#0090FF
 function LabelsSection({ id }: { id: string }) {
   const labels = useGet(url('/inboxes/:inbox/labels', { inbox: id }));
   const member = useCan('member');
-  const [name, setName] = useState('');
-  const [color, setColor] = useState(PALETTE[0]!);
-  const add = useAction(async () => {
-    await post(url('/inboxes/:inbox/labels', { inbox: id }), { name: name.trim(), color });
-    setName('');
+  const [editing, setEditing] = useState<string | null>(null);
+  const add = useAction(async (name: string, color: string) => {
+    await post(url('/inboxes/:inbox/labels', { inbox: id }), { name, color });
+    labels.reload();
+  });
+  const edit = useAction(async (l: InboxLabel, name: string, color: string) => {
+    await patch(url('/inboxes/:inbox/labels/:label', { inbox: id, label: l.id }), { name, color });
+    setEditing(null);
     labels.reload();
   });
   const remove = useAction(async (l: InboxLabel) => {
@@ -208,52 +211,97 @@ function LabelsSection({ id }: { id: string }) {
   return (
     <Section title="Labels">
       <Card>
-        <ErrorBox error={labels.error ?? remove.error} />
+        <ErrorBox error={labels.error ?? remove.error ?? edit.error} />
         {labels.data && !labels.data.data.length && <p class="muted">No labels yet.</p>}
         {labels.data && labels.data.data.length > 0 && (
           <ul class="label-list">
-            {labels.data.data.map((l) => (
-              <li key={l.id} class="label-row">
-                <Swatch color={l.color} />
-                <span>{l.name}</span>
-                {member && (
-                  <button type="button" class="btn ghost small danger" aria-label={`Delete label ${l.name}`} onClick={() => void remove.run(l)}>
-                    Delete
-                  </button>
-                )}
-              </li>
-            ))}
+            {labels.data.data.map((l) =>
+              editing === l.id ? (
+                <li key={l.id}>
+                  <LabelForm
+                    id={`label-${l.id}`}
+                    initial={l}
+                    submit="Save"
+                    busy={edit.busy}
+                    onSubmit={(n, c) => edit.run(l, n, c)}
+                    onCancel={() => setEditing(null)}
+                  />
+                </li>
+              ) : (
+                <li key={l.id} class="label-row">
+                  <Swatch color={l.color} />
+                  <span>{l.name}</span>
+                  {member && (
+                    <span class="label-actions">
+                      <button type="button" class="btn ghost small" aria-label={`Edit label ${l.name}`} onClick={() => setEditing(l.id)}>
+                        Edit
+                      </button>
+                      <button type="button" class="btn ghost small danger" aria-label={`Delete label ${l.name}`} onClick={() => void remove.run(l)}>
+                        Delete
+                      </button>
+                    </span>
+                  )}
+                </li>
+              ),
+            )}
           </ul>
         )}
         {member && (
-          <form
-            class="label-add"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void add.run();
-            }}
-          >
+          <>
             <ErrorBox error={add.error} />
-            <Field id="label-name" label="New label">
-              <input id="label-name" required maxLength={64} value={name} onInput={(e) => setName(val(e))} />
-            </Field>
-            <fieldset class="palette">
-              <legend class="palette-legend">Colour</legend>
-              {PALETTE.map((c) => (
-                <label key={c} class="palette-choice">
-                  <input type="radio" name="label-color" value={c} checked={color === c} onChange={() => setColor(c)} />
-                  <Swatch color={c} />
-                  <span class="sr-only">{c}</span>
-                </label>
-              ))}
-            </fieldset>
-            <button type="submit" class="btn" disabled={add.busy || !name.trim()}>
-              Add label
-            </button>
-          </form>
+            <LabelForm id="label-new" label="New label" submit="Add label" busy={add.busy} onSubmit={(n, c) => add.run(n, c)} />
+          </>
         )}
       </Card>
     </Section>
+  );
+}
+
+/** A label's name and colour: a new one (emptied once added) or one being edited. */
+function LabelForm(props: {
+  id: string;
+  label?: string;
+  initial?: InboxLabel;
+  submit: string;
+  busy: boolean;
+  onSubmit: (name: string, color: string) => Promise<boolean>;
+  onCancel?: () => void;
+}) {
+  const [name, setName] = useState(props.initial?.name ?? '');
+  const [color, setColor] = useState(props.initial?.color ?? PALETTE[0]!);
+  const palette = PALETTE.includes(color) ? PALETTE : [color, ...PALETTE];
+  return (
+    <form
+      class="label-add"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if ((await props.onSubmit(name.trim(), color)) && !props.initial) setName('');
+      }}
+    >
+      <Field id={`${props.id}-name`} label={props.label ?? 'Label name'}>
+        <input id={`${props.id}-name`} required maxLength={64} value={name} onInput={(e) => setName(val(e))} />
+      </Field>
+      <fieldset class="palette">
+        <legend class="palette-legend">Colour</legend>
+        {palette.map((c) => (
+          <label key={c} class="palette-choice">
+            <input type="radio" name={`${props.id}-color`} value={c} checked={color === c} onChange={() => setColor(c)} />
+            <Swatch color={c} />
+            <span class="sr-only">{c}</span>
+          </label>
+        ))}
+      </fieldset>
+      <div class="composer-actions">
+        <button type="submit" class="btn" disabled={props.busy || !name.trim()}>
+          {props.submit}
+        </button>
+        {props.onCancel && (
+          <button type="button" class="btn ghost" onClick={props.onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
   );
 }
 
