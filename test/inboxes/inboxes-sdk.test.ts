@@ -435,7 +435,9 @@ describe('forwards, drafts, search, the agent, deletion', () => {
     const fresh = await threadOf('Hello', 'Ada from Support <support@help.test>');
     expect(fresh.folder).toBe('sent');
 
-    const gone = await r.inboxes.drafts.create({ inboxId, to: 'x@dest.test', text: 'bye' });
+    const gone = await r.inboxes.drafts.create({ inboxId, to: 'x@dest.test', text: 'bye' }, { idempotencyKey: 'draft-1' });
+    // The same create under the same key answers the same draft, and makes no other.
+    expect((await r.inboxes.drafts.create({ inboxId, to: 'x@dest.test', text: 'bye' }, { idempotencyKey: 'draft-1' })).data).toEqual(gone.data);
     expect((await r.inboxes.drafts.remove({ inboxId, draftId: gone.data!.id })).data).toEqual({ object: 'inbox_draft', id: gone.data!.id, deleted: true });
     expect(await kinds(gone.data!.id)).toEqual(['inbox.draft.created', 'inbox.draft.deleted']);
 
