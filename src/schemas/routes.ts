@@ -220,11 +220,12 @@ export const ROUTES = {
   'POST /automations': AutomationRef,
   'PATCH /automations/:id': AutomationRef,
 
-  // Inboxes (docs/api.md §25): the Inboxes page.
+  // Inboxes (docs/api.md §25): the Inboxes pages (web/src/pages/inboxes.tsx, mailbox.tsx, inbox-*.tsx).
   'GET /inboxes': List(InboxSummary),
   'POST /inboxes': Ref('inbox'),
   'GET /inboxes/:inbox': Inbox,
   'PATCH /inboxes/:inbox': Ref('inbox'),
+  'DELETE /inboxes/:inbox': Deleted('inbox'),
   'GET /inboxes/:inbox/labels': LabelList,
   'POST /inboxes/:inbox/labels': Ref('inbox_label'),
   'PATCH /inboxes/:inbox/labels/:label': Ref('inbox_label'),

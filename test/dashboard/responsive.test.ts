@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 import { startSmtp, type SmtpListeners } from '../../src/smtp';
 import { mta, inboundProcessed } from '../helpers/smtp';
-import { waitForEmail } from '../helpers/emails';
+import { markVerified, waitForEmail } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { freePort } from '../helpers/posthorn';
@@ -122,7 +122,10 @@ beforeAll(async () => {
   ids['/dashboard/automations/:id'] = automation.data!.id;
   await resend.events.send({ event: 'user.created', email: 'dana@dest.test', payload: { plan: 'pro' } });
 
-  await api('POST', '/domains', { body: { name: 'inbound.test', capabilities: { receiving: 'enabled' } } });
+  const inbound = await api('POST', '/domains', { body: { name: 'inbound.test', capabilities: { receiving: 'enabled' } } });
+  // An inbox on it (verified), so the Inboxes pages have a conversation to show: the message below lands in it.
+  await markVerified(world.p, world.p.creds.team_id, inbound.body.id);
+  ids['/dashboard/inboxes/:id'] = (await api('POST', '/inboxes', { body: { email_address: 'support@inbound.test', name: 'Support' } })).body.id;
   await mta(smtp.port('starttls')).sendMail({
     from: 'Zoe <zoe@sender.test>',
     to: 'support@inbound.test',

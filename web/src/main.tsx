@@ -14,6 +14,8 @@ import { OverviewPage } from './pages/overview';
 import { EmailsPage, EmailPage } from './pages/emails';
 import { MetricsPage } from './pages/metrics';
 import { ReceivingPage, ReceivedPage } from './pages/receiving';
+import { InboxesPage, InboxSettingsPage } from './pages/inboxes';
+import { MailboxPage } from './pages/mailbox';
 import { BroadcastsPage, BroadcastPage } from './pages/broadcasts';
 import { AudiencesPage, ContactPage } from './pages/audiences';
 import { DomainsPage, DomainPage } from './pages/domains';
@@ -35,6 +37,7 @@ const NAV: { href: string; label: string; icon: string }[] = [
   { href: '/dashboard', label: 'Overview', icon: '◎' },
   { href: '/dashboard/emails', label: 'Emails', icon: '✉' },
   { href: '/dashboard/metrics', label: 'Metrics', icon: '▥' },
+  { href: '/dashboard/inboxes', label: 'Inboxes', icon: '✆' },
   { href: '/dashboard/receiving', label: 'Receiving', icon: '⇩' },
   { href: '/dashboard/broadcasts', label: 'Broadcasts', icon: '◉' },
   { href: '/dashboard/templates', label: 'Templates', icon: '▤' },
@@ -56,6 +59,9 @@ const ROUTES: Route[] = [
   ['/dashboard/emails', () => <EmailsPage />],
   ['/dashboard/emails/:id', (p) => <EmailPage id={p.id} />],
   ['/dashboard/metrics', () => <MetricsPage />],
+  ['/dashboard/inboxes', () => <InboxesPage />],
+  ['/dashboard/inboxes/:id', (p) => <MailboxPage id={p.id} />],
+  ['/dashboard/inboxes/:id/settings', (p) => <InboxSettingsPage id={p.id} />],
   ['/dashboard/receiving', () => <ReceivingPage />],
   ['/dashboard/receiving/:id', (p) => <ReceivedPage id={p.id} />],
   ['/dashboard/broadcasts', () => <BroadcastsPage />],
