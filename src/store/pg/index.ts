@@ -312,20 +312,22 @@ export class PgStore implements Store {
   private pending = 0;
   private waiting: (() => void)[] = [];
 
-  /** Each unit commits as it comes (`WriteOptions.patient` is the embedded store's). */
+  /** A unit commits as it comes, or, `patient`, with the others of its group (env.ts). */
   async write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T> {
     this.pending++;
     try {
       const { result, unit } = await this.env.transaction(
         (u) => {
-          // Rows this unit writes to the work tables are this node's leases (takeOver).
-          if (opts?.lease) u.write("SELECT set_config('posthorn.lease_node', $1, true)", [this.node]);
+          // Rows this unit writes to the work tables are this node's leases (takeOver); a unit of
+          // a group that claims none clears the setting a claim before it in the group made.
+          if (opts?.lease || opts?.patient) u.write("SELECT set_config('posthorn.lease_node', $1, true)", [opts.lease ? this.node : '']);
           const tx = Object.create(this.txProto) as PgTx;
           tx._unit = u;
           tx._bound = new Map();
           return fn(tx);
         },
         (u) => this.signals.payload(u),
+        opts?.patient,
       );
       // Committed: whatever follows must not make the caller believe it failed.
       for (const c of unit.stale) this.caches.get(c)?.clear();
