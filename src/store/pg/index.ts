@@ -318,12 +318,17 @@ export class PgStore implements Store {
     try {
       const { result, unit } = await this.env.transaction(
         (u) => {
-          // Rows this unit writes to the work tables are this node's leases (takeOver); a unit of
-          // a group that claims none clears the setting a claim before it in the group made.
-          if (opts?.lease || opts?.patient) u.write("SELECT set_config('posthorn.lease_node', $1, true)", [opts.lease ? this.node : '']);
+          // Rows this unit writes to the work tables are this node's leases (takeOver).
+          if (opts?.lease) u.write("SELECT set_config('posthorn.lease_node', $1, true)", [this.node]);
           const tx = Object.create(this.txProto) as PgTx;
           tx._unit = u;
           tx._bound = new Map();
+          // In a group (env.ts) the setting would outlive the unit: the units after it claim nothing.
+          if (opts?.lease && opts.patient)
+            return fn(tx).then((result) => {
+              u.write("SELECT set_config('posthorn.lease_node', '', true)");
+              return result;
+            });
           return fn(tx);
         },
         (u) => this.signals.payload(u),
