@@ -7,6 +7,7 @@
  *   npm run bench:compare -- --queued 100000      also the RSS with 100,000 emails waiting (part `queued`)
  *   npm run bench:compare -- --rounds 5           five alternating rounds of the Postfix parts (default 3)
  *   npm run bench:compare -- --warm-up 1000       a shorter warm-up of the smtp and deliver parts (default 15,000)
+ *   npm run bench:compare -- --only pg --rounds 5  PostgreSQL vs LMDB, one node, five rounds
  *
  * Each Posthorn figure is printed beside a reference measured in the same run, on the same
  * machine, with the same client, so the ratio means something on a shared, noisy machine:
@@ -32,6 +33,13 @@
  *               by smtp-source to the same sink: msg/s from the first accept to the last delivery,
  *               each after --warm-up messages accepted and delivered the same way, unmeasured.
  *   start       `dist/posthorn serve` (when built) from exec to its first `/health` answer.
+ *   pg          one node on PostgreSQL (cluster mode; a private server started here like the tests'
+ *               — initdb in a temp dir, loopback only, fsync and synchronous_commit on) vs the same
+ *               node on LMDB: POST /emails with 64 in flight for --seconds while the node delivers
+ *               to an SMTP sink on loopback (the issue's "one node"), then until all are delivered:
+ *               accepted/s over the load, delivered/s from its start to the last delivery; each
+ *               after --warm-up-pg emails accepted and delivered the same way, unmeasured; --rounds
+ *               rounds, LMDB then PostgreSQL, medians and every round printed.
  *   queued      RSS with `--queued` emails waiting in the queue, once it has settled: first with
  *               their destination held (queued, not tried), then released — the destination
  *               refuses connections, so each is tried once and waits for its retry.
@@ -50,25 +58,28 @@ import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import nodemailer from 'nodemailer';
 import { wrk as runWrk, cpuOf, startBare, startDurable, type CpuProbe } from './wrk';
-import { startChild, tempDir, call, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
+import { startChild, tempDir, call, closedLoop, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
 import type { MetricsBody } from './lib';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
+import { startSink } from '../../test/helpers/sink';
+import { startPgServer } from '../../test/helpers/postgres';
 import { setQuiet } from '../../src/log';
 
-const PARTS = ['http', 'batch', 'large', 'smtp', 'submission', 'deliver', 'start', 'queued'] as const;
+const PARTS = ['http', 'batch', 'large', 'smtp', 'submission', 'deliver', 'pg', 'start', 'queued'] as const;
 type Part = (typeof PARTS)[number];
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
   options: {
     seconds: { type: 'string', default: '5' },
-    only: { type: 'string', default: 'http,batch,large,smtp,submission,deliver,start' },
+    only: { type: 'string', default: 'http,batch,large,smtp,submission,deliver,pg,start' },
     count: { type: 'string', default: '4000' },
     queued: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
     'warm-up': { type: 'string', default: '15000' },
     'warm-up-seconds': { type: 'string', default: '3' },
+    'warm-up-pg': { type: 'string', default: '2000' },
   },
   strict: true,
 });
@@ -93,6 +104,8 @@ const WARM_UP = Number(opts['warm-up']);
  * /emails; JSC's FTL compiling of this path settles within 3 s.
  */
 const WRK_WARM_UP_SECONDS = Number(opts['warm-up-seconds']);
+/** Emails each node of the pg part accepts and delivers, unmeasured, first (fewer than WARM_UP: PostgreSQL delivers a few hundred a second here). */
+const WARM_UP_PG = Number(opts['warm-up-pg']);
 const ONLY = new Set(opts.only!.split(',').map((s) => s.trim()) as Part[]);
 for (const p of ONLY) if (!PARTS.includes(p)) fail(`unknown part ${p}; parts: ${PARTS.join(' ')}`);
 if (
@@ -101,10 +114,11 @@ if (
   !(QUEUED > 0) ||
   !(Number.isInteger(ROUNDS) && ROUNDS > 0) ||
   !(Number.isInteger(WARM_UP) && WARM_UP > 0) ||
-  !(WRK_WARM_UP_SECONDS > 0)
+  !(WRK_WARM_UP_SECONDS > 0) ||
+  !(Number.isInteger(WARM_UP_PG) && WARM_UP_PG >= 0)
 )
   fail(
-    'usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3] [--warm-up 15000] [--warm-up-seconds 3]',
+    'usage: bun scripts/bench/compare.ts [--seconds 5] [--only parts] [--count 4000] [--queued 100000] [--rounds 3] [--warm-up 15000] [--warm-up-seconds 3] [--warm-up-pg 2000]',
   );
 if (!Bun.which('wrk') && (ONLY.has('http') || ONLY.has('batch'))) fail('wrk is not installed (apt-get install wrk)');
 setQuiet(true);
@@ -308,11 +322,13 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-/** The medians and their ratio, and every round's figures on a line of their own. */
-function reportRounds(name: string, ours: number[], ref: number[] | null) {
+/** The medians and their ratio, and every round's figures (and ratios) on a line of their own. */
+function reportRounds(name: string, ours: number[], ref: number[] | null, names = ['Posthorn', 'Postfix']) {
   report(name, fmt(median(ours)), ref ? fmt(median(ref)) : 'n/a', ref ? median(ours) / median(ref) : null);
   if (ours.length > 1)
-    console.log(`    (rounds: Posthorn ${ours.map((x) => fmt(x)).join(' / ')}${ref ? `; Postfix ${ref.map((x) => fmt(x)).join(' / ')}` : ''})`);
+    console.log(
+      `    (rounds: ${names[0]} ${ours.map((x) => fmt(x)).join(' / ')}${ref ? `; ${names[1]} ${ref.map((x) => fmt(x)).join(' / ')}; ratios ${ours.map((x, i) => fmt(x / ref[i]!, 2)).join(' / ')}` : ''})`,
+    );
 }
 
 async function waitForGreeting(port: number) {
@@ -427,6 +443,52 @@ if (ONLY.has('deliver')) {
       o.map((x) => x[mode]!),
       r?.map((x) => x[mode]!) ?? null,
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// pg: one node on PostgreSQL vs the same on LMDB, accepting while it delivers
+// ---------------------------------------------------------------------------------------------
+if (ONLY.has('pg')) {
+  const pg = await startPgServer();
+  const sink = await startSink({ tls: 'none' });
+  /** accepted/s and delivered/s of one node on `databaseUrl` (null: LMDB). */
+  const node = async (databaseUrl: string | null) => {
+    const target = await posthorn({ POSTHORN_DELIVERY_MX_PORT: String(sink.port), ...(databaseUrl ? { POSTHORN_DATABASE_URL: databaseUrl } : {}) });
+    const send = () => call(target, 'POST', '/emails', email());
+    const delivered = (base: number) => () => sink.messages.length - base;
+    let base = sink.messages.length;
+    await inParallel(64, WARM_UP_PG, send);
+    await untilCount(delivered(base), WARM_UP_PG, WARM_UP_PG, performance.now());
+    base = sink.messages.length;
+    const t0 = performance.now();
+    const load = await closedLoop(64, SECONDS, send);
+    const rates = { accepted: load.requests / load.seconds, delivered: await untilCount(delivered(base), load.requests, load.requests, t0) };
+    await target.stop();
+    return rates;
+  };
+  const o: { accepted: number; delivered: number }[] = [];
+  const r: { accepted: number; delivered: number }[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    r.push(await node(null));
+    const url = await pg.database('bench');
+    o.push(await node(url));
+    await pg.drop(url);
+  }
+  const names = ['PostgreSQL', 'LMDB'];
+  reportRounds(
+    'one node on PostgreSQL vs LMDB: accepted/s',
+    o.map((x) => x.accepted),
+    r.map((x) => x.accepted),
+    names,
+  );
+  reportRounds(
+    '  … delivered/s (first accept to last delivery)',
+    o.map((x) => x.delivered),
+    r.map((x) => x.delivered),
+    names,
+  );
+  await sink.close();
+  pg.destroy();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -274,6 +274,18 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
   private async take(tx: Tx, found: Found[], max: number, round: ClaimRound, holds: Holds, now: number): Promise<Claimed[]> {
     const out: Claimed[] = [];
     const failed = new Set<string>(); // emails failed in this claim: their other entries are gone
+    // Every email and sending domain the claim may need, asked for at once: PostgreSQL answers the
+    // reads of one unit in one pipeline, not a round trip per entry (docs/ARCHITECTURE.md §3).
+    const emails = await readAll(
+      found,
+      (f) => f.entry.email_id,
+      (f) => tx.emails.get(f.entry.team_id, f.entry.email_id),
+    );
+    const domains = await readAll(
+      [...emails.values()].filter((e) => e !== undefined),
+      (e) => `${e.team_id}/${e.domain_id}`,
+      (e) => tx.domains.get(e.team_id, e.domain_id),
+    );
     for (const { due: was, entry } of found) {
       if (out.length >= max) break;
       if (failed.has(entry.email_id)) continue;
@@ -285,8 +297,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       if (site === null) continue;
       // The body is not read here: an attempt reads it when it runs and lets it go after, so what
       // waits in the queue is never held in memory.
-      const email = await tx.emails.get(entry.team_id, entry.email_id);
-      const decision = claimVerdict(email, email && (await tx.domains.get(email.team_id, email.domain_id)));
+      const email = emails.get(entry.email_id);
+      const decision = claimVerdict(email, email && domains.get(`${email.team_id}/${email.domain_id}`));
       if (decision.kind === 'drop') {
         tx.queue.remove(entry);
         log.warn('delivery.dropped', { team_id: entry.team_id, email_id: entry.email_id, entry_id: entry.id, reason: decision.reason });
@@ -300,11 +312,12 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       // Persisted before the attempt: if the process dies during it, this is when it is retried.
       const { next, due } = leased(entry, now, this.svc.config.delivery);
       tx.queue.put(next, due);
-      // Read above in this unit of work, so an earlier entry's `sent` in this claim is in it. Counted
-      // under the provider the claim expects (the first attempt corrects it: Events.attribute).
+      // An earlier entry's `sent` in this claim is in `emails` (below). Counted under the provider
+      // the claim expects (the first attempt corrects it: Events.attribute).
       const claimed = decision.email.sent_at
         ? decision.email
         : await this.svc.events.email(tx, decision.email, 'sent', { current: true, site: this.shaper.rules.provider(site, entry.domain) });
+      emails.set(claimed.id, claimed);
       out.push({ entry: next, before: entry, due, domain: decision.domain, email: claimed });
       round.took(site);
       this.flying.set(inFlightKey(next.domain, next.id), site);
@@ -433,8 +446,9 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       refusals,
     );
     return store.write(async (tx) => {
-      const email = await tx.emails.get(entry.team_id, entry.email_id);
-      const live = (await tx.queue.entriesOf(entry.team_id, entry.email_id)).find((e) => e.id === entry.id);
+      // Both reads at once (one round trip on PostgreSQL).
+      const [email, entries] = await Promise.all([tx.emails.get(entry.team_id, entry.email_id), tx.queue.entriesOf(entry.team_id, entry.email_id)]);
+      const live = entries.find((e) => e.id === entry.id);
       const scope = settleScope(email, live, entry);
       if (!email || !scope) return { delivered: 0, deferred: 0, bounced: 0 };
       const now = Date.now();
@@ -498,6 +512,14 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       return settled.counts;
     }, PATIENT);
   }
+}
+
+/** `read` of each distinct key of `items`, all asked for at once: by key. */
+async function readAll<I, R>(items: I[], key: (i: I) => string, read: (i: I) => Promise<R>): Promise<Map<string, R>> {
+  const first = new Map<string, I>();
+  for (const i of items) if (!first.has(key(i))) first.set(key(i), i);
+  const values = await Promise.all([...first.values()].map(read));
+  return new Map([...first.keys()].map((k, n) => [k, values[n]!]));
 }
 
 /** The outcome of an attempt whose message was deleted since its claim (retention). */

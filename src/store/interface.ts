@@ -623,8 +623,8 @@ export interface WriteOptions {
   /**
    * It may wait for the patient units of this thread under way to be committed and go with the
    * next of them (group commit): fewer, larger commits for background work that waits for nobody —
-   * the delivery engine's claims and outcomes. The embedded store honours it; PostgreSQL commits
-   * each unit as it comes.
+   * the delivery engine's claims and outcomes. Both backends honour it (PostgreSQL: one
+   * transaction for the group, a savepoint for each unit, pg/env.ts).
    */
   patient?: boolean;
   /**

@@ -6,6 +6,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { SQL } from 'bun';
 import { openStore, IdempotencyKeyTaken, type Store, type QueueEntry, type ContactRec, type AutomationRunRec } from '../../src/store';
 import { SCHEMA_VERSION } from '../../src/store/pg/schema';
+import type { PgStore } from '../../src/store/pg';
 import { StoreUnavailable } from '../../src/errors';
 import { newId, nowIso } from '../../src/ids';
 import { postgres, startPgServer, type PgServer } from '../helpers/postgres';
@@ -125,6 +126,64 @@ describe('several instances (nodes) on one database', () => {
     expect(taken.size).toBe(60);
     expect([...taken.values()].every((n) => n === 1)).toBe(true);
     expect((await a.queue.stats(Date.now())).ready).toBe(0);
+  });
+
+  test('patient units go in groups: each commits with its group, one that throws is undone alone, a lease ends with its unit, counters add up', async () => {
+    const t = team();
+    const entry = (): QueueEntry => ({
+      id: newId(),
+      team_id: t,
+      email_id: newId(),
+      domain: 'group.test',
+      recipients: ['r@group.test'],
+      attempts: 0,
+      first_attempt_at: null,
+      last_error: null,
+    });
+    const [claimedOne, settledOne, thrownOne] = [entry(), entry(), entry()];
+    const dims = { domain_id: 'dom', broadcast_id: null, site: 'grouped', email_id: newId() };
+    const hour = Date.now();
+    // Issued in one tick: a claim (lease), a unit that throws, 30 outcomes adding to one counter row.
+    const units = [
+      a.write(async (tx) => tx.queue.put(claimedOne, hour + 600_000), { patient: true, lease: true }),
+      a.write(
+        async (tx) => {
+          tx.queue.put(thrownOne, hour);
+          // Its write reaches the database with this read: the savepoint must undo it.
+          await tx.contacts.get(t, 'nobody');
+          throw new Error('refused');
+        },
+        { patient: true },
+      ),
+      a.write(async (tx) => tx.queue.put(settledOne, hour + 3_600_000), { patient: true }),
+      ...Array.from({ length: 30 }, (_, i) =>
+        a.write(
+          async (tx) => {
+            await tx.contacts.get(t, 'nobody');
+            tx.metrics.add(t, hour, dims, { delivered: 1, ...(i % 3 ? {} : { sent: 1 }) });
+            return i;
+          },
+          { patient: true },
+        ),
+      ),
+    ];
+    const settled = await Promise.allSettled(units);
+    expect(settled[1]).toMatchObject({ status: 'rejected', reason: { message: 'refused' } });
+    expect(settled.filter((r) => r.status === 'fulfilled').length).toBe(32);
+    const sql = new SQL((a as PgStore).internals().env.opts.url);
+    const rows: { id: string; node: string | null }[] = await sql.unsafe('SELECT id, node FROM queue WHERE id = ANY($1)', [
+      [claimedOne.id, settledOne.id, thrownOne.id],
+    ]);
+    const node = new Map(rows.map((r) => [r.id, r.node]));
+    // The claim's row is this node's lease; the unit after it in the group wrote none; the thrown one wrote nothing.
+    expect(node.get(claimedOne.id)).toBeString();
+    expect(node.has(settledOne.id)).toBe(true);
+    expect(node.get(settledOne.id)).toBeNull();
+    expect(node.has(thrownOne.id)).toBe(false);
+    const buckets: Record<string, number>[] = [];
+    await a.metrics.scan(t, hour - 3_600_000, hour + 3_600_000, (b) => buckets.push(b.counts));
+    expect(buckets).toEqual([{ delivered: 30, sent: 10 }]);
+    await sql.close();
   });
 
   test("automation runs are leased: each due run is taken by one instance, due again at the lease's end", async () => {

@@ -165,8 +165,21 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
     });
   }
 
+  /**
+   * In a unit of work, a team's rows read by `all` until the unit writes to the collection: the
+   * events of a claim read the team's webhooks once, not once per email (a round trip each).
+   */
+  private readonly allRows = new Map<string, Row[]>();
+
   async all(team: string): Promise<T[]> {
-    return this.select('team = $1', [team], ' ORDER BY id');
+    const sql = `SELECT value::text AS value, xmin::text AS v FROM ${this.def.table} WHERE team = $1 ORDER BY id`;
+    if (!this.exec.unit) return this.records(await this.exec.query(sql, [team]));
+    let rows = this.allRows.get(team);
+    if (!rows) {
+      rows = await this.exec.query(sql, [team]);
+      this.allRows.set(team, rows);
+    }
+    return this.records(rows);
   }
 
   async count(team: string): Promise<number> {
@@ -185,6 +198,7 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
 
   put(rec: T): void {
     const unit = unitOf(this.exec);
+    this.allRows.clear();
     const key = rowKey(this.def.table, rec.team_id, rec.id);
     const values = [rec.team_id, rec.id, JSON.stringify(rec), this.def.expiresAt?.(rec) ?? null, ...this.indexes.map((i) => i.value(rec) ?? null)];
     const seen = unit.written.has(key) ? undefined : unit.versions.get(key);
@@ -198,6 +212,7 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
 
   remove(team: string, id: string): void {
     const unit = unitOf(this.exec);
+    this.allRows.clear();
     const key = rowKey(this.def.table, team, id);
     const seen = unit.written.has(key) ? undefined : unit.versions.get(key);
     const t = this.def.table;

@@ -16,6 +16,13 @@
 //     again and finds the winner's row, as it would have after it on LMDB;
 //   - counters are added in SQL (`INSERT … ON CONFLICT DO UPDATE`), never read and written back.
 // Serialization failures, deadlocks and unique violations are retried with a short random wait.
+//
+// Patient units (`WriteOptions.patient`: the delivery engine's claims and outcomes) are grouped as
+// the embedded store groups them (../lmdb/env.ts): those issued while this instance's last group is
+// under way wait and go together in the next, one after another in ONE transaction, each in a
+// savepoint of its own (a unit that throws is rolled back to it, alone). One COMMIT — one WAL flush
+// — for the group, and the rows every outcome adds to (the hour's metric counters) locked by one
+// transaction at a time instead of being waited for by each unit in turn.
 import { SQL } from 'bun';
 import { StoreUnavailable } from '../../errors';
 import { IdempotencyKeyTaken, type Signal } from '../interface';
@@ -64,9 +71,48 @@ function retryable(e: unknown): boolean {
   return RETRY.has((e as { errno?: string })?.errno ?? '');
 }
 
-/** One unit of work: a transaction on a reserved connection, its queued writes and what follows its commit. */
+/** An addition to a shared counter row: its upsert, given the counts as JSON text. */
+export interface Addition {
+  text: string;
+  params: (counts: string) => unknown[];
+  counts: Record<string, number>;
+}
+
+/**
+ * Additions to counter rows that many units add to (the hour's metric buckets), summed per row and
+ * written last, in the COMMIT's pipeline: such a row is locked from its upsert to the end of the
+ * transaction, so written early it would make every other unit adding to it wait for this one's
+ * reads and round trips, not only its commit. In key order, so that two transactions lock the
+ * rows they share in the same order (no deadlock).
+ */
+export class Additions {
+  private readonly rows = new Map<string, Addition>();
+
+  add(key: string, a: Addition): void {
+    const cur = this.rows.get(key);
+    if (!cur) this.rows.set(key, { ...a, counts: { ...a.counts } });
+    else for (const [k, v] of Object.entries(a.counts)) cur.counts[k] = (cur.counts[k] ?? 0) + v;
+  }
+
+  merge(other: Additions): void {
+    for (const [key, a] of other.rows) this.add(key, a);
+  }
+
+  statements(): [string, unknown[]][] {
+    return [...this.rows.keys()].sort().map((key) => {
+      const a = this.rows.get(key)!;
+      return [a.text, a.params(JSON.stringify(a.counts))];
+    });
+  }
+}
+
+/** One unit of work: a transaction (or a savepoint of a group's) on a reserved connection, its queued writes and what follows its commit. */
 export class PgUnit implements Exec {
   private pending: [string, unknown[]][] = [];
+  /** Whether anything of this unit reached the database (else a unit that threw has nothing to roll back). */
+  sent = false;
+  /** Its additions to shared counters, written with the COMMIT (a group's: with the group's). */
+  readonly additions = new Additions();
   readonly versions: Versions = new Map();
   /** Rows this unit has written (no version check needed any more: it holds their lock). */
   readonly written = new Set<string>();
@@ -94,6 +140,7 @@ export class PgUnit implements Exec {
 
   /** Send the queued writes and `tail` in one pipeline; the first failure, in order, is the error. */
   async send(batch: [string, unknown[]][]): Promise<unknown[]> {
+    this.sent = true;
     const settled = await Promise.allSettled(batch.map(([t, p]) => this.conn.unsafe(t, p)));
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -108,11 +155,45 @@ export class PgUnit implements Exec {
   /** The queued writes, the notification of other nodes, COMMIT: one pipeline. */
   async commit(notify: string | null): Promise<void> {
     const tail: [string, unknown[]][] = notify === null ? [] : [['SELECT pg_notify($1, $2)', [CHANNEL, notify]]];
-    const results = await this.send([...this.pending.splice(0), ...tail, ['COMMIT', []]]);
+    await this.end([...this.pending.splice(0), ...tail], this.additions);
+  }
+
+  /** `batch`, the additions, COMMIT: one pipeline. */
+  async end(batch: [string, unknown[]][], additions: Additions): Promise<void> {
+    const results = await this.send([...batch, ...additions.statements(), ['COMMIT', []]]);
     // COMMIT of a transaction that failed answers ROLLBACK without an error.
     const done = results[results.length - 1] as { command?: string };
     if (done?.command && done.command !== 'COMMIT') throw Object.assign(new Error('the transaction was rolled back'), { errno: '40001' });
   }
+
+  /** A grouped unit's end: its queued writes, its notification and the release of its savepoint, one pipeline. */
+  async release(notify: string | null): Promise<void> {
+    const tail: [string, unknown[]][] = notify === null ? [] : [['SELECT pg_notify($1, $2)', [CHANNEL, notify]]];
+    await this.send([...this.pending.splice(0), ...tail, [`RELEASE SAVEPOINT ${SAVEPOINT}`, []]]);
+  }
+
+  /** Statements queued and not sent (a grouped unit that threw before its first read). */
+  unsent(): [string, unknown[]][] {
+    return this.pending.splice(0);
+  }
+}
+
+/**
+ * Groups of patient units under way at once, each its own transaction on its own connection: a
+ * group's units run one after another, round trip after round trip, so a second group works
+ * while the first waits for the database (and for its COMMIT's flush).
+ */
+const GROUPS = 4;
+
+/** The savepoint of each unit of a group (one at a time: released before the next is made). */
+const SAVEPOINT = 'unit';
+
+/** A patient unit of work waiting for the next group. */
+interface Waiting {
+  fn: (u: PgUnit) => Promise<unknown>;
+  notify: (u: PgUnit) => string | null;
+  resolve: (v: { result: unknown; unit: PgUnit }) => void;
+  reject: (e: unknown) => void;
 }
 
 /** The LISTEN/NOTIFY channel carrying store signals between nodes (signals.ts). */
@@ -159,11 +240,108 @@ export class PgEnv implements Exec {
     }
   }
 
+  /** Patient units waiting for the next group, and the groups under way (header). */
+  private queued: Waiting[] = [];
+  private grouping = 0;
+
   /**
    * Run `fn` in a transaction, again (up to MAX_RUNS) when it loses a race; resolves with its
    * result and its unit after COMMIT. `notify` names what to tell other nodes, from the unit.
+   * `patient`: it may wait for the group under way and go with the next (header).
    */
-  async transaction<T>(fn: (u: PgUnit) => Promise<T>, notify: (u: PgUnit) => string | null): Promise<{ result: T; unit: PgUnit }> {
+  transaction<T>(fn: (u: PgUnit) => Promise<T>, notify: (u: PgUnit) => string | null, patient = false): Promise<{ result: T; unit: PgUnit }> {
+    if (!patient) return this.alone(fn, notify);
+    return new Promise((resolve, reject) => {
+      this.queued.push({ fn, notify, resolve, reject } as Waiting);
+      // The units issued by the same task join the first: a microtask runs after all of them.
+      if (this.queued.length === 1 && this.grouping < GROUPS) queueMicrotask(() => this.nextGroup());
+    });
+  }
+
+  private nextGroup(): void {
+    if (!this.queued.length || this.grouping >= GROUPS) return;
+    const group = this.queued;
+    this.queued = [];
+    this.grouping++;
+    const run = group.length === 1 ? this.alone(group[0]!.fn, group[0]!.notify).then(group[0]!.resolve, group[0]!.reject) : this.group(group);
+    void run.finally(() => {
+      this.grouping--;
+      this.nextGroup();
+    });
+  }
+
+  /**
+   * The units of `group` one after another in one transaction, each in a savepoint. A unit that
+   * throws is rolled back to its savepoint and fails alone; one that lost a race (RETRY), or all
+   * of them when the COMMIT did, run again each on its own (`alone`, with its waits between runs).
+   */
+  private async group(group: Waiting[]): Promise<void> {
+    let conn: SQL & { release(): void };
+    try {
+      conn = (await this.sql.reserve()) as SQL & { release(): void };
+    } catch (e) {
+      for (const w of group) w.reject(translate(e));
+      return;
+    }
+    const again: Waiting[] = [];
+    const done: { w: Waiting; result: unknown; unit: PgUnit }[] = [];
+    const additions = new Additions();
+    let begun = false;
+    /** The first unit of the group not yet run to its answer. */
+    let next = 0;
+    try {
+      for (const w of group) {
+        const unit = new PgUnit(conn);
+        if (!begun) unit.write('BEGIN');
+        unit.write(`SAVEPOINT ${SAVEPOINT}`);
+        try {
+          const result = await w.fn(unit);
+          await unit.release(w.notify(unit));
+          begun = true;
+          done.push({ w, result, unit });
+          next++;
+        } catch (e) {
+          next++;
+          if (retryable(e)) again.push(w);
+          else w.reject(translate(e));
+          // Thrown before its first read: nothing of it was sent (BEGIN goes with the next).
+          if (!unit.sent) {
+            unit.unsent();
+            continue;
+          }
+          begun = true;
+          // The connection failing ends the group (below); else this unit alone is undone.
+          if (unreachable(e)) throw e;
+          await conn.unsafe(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+        }
+      }
+      if (done.length) {
+        // From here the group's fate is the COMMIT's: whoever ran goes with it.
+        next = -1;
+        for (const d of done) additions.merge(d.unit.additions);
+        await new PgUnit(conn).end([], additions);
+      } else if (begun) await conn.unsafe('ROLLBACK');
+    } catch (e) {
+      if (next >= 0) {
+        // The group broke before its COMMIT was sent, so nothing of it is committed: the units
+        // that ran and those not run yet go again on their own.
+        await conn.unsafe('ROLLBACK').catch(() => {});
+        again.push(...done.splice(0).map((d) => d.w), ...group.slice(next));
+      }
+      // As for a unit alone: a lost race (a deferred unique check) runs again, anything else is the answer.
+      else
+        for (const d of done.splice(0))
+          if (retryable(e)) again.push(d.w);
+          else d.w.reject(translate(e));
+    } finally {
+      conn.release();
+    }
+    for (const d of done) d.w.resolve({ result: d.result, unit: d.unit });
+    // Not awaited: the next group need not wait for their reruns.
+    for (const w of again) void this.alone(w.fn, w.notify).then(w.resolve, w.reject);
+  }
+
+  private async alone<T>(fn: (u: PgUnit) => Promise<T>, notify: (u: PgUnit) => string | null): Promise<{ result: T; unit: PgUnit }> {
     for (let run = 1; ; run++) {
       let conn: (SQL & { release(): void }) | null = null;
       let unit: PgUnit | null = null;

@@ -312,7 +312,7 @@ export class PgStore implements Store {
   private pending = 0;
   private waiting: (() => void)[] = [];
 
-  /** Each unit commits as it comes (`WriteOptions.patient` is the embedded store's). */
+  /** A unit commits as it comes, or, `patient`, with the others of its group (env.ts). */
   async write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T> {
     this.pending++;
     try {
@@ -323,9 +323,16 @@ export class PgStore implements Store {
           const tx = Object.create(this.txProto) as PgTx;
           tx._unit = u;
           tx._bound = new Map();
+          // In a group (env.ts) the setting would outlive the unit: the units after it claim nothing.
+          if (opts?.lease && opts.patient)
+            return fn(tx).then((result) => {
+              u.write("SELECT set_config('posthorn.lease_node', '', true)");
+              return result;
+            });
           return fn(tx);
         },
         (u) => this.signals.payload(u),
+        opts?.patient,
       );
       // Committed: whatever follows must not make the caller believe it failed.
       for (const c of unit.stale) this.caches.get(c)?.clear();
@@ -419,6 +426,11 @@ export class PgStore implements Store {
 
   async appendLogs(recs: LogRec[]): Promise<void> {
     await this.write(async (tx) => {
+      // The request log is no part of what a 2xx promises (docs/ARCHITECTURE.md §1, "Accepted means
+      // durable"): its commit does not wait for the WAL's flush, which the database makes within
+      // moments (wal_writer_delay) — visible at once, lost only if the database server itself
+      // crashes in that moment. A flush less beside each accepted email's own.
+      (tx as PgTx)._unit.write('SET LOCAL synchronous_commit TO OFF');
       for (const r of recs) tx.logs.put(r);
     });
   }

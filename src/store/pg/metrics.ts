@@ -32,11 +32,14 @@ export class PgMetrics implements MetricsTx {
     const unit = unitOf(this.exec);
     const hour = Math.floor(at / HOUR) * HOUR;
     const json = JSON.stringify(counts);
-    unit.write(
-      `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+    // Every outcome of the hour adds to this row: added last, with the commit (env.ts, Additions).
+    const key = [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', dims.ip ?? ''];
+    unit.additions.add(key.join('\u0000'), {
+      text: `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
        ON CONFLICT (team, hour, domain_id, broadcast_id, site, ip) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
-      [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', dims.ip ?? '', json, hour + METRICS_TTL_MS],
-    );
+      params: (sum) => [...key, sum, hour + METRICS_TTL_MS],
+      counts,
+    });
     unit.write(
       `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)
        ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,

@@ -1,0 +1,140 @@
+#!/usr/bin/env bun
+/**
+ * Where a node's PostgreSQL time goes — `bun scripts/bench/pg-statements.ts [--count 2000] [--top 25] [--lmdb]`.
+ *
+ * One node on a private PostgreSQL server (test/helpers/postgres.ts, with pg_stat_statements
+ * loaded) accepts `--count` emails through POST /emails, 16 at a time, with their destination held,
+ * then delivers them (and 200 warm-up emails) to an SMTP sink on loopback once it is released. For
+ * each phase it prints the statements per email (calls, mean execution time, the SQL), commits per
+ * email, and the CPU per email of the node (by thread), of every postgres process and of this
+ * process. `--lmdb`: the same node on LMDB, for its rates and CPU beside. Nothing leaves 127.0.0.1.
+ */
+import { parseArgs } from 'node:util';
+import { SQL } from 'bun';
+import { verifiedSendingDomain, startChild, tempDir, call, fmt, processCpu, threadCpu } from './lib';
+import { readdirSync, readFileSync } from 'node:fs';
+import { startDnsServer } from '../../test/helpers/dns';
+import { startSink } from '../../test/helpers/sink';
+import { startPgServer } from '../../test/helpers/postgres';
+import { setQuiet } from '../../src/log';
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: { lmdb: { type: 'boolean', default: false }, count: { type: 'string', default: '2000' }, top: { type: 'string', default: '25' } },
+});
+const N = Number(opts.count);
+setQuiet(true);
+const dns = await startDnsServer();
+const sink = await startSink({ tls: 'none' });
+const pg = await startPgServer();
+const admin = new SQL({ url: pg.url('postgres'), max: 1 });
+await admin.unsafe(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+await admin.close();
+pg.stop();
+await pg.start();
+const url = await pg.database('prof');
+const db = new SQL({ url, max: 1 });
+await db.unsafe('CREATE EXTENSION pg_stat_statements');
+const target = await startChild(tempDir('posthorn-pgprof-'), {
+  POSTHORN_DNS_SERVERS: dns.address,
+  POSTHORN_DELIVERY_MX_PORT: String(sink.port),
+  POSTHORN_SMTP_HOSTNAME: 'mx.posthorn.test',
+  ...(opts.lmdb ? {} : { POSTHORN_DATABASE_URL: url }),
+});
+await verifiedSendingDomain(target, dns.zone, 'bench.test');
+await call(target, 'POST', '/queue/dest.test/hold');
+let seq = 0;
+const send = () => {
+  const n = ++seq;
+  return call(target, 'POST', '/emails', {
+    from: 'Bench <bench@bench.test>',
+    to: `user${n}@dest.test`,
+    subject: `Benchmark ${n}`,
+    html: `<p>Hello number ${n}</p>`,
+  });
+};
+async function inParallel(k: number, n: number, op: () => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: k }, async () => {
+      while (next < n) {
+        next++;
+        await op();
+      }
+    }),
+  );
+}
+await inParallel(16, 200, send); // warm-up, accepted only
+await Bun.sleep(1000);
+/** CPU seconds of every postgres process. */
+const pgCpu = () => {
+  let t = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (!readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('postgres')) continue;
+      t += processCpu(Number(p)).total;
+    } catch {}
+  }
+  return t;
+};
+const threads = () => {
+  const m = new Map<string, number>();
+  for (const t of threadCpu(target.pid).values()) m.set(t.name, (m.get(t.name) ?? 0) + t.seconds);
+  return m;
+};
+let cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+const cpuReport = (per: number) => {
+  const ph = processCpu(target.pid).total,
+    pg = pgCpu(),
+    self = process.cpuUsage(cpu0.self),
+    th = threads();
+  const parts = [...th]
+    .map(([n, s]) => [n, s - (cpu0.th.get(n) ?? 0)] as const)
+    .filter(([, s]) => s > 0.05)
+    .map(([n, s]) => `${n} ${fmt((s / per) * 1e6)}`);
+  console.log(
+    `CPU per email: posthorn ${fmt(((ph - cpu0.ph) / per) * 1e6)} µs (${parts.join(', ')}), postgres ${fmt(((pg - cpu0.pg) / per) * 1e6)} µs, bench ${fmt((self.user + self.system) / per)} µs`,
+  );
+  cpu0 = { ph, pg, self: process.cpuUsage(), th };
+};
+const report = async (label: string, per: number) => {
+  cpuReport(per);
+  const rows = await db.unsafe(
+    `SELECT calls, total_exec_time AS ms, rows, regexp_replace(query, '\\s+', ' ', 'g') AS q FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT ${Number(opts.top)}`,
+  );
+  const [tot] = await db.unsafe(
+    `SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  const [xact] = await db.unsafe(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`);
+  console.log(`\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email`);
+  for (const r of rows)
+    console.log(`${fmt(Number(r.calls) / per, 2).padStart(7)}  ${fmt((Number(r.ms) / Number(r.calls)) * 1000, 0).padStart(6)}µs  ${String(r.q).slice(0, 170)}`);
+  return Number(xact.xact_commit);
+};
+await db.unsafe('SELECT pg_stat_statements_reset()');
+cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+let x0 = Number((await db.unsafe(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`))[0].xact_commit);
+let t0 = performance.now();
+await inParallel(16, N, send);
+const acc = N / ((performance.now() - t0) / 1000);
+await Bun.sleep(500);
+let x1 = await report(`accept ${N} (held), ${fmt(acc)}/s`, N);
+console.log(`commits per email ${fmt((x1 - x0) / N, 2)}`);
+await db.unsafe('SELECT pg_stat_statements_reset()');
+cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+x0 = x1;
+const base = sink.messages.length;
+t0 = performance.now();
+await call(target, 'POST', '/queue/dest.test/release');
+while (sink.messages.length - base < N + 200) await Bun.sleep(50);
+const del = (N + 200) / ((performance.now() - t0) / 1000);
+await Bun.sleep(1000);
+x1 = await report(`deliver ${N + 200}, ${fmt(del)}/s`, N + 200);
+console.log(`commits per email ${fmt((x1 - x0) / (N + 200), 2)}`);
+await target.stop();
+await db.close();
+await sink.close();
+await dns.close();
+pg.destroy();
+process.exit(0);
