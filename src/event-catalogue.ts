@@ -87,8 +87,8 @@ export interface KindInfo {
   tone?: Tone;
 }
 
-/** A Resend kind POST /webhooks accepts and Posthorn never makes (docs/api.md §14.2). */
-const neverMade = (record: KindInfo['record']) => ({ record, webhook: true, emits: null }) as const;
+/** An inbox's, a thread's or a draft's change (docs/api.md §25.8), made by src/inboxes/events.ts. */
+const INBOX = { record: 'inbox', webhook: true, emits: 'webhook' } as const;
 
 /**
  * Every event kind, in this order: an email's statuses in the order of docs/api.md §7.8 (which
@@ -208,20 +208,20 @@ export const EVENT_KINDS = {
   'topic.created': { record: 'topic', webhook: true, emits: 'webhook' },
   'topic.updated': { record: 'topic', webhook: true, emits: 'webhook' },
   'topic.deleted': { record: 'topic', webhook: true, emits: 'webhook' },
-  'inbox.created': neverMade('inbox'),
-  'inbox.updated': neverMade('inbox'),
-  'inbox.deleted': neverMade('inbox'),
-  'inbox.thread.created': neverMade('inbox'),
-  'inbox.thread.folder.updated': neverMade('inbox'),
-  'inbox.thread.assigned': neverMade('inbox'),
-  'inbox.thread.unassigned': neverMade('inbox'),
-  'inbox.thread.labels.updated': neverMade('inbox'),
-  'inbox.email.received': neverMade('inbox'),
-  'inbox.email.sent': neverMade('inbox'),
-  'inbox.draft.created': neverMade('inbox'),
-  'inbox.draft.updated': neverMade('inbox'),
-  'inbox.draft.sent': neverMade('inbox'),
-  'inbox.draft.deleted': neverMade('inbox'),
+  'inbox.created': INBOX,
+  'inbox.updated': INBOX,
+  'inbox.deleted': INBOX,
+  'inbox.thread.created': INBOX,
+  'inbox.thread.folder.updated': INBOX,
+  'inbox.thread.assigned': INBOX,
+  'inbox.thread.unassigned': INBOX,
+  'inbox.thread.labels.updated': INBOX,
+  'inbox.email.received': INBOX,
+  'inbox.email.sent': INBOX,
+  'inbox.draft.created': INBOX,
+  'inbox.draft.updated': INBOX,
+  'inbox.draft.sent': INBOX,
+  'inbox.draft.deleted': INBOX,
   // Posthorn's own: a deliverability incident opened (docs/api.md §19.9).
   'deliverability.incident': { record: 'incident', webhook: false, extension: true, emits: 'webhook' },
 } as const satisfies Record<string, KindInfo>;

@@ -27,6 +27,8 @@ import { SystemSender } from './sending/system';
 import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
+import { ThreadMessageHooks, type InboxListeners } from './inboxes/hooks';
+import { scanSearch } from './inboxes/search-index';
 import { BounceClassifier } from './mail/bounce-class';
 import { AcmeManager, storedCertificate } from './acme/manager';
 
@@ -72,6 +74,8 @@ export interface Services {
   insights: Insights;
   /** Dashboard sign-in: sessions, passwords, TOTP, OpenID Connect, team members. */
   auth: Auth;
+  /** Inboxes' listeners on this thread: the hook "a message joined a thread" and the search index (docs/api.md §25). */
+  inboxes: InboxListeners;
   /** The dashboard's static files (bundled on first use from a checkout, embedded in the binary). */
   dashboard: DashboardAssets;
   /** The bounce classes' rules (shipped, overridden by `delivery.bounce_classes`): POST /suppressions/lift classifies with them. */
@@ -122,6 +126,7 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     imports: new ImportRunner({ store }),
     telemetry,
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
+    inboxes: { hooks: new ThreadMessageHooks(), search: scanSearch },
     auth: new Auth(store, config, new SystemSender({ store, events, config, commits, now }, config.auth.system_from)),
     dashboard: new DashboardAssets(),
     doctor: new Doctor({

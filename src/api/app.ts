@@ -2,6 +2,7 @@
 // route.ts), the table of them the server's policy reads (route-table.ts), the parse/error/response
 // hooks, and the OpenAPI document made from the declarations. Authentication, rate limiting and
 // the request log wrap it in server.ts, because they must run before routing (docs/api.md §3.3).
+import type { InboxListeners } from '../inboxes/hooks';
 import { Elysia } from 'elysia';
 import { ApiError, errors } from '../errors';
 import { readJsonText } from './platform/body';
@@ -73,6 +74,8 @@ export interface ApiDeps {
   auth: Auth;
   /** The dashboard's static files. */
   dashboard: DashboardAssets;
+  /** Inboxes' listeners on this thread (hook and search index, docs/api.md §25). */
+  inboxes: InboxListeners;
   /** The deliverability checks: GET /deliverability/checks shows the last run. */
   doctor: Doctor;
   /** The resolver (GET /ips looks up a sending IP's reverse DNS the doctor has not checked). */

@@ -17,12 +17,16 @@ import { AutomationRunner } from '../automations/runner';
 import { GroupCommit } from '../sending/submit';
 import { Rspamd } from '../insights/rspamd';
 import { BounceClassifier } from '../mail/bounce-class';
+import { ThreadMessageHooks, type InboxListeners } from '../inboxes/hooks';
+import { scanSearch } from '../inboxes/search-index';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
   webhooks: WebhookDispatcher;
   inbound: InboundProcessor;
   automations: AutomationRunner;
+  /** Inboxes' listeners on this thread: inbound mail joins threads here (src/inboxes/intake.ts). */
+  inboxes: InboxListeners;
   /** Events recorded by this thread, by type (the HTTP thread's GET /metrics adds them up). */
   counts: EventCounts;
   start(): Promise<void>;
@@ -43,6 +47,7 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   const webhooks = new WebhookDispatcher({ store, config });
   // rspamd's verdict on received mail (spam.rspamd_url); its failures counted with this thread's events.
   const spam = config.spam.rspamd_url ? new Rspamd(config.spam.rspamd_url, config.spam.timeout, (why) => counts.spamFailure(why)) : null;
+  const inboxes: InboxListeners = { hooks: new ThreadMessageHooks(), search: scanSearch };
   const inbound = new InboundProcessor({
     store,
     events,
@@ -50,6 +55,7 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
     feedback: new Feedback({ store, events, bounces }),
     config,
     spam,
+    inboxes,
     dmarcCounted: (result) => counts.dmarcReport(result),
   });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
@@ -58,6 +64,7 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => workers[SIGNALS[signal]].kick());
   return {
     ...workers,
+    inboxes,
     counts,
     async start() {
       // Spooled mail first: a restart after a crash stores what was accepted before sending more.

@@ -26,6 +26,7 @@ import { retryWait } from '../work/retry';
 import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { prepareReceived, type PreparedReceived } from './received';
+import type { ThreadDeps } from '../inboxes/threads';
 import { linkLifetime } from './received-payload';
 import { SignedLinks } from '../links/signed';
 import { parseMessage } from '../mail/parse';
@@ -41,6 +42,8 @@ export interface InboundDeps {
   config: Pick<Config, 'smtp' | 'public_url' | 'webhooks'> & { deliverability: Pick<Config['deliverability'], 'dmarc_rua'> };
   /** rspamd, when `spam.rspamd_url` is set: each received email carries its verdict. */
   spam?: Rspamd | null;
+  /** Inboxes' listeners: the agent's hook and the search index hear of each message that joins a thread. */
+  inboxes?: Pick<ThreadDeps, 'hooks' | 'search'>;
   /** Counts what became of each DMARC report (GET /metrics `posthorn_dmarc_reports_total`), after the commit. */
   dmarcCounted?: (result: DmarcResult) => void;
 }
@@ -152,9 +155,9 @@ export class InboundProcessor extends DueService<Claimed, Outcome> {
   }
 
   private async prepare(m: SpooledMessage, raw: Uint8Array): Promise<Prepared> {
-    const { dns, events, feedback, config, spam } = this.svc;
+    const { dns, events, feedback, config, spam, inboxes } = this.svc;
     const linkTtl = linkLifetime(config.webhooks.retry_schedule);
-    const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl, spam }, m, raw, config.smtp.hostname) : null;
+    const received = m.inbound.length ? await prepareReceived({ dns, events, links: this.links, linkTtl, spam, inboxes }, m, raw, config.smtp.hostname) : null;
     const actions: ReportAction[] = [];
     const dmarcTo = dmarcRecipients(m, config.deliverability.dmarc_rua);
     const dmarc = dmarcTo.length ? await prepareDmarc(this.svc.store, raw, dmarcTo, config.deliverability.dmarc_rua, m.received_at) : null;

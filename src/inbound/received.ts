@@ -13,6 +13,8 @@ import type { SignedLinks } from '../links/signed';
 import { checkAuthentication } from './authentication';
 import { receivedPayload, receivedWithContent } from './received-payload';
 import type { Rspamd } from '../insights/rspamd';
+import { intakeReceived } from '../inboxes/intake';
+import type { ThreadDeps } from '../inboxes/threads';
 
 export interface PreparedReceived {
   /** In the unit of work: store one record per team and announce each. */
@@ -47,7 +49,7 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] => {
 /** Parse, check and build what to store for each team of `m.inbound` (`hostname`: smtp.hostname). */
 export async function prepareReceived(
   /** `links` and `linkTtl`: the download links of `include_content` payloads (received-payload.ts); `spam`: rspamd, when configured. */
-  svc: { dns: Resolver; events: Events; links: SignedLinks; linkTtl: number; spam?: Rspamd | null },
+  svc: { dns: Resolver; events: Events; links: SignedLinks; linkTtl: number; spam?: Rspamd | null; inboxes?: Pick<ThreadDeps, 'hooks' | 'search'> },
   m: SpooledMessage,
   received: Uint8Array,
   hostname: string,
@@ -106,6 +108,8 @@ export async function prepareReceived(
         // and sent to the webhooks of that domain; with the message to those that ask for it.
         const withContent = () => receivedWithContent(rec, content, svc.links, svc.linkTtl);
         await svc.events.other(tx, team, 'email.received', rec.id, receivedPayload(rec), { domain_id, withContent });
+        // Mail to an inbox joins its threads in this same commit (docs/api.md §25.4).
+        await intakeReceived({ events: svc.events, ...svc.inboxes }, tx, rec, content);
         saved.push(rec);
       }
       return saved;

@@ -36,6 +36,7 @@ import type { TopicRec, ContactPropertyRec, ContactImportRec, DomainClaimRec } f
 import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automation-records';
 import type { EmailInsightsRec } from './insight-records';
 import type { AcmeRec } from './acme-records';
+import type { InboxRec, InboxLabelRec, InboxThreadRec, InboxMessageRec, InboxDraftRec } from './inbox-records';
 
 /** Due work a store signal announces after a commit, and the back office's worker it wakes (backoffice/parts.ts). */
 export const SIGNALS = {
@@ -51,7 +52,7 @@ export type Signal = keyof typeof SIGNALS;
  * record's kind. `email` comes from the event function (events/index.ts), the others from the
  * writes of the collections that declare them (`changes`).
  */
-export const CHANGE_TOPICS = ['email', 'broadcast', 'domain', 'import', 'automation_run', 'queue'] as const;
+export const CHANGE_TOPICS = ['email', 'broadcast', 'domain', 'import', 'automation_run', 'queue', 'inbox_thread'] as const;
 export type ChangeTopic = (typeof CHANGE_TOPICS)[number];
 
 /** A record of a team that changed in a commit; `id` null: several of that kind (reload the list). */
@@ -388,6 +389,49 @@ export const COLLECTIONS = {
     since: 12,
     indexes: [{ name: 'report', value: (r) => `${r.day} ${r.policy_domain}`, unique: true, global: true, fixed: true }],
     retention: AFTER_CREATION,
+  }),
+  /**
+   * Inboxes (docs/api.md §25), by address across teams (`address`, unique): inbound mail to it
+   * joins its threads (src/inboxes/intake.ts). Kept until deleted, with their threads, messages,
+   * labels and drafts: a mailbox outlives retention.days.
+   */
+  inboxes: collection<InboxRec, 'address'>({
+    table: 'inboxes',
+    since: 14,
+    indexes: [{ name: 'address', value: (r) => r.email_address, unique: true, global: true }],
+  }),
+  /** An inbox's labels, by inbox. */
+  inboxLabels: collection<InboxLabelRec, 'inbox'>({ table: 'inbox_labels', since: 14, indexes: [{ name: 'inbox', value: (r) => r.inbox_id, fixed: true }] }),
+  /**
+   * Threads, by inbox (`inbox`) and by `<inbox> <subject key>` (`subject`: threading by normalised
+   * subject and participants, src/inboxes/threading.ts).
+   */
+  inboxThreads: collection<InboxThreadRec, 'inbox' | 'subject'>({
+    table: 'inbox_threads',
+    since: 14,
+    indexes: [
+      { name: 'inbox', value: (r) => r.inbox_id, fixed: true },
+      { name: 'subject', value: (r) => `${r.inbox_id} ${r.subject_key}`, fixed: true },
+    ],
+    changes: 'inbox_thread',
+  }),
+  /** A thread's messages, by thread (`thread`) and by `<inbox> <Message-ID>` (`message`: In-Reply-To and References). */
+  inboxMessages: collection<InboxMessageRec, 'thread' | 'message'>({
+    table: 'inbox_messages',
+    since: 14,
+    indexes: [
+      { name: 'thread', value: (r) => r.thread_id },
+      { name: 'message', value: (r) => (r.message_id ? `${r.inbox_id} ${r.message_id}` : null), fixed: true },
+    ],
+  }),
+  /** Drafts, by inbox (`inbox`) and by thread (`thread`). */
+  inboxDrafts: collection<InboxDraftRec, 'inbox' | 'thread'>({
+    table: 'inbox_drafts',
+    since: 14,
+    indexes: [
+      { name: 'inbox', value: (r) => (r.email_id ? null : r.inbox_id) },
+      { name: 'thread', value: (r) => (r.email_id ? null : r.thread_id) },
+    ],
   }),
 };
 

@@ -20,6 +20,7 @@ export * from './delivery-records';
 export * from './automation-records';
 export * from './insight-records';
 export * from './acme-records';
+export * from './inbox-records';
 export { SIGNALS, CHANGE_TOPICS, type ChangeTopic } from './collections';
 export { writeOrRefuse } from './refusable';
 

@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   ['accounts', 'domains', 'suppressions', 'events', 'templates', 'sharing', 'topics'],
   ['contacts', 'feedback', 'analytics'],
   ['sending', 'imports'],
-  ['insights'], // deliverability insights of composed messages, rspamd's scores
+  ['insights', 'inboxes'], // deliverability insights of composed messages, rspamd's scores; inboxes: threads, replies, drafts
   ['delivery', 'broadcasts', 'tracking', 'inbound', 'automations', 'health'],
   ['api', 'smtp', 'scheduler', 'dashboard', 'backoffice'], // ways in, and the back office's thread
   ['services'], // the composition root

@@ -42,6 +42,8 @@ import { oauthGrantsResource } from './oauth-grants';
 import { eventsResource } from './events';
 import { automationsResource } from './automations';
 import { acmeResource } from './acme';
+import { inboxesResource } from './inboxes';
+import { inboxAgentResource } from './inbox-agent';
 
 /** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
@@ -85,4 +87,6 @@ export const RESOURCES: Resource<ApiContext>[] = [
   eventsResource,
   automationsResource,
   acmeResource,
+  inboxesResource,
+  inboxAgentResource,
 ];

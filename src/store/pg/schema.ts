@@ -254,6 +254,11 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
     name: 'accounts: single-use links mailed to users (password resets, email changes)',
     sql: declaredTables(13).join('\n'),
   },
+  {
+    version: 14,
+    name: 'inboxes: inboxes, their labels, threads, messages and drafts',
+    sql: declaredTables(14).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */

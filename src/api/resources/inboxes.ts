@@ -1,0 +1,90 @@
+// Inboxes (docs/api.md §25.1): create, list, retrieve, update, delete. An inbox is named in paths by
+// its id or its address (`{inbox}`: the SDK's `inboxId` or `emailAddress`); the logic is src/inboxes.
+import type { ApiContext } from '../app';
+import type { InboxRec } from '../../store';
+import { pageQuery, listOf } from '../platform/params';
+import { resource, route, type Caller } from '../platform/route';
+import { Deleted, IgnoredBody, List, PageQuery, Ref } from '../../schemas/common';
+import { CreateInboxRequest, Inbox, InboxParams, InboxSummary, UpdateInboxRequest } from '../../schemas/inboxes';
+import { createInbox, deleteInbox, findInbox, newInbox, updateInbox } from '../../inboxes';
+import { inboxCounts, inboxSummary, inboxView } from '../../inboxes/views';
+import type { InboxSource } from '../../inboxes/events';
+
+/** Who made a change, as `inbox.*` payloads say (`source`): the dashboard for a session, else the API. */
+export const sourceOf = (caller: Pick<Caller, 'user'>): InboxSource => (caller.user ? 'dashboard' : 'api');
+
+export const inboxesResource = resource('Inboxes', (svc: ApiContext) => {
+  const { store, events } = svc;
+  return [
+    route({
+      method: 'POST',
+      path: '/inboxes',
+      summary: 'Create an inbox on a verified domain with receiving enabled',
+      access: 'team',
+      body: CreateInboxRequest,
+      status: 201,
+      response: Ref('inbox'),
+      async handler({ caller, body }) {
+        const inbox = await newInbox(store, caller.team, body);
+        await store.write((tx) => createInbox(events, tx, inbox, sourceOf(caller)));
+        return { object: 'inbox' as const, id: inbox.id };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/inboxes',
+      summary: 'List inboxes',
+      access: 'team',
+      query: PageQuery,
+      body: 'none',
+      response: List(InboxSummary),
+      async handler({ caller, query }) {
+        const page = await store.inboxes.page(caller.team, pageQuery(query), 20);
+        const data = await Promise.all(page.data.map(async (r: InboxRec) => inboxSummary(r, await inboxCounts(store, r))));
+        return listOf({ has_more: page.has_more, data });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/inboxes/:inbox',
+      summary: 'Retrieve an inbox (by id or address)',
+      access: 'team',
+      params: InboxParams,
+      body: 'none',
+      response: Inbox,
+      async handler({ caller, params }) {
+        const inbox = await findInbox(store, caller.team, params.inbox);
+        return inboxView(inbox, await inboxCounts(store, inbox));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/inboxes/:inbox',
+      summary: 'Update an inbox’s name or from name',
+      access: 'team',
+      params: InboxParams,
+      body: UpdateInboxRequest,
+      response: Ref('inbox'),
+      async handler({ caller, params, body }) {
+        const inbox = await findInbox(store, caller.team, params.inbox);
+        await store.write(async (tx) => updateInbox(events, tx, await findInbox(tx, caller.team, inbox.id), body, sourceOf(caller)));
+        return { object: 'inbox' as const, id: inbox.id };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/inboxes/:inbox',
+      summary: 'Delete an inbox with its threads, labels and drafts',
+      access: 'team',
+      params: InboxParams,
+      body: IgnoredBody,
+      response: Deleted('inbox'),
+      async handler({ caller, params }) {
+        const inbox = await findInbox(store, caller.team, params.inbox);
+        await store.write(async (tx) => deleteInbox(events, tx, await findInbox(tx, caller.team, inbox.id), sourceOf(caller)));
+        svc.inboxes.search.removeInbox(caller.team, inbox.id);
+        return { object: 'inbox' as const, id: inbox.id, deleted: true as const };
+      },
+    }),
+  ];
+});
