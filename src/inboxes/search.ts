@@ -76,8 +76,13 @@ export interface Hit {
 export const MAX_INDEXED_TEXT = 20_000;
 /** A query's catch-up re-reads this far behind the newest id it holds (commits landing out of id order). */
 export const CATCH_UP_MARGIN_MS = 10_000;
-/** The most threads one search answers (the caller pages and filters them further). */
+/** The most threads a search with words or addresses answers (the caller pages and filters them further); without, every thread. */
 export const MAX_HITS = 1000;
+/**
+ * Messages held in memory across the teams' indexes: about 10 KB of heap each for a 1 KB body
+ * (scripts/bench/inbox-search.ts), so about 500 MB at most.
+ */
+export const DEFAULT_MAX_DOCS = 50_000;
 /** Messages read from the store per catch-up read. */
 const CATCH_UP_BATCH = 500;
 /** Messages added since the file was written after which a catch-up writes it again. */
@@ -108,6 +113,14 @@ export function addressTerms(text: string): string[] {
   return out;
 }
 
+/**
+ * English words in nearly every message, not indexed: a query for one would read most of the
+ * index and rank nothing (the benchmark's word in most messages: slower than a scan).
+ */
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for from has have i if in is it me my no not of on or our so that the their this to was we were will with you your'.split(' '),
+);
+
 const tokenize = (text: string, field?: string): string[] =>
   field && (ADDRESS_FIELDS as readonly string[]).includes(field) ? addressTerms(text) : text.split(WORDS).filter(Boolean);
 
@@ -116,7 +129,10 @@ const OPTIONS: Options = {
   fields: FIELDS,
   storeFields: ['thread_id', 'inbox_id', 'at', 'att'],
   tokenize,
-  processTerm: (t) => t.toLowerCase(),
+  processTerm: (t, field) => {
+    const term = t.toLowerCase();
+    return field && (ADDRESS_FIELDS as readonly string[]).includes(field) ? term : STOP_WORDS.has(term) ? null : term;
+  },
   extractField: (doc, field) => {
     const v = (doc as Record<string, unknown>)[field];
     return Array.isArray(v) ? v.join(', ') : (v as string);
@@ -159,7 +175,7 @@ export interface InboxSearchOptions {
   source: MessageSource;
   /** Where the indexes are kept between uses (data_dir/inbox-search); null: in memory only (rebuilt when loaded again). */
   dir: string | null;
-  /** The most messages held in memory across teams' indexes (default 200,000). */
+  /** The most messages held in memory across teams' indexes (default DEFAULT_MAX_DOCS). */
   maxDocs?: number;
 }
 
@@ -170,7 +186,7 @@ export class InboxSearch {
   private readonly maxDocs: number;
 
   constructor(private readonly opts: InboxSearchOptions) {
-    this.maxDocs = opts.maxDocs ?? 200_000;
+    this.maxDocs = opts.maxDocs ?? DEFAULT_MAX_DOCS;
   }
 
   /** The threads of an inbox whose messages match, best first, each with its best message. */
@@ -197,7 +213,15 @@ export class InboxSearch {
         const v = who.trim().toLowerCase();
         const exact = v.includes('@') ? addressTerms(v).slice(0, 1) : /^[\p{L}\p{N}-]+(\.[\p{L}\p{N}-]+)+$/u.test(v) ? [v] : v.split(WORDS).filter(Boolean);
         if (exact.length === 0) continue;
-        queries.push({ queries: exact, fields: [field], combineWith: 'AND', tokenize: (s) => [s], prefix: false, fuzzy: false });
+        queries.push({
+          queries: exact,
+          fields: [field],
+          combineWith: 'AND',
+          tokenize: (s) => [s],
+          processTerm: (t) => t.toLowerCase(),
+          prefix: false,
+          fuzzy: false,
+        });
       }
     }
     const filter = (r: SearchResult) =>
@@ -214,7 +238,7 @@ export class InboxSearch {
     for (const r of results) {
       const thread = r.thread_id as string;
       if (!seen.has(thread)) seen.set(thread, { thread_id: thread, email_id: r.id as string, score: r.score });
-      if (seen.size >= MAX_HITS) break;
+      if (queries.length > 0 && seen.size >= MAX_HITS) break;
     }
     return [...seen.values()];
   }
@@ -225,7 +249,7 @@ export class InboxSearch {
     if (!index || index.mini.has(m.id)) return;
     index.mini.add(documentOf(m));
     index.unsaved++;
-    if (index.newest === null || m.id > index.newest) index.newest = m.id;
+    // `newest` stays: a message stored meanwhile by another thread, with a smaller id, is still to be read.
   }
 
   /** Messages removed from the store (a thread deleted): dropped from the index if it is in memory. */
@@ -237,6 +261,25 @@ export class InboxSearch {
         index.mini.discard(id);
         index.unsaved++;
       }
+  }
+
+  /** A thread removed from the store: its messages dropped from the index if it is in memory. */
+  forgetThread(team: string, threadId: string): void {
+    this.forgetWhere(team, (r) => r.thread_id === threadId);
+  }
+
+  /** An inbox removed from the store: its messages dropped from the index if it is in memory. */
+  forgetInbox(team: string, inboxId: string): void {
+    this.forgetWhere(team, (r) => r.inbox_id === inboxId);
+  }
+
+  private forgetWhere(team: string, which: (r: SearchResult) => boolean): void {
+    const index = this.indexes.get(team);
+    if (index)
+      this.forget(
+        team,
+        index.mini.search(MiniSearch.wildcard, { filter: which }).map((r) => r.id as string),
+      );
   }
 
   /** Messages held in memory, across teams. */

@@ -259,6 +259,11 @@ ALTER TABLE nodes ADD COLUMN region ${KEY};`,
     name: 'inboxes: inboxes, their labels, threads, messages and drafts',
     sql: declaredTables(14).join('\n'),
   },
+  {
+    version: 15,
+    name: "inboxes: the Inbox Agent's runs",
+    sql: declaredTables(15).join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
