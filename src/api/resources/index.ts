@@ -44,6 +44,7 @@ import { automationsResource } from './automations';
 import { acmeResource } from './acme';
 import { inboxesResource } from './inboxes';
 import { inboxAgentResource } from './inbox-agent';
+import { inboxAgentRunsResource } from './inbox-agent-runs';
 
 /** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
@@ -89,4 +90,5 @@ export const RESOURCES: Resource<ApiContext>[] = [
   acmeResource,
   inboxesResource,
   inboxAgentResource,
+  inboxAgentRunsResource,
 ];
