@@ -30,7 +30,7 @@ import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
 import { ThreadMessageHooks, type InboxListeners } from './inboxes/hooks';
 import { InboxSearch } from './inboxes/search';
-import { IndexedThreadSearch, storeMessages } from './inboxes/search-store';
+import { DatabaseThreadSearch, IndexedThreadSearch, storeMessages } from './inboxes/search-store';
 import { BounceClassifier } from './mail/bounce-class';
 import { AcmeManager, storedCertificate } from './acme/manager';
 
@@ -128,10 +128,13 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     imports: new ImportRunner({ store }),
     telemetry,
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
-    // Inbox search (docs/api.md §25.90): the teams' indexes on this thread, kept in data_dir between uses.
+    // Inbox search (docs/api.md §25.90): the database's full-text search in cluster mode; else the
+    // teams' indexes on this thread, kept in data_dir between uses.
     inboxes: {
       hooks: new ThreadMessageHooks(),
-      search: new IndexedThreadSearch(new InboxSearch({ source: storeMessages(store), dir: join(config.data_dir, 'inbox-search') })),
+      search: store.inboxText
+        ? new DatabaseThreadSearch(store.inboxText)
+        : new IndexedThreadSearch(new InboxSearch({ source: storeMessages(store), dir: join(config.data_dir, 'inbox-search') })),
     },
     auth: new Auth(store, config, new SystemSender({ store, events, config, commits, now }, config.auth.system_from)),
     dashboard: new DashboardAssets(),

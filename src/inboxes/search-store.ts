@@ -1,9 +1,10 @@
-// The inbox search index (search.ts) behind the inboxes' search seam (search-index.ts
-// `ThreadSearch`): it reads the store's inbox messages by id, and hears of messages added and
-// threads or inboxes removed on its own thread.
-import type { InboxMessageRec, InboxThreadRec, StoreReader } from '../store';
-import { type InboxSearch, MAX_INDEXED_TEXT, type MessageSource, type SearchableMessage } from './search';
-import type { ThreadHit, ThreadSearch } from './search-index';
+// Inbox search behind the inboxes' search seam (search-index.ts `ThreadSearch`), docs/api.md
+// §25.90: with the embedded store, the index of search.ts, which reads the store's inbox messages
+// by id and hears of messages added and threads or inboxes removed on its own thread; in cluster
+// mode, the database's full-text search (store/pg/inbox-text.ts), which needs to hear of nothing.
+import type { InboxMessageRec, InboxTextSearch, InboxThreadRec, StoreReader } from '../store';
+import { type InboxSearch, MAX_HITS, MAX_INDEXED_TEXT, type MessageSource, type SearchableMessage } from './search';
+import { scanSearch, type ThreadHit, type ThreadSearch } from './search-index';
 import { snippetOf } from './threading';
 
 /** A thread's message as the index reads it: its text part, else its HTML's text. */
@@ -52,6 +53,22 @@ export class IndexedThreadSearch implements ThreadSearch {
 
   async query(_store: StoreReader, team: string, inboxId: string, q: string): Promise<ThreadHit[]> {
     const hits = await this.engine.search(team, { inbox_id: inboxId, query: q });
+    return hits.map((h) => ({ thread_id: h.thread_id, matched_email_id: h.email_id }));
+  }
+}
+
+/** ThreadSearch by the database (PostgreSQL): its rows follow the messages by a trigger. */
+export class DatabaseThreadSearch implements ThreadSearch {
+  constructor(private readonly text: InboxTextSearch) {}
+
+  index(): void {}
+  remove(): void {}
+  removeInbox(): void {}
+
+  async query(store: StoreReader, team: string, inboxId: string, q: string): Promise<ThreadHit[]> {
+    // No words: every thread, newest first — the seam's listing reads only the threads.
+    if (!q.trim()) return scanSearch.query(store, team, inboxId, q);
+    const hits = await this.text.query(team, inboxId, q, MAX_HITS);
     return hits.map((h) => ({ thread_id: h.thread_id, matched_email_id: h.email_id }));
   }
 }

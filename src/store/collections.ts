@@ -560,9 +560,10 @@ export const REPOSITORIES = {
 
 /**
  * What each backend keeps besides the repositories: LMDB's TTL index and per-install secrets;
- * PostgreSQL's secrets, cluster nodes, migrations applied, and the rows of every due index.
+ * PostgreSQL's secrets, cluster nodes, migrations applied, the rows of every due index, and the
+ * full-text rows of inbox messages (kept by a trigger, pg/inbox-text.ts).
  */
-export const INTERNAL = { lmdb: ['_ttl', 'meta'], pg: ['meta', 'nodes', 'schema_migrations', 'due_index'] };
+export const INTERNAL = { lmdb: ['_ttl', 'meta'], pg: ['meta', 'nodes', 'schema_migrations', 'due_index', 'inbox_text'] };
 
 // ---- Derived once, read by both backends at construction -----------------------------------------
 
