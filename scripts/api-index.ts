@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run docs:api` — write the route index of docs/api.md (§25) from the declared routes
+ * `npm run docs:api` — write the route index of docs/api.md (§26) from the declared routes
  * (src/api/platform/route-index.ts). The routes are built as the server builds them, on a
  * throwaway store in a temp dir; nothing listens.
  */
@@ -21,7 +21,7 @@ const svc = await createServices(loadConfig({ env: {}, overrides: { data_dir: di
 try {
   const { table } = buildApp({ ...svc, requestLog: new RequestLog(svc.store) });
   const doc = withIndex(readFileSync(DOC, 'utf8'), routeIndex(table));
-  if (doc === null) throw new Error('docs/api.md has no route index markers (§25)');
+  if (doc === null) throw new Error('docs/api.md has no route index markers (§26)');
   writeFileSync(DOC, doc);
   console.log(`docs/api.md: route index of ${table.routes.filter((r) => !r.hidden).length} routes written`);
 } finally {

@@ -35,7 +35,7 @@ import { constants } from 'node:os';
 const ROOT = resolve(import.meta.dir, '..');
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** What a full run tests a second time against PostgreSQL: the HTTP API and the SDK's methods. */
-export const PG_PASS = ['./test/api', './test/automations/api.test.ts'];
+export const PG_PASS = ['./test/api', './test/automations/api.test.ts', './test/inboxes/inboxes-sdk.test.ts'];
 
 /** bun test flags that take a value as the next argument (when not written as --flag=value). */
 const VALUE_FLAGS = new Set([

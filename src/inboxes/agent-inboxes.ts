@@ -1,15 +1,14 @@
 // What the Inbox Agent (agent.ts) reads of an inbox and does to it, through the inbox part's own
-// functions: its settings and threads from the store, drafts and thread changes (folder,
-// assignee, labels) with their `inbox.*` events, `source: 'agent'`. And the hook that queues a
+// functions: its settings and threads from the store, drafts (drafts.ts `createDraft`, as
+// POST /inboxes/{inbox}/drafts makes them) and thread changes (folder, assignee, labels) with their
+// `inbox.*` events, `source: 'agent'`. And the hook that queues a
 // run for each message received in an inbox whose agent is active (hooks.ts).
-import type { InboxDraftRec, Store, StoreReader, Tx } from '../store';
+import type { Store, StoreReader, Tx } from '../store';
 import type { Events } from '../events';
-import { errors } from '../errors';
-import { newId, nowIso } from '../ids';
 import { log } from '../log';
-import { agentActive, queueAgentRun, type AgentDraft, type AgentInboxes } from './agent';
+import { agentActive, queueAgentRun, type AgentInboxes } from './agent';
 import { MESSAGE_CHARS, type AgentSettings, type Proposed } from './agent-prompt';
-import { draftEvent } from './events';
+import { createDraft } from './drafts';
 import type { ThreadMessageAdded } from './hooks';
 import { changeLabels, updateThread } from './threads';
 import { snippetOf } from './threading';
@@ -44,8 +43,16 @@ export function agentInboxes(store: Store, events: Events): AgentInboxes {
       };
     },
 
-    async createDraft(tx, team, d) {
-      return (await agentDraft(events, tx, team, d)).id;
+    async createDraft(team, d) {
+      if (d.reply_to_email_id) {
+        // An email has one unsent reply draft (docs/api.md §25.6): a teammate's, or this run's made before a crash.
+        const mine = (await store.inboxDrafts.findAll('thread', d.thread_id, team)).find((x) => x.reply_to_email_id === d.reply_to_email_id && !x.email_id);
+        if (mine) return mine.id;
+      }
+      const body = d.reply_to_email_id
+        ? { thread_id: d.thread_id, reply_to_email_id: d.reply_to_email_id, text: d.text }
+        : { to: d.to, subject: d.subject, text: d.text };
+      return (await createDraft({ store, events, allowPrivate: false }, team, d.inbox_id, body, 'agent')).id;
     },
 
     async applyAction(tx, team, threadId, a) {
@@ -55,42 +62,6 @@ export function agentInboxes(store: Store, events: Events): AgentInboxes {
       return applyThreadAction(events, tx, inbox, thread, a);
     },
   };
-}
-
-/**
- * A draft the agent wrote, stored as the API's POST /inboxes/{inbox}/drafts stores one, with
- * `inbox.draft.created` (`source: 'agent'`): a reply to the new message (its recipient and `Re:`
- * subject filled when sent, docs/api.md §25.5), or a forward of the thread to an address.
- */
-async function agentDraft(events: Events, tx: Tx, team: string, d: AgentDraft): Promise<InboxDraftRec> {
-  const inbox = await tx.inboxes.get(team, d.inbox_id);
-  if (!inbox) throw errors.notFound('Inbox');
-  const at = nowIso();
-  const draft: InboxDraftRec = {
-    id: newId(),
-    team_id: team,
-    created_at: at,
-    updated_at: at,
-    inbox_id: inbox.id,
-    type: d.reply_to_email_id ? 'reply' : 'standalone',
-    to: d.to,
-    cc: [],
-    bcc: [],
-    subject: d.subject,
-    html: null,
-    text: d.text,
-    thread_id: d.reply_to_email_id ? d.thread_id : null,
-    reply_to_email_id: d.reply_to_email_id,
-    email_id: null,
-    attachments: [],
-  };
-  tx.inboxDrafts.put(draft);
-  if (draft.thread_id) {
-    const t = await tx.inboxThreads.get(team, draft.thread_id);
-    if (t) tx.inboxThreads.put({ ...t, draft_count: t.draft_count + 1 });
-  }
-  await draftEvent(events, tx, inbox, 'inbox.draft.created', draft, 'agent');
-  return draft;
 }
 
 /** A thread action the model proposed, carried out as a teammate's would be; false when it changed nothing it could. */

@@ -13,9 +13,11 @@
 //             leaves it due again, and it is taken again, MAX_ATTEMPTS times at most.
 //   attempt — no writes: the inbox's settings and the thread read (agent off, thread gone or in
 //             spam or trash: `skipped`), the prompt made (agent-prompt.ts), the model asked.
-//   settle  — one unit of work: the run, still the one claimed, gets its outcome, and a
-//             `draft_reply` or `forward_thread` becomes a draft through the inbox part's own
-//             draft function, in the same unit (a run's draft is made once or not at all).
+//   settle  — a `draft_reply` or `forward_thread` becomes a draft through the inbox part's own
+//             draft function (its unit of work: checks and `inbox.draft.created` written once);
+//             then one unit of work: the run, still the one claimed, gets its outcome, with the
+//             thread actions. Taken again after a crash between the two, a reply finds its draft
+//             (an email has one unsent reply draft, docs/api.md §25.6).
 //
 // Actions other than drafts (labels, assignment, folders) are recorded as the model proposed
 // them, and carried out only where the inbox part gives the agent a way to (`AgentInboxes`).
@@ -51,8 +53,11 @@ export interface AgentInboxes {
   settings(team: string, inboxId: string): Promise<AgentSettings | null>;
   /** The thread's folder and messages (oldest first); null when it is gone. */
   thread(team: string, threadId: string): Promise<(AgentThread & { folder: string }) | null>;
-  /** Make a draft in the settle's unit of work; resolves with its id. */
-  createDraft(tx: Tx, team: string, draft: AgentDraft): Promise<string>;
+  /**
+   * Make a draft (the inbox part's own function, its own unit of work, `inbox.draft.created`);
+   * resolves with its id — an unsent reply draft of the same email already there is the one.
+   */
+  createDraft(team: string, draft: AgentDraft): Promise<string>;
   /** Carry out a thread action (labels, assignment, folder) in the settle's unit of work; absent or false: recorded only. */
   applyAction?(tx: Tx, team: string, threadId: string, action: Proposed): Promise<boolean>;
 }
@@ -124,7 +129,8 @@ type Outcome =
       completion_tokens: number | null;
       duration_ms: number;
       subject: string;
-      inbox_id: string;
+      /** The new message as a forward quotes it. */
+      forwarded: string;
     };
 
 export class InboxAgent extends DueService<Claimed, Outcome> {
@@ -211,7 +217,7 @@ export class InboxAgent extends DueService<Claimed, Outcome> {
         completion_tokens: answer.completion_tokens,
         duration_ms,
         subject: thread.subject,
-        inbox_id: run.inbox_id,
+        forwarded: forwardedText(thread.messages.find((m) => m.id === run.email_id)!),
       };
     } catch (e) {
       return { kind: 'failed', status: 'failed', error: String((e as Error)?.message ?? e), prompt_chars: null, duration_ms: null };
@@ -221,43 +227,74 @@ export class InboxAgent extends DueService<Claimed, Outcome> {
   protected async settle(c: Claimed, r: Outcome): Promise<void> {
     const { store, inboxes } = this.deps;
     if (r.kind === 'stale') return;
+    const claimed = (run: AgentRunRec | undefined): run is AgentRunRec => !!run && run.due === c.due && run.status === 'running';
+    const drafts: { type: 'draft_reply' | 'forward_thread'; id: string | null; detail: string | null }[] = [];
+    let draftError: string | null = null;
+    const run = await store.agentRuns.get(c.team, c.id);
+    if (r.kind === 'decided' && claimed(run)) {
+      for (const a of r.actions) {
+        if (a.type !== 'draft_reply' && a.type !== 'forward_thread') continue;
+        const draft: AgentDraft =
+          a.type === 'draft_reply'
+            ? { inbox_id: run.inbox_id, thread_id: run.thread_id, reply_to_email_id: run.email_id, to: null, subject: null, text: a.text }
+            : {
+                inbox_id: run.inbox_id,
+                thread_id: run.thread_id,
+                reply_to_email_id: null,
+                to: [a.to],
+                subject: `Fwd: ${r.subject}`,
+                text: a.text ? `${a.text}\n\n${r.forwarded}` : r.forwarded,
+              };
+        try {
+          drafts.push({ type: a.type, id: await inboxes.createDraft(c.team, draft), detail: a.type === 'forward_thread' ? a.to : null });
+        } catch (e) {
+          drafts.push({ type: a.type, id: null, detail: a.type === 'forward_thread' ? a.to : null });
+          draftError = `the draft could not be made: ${(e as Error)?.message ?? e}`;
+        }
+      }
+    }
     await store.write(async (tx) => {
       const run = await tx.agentRuns.get(c.team, c.id);
       // Taken again meanwhile (its lease ran out): that attempt records its own outcome.
-      if (!run || run.due !== c.due || run.status !== 'running') return;
+      if (!claimed(run)) return;
       tx.agentDue.remove(c.due, c.team, c.id);
       if (r.kind === 'skipped') return tx.agentRuns.put(finished(run, 'skipped', { error: r.why }));
       if (r.kind === 'failed') return tx.agentRuns.put(finished(run, r.status, { error: r.error, prompt_chars: r.prompt_chars, duration_ms: r.duration_ms }));
-      const actions: AgentRunAction[] = [];
-      let draft_id: string | null = null;
+      const actions: AgentRunAction[] = drafts.map((d) => ({ type: d.type, applied: d.id !== null, detail: d.detail }));
       for (const a of r.actions) {
-        if (a.type === 'draft_reply' || a.type === 'forward_thread') {
-          const draft: AgentDraft =
-            a.type === 'draft_reply'
-              ? { inbox_id: run.inbox_id, thread_id: run.thread_id, reply_to_email_id: run.email_id, to: null, subject: null, text: a.text }
-              : { inbox_id: run.inbox_id, thread_id: run.thread_id, reply_to_email_id: null, to: [a.to], subject: `Fwd: ${r.subject}`, text: a.text };
-          const id = await inboxes.createDraft(tx, c.team, draft);
-          draft_id ??= id;
-          actions.push({ type: a.type, applied: true, detail: a.type === 'forward_thread' ? a.to : null });
-        } else {
-          const applied = inboxes.applyAction ? await inboxes.applyAction(tx, c.team, run.thread_id, a) : false;
-          actions.push({ type: a.type, applied, detail: detailOf(a) });
-        }
+        if (a.type === 'draft_reply' || a.type === 'forward_thread') continue;
+        const applied = inboxes.applyAction ? await inboxes.applyAction(tx, c.team, run.thread_id, a) : false;
+        actions.push({ type: a.type, applied, detail: detailOf(a) });
       }
+      const draft_id = drafts.find((d) => d.id !== null)?.id ?? null;
+      const dropped = r.dropped ? `${r.dropped} action${r.dropped === 1 ? '' : 's'} of the answer dropped (not allowed, or missing a field)` : null;
       tx.agentRuns.put(
-        finished(run, draft_id ? 'drafted' : 'no_action', {
+        finished(run, draft_id ? 'drafted' : draftError ? 'failed' : 'no_action', {
           draft_id,
           actions,
           prompt_chars: r.prompt_chars,
           prompt_tokens: r.prompt_tokens,
           completion_tokens: r.completion_tokens,
           duration_ms: r.duration_ms,
-          error: r.dropped ? `${r.dropped} action${r.dropped === 1 ? '' : 's'} of the answer dropped (not allowed, or missing a field)` : null,
+          error: [draftError, dropped].filter(Boolean).join('; ') || null,
         }),
       );
     });
-    log.info('agent.run', { team: c.team, run: c.id, outcome: r.kind === 'decided' ? 'decided' : r.kind });
+    log.info('agent.run', { team: c.team, run: c.id, outcome: r.kind });
   }
+}
+
+/** The new message as a forward quotes it (as mail clients do). */
+function forwardedText(m: AgentThread['messages'][number]): string {
+  return [
+    '---------- Forwarded message ---------',
+    `From: ${m.from}`,
+    `Date: ${m.created_at}`,
+    `Subject: ${m.subject}`,
+    `To: ${m.to.join(', ')}`,
+    '',
+    m.text,
+  ].join('\n');
 }
 
 const detailOf = (a: Proposed): string | null => (a.type === 'add_labels' ? a.labels.join(', ') : a.type === 'assign_thread' ? a.to : null);

@@ -52,7 +52,8 @@ export async function intakeReceived(deps: ThreadDeps, tx: Tx, rec: ReceivedEmai
       reply_to: rec.reply_to,
       subject: rec.subject || null,
       message_id: rec.message_id,
-      references: messageIds(content.headers.references),
+      // Its References, or without them its In-Reply-To (RFC 5322 §3.6.4): what a reply's References extends.
+      references: messageIds(content.headers.references).length ? messageIds(content.headers.references) : messageIds(content.headers['in-reply-to']),
       html: content.html,
       text: content.text,
       attachments: rec.attachments.map((a) => ({ id: a.id, filename: a.filename, content_type: a.content_type, size: a.size })),

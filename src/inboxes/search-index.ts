@@ -1,4 +1,4 @@
-// The seam of inbox search (docs/api.md §25.4, "Search"): GET /inboxes/{inbox}/threads/search asks a
+// The seam of inbox search (docs/api.md §25.4): GET /inboxes/{inbox}/threads/search asks a
 // ThreadSearch, and every message that joins a thread is handed to its `index` after its commit.
 // src/inboxes/search.ts implements it with a maintained full-text index; until it is wired, the
 // services use `scanSearch`, which reads the inbox's threads and their messages — correct, not fast.

@@ -1,4 +1,4 @@
-// Which thread a message joins (docs/api.md §25.4, "Threads"). RFC 5322 §3.6.4 first: a reply names
+// Which thread a message joins (docs/api.md §25.4). RFC 5322 §3.6.4 first: a reply names
 // the message it answers in `In-Reply-To` and its ancestors in `References`, so a message whose
 // In-Reply-To or References names a message of the inbox joins that message's thread. Mail without
 // those fields (clients that drop them, a customer writing again) joins a thread of the inbox with

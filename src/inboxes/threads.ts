@@ -2,7 +2,7 @@
 // inbox, send.ts) — the one place a thread's counts, participants and folder follow its messages —
 // and the changes a teammate makes: folder, read state, assignee, labels, deletion. Each write is in
 // the caller's unit of work with its `inbox.*` event (events.ts).
-import type { InboxFolder, InboxMessageRec, InboxRec, InboxThreadRec, Tx } from '../store';
+import type { InboxFolder, InboxMessageRec, InboxRec, InboxThreadRec, StoreReader, Tx } from '../store';
 import type { Events } from '../events';
 import { errors } from '../errors';
 import { isUuid, newId } from '../ids';
@@ -127,7 +127,7 @@ export async function addToThread(
 }
 
 /** A thread of this inbox; 404 otherwise. */
-export async function findThread(tx: Pick<Tx, 'inboxThreads'>, inbox: InboxRec, threadId: string): Promise<InboxThreadRec> {
+export async function findThread(tx: Pick<StoreReader, 'inboxThreads'>, inbox: InboxRec, threadId: string): Promise<InboxThreadRec> {
   const t = await tx.inboxThreads.get(inbox.team_id, threadId);
   if (!t || t.inbox_id !== inbox.id) throw errors.notFound('Thread');
   return t;

@@ -38,6 +38,20 @@ import { Email, EmailAttachment, EmailEvents, EmailSummary, SendEmailResponse } 
 import { EventList } from './events';
 import { BroadcastReview, EmailInsights } from './insights';
 import { Metrics } from './metrics';
+import {
+  Inbox,
+  InboxAgent,
+  InboxDraft,
+  InboxDraftListItem,
+  InboxMessage,
+  InboxSummary,
+  InboxThread,
+  InboxThreadSearchResult,
+  InboxThreadSummary,
+  LabelList,
+  SentResponse,
+  ThreadLabelList,
+} from './inboxes';
 import { DeliverabilityChecks, DeliverabilitySetup, IncidentList } from './deliverability';
 import { SendingIp, SendingIpList } from './ips';
 import { DmarcSummary } from './dmarc';
@@ -204,6 +218,36 @@ export const ROUTES = {
   // The automation builder (web/src/pages/automation-builder.tsx).
   'POST /automations': AutomationRef,
   'PATCH /automations/:id': AutomationRef,
+
+  // Inboxes (docs/api.md §25): the Inboxes page.
+  'GET /inboxes': List(InboxSummary),
+  'POST /inboxes': Ref('inbox'),
+  'GET /inboxes/:inbox': Inbox,
+  'PATCH /inboxes/:inbox': Ref('inbox'),
+  'GET /inboxes/:inbox/labels': LabelList,
+  'POST /inboxes/:inbox/labels': Ref('inbox_label'),
+  'PATCH /inboxes/:inbox/labels/:label': Ref('inbox_label'),
+  'DELETE /inboxes/:inbox/labels/:label': Deleted('inbox_label'),
+  'GET /inboxes/:inbox/threads': List(InboxThread),
+  'GET /inboxes/:inbox/threads/search': List(InboxThreadSearchResult),
+  'GET /inboxes/:inbox/threads/:thread': InboxThreadSummary,
+  'PATCH /inboxes/:inbox/threads/:thread': InboxThreadSummary,
+  'DELETE /inboxes/:inbox/threads/:thread': Deleted('inbox_thread'),
+  'POST /inboxes/:inbox/threads/:thread/labels': ThreadLabelList,
+  'PUT /inboxes/:inbox/threads/:thread/labels': ThreadLabelList,
+  'DELETE /inboxes/:inbox/threads/:thread/labels/:label': ThreadLabelList,
+  'GET /inboxes/:inbox/threads/:thread/emails': List(InboxMessage),
+  'GET /inboxes/:inbox/threads/:thread/emails/:email': InboxMessage,
+  'POST /inboxes/:inbox/threads/:thread/emails/:email/reply': SentResponse,
+  'POST /inboxes/:inbox/threads/:thread/emails/:email/forward': SentResponse,
+  'GET /inboxes/:inbox/drafts': List(InboxDraftListItem),
+  'POST /inboxes/:inbox/drafts': Ref('inbox_draft'),
+  'GET /inboxes/:inbox/drafts/:draft': InboxDraft,
+  'PATCH /inboxes/:inbox/drafts/:draft': Ref('inbox_draft'),
+  'DELETE /inboxes/:inbox/drafts/:draft': Deleted('inbox_draft'),
+  'POST /inboxes/:inbox/drafts/:draft/send': SentResponse,
+  'GET /inboxes/:inbox/agent': InboxAgent,
+  'PATCH /inboxes/:inbox/agent': Ref('inbox_agent'),
 };
 
 /** A route of the map, as `METHOD /path` with the server's parameter names (`GET /emails/:id`). */

@@ -422,7 +422,7 @@ export const COLLECTIONS = {
     table: 'inbox_messages',
     since: 14,
     indexes: [
-      { name: 'thread', value: (r) => r.thread_id },
+      { name: 'thread', value: (r) => r.thread_id, fixed: true },
       { name: 'message', value: (r) => (r.message_id ? `${r.inbox_id} ${r.message_id}` : null), fixed: true },
     ],
   }),

@@ -79,7 +79,7 @@ describe('schema coverage', () => {
     expect(missing).toEqual([]);
   });
 
-  test('docs/api.md §25 lists the declared routes (npm run docs:api writes it)', () => {
+  test('docs/api.md §26 lists the declared routes (npm run docs:api writes it)', () => {
     const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     expect(withIndex(doc, routeIndex(api.table))).toBe(doc);
   });

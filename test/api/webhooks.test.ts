@@ -169,7 +169,7 @@ describe('management API', () => {
     expect((await post({ endpoint: 'ftp://127.0.0.1/x', events: ['email.sent'] })).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await post({ endpoint: 'not a url', events: ['email.sent'] })).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await post({ endpoint: 'http://127.0.0.1:9/', events: 'email.sent' })).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
-    // Every kind Resend defines is accepted, those Posthorn never emits (inbox.*) among them.
+    // Every kind Resend defines is accepted (the inbox.* kinds too, docs/api.md §25.8).
     const quiet = await post({ endpoint: 'http://127.0.0.1:9/', events: ['domain.created', 'inbox.draft.sent', 'email.suppressed'] });
     expect(quiet.status).toBe(201);
 

@@ -305,7 +305,7 @@ describe('which write is a change of the live stream (docs/api.md §19.15)', () 
   for (const backend of ['lmdb', 'pg'] as const)
     test(`${backend}: the puts and removes of the collections declaring \`changes\` are noted, with their team and id; other writes are not`, async () => {
       const store = backend === 'lmdb' ? lmdb : pg;
-      expect([...CHANGING.keys()].sort()).toEqual(['automationRuns', 'broadcasts', 'contactImports', 'domains']);
+      expect([...CHANGING.keys()].sort()).toEqual(['automationRuns', 'broadcasts', 'contactImports', 'domains', 'inboxThreads']);
       for (const [name, topic] of CHANGING) {
         const team = newId();
         const rec = record(team);

@@ -1,4 +1,4 @@
-// The route index at the end of docs/api.md (§25), made from the declared routes: every path, who
+// The route index at the end of docs/api.md (§26), made from the declared routes: every path, who
 // may call it, the least role it needs (§19.4) and what it does, grouped as the OpenAPI document groups them. `npm run docs:api`
 // writes it; test/api/schema-coverage.test.ts fails when the file and the declarations differ.
 import { requiredRole, type RouteTable } from './route-table';

@@ -9,9 +9,34 @@ import { CreateInboxRequest, Inbox, InboxParams, InboxSummary, UpdateInboxReques
 import { createInbox, deleteInbox, findInbox, newInbox, updateInbox } from '../../inboxes';
 import { inboxCounts, inboxSummary, inboxView } from '../../inboxes/views';
 import type { InboxSource } from '../../inboxes/events';
+import { fingerprint, type Remember } from '../../sending/idempotency';
+import { idempotencyKey } from '../platform/idempotency';
+import { ApiError } from '../../errors';
 
 /** Who made a change, as `inbox.*` payloads say (`source`): the dashboard for a session, else the API. */
 export const sourceOf = (caller: Pick<Caller, 'user'>): InboxSource => (caller.user ? 'dashboard' : 'api');
+
+/**
+ * Mail from an inbox under `Idempotency-Key` (docs/api.md §5, §25.5): the same key with the same
+ * request answers the first one's `{id}` and sends nothing more; with another request, 409.
+ * `endpoint` names the route, `what` is the request (its path ids and body).
+ */
+export async function sendOnce(
+  svc: Pick<ApiContext, 'idempotency'>,
+  team: string,
+  request: Request,
+  endpoint: string,
+  what: unknown,
+  send: (remember: Remember | undefined) => Promise<string>,
+): Promise<{ id: string }> {
+  const key = idempotencyKey(request.headers);
+  const o = await svc.idempotency.run({ team, endpoint, key, fingerprint: () => fingerprint(what) }, async (remember) => ({
+    status: 200,
+    body: { id: await send(remember) },
+  }));
+  if (o.status !== 200) throw new ApiError(o.status, (o.body as { name: string }).name, (o.body as { message: string }).message);
+  return o.body as { id: string };
+}
 
 export const inboxesResource = resource('Inboxes', (svc: ApiContext) => {
   const { store, events } = svc;

@@ -45,8 +45,12 @@ import { acmeResource } from './acme';
 import { inboxesResource } from './inboxes';
 import { inboxAgentResource } from './inbox-agent';
 import { inboxAgentRunsResource } from './inbox-agent-runs';
+import { inboxLabelsResource } from './inbox-labels';
+import { inboxThreadsResource } from './inbox-threads';
+import { inboxThreadEmailsResource } from './inbox-thread-emails';
+import { inboxDraftsResource } from './inbox-drafts';
 
-/** The resources, in the order the OpenAPI document and docs/api.md §25 list them. */
+/** The resources, in the order the OpenAPI document and docs/api.md §26 list them. */
 export const RESOURCES: Resource<ApiContext>[] = [
   healthResource,
   dashboardResource,
@@ -89,6 +93,10 @@ export const RESOURCES: Resource<ApiContext>[] = [
   automationsResource,
   acmeResource,
   inboxesResource,
+  inboxLabelsResource,
+  inboxThreadsResource,
+  inboxThreadEmailsResource,
+  inboxDraftsResource,
   inboxAgentResource,
   inboxAgentRunsResource,
 ];
