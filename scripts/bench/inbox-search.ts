@@ -35,7 +35,8 @@ const WORDS_PER_BODY = Number(opts.words);
 // A deterministic generator: the same messages on every run.
 let seed = 42;
 const rand = () => {
-  seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+  // 32-bit arithmetic (Math.imul): a float product would lose its low bits and cycle early.
+  seed = (Math.imul(seed, 1_103_515_245) + 12_345) & 0x7fffffff;
   return seed / 0x7fffffff;
 };
 const VOCABULARY = Array.from({ length: 20_000 }, (_, i) => {
