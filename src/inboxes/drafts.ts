@@ -90,6 +90,8 @@ export async function createDraft(
   inboxIdOrAddress: string,
   body: CreateDraftRequest,
   source: InboxSource,
+  /** Under an Idempotency-Key: the answer kept in the draft's unit of work. */
+  remember?: Remember,
 ): Promise<InboxDraftRec> {
   const inbox = await findInbox(deps.store, team, inboxIdOrAddress);
   const { thread_id, reply_to_email_id } = body;
@@ -137,6 +139,7 @@ export async function createDraft(
     tx.inboxDrafts.put(draft);
     await countDraft(tx, team, threadId, 1);
     await draftEvent(deps.events, tx, cur, 'inbox.draft.created', draft, source);
+    remember?.(tx, { status: 201, body: { object: 'inbox_draft', id: draft.id } });
   });
   return draft;
 }

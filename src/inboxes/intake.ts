@@ -60,6 +60,10 @@ export async function intakeReceived(deps: ThreadDeps, tx: Tx, rec: ReceivedEmai
       read: false,
       received_at: rec.created_at,
     };
+    // The same message delivered again (a sender's retry after a lost 250, a copy through a list):
+    // the inbox keeps the first.
+    if (m.message_id && (await tx.inboxMessages.findAll('message', `${inbox.id} ${m.message_id}`, rec.team_id)).some((x) => x.direction === 'inbound'))
+      continue;
     const thread = spam ? undefined : await threadFor(tx, inbox, m, content.headers['in-reply-to'] ?? null, content.headers.references ?? null);
     await addToThread(deps, tx, inbox, thread, m, { folder: spam ? 'spam' : 'inbox', source: 'system' });
   }

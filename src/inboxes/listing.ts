@@ -63,12 +63,11 @@ export function threadFilter(q: Record<string, string | undefined>): ThreadFilte
 const mentions = (list: string[], wanted: string[] | null) => !wanted || wanted.some((w) => list.some((a) => a.toLowerCase().includes(w)));
 
 /**
- * Does the thread pass? Folders: its folder is one of them (`sent` also takes the threads holding
- * mail sent from the inbox); labels: it has one of them; addresses: any of the thread's latest
+ * Does the thread pass? Folders: its folder is one of them; labels: it has one of them; addresses: any of the thread's latest
  * addresses of that kind contains one given; dates: its latest message within the range.
  */
 export function passes(t: InboxThreadRec, f: ThreadFilter): boolean {
-  if (f.folders && !f.folders.includes(t.folder) && !(f.folders.includes('sent') && t.has_sent)) return false;
+  if (f.folders && !f.folders.includes(t.folder)) return false;
   if (f.labels && !f.labels.some((l) => t.labels.includes(l))) return false;
   if (f.read !== null && t.read !== f.read) return false;
   if (f.from && !mentions([t.from ?? '', ...t.participants], f.from)) return false;

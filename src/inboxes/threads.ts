@@ -116,7 +116,8 @@ export async function addToThread(
   if (thread && inbound && (thread.folder === 'archive' || thread.folder === 'sent')) next.folder = 'inbox';
   tx.inboxMessages.put(message);
   tx.inboxThreads.put(next);
-  if (!thread) await threadEmailEvent(deps.events, tx, inbox, 'inbox.thread.created', next, message, opts.source);
+  // Resend: `inbox.thread.created` is always the mail pipeline's (`system`), whoever sent the email.
+  if (!thread) await threadEmailEvent(deps.events, tx, inbox, 'inbox.thread.created', next, message, 'system');
   else if (thread.folder !== next.folder) await folderUpdated(deps.events, tx, inbox, next, thread.folder, opts.source);
   await threadEmailEvent(deps.events, tx, inbox, inbound ? 'inbox.email.received' : 'inbox.email.sent', next, message, opts.source);
   tx.afterCommit(() => {

@@ -66,7 +66,7 @@ export interface InboxThreadRec extends Rec {
   last_at: string;
   /** When its latest inbound message arrived; null: none yet. */
   last_received_at: string | null;
-  /** It holds a message sent from the inbox: `folders=sent` lists it (docs/api.md §25.4). */
+  /** It holds a message sent from the inbox. */
   has_sent: boolean;
   /** A short text of its latest message. */
   snippet: string | null;

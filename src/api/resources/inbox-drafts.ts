@@ -18,7 +18,7 @@ import { findInbox } from '../../inboxes';
 import { createDraft, deleteDraft, findDraft, sendDraft, updateDraft } from '../../inboxes/drafts';
 import { customHeaders } from '../../inboxes/send';
 import { draftListItem, draftView } from '../../inboxes/views';
-import { sendOnce, sourceOf } from './inboxes';
+import { once, sendOnce, sourceOf } from './inboxes';
 
 export const inboxDraftsResource = resource('Inboxes', (svc: ApiContext) => {
   const { store, events } = svc;
@@ -34,9 +34,11 @@ export const inboxDraftsResource = resource('Inboxes', (svc: ApiContext) => {
       body: CreateDraftRequest,
       status: 201,
       response: Ref('inbox_draft'),
-      async handler({ caller, params, body }) {
-        const draft = await createDraft(draftDeps, caller.team, params.inbox, body, sourceOf(caller));
-        return { object: 'inbox_draft' as const, id: draft.id };
+      async handler({ caller, params, body, request }) {
+        return once(svc, caller.team, request, '/inboxes/drafts', { params, body }, 201, async (remember) => {
+          const draft = await createDraft(draftDeps, caller.team, params.inbox, body, sourceOf(caller), remember);
+          return { object: 'inbox_draft' as const, id: draft.id };
+        });
       },
     }),
     route({

@@ -29,13 +29,26 @@ export async function sendOnce(
   what: unknown,
   send: (remember: Remember | undefined) => Promise<string>,
 ): Promise<{ id: string }> {
+  return once(svc, team, request, endpoint, what, 200, async (remember) => ({ id: await send(remember) }));
+}
+
+/** A request under `Idempotency-Key` answering `status` with `body` (the stored answer replayed, or its error thrown). */
+export async function once<T>(
+  svc: Pick<ApiContext, 'idempotency'>,
+  team: string,
+  request: Request,
+  endpoint: string,
+  what: unknown,
+  status: number,
+  work: (remember: Remember | undefined) => Promise<T>,
+): Promise<T> {
   const key = idempotencyKey(request.headers);
   const o = await svc.idempotency.run({ team, endpoint, key, fingerprint: () => fingerprint(what) }, async (remember) => ({
-    status: 200,
-    body: { id: await send(remember) },
+    status,
+    body: await work(remember),
   }));
-  if (o.status !== 200) throw new ApiError(o.status, (o.body as { name: string }).name, (o.body as { message: string }).message);
-  return o.body as { id: string };
+  if (o.status !== status) throw new ApiError(o.status, (o.body as { name: string }).name, (o.body as { message: string }).message);
+  return o.body as T;
 }
 
 export const inboxesResource = resource('Inboxes', (svc: ApiContext) => {
