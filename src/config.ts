@@ -128,6 +128,13 @@ export interface Config {
    * `review_threshold` or more is held for review (docs/api.md §13.6).
    */
   spam: { rspamd_url: string | null; timeout: number; review_threshold: number };
+  /**
+   * The Inbox Agent (docs/api.md §25.10): the operator's model behind an OpenAI-compatible
+   * chat-completions endpoint (`url`, its base such as http://127.0.0.1:11434/v1; `model`; `api_key`
+   * sent as a bearer token). Off while `url` is unset. `timeout_ms` bounds one run's request;
+   * `daily_budget` is the runs (requests to the model) each team may make per UTC day, 0 = no limit.
+   */
+  agent: { url: string | null; model: string | null; api_key: string | null; timeout_ms: number; daily_budget: number };
   metrics: { token: string | null };
   auth: {
     /** Idle and absolute session lifetimes, ms. */
@@ -348,6 +355,11 @@ export const KEYS: KeyDef[] = [
   { key: 'spam.rspamd_url', env: 'POSTHORN_SPAM_RSPAMD_URL', kind: 'nullable', default: null },
   { key: 'spam.timeout', env: 'POSTHORN_SPAM_TIMEOUT', kind: 'duration', default: '5s', min: 100, max: 60_000 },
   { key: 'spam.review_threshold', env: 'POSTHORN_SPAM_REVIEW_THRESHOLD', kind: 'number', default: 5, min: -1000, max: 1000 },
+  { key: 'agent.url', env: 'POSTHORN_AGENT_URL', kind: 'nullable', default: null },
+  { key: 'agent.model', env: 'POSTHORN_AGENT_MODEL', kind: 'nullable', default: null },
+  { key: 'agent.api_key', env: 'POSTHORN_AGENT_API_KEY', kind: 'nullable', default: null },
+  { key: 'agent.timeout_ms', env: 'POSTHORN_AGENT_TIMEOUT_MS', kind: 'int', default: 60_000, min: 1000, max: 600_000 },
+  { key: 'agent.daily_budget', env: 'POSTHORN_AGENT_DAILY_BUDGET', kind: 'int', default: 200, min: 0, max: 1_000_000_000 },
   { key: 'metrics.token', env: 'POSTHORN_METRICS_TOKEN', kind: 'nullable', default: null },
   { key: 'auth.session_idle_timeout', env: 'POSTHORN_AUTH_SESSION_IDLE_TIMEOUT', kind: 'duration', default: '12h', min: 60_000 },
   { key: 'auth.session_lifetime', env: 'POSTHORN_AUTH_SESSION_LIFETIME', kind: 'duration', default: '7d', min: 60_000 },
@@ -657,6 +669,16 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
       throw new ConfigError('spam.rspamd_url', "must be an http:// or https:// URL of rspamd's normal worker, such as http://127.0.0.1:11333");
     cfg.spam.rspamd_url = cfg.spam.rspamd_url.replace(/\/+$/, '');
+  }
+  if (cfg.agent.url) {
+    let u: URL | null = null;
+    try {
+      u = new URL(cfg.agent.url);
+    } catch {}
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+      throw new ConfigError('agent.url', 'must be the http:// or https:// base URL of an OpenAI-compatible API, such as http://127.0.0.1:11434/v1');
+    if (!cfg.agent.model) throw new ConfigError('agent.model', 'is required when `agent.url` is set (the model the endpoint runs, such as llama3.1:8b)');
+    cfg.agent.url = cfg.agent.url.replace(/\/+$/, '');
   }
   // The last field of a Feedback-ID, whose fields are separated by colons.
   if (cfg.delivery.feedback_id !== null && !/^[A-Za-z0-9._-]{1,64}$/.test(cfg.delivery.feedback_id))

@@ -2,6 +2,7 @@
 // wires them together — the event sinks, which worker the store wakes when work becomes due, and
 // the order of shutdown. Every part receives only what it names in its own deps type.
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from './config';
 import { openStore, storeOptions, SIGNALS, type Signal, type Store } from './store';
 import { Resolver } from './dns/resolver';
@@ -28,7 +29,8 @@ import { Idempotency } from './sending/idempotency';
 import { DashboardAssets } from './dashboard/assets';
 import { Insights, Rspamd } from './insights';
 import { ThreadMessageHooks, type InboxListeners } from './inboxes/hooks';
-import { scanSearch } from './inboxes/search-index';
+import { InboxSearch } from './inboxes/search';
+import { DatabaseThreadSearch, IndexedThreadSearch, storeMessages } from './inboxes/search-store';
 import { BounceClassifier } from './mail/bounce-class';
 import { AcmeManager, storedCertificate } from './acme/manager';
 
@@ -126,7 +128,14 @@ export async function createServices(config: Config, { now = Date.now }: { now?:
     imports: new ImportRunner({ store }),
     telemetry,
     insights: new Insights({ store, config, dns: dns.withCache(), spam }),
-    inboxes: { hooks: new ThreadMessageHooks(), search: scanSearch },
+    // Inbox search (docs/api.md §25.9): the database's full-text search in cluster mode; else the
+    // teams' indexes on this thread, kept in data_dir between uses.
+    inboxes: {
+      hooks: new ThreadMessageHooks(),
+      search: store.inboxText
+        ? new DatabaseThreadSearch(store.inboxText)
+        : new IndexedThreadSearch(new InboxSearch({ source: storeMessages(store), dir: join(config.data_dir, 'inbox-search') })),
+    },
     auth: new Auth(store, config, new SystemSender({ store, events, config, commits, now }, config.auth.system_from)),
     dashboard: new DashboardAssets(),
     doctor: new Doctor({
@@ -150,6 +159,8 @@ export async function closeServices(svc: Services): Promise<void> {
   // First: a broadcast batch in hand still commits emails and wakes the delivery engine.
   await Promise.all([svc.broadcasts.stop(), svc.imports.stop()]);
   await Promise.all([svc.backOffice.stop(), svc.claims.idle()]);
+  // The search indexes changed since they were written (their store is read, so before it closes).
+  if (svc.inboxes.search instanceof IndexedThreadSearch) await svc.inboxes.search.engine.close().catch(() => {});
   await svc.store.close();
   svc.dns.close();
 }

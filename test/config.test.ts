@@ -108,6 +108,7 @@ describe('defaults and config.example.toml', () => {
       webhooks: { retry_schedule: [5000, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
       tracking: { prefetch_window: 5000 },
       spam: { rspamd_url: null, timeout: 5000, review_threshold: 5 },
+      agent: { url: null, model: null, api_key: null, timeout_ms: 60_000, daily_budget: 200 },
       metrics: { token: null },
       auth: {
         session_idle_timeout: 12 * HOUR,
@@ -315,6 +316,22 @@ describe('bad values fail with a ConfigError naming the key', () => {
     expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_RSPAMD_URL: 'ftp://127.0.0.1' } }), 'spam.rspamd_url');
     expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_TIMEOUT: '5m' } }), 'spam.timeout');
     expectKeyError(() => loadConfig({ env: { POSTHORN_SPAM_REVIEW_THRESHOLD: 'high' } }), 'spam.review_threshold');
+  });
+
+  test('the inbox agent: an http(s) base URL with a model, a bounded timeout, a budget', () => {
+    const c = loadConfig({
+      env: {
+        POSTHORN_AGENT_URL: 'http://127.0.0.1:11434/v1/',
+        POSTHORN_AGENT_MODEL: 'llama3.1:8b',
+        POSTHORN_AGENT_TIMEOUT_MS: '5000',
+        POSTHORN_AGENT_DAILY_BUDGET: '0',
+      },
+    });
+    expect(c.agent).toEqual({ url: 'http://127.0.0.1:11434/v1', model: 'llama3.1:8b', api_key: null, timeout_ms: 5000, daily_budget: 0 });
+    expectKeyError(() => loadConfig({ env: { POSTHORN_AGENT_URL: 'http://127.0.0.1:11434/v1' } }), 'agent.model');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_AGENT_URL: '127.0.0.1:11434', POSTHORN_AGENT_MODEL: 'm' } }), 'agent.url');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_AGENT_TIMEOUT_MS: '100' } }), 'agent.timeout_ms');
+    expectKeyError(() => loadConfig({ env: { POSTHORN_AGENT_DAILY_BUDGET: '-1' } }), 'agent.daily_budget');
   });
 
   test('bad enum', () => {

@@ -19,12 +19,17 @@ import { Rspamd } from '../insights/rspamd';
 import { BounceClassifier } from '../mail/bounce-class';
 import { ThreadMessageHooks, type InboxListeners } from '../inboxes/hooks';
 import { scanSearch } from '../inboxes/search-index';
+import { InboxAgent } from '../inboxes/agent';
+import { agentInboxes, queueOnReceived } from '../inboxes/agent-inboxes';
+import { ChatCompletions } from '../inboxes/chat-completions';
 
 export interface BackOffice {
   delivery: DeliveryEngine;
   webhooks: WebhookDispatcher;
   inbound: InboundProcessor;
   automations: AutomationRunner;
+  /** The Inbox Agent's runs (src/inboxes/agent.ts): drafts from the operator's model, off the intake path. */
+  agent: InboxAgent;
   /** Inboxes' listeners on this thread: inbound mail joins threads here (src/inboxes/intake.ts). */
   inboxes: InboxListeners;
   /** Events recorded by this thread, by type (the HTTP thread's GET /metrics adds them up). */
@@ -59,7 +64,15 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
     dmarcCounted: (result) => counts.dmarcReport(result),
   });
   const automations = new AutomationRunner({ store, events, config, commits: new GroupCommit(store) });
-  const workers = { delivery, webhooks, inbound, automations };
+  // The operator's model (agent.url; off when unset): each message received in an inbox whose agent
+  // is active queues a run after its commit, and the agent worker asks the model.
+  const { agent: agentConfig } = config;
+  const model = agentConfig.url
+    ? new ChatCompletions({ url: agentConfig.url, model: agentConfig.model ?? '', apiKey: agentConfig.api_key, timeoutMs: agentConfig.timeout_ms })
+    : null;
+  const agent = new InboxAgent({ store, inboxes: agentInboxes(store, events), model, config: agentConfig });
+  if (model) inboxes.hooks.on(queueOnReceived(store));
+  const workers = { delivery, webhooks, inbound, automations, agent };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => workers[SIGNALS[signal]].kick());
   return {
@@ -72,11 +85,12 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
       await delivery.start();
       webhooks.start();
       automations.start();
+      agent.start();
     },
     async stop(graceMs = 10_000) {
       // Runs first: a run settling commits an email the delivery engine then hears of.
       await automations.stop(graceMs);
-      await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs)]);
+      await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs), agent.stop(Math.min(graceMs, 5_000))]);
       dns.close();
     },
   };

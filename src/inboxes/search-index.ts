@@ -1,7 +1,8 @@
 // The seam of inbox search (docs/api.md §25.4): GET /inboxes/{inbox}/threads/search asks a
 // ThreadSearch, and every message that joins a thread is handed to its `index` after its commit.
-// src/inboxes/search.ts implements it with a maintained full-text index; until it is wired, the
-// services use `scanSearch`, which reads the inbox's threads and their messages — correct, not fast.
+// The HTTP thread's services implement it with an index (§25.9: search-store.ts over search.ts's
+// minisearch index, or PostgreSQL full-text search in cluster mode); the back office, which never
+// searches, keeps `scanSearch`, which reads the inbox's threads and their messages.
 import type { InboxMessageRec, InboxThreadRec, StoreReader } from '../store';
 
 /** One thread that matched, with the message that matched best (null: the thread's own fields did). */

@@ -37,6 +37,7 @@ import type { CustomEventRec, AutomationRec, AutomationRunRec } from './automati
 import type { EmailInsightsRec } from './insight-records';
 import type { AcmeRec } from './acme-records';
 import type { InboxRec, InboxLabelRec, InboxThreadRec, InboxMessageRec, InboxDraftRec } from './inbox-records';
+import type { AgentRunRec } from './agent-records';
 
 /** Due work a store signal announces after a commit, and the back office's worker it wakes (backoffice/parts.ts). */
 export const SIGNALS = {
@@ -44,6 +45,7 @@ export const SIGNALS = {
   outbox: 'webhooks',
   inbound: 'inbound',
   automations: 'automations',
+  agent: 'agent',
 } as const;
 export type Signal = keyof typeof SIGNALS;
 
@@ -435,6 +437,14 @@ export const COLLECTIONS = {
       { name: 'thread', value: (r) => (r.email_id ? null : r.thread_id) },
     ],
   }),
+  /** The Inbox Agent's runs (docs/api.md §25.10), by inbox (`inbox`): each new inbox message's, kept like the request log. */
+  agentRuns: collection<AgentRunRec, 'inbox'>({
+    table: 'agent_runs',
+    since: 16,
+    indexes: [{ name: 'inbox', value: (r) => r.inbox_id, fixed: true }],
+    retention: AFTER_CREATION,
+    byId: 'rewrite',
+  }),
 };
 
 export type Collections = typeof COLLECTIONS;
@@ -494,6 +504,8 @@ export const DUE_INDEXES = {
   automationDue: { name: 'automation_due', wakes: WAKES_RUNNER },
   /** Automations whose runs are to be cancelled, resumed or deleted in batches (due at 0). */
   automationCleanup: { name: 'automation_cleanup', wakes: WAKES_RUNNER },
+  /** Inbox Agent runs by the time they are due (queued: at once; taken: when their lease ends). */
+  agentDue: { name: 'agent_due', wakes: { signal: 'agent', by: { add: true } } },
 } satisfies Record<string, DueIndexDecl>;
 
 export type DueIndexes = typeof DUE_INDEXES;
@@ -550,9 +562,10 @@ export const REPOSITORIES = {
 
 /**
  * What each backend keeps besides the repositories: LMDB's TTL index and per-install secrets;
- * PostgreSQL's secrets, cluster nodes, migrations applied, and the rows of every due index.
+ * PostgreSQL's secrets, cluster nodes, migrations applied, the rows of every due index, and the
+ * full-text rows of inbox messages (kept by a trigger, pg/inbox-text.ts).
  */
-export const INTERNAL = { lmdb: ['_ttl', 'meta'], pg: ['meta', 'nodes', 'schema_migrations', 'due_index'] };
+export const INTERNAL = { lmdb: ['_ttl', 'meta'], pg: ['meta', 'nodes', 'schema_migrations', 'due_index', 'inbox_text'] };
 
 // ---- Derived once, read by both backends at construction -----------------------------------------
 

@@ -19,6 +19,7 @@ export * from './audience-records';
 export * from './delivery-records';
 export * from './automation-records';
 export * from './insight-records';
+export * from './agent-records';
 export * from './acme-records';
 export * from './inbox-records';
 export { SIGNALS, CHANGE_TOPICS, type ChangeTopic } from './collections';

@@ -548,7 +548,18 @@ export interface StoreStatus {
   regions_waiting?: string[];
 }
 
+/** Full-text search of inbox messages kept by the database itself (PostgreSQL, pg/inbox-text.ts; docs/api.md §25.9). */
+export interface InboxTextSearch {
+  /**
+   * The threads of an inbox with a message holding every word of `q` (the last as a prefix), best
+   * first, each with its best message; at most `limit`. No words: none.
+   */
+  query(team: string, inboxId: string, q: string, limit: number): Promise<{ thread_id: string; email_id: string }[]>;
+}
+
 export interface Store extends StoreReader {
+  /** Inbox search by the database (PostgreSQL); null: the store has none (LMDB — src/inboxes/search.ts indexes in memory). */
+  readonly inboxText: InboxTextSearch | null;
   /** One unit of work; resolves with `fn`'s result once its writes are committed and flushed. */
   write<T>(fn: (tx: Tx) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /** Call `listener` after every commit that made work of this kind due (or due sooner). */

@@ -227,6 +227,7 @@ describe('which write wakes which worker', () => {
     automationTriggers: { add: { wakes: () => [trigger()] } },
     automationDue: { add: { wakes: () => [1_000, newId(), newId()] } },
     automationCleanup: { add: { wakes: () => [0, newId(), newId()] } },
+    agentDue: { add: { wakes: () => [0, newId(), newId()] } },
   };
 
   /** The signals a unit of work making `call` fires on `store`. */

@@ -45,6 +45,7 @@ import { automationsResource } from './automations';
 import { acmeResource } from './acme';
 import { inboxesResource } from './inboxes';
 import { inboxAgentResource } from './inbox-agent';
+import { inboxAgentRunsResource } from './inbox-agent-runs';
 import { inboxLabelsResource } from './inbox-labels';
 import { inboxThreadsResource } from './inbox-threads';
 import { inboxThreadEmailsResource } from './inbox-thread-emails';
@@ -99,4 +100,5 @@ export const RESOURCES: Resource<ApiContext>[] = [
   inboxThreadEmailsResource,
   inboxDraftsResource,
   inboxAgentResource,
+  inboxAgentRunsResource,
 ];

@@ -213,6 +213,7 @@ export class LmdbStore extends Repos implements Store {
   private readonly changeListeners: ((changes: readonly Change[]) => void)[] = [];
   /** One process, and its other thread's store instance is not heard (backoffice/ forwards its changes). */
   readonly hearsOthers = false;
+  readonly inboxText = null;
   private txProto?: LmdbTx;
   private readonly cached: Cached = new Map();
 

@@ -63,6 +63,7 @@ import {
   type WriteOptions,
 } from '../interface';
 import type { LogRec } from '../records';
+import { PgInboxText } from './inbox-text';
 
 /** Rows deleted per sweep transaction. */
 const SWEEP_BATCH = 1000;
@@ -189,6 +190,7 @@ export function redacted(url: string): string {
 export class PgStore implements Store {
   readonly exclusive = false;
   readonly hearsOthers = true;
+  readonly inboxText: PgInboxText;
   private readonly repos: Repositories;
   private readonly txProto: PgTx;
   /** Collections read through a cache outside units of work (`cached` in ../collections.ts), by name. */
@@ -210,6 +212,7 @@ export class PgStore implements Store {
       if (d.cached) this.caches.set(name, new CachedRecords(this.repos[name] as unknown as PgCollection<Rec, string>));
     this.signals = new Signals(randomBytes(8).toString('hex'), (name) => this.caches.get(name)?.clear());
     this.locks = new Locks(env.opts.url);
+    this.inboxText = new PgInboxText(env);
     // The read side of the interface: the repositories on the pool (cached ones through their cache).
     Object.assign(this, this.repos, Object.fromEntries(this.caches));
   }

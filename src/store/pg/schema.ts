@@ -271,6 +271,33 @@ ALTER TABLE metrics_email ADD COLUMN ip text;`,
       ...declaredTables(15),
     ].join('\n'),
   },
+  {
+    version: 16,
+    name: "inboxes: the Inbox Agent's runs; full-text search of inbox messages",
+    sql: [
+      ...declaredTables(16),
+      // A tsvector per inbox message (pg/inbox-text.ts), written by a trigger in the message's own
+      // statement: subject (A), participants (B), the body's text — the HTML's when there is none:
+      // the parser skips its tags — (D, the first 20,000 characters).
+      `CREATE TABLE inbox_text (team ${KEY} NOT NULL, id ${KEY} NOT NULL, inbox_id ${KEY} NOT NULL, thread_id ${KEY} NOT NULL, doc tsvector NOT NULL, PRIMARY KEY (team, id));
+CREATE INDEX inbox_text_doc ON inbox_text USING gin (doc);
+CREATE FUNCTION posthorn_inbox_text() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM inbox_text WHERE team = OLD.team AND id = OLD.id;
+    RETURN OLD;
+  END IF;
+  INSERT INTO inbox_text (team, id, inbox_id, thread_id, doc)
+  VALUES (NEW.team, NEW.id, NEW.value->>'inbox_id', NEW.value->>'thread_id',
+    setweight(to_tsvector('simple', coalesce(NEW.value->>'subject', '')), 'A') ||
+    setweight(to_tsvector('simple', concat_ws(' ', NEW.value->>'from', NEW.value->>'to', NEW.value->>'cc', NEW.value->>'bcc')), 'B') ||
+    setweight(to_tsvector('simple', left(coalesce(NEW.value->>'text', NEW.value->>'html', ''), 20000)), 'D'))
+  ON CONFLICT (team, id) DO UPDATE SET inbox_id = EXCLUDED.inbox_id, thread_id = EXCLUDED.thread_id, doc = EXCLUDED.doc;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER inbox_messages_text AFTER INSERT OR UPDATE OR DELETE ON inbox_messages FOR EACH ROW EXECUTE FUNCTION posthorn_inbox_text();`,
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
