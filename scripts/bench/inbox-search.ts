@@ -2,7 +2,7 @@
 /**
  * Inbox search benchmark — `bun scripts/bench/inbox-search.ts [--messages 10000,100000] [--words 150]`.
  *
- * What the inbox search index (src/inboxes/search.ts, docs/api.md §25.90) costs per message, and
+ * What the inbox search index (src/inboxes/search.ts, docs/api.md §25.9) costs per message, and
  * what a query costs against the scan it replaces, on synthetic support mail: a subject of 6
  * words and a body of --words words (about 1 KB of text at 150) drawn from a 20,000-word
  * vocabulary with a Zipf distribution (the frequent words of real text are very frequent), from

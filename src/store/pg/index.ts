@@ -429,8 +429,8 @@ export class PgStore implements Store {
 
   async appendLogs(recs: LogRec[]): Promise<void> {
     await this.write(async (tx) => {
-      // The request log is no part of what a 2xx promises (docs/ARCHITECTURE.md §1, "Accepted means
-      // durable"): its commit does not wait for the WAL's flush, which the database makes within
+      // The request log is no part of what a 2xx promises (docs/ARCHITECTURE.md §1 "Rules of the house": accepted means
+      // durable): its commit does not wait for the WAL's flush, which the database makes within
       // moments (wal_writer_delay) — visible at once, lost only if the database server itself
       // crashes in that moment. A flush less beside each accepted email's own.
       (tx as PgTx)._unit.write('SET LOCAL synchronous_commit TO OFF');
