@@ -35,8 +35,10 @@ export interface RegisterOptions {
 
 export function registerRoutes(app: Elysia, table: RouteTable, opts: RegisterOptions): void {
   for (const r of table.routes) {
-    // Compiled now, not on the first request.
-    for (const s of [r.params, r.query, typeof r.body === 'object' ? r.body : undefined, isRaw(r.response) ? undefined : r.response]) if (s) compile(s);
+    // Compiled now, not on the first request; a response's schema only where responses are checked
+    // (tests): compiling the 200-odd response schemas was most of the start's route registration.
+    const response = opts.checkResponses && !isRaw(r.response) ? r.response : undefined;
+    for (const s of [r.params, r.query, typeof r.body === 'object' ? r.body : undefined, response]) if (s) compile(s);
     app.route(r.method, r.path, handlerOf(r, opts) as never, { detail: { hide: true } });
   }
 }
