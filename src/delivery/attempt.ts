@@ -173,7 +173,9 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     for (;;) {
       const bound = source ? { ...target, ehloName: source.ehlo, localAddress: source.address } : target;
       try {
-        return await pool.acquire(bound, lease);
+        // A site's connection limit holds per sending IP, as receivers count connections per peer
+        // address: one address's sessions are never closed to make room for another's.
+        return await pool.acquire(bound, source && lease ? { ...lease, group: `${lease.group} ${source.address}` } : lease);
       } catch (e) {
         if (!(e instanceof ConnectError) || !source || !deps.source || !BIND_FAILURES.has(e.code)) throw e;
         deps.source.bindFailed(source.address, e.reply.text);
