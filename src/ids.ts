@@ -29,6 +29,19 @@ export function uuidAt(ms: number): string {
   return `${uuidFloor(ms)}-7000-8000-000000000000`;
 }
 
+/** The last timestamp `uuidAtIso` was asked about, and its answer: the emails of one commit share one. */
+let atIso = '';
+let atId = '';
+
+/** `uuidAt` of an ISO 8601 timestamp (nowIso's): the emails accepted in one millisecond ask for the same one. */
+export function uuidAtIso(iso: string): string {
+  if (iso !== atIso) {
+    atId = uuidAt(Date.parse(iso));
+    atIso = iso;
+  }
+  return atId;
+}
+
 export function isUuid(text: unknown): boolean {
   return typeof text === 'string' && UUID_RE.test(text.toLowerCase());
 }

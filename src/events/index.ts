@@ -9,7 +9,7 @@
 import type { EmailRec, EmailStatus, EventRec, EventType, StoreReader, TriggerRec, Tx } from '../store';
 import type { Bounce } from '../mail/smtp-reply';
 import type { BounceClass } from '../mail/bounce-class';
-import { newId, nowIso, uuidAt } from '../ids';
+import { newId, nowIso, uuidAtIso } from '../ids';
 import { infoOf, statusInfo, type Count, type StatusKind } from '../event-catalogue';
 import { countersFor, engagementAfter } from './counting';
 
@@ -70,7 +70,7 @@ export function derivedEvents(email: EmailRec): EventRec[] {
   if (!email.queued_at) return [];
   return [
     {
-      id: uuidAt(Date.parse(email.queued_at)),
+      id: uuidAtIso(email.queued_at),
       team_id: email.team_id,
       created_at: email.queued_at,
       type: 'email.queued',
@@ -110,10 +110,12 @@ export class Events {
   async email(tx: Tx, email: EmailRec, status: EmailStatus, details: EmailEventDetails = {}): Promise<EmailRec> {
     const cur = details.current ? email : ((await tx.emails.get(email.team_id, email.id)) ?? email);
     const at = details.at ?? nowIso();
-    const next: EmailRec = { ...cur, last_event: status, recipients: { ...cur.recipients } };
     const info = statusInfo(status);
     const state = info.recipients;
-    if (state && details.recipients) for (const r of details.recipients) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
+    // The recipients are copied only when some change (records are never changed in place).
+    const changes = !!state && !!details.recipients;
+    const next: EmailRec = { ...cur, last_event: status, recipients: changes ? { ...cur.recipients } : cur.recipients };
+    if (changes) for (const r of details.recipients!) next.recipients[recipientKey(next.recipients, r) ?? r] = state;
     if (status === 'queued') next.queued_at = at;
     if (status === 'sent' && !next.sent_at) next.sent_at = at;
     if (status === 'delivered' && !next.delivered_at) next.delivered_at = at;

@@ -4,7 +4,7 @@
 // path parameter → 422 `invalid_parameter`. A schema node may word its own failure with `error`
 // (`{field}` stands for the field's name) and name its own error with `errorName`/`errorStatus`
 // (e.g. `invalid_attachment`). Unknown keys are dropped, as Resend ignores them (§1.4).
-import type { StaticDecode, TSchema } from '@sinclair/typebox';
+import { Kind, type StaticDecode, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Clean, HasTransform, TransformDecode, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { ApiError, errors } from '../errors';
@@ -46,7 +46,8 @@ export function compile(schema: TSchema): Compiled {
 export function validate<T extends TSchema>(schema: T, value: unknown, place: Place): StaticDecode<T> {
   const c = compile(schema);
   if (!c.check.Check(value)) throw failure(schema, value, place, [...c.check.Errors(value)]);
-  const clean = c.cleans ? Clean(schema, value) : value;
+  // Clean walks the value and checks each union's variants again: skipped when nothing would go.
+  const clean = c.cleans && !keepsAsIs(schema, value) ? Clean(schema, value) : value;
   return (c.decodes ? TransformDecode(schema, [], clean) : clean) as StaticDecode<T>;
 }
 
@@ -111,6 +112,59 @@ function worded(e: ValueError, field: string, place: Place): ApiError | null {
   if (typeof w.error !== 'string') return null;
   const name = w.errorName ?? (place === 'params' ? 'invalid_parameter' : 'validation_error');
   return new ApiError(w.errorStatus ?? 422, name, w.error.replaceAll('{field}', field));
+}
+
+/**
+ * Would TypeBox's Clean leave `value` as it is — no object in it with a key its schema does not
+ * name? Walked without Clean's checks of each union variant (most of its cost on a send's body);
+ * a union is looked through every variant, so whichever Clean would pick, nothing goes. False,
+ * and Clean runs, wherever this cannot tell cheaply (references, intersections, tuples).
+ */
+export function keepsAsIs(schema: TSchema, value: unknown): boolean {
+  // Clean changes only objects and arrays (value/clean: every kind returns other values as they are).
+  if (value === null || typeof value !== 'object') return true;
+  switch (schema[Kind]) {
+    case 'Object': {
+      if (Array.isArray(value)) return true;
+      const props = schema.properties as Record<string, TSchema>;
+      for (const key of Object.getOwnPropertyNames(value)) {
+        // A key the schema does not name goes, or is checked against additionalProperties.
+        if (!Object.hasOwn(props, key)) return false;
+        if (!keepsAsIs(props[key]!, (value as Record<string, unknown>)[key])) return false;
+      }
+      return true;
+    }
+    case 'Array':
+      return !Array.isArray(value) || value.every((item) => keepsAsIs(schema.items as TSchema, item));
+    case 'Union':
+      return (schema.anyOf as TSchema[]).every((variant) => keepsAsIs(variant, value));
+    case 'Record': {
+      if (Array.isArray(value)) return false;
+      const { test, inner } = recordKeys(schema);
+      return Object.getOwnPropertyNames(value).every((key) => test.test(key) && keepsAsIs(inner, (value as Record<string, unknown>)[key]));
+    }
+    case 'Import':
+    case 'Intersect':
+    case 'Ref':
+    case 'This':
+    case 'Tuple':
+      return false;
+    default:
+      return true;
+  }
+}
+
+const recordPatterns = new WeakMap<TSchema, { test: RegExp; inner: TSchema }>();
+
+/** A record schema's key pattern (the one Clean tests keys with) and its values' schema, made once. */
+function recordKeys(schema: TSchema): { test: RegExp; inner: TSchema } {
+  let r = recordPatterns.get(schema);
+  if (!r) {
+    const [pattern, inner] = Object.entries(schema.patternProperties as Record<string, TSchema>)[0]!;
+    r = { test: new RegExp(pattern), inner };
+    recordPatterns.set(schema, r);
+  }
+  return r;
 }
 
 /** Does cleaning matter: is there an object (whose unknown keys go) anywhere in the schema? */
