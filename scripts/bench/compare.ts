@@ -27,11 +27,13 @@
  *               each after --warm-up unmeasured messages of the same kind (WARM_UP).
  *   submission  authenticated STARTTLS submission (AUTH PLAIN with an API key), nodemailer pool
  *               of 16 reused connections: msg/s (Posthorn only; Postfix submission needs SASL).
- *   deliver     N emails accepted through POST /emails (16 at a time) while the delivery engine
- *               delivers them, DKIM-signed, to Postfix's `smtp-sink` — relay mode and direct MX
- *               (through a DNS server in this process) — vs Postfix relaying N messages injected
- *               by smtp-source to the same sink: msg/s from the first accept to the last delivery,
- *               each after --warm-up messages accepted and delivered the same way, unmeasured.
+ *   deliver     N emails accepted while the delivery engine delivers them, DKIM-signed, to
+ *               Postfix's `smtp-sink` — relay mode and direct MX (through a DNS server in this
+ *               process) — with two loads, each on a fresh instance: 16 clients sending single
+ *               POST /emails, and 4 clients sending POST /emails/batch with 100 emails each; vs
+ *               Postfix relaying N messages injected by smtp-source to the same sink: msg/s from
+ *               the first accept to the last delivery, each after --warm-up messages accepted
+ *               (with the same load) and delivered, unmeasured.
  *   start       `dist/posthorn serve` (when built) from exec to its first `/health` answer.
  *   pg          one node on PostgreSQL (cluster mode; a private server started here like the tests'
  *               — initdb in a temp dir, loopback only, fsync and synchronous_commit on) vs the same
@@ -128,7 +130,7 @@ console.log('Posthorn vs references, one run');
 console.log(`  command   bun scripts/bench/compare.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
 console.log(`  machine   ${machine()}`);
 console.log(`  postfix   ${noPostfix ? `skipped: ${noPostfix}` : postfixVersion()}`);
-const row = table([44, 14, 14, 8]);
+const row = table([48, 14, 14, 8]);
 console.log(`\n${row(['', 'Posthorn', 'reference', 'ratio'])}`);
 const results: string[][] = [];
 function report(name: string, ours: string, ref: string, ratio: number | null) {
@@ -402,24 +404,36 @@ async function untilCount(count: () => number, target: number, n: number, t0: nu
   return n / ((performance.now() - t0) / 1000);
 }
 
+/** The deliver part's loads: how `n` emails are accepted (n a multiple of 100 for the batch load). */
+const DELIVER_LOADS = {
+  single: { name: '16 × single', send: (target: Target, n: number) => inParallel(16, n, () => call(target, 'POST', '/emails', email())) },
+  batch: {
+    name: '4 × batch ×100',
+    send: (target: Target, n: number) => inParallel(4, Math.ceil(n / 100), () => call(target, 'POST', '/emails/batch', Array.from({ length: 100 }, email))),
+  },
+} as const;
+type DeliverLoad = keyof typeof DELIVER_LOADS;
+
 if (ONLY.has('deliver')) {
+  if (COUNT % 100 || WARM_UP % 100) fail('the deliver part sends batches of 100: --count and --warm-up must be multiples of 100');
   const ours = async () => {
     const rates: Record<string, number> = {};
-    for (const mode of ['relay', 'direct'] as const) {
-      const sink = startSmtpSink(await freePort());
-      const env: Record<string, string> =
-        mode === 'relay'
-          ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }
-          : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
-      const target = await posthorn(env);
-      await inParallel(16, WARM_UP, () => call(target, 'POST', '/emails', email()));
-      await untilCount(sink.count, WARM_UP, WARM_UP, performance.now());
-      const t0 = performance.now();
-      await inParallel(16, COUNT, () => call(target, 'POST', '/emails', email()));
-      rates[mode] = await untilCount(sink.count, WARM_UP + COUNT, COUNT, t0);
-      await target.stop();
-      sink.stop();
-    }
+    for (const load of Object.keys(DELIVER_LOADS) as DeliverLoad[])
+      for (const mode of ['relay', 'direct'] as const) {
+        const sink = startSmtpSink(await freePort());
+        const env: Record<string, string> =
+          mode === 'relay'
+            ? { POSTHORN_DELIVERY_MODE: 'relay', POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }
+            : { POSTHORN_DELIVERY_MX_PORT: String(sink.port) };
+        const target = await posthorn(env);
+        await DELIVER_LOADS[load].send(target, WARM_UP);
+        await untilCount(sink.count, WARM_UP, WARM_UP, performance.now());
+        const t0 = performance.now();
+        await DELIVER_LOADS[load].send(target, COUNT);
+        rates[`${load} ${mode}`] = await untilCount(sink.count, WARM_UP + COUNT, COUNT, t0);
+        await target.stop();
+        sink.stop();
+      }
     return rates;
   };
   const reference = async () => {
@@ -434,15 +448,17 @@ if (ONLY.has('deliver')) {
     const rate = await untilCount(sink.count, WARM_UP + COUNT, COUNT, t0);
     pf.stop();
     sink.stop();
-    return { relay: rate, direct: rate };
+    return { postfix: rate } as Record<string, number>;
   };
   const { ours: o, ref: r } = await rounds(ours, noPostfix ? null : reference);
-  for (const mode of ['relay', 'direct'] as const)
-    reportRounds(
-      `accept + deliver, ${mode}, DKIM (msg/s)`,
-      o.map((x) => x[mode]!),
-      r?.map((x) => x[mode]!) ?? null,
-    );
+  // Postfix relays the same number of messages once a round: the reference of all four rows.
+  for (const load of Object.keys(DELIVER_LOADS) as DeliverLoad[])
+    for (const mode of ['relay', 'direct'] as const)
+      reportRounds(
+        `accept + deliver, ${mode}, ${DELIVER_LOADS[load].name} (msg/s)`,
+        o.map((x) => x[`${load} ${mode}`]!),
+        r?.map((x) => x.postfix!) ?? null,
+      );
 }
 
 // ---------------------------------------------------------------------------------------------
