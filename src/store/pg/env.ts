@@ -166,10 +166,9 @@ export class PgUnit implements Exec {
     if (done?.command && done.command !== 'COMMIT') throw Object.assign(new Error('the transaction was rolled back'), { errno: '40001' });
   }
 
-  /** A grouped unit's end: its queued writes, its notification and the release of its savepoint, one pipeline. */
-  async release(notify: string | null): Promise<void> {
-    const tail: [string, unknown[]][] = notify === null ? [] : [['SELECT pg_notify($1, $2)', [CHANNEL, notify]]];
-    await this.send([...this.pending.splice(0), ...tail, [`RELEASE SAVEPOINT ${SAVEPOINT}`, []]]);
+  /** A grouped unit's end: its queued writes and the release of its savepoint, one pipeline (its notification goes with the group's COMMIT). */
+  async release(): Promise<void> {
+    await this.send([...this.pending.splice(0), [`RELEASE SAVEPOINT ${SAVEPOINT}`, []]]);
   }
 
   /** Statements queued and not sent (a grouped unit that threw before its first read). */
@@ -286,6 +285,8 @@ export class PgEnv implements Exec {
     const again: Waiting[] = [];
     const done: { w: Waiting; result: unknown; unit: PgUnit }[] = [];
     const additions = new Additions();
+    /** The notifications of the units that ran, sent by one statement with the COMMIT. */
+    const notes: string[] = [];
     let begun = false;
     /** The first unit of the group not yet run to its answer. */
     let next = 0;
@@ -296,9 +297,11 @@ export class PgEnv implements Exec {
         unit.write(`SAVEPOINT ${SAVEPOINT}`);
         try {
           const result = await w.fn(unit);
-          await unit.release(w.notify(unit));
+          await unit.release();
           begun = true;
           done.push({ w, result, unit });
+          const n = w.notify(unit);
+          if (n !== null) notes.push(n);
           next++;
         } catch (e) {
           next++;
@@ -319,7 +322,7 @@ export class PgEnv implements Exec {
         // From here the group's fate is the COMMIT's: whoever ran goes with it.
         next = -1;
         for (const d of done) additions.merge(d.unit.additions);
-        await new PgUnit(conn).end([], additions);
+        await new PgUnit(conn).end(notes.length ? [['SELECT pg_notify($1, n) FROM unnest($2::text[]) n', [CHANNEL, notes]]] : [], additions);
       } else if (begun) await conn.unsafe('ROLLBACK');
     } catch (e) {
       if (next >= 0) {
