@@ -4,7 +4,7 @@
 // back: every node's sends count into the same hour at once without a conflict. A team bucket is
 // one row per shard (schema version 17), summed when read.
 import { createHash } from 'node:crypto';
-import { unitOf, type Exec } from './env';
+import { unitOf, type Exec, type Many } from './env';
 import {
   METRICS_TTL_MS,
   type Counters,
@@ -21,6 +21,20 @@ const HOUR = 3_600_000;
 /** Shards of a team's hour bucket (schema.ts, version 17): more than the connections adding at once to it. */
 const SHARDS = 16;
 
+/**
+ * Per-email buckets, upserted many at once: the last dimensions count, the sending IP once known
+ * stays (as LMDB's metrics.ts keeps it), counts are added.
+ */
+const EMAIL_BUCKETS: Many = {
+  text: `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires)
+     SELECT team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires FROM json_to_recordset($1::text::json)
+       AS r(team text, hour bigint, email_id text, domain_id text, broadcast_id text, site text, ip text, counts jsonb, expires bigint)
+     ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,
+       ip = COALESCE(excluded.ip, metrics_email.ip),
+       counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
+  merge: (earlier, later) => ({ ...later, ip: later.ip ?? earlier.ip }),
+};
+
 export class PgMetrics implements MetricsTx {
   constructor(
     private readonly exec: Exec,
@@ -34,7 +48,6 @@ export class PgMetrics implements MetricsTx {
   add(team: string, at: number, dims: MetricDims, counts: Counters): void {
     const unit = unitOf(this.exec);
     const hour = Math.floor(at / HOUR) * HOUR;
-    const json = JSON.stringify(counts);
     // Every outcome of the hour adds to this row: added last, with the commit (env.ts, Additions).
     const key = [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', dims.ip ?? ''];
     unit.additions.add(key.join('\u0000'), {
@@ -44,12 +57,21 @@ export class PgMetrics implements MetricsTx {
       params: (sum) => [...key, sum, hour + METRICS_TTL_MS],
       counts,
     });
-    unit.write(
-      `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)
-       ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,
-         ip = COALESCE(excluded.ip, metrics_email.ip),
-         counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
-      [team, hour, dims.email_id, dims.domain_id, dims.broadcast_id, dims.site ?? null, dims.ip ?? null, json, hour + this.emailTtlMs],
+    // The email's own bucket: with the commit too, the unit's (or group's) in one statement.
+    unit.additions.addRow(
+      EMAIL_BUCKETS,
+      `${team}\u0000${hour}\u0000${dims.email_id}`,
+      {
+        team,
+        hour,
+        email_id: dims.email_id,
+        domain_id: dims.domain_id,
+        broadcast_id: dims.broadcast_id,
+        site: dims.site ?? null,
+        ip: dims.ip ?? null,
+        expires: hour + this.emailTtlMs,
+      },
+      counts,
     );
   }
 
