@@ -87,6 +87,8 @@ export interface Addition {
  */
 export class Additions {
   private readonly rows = new Map<string, Addition>();
+  /** Rows of one multi-row statement (`many`), by key: their counts summed, the rest the last's (`merge`). */
+  private readonly batched = new Map<string, Batched>();
 
   add(key: string, a: Addition): void {
     const cur = this.rows.get(key);
@@ -94,16 +96,51 @@ export class Additions {
     else for (const [k, v] of Object.entries(a.counts)) cur.counts[k] = (cur.counts[k] ?? 0) + v;
   }
 
+  /** Add `row` to the rows `many` writes in one statement (a unit's or group's per-email counters). */
+  addRow(many: Many, key: string, row: Record<string, unknown>, counts: Record<string, number>): void {
+    const k = `${many.text}\u0001${key}`;
+    const cur = this.batched.get(k);
+    if (!cur) {
+      this.batched.set(k, { many, key, row: { ...row }, counts: { ...counts } });
+      return;
+    }
+    cur.row = many.merge(cur.row, row);
+    for (const [c, v] of Object.entries(counts)) cur.counts[c] = (cur.counts[c] ?? 0) + v;
+  }
+
   merge(other: Additions): void {
     for (const [key, a] of other.rows) this.add(key, a);
+    for (const b of other.batched.values()) this.addRow(b.many, b.key, b.row, b.counts);
   }
 
   statements(): [string, unknown[]][] {
-    return [...this.rows.keys()].sort().map((key) => {
+    const out: [string, unknown[]][] = [];
+    // One statement per kind of row, its rows as one JSON parameter (one to encode, one to decode).
+    const byText = new Map<string, Batched[]>();
+    for (const b of this.batched.values()) byText.set(b.many.text, [...(byText.get(b.many.text) ?? []), b]);
+    for (const [text, rows] of byText) {
+      rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      out.push([text, [JSON.stringify(rows.map((b) => ({ ...b.row, counts: b.counts })))]]);
+    }
+    for (const key of [...this.rows.keys()].sort()) {
       const a = this.rows.get(key)!;
-      return [a.text, a.params(JSON.stringify(a.counts))];
-    });
+      out.push([a.text, a.params(JSON.stringify(a.counts))]);
+    }
+    return out;
   }
+}
+
+/** A multi-row upsert of counter rows: `text` reads them from `$1` (a JSON array); `merge` folds a row into an earlier one of the same key. */
+export interface Many {
+  text: string;
+  merge(earlier: Record<string, unknown>, later: Record<string, unknown>): Record<string, unknown>;
+}
+
+interface Batched {
+  many: Many;
+  key: string;
+  row: Record<string, unknown>;
+  counts: Record<string, number>;
 }
 
 /** One unit of work: a transaction (or a savepoint of a group's) on a reserved connection, its queued writes and what follows its commit. */
@@ -166,10 +203,9 @@ export class PgUnit implements Exec {
     if (done?.command && done.command !== 'COMMIT') throw Object.assign(new Error('the transaction was rolled back'), { errno: '40001' });
   }
 
-  /** A grouped unit's end: its queued writes, its notification and the release of its savepoint, one pipeline. */
-  async release(notify: string | null): Promise<void> {
-    const tail: [string, unknown[]][] = notify === null ? [] : [['SELECT pg_notify($1, $2)', [CHANNEL, notify]]];
-    await this.send([...this.pending.splice(0), ...tail, [`RELEASE SAVEPOINT ${SAVEPOINT}`, []]]);
+  /** A grouped unit's end: its queued writes and the release of its savepoint, one pipeline (its notification goes with the group's COMMIT). */
+  async release(): Promise<void> {
+    await this.send([...this.pending.splice(0), [`RELEASE SAVEPOINT ${SAVEPOINT}`, []]]);
   }
 
   /** Statements queued and not sent (a grouped unit that threw before its first read). */
@@ -286,6 +322,8 @@ export class PgEnv implements Exec {
     const again: Waiting[] = [];
     const done: { w: Waiting; result: unknown; unit: PgUnit }[] = [];
     const additions = new Additions();
+    /** The notifications of the units that ran, sent by one statement with the COMMIT. */
+    const notes: string[] = [];
     let begun = false;
     /** The first unit of the group not yet run to its answer. */
     let next = 0;
@@ -296,9 +334,11 @@ export class PgEnv implements Exec {
         unit.write(`SAVEPOINT ${SAVEPOINT}`);
         try {
           const result = await w.fn(unit);
-          await unit.release(w.notify(unit));
+          await unit.release();
           begun = true;
           done.push({ w, result, unit });
+          const n = w.notify(unit);
+          if (n !== null) notes.push(n);
           next++;
         } catch (e) {
           next++;
@@ -319,7 +359,7 @@ export class PgEnv implements Exec {
         // From here the group's fate is the COMMIT's: whoever ran goes with it.
         next = -1;
         for (const d of done) additions.merge(d.unit.additions);
-        await new PgUnit(conn).end([], additions);
+        await new PgUnit(conn).end(notes.length ? [['SELECT pg_notify($1, n) FROM unnest($2::text[]) n', [CHANNEL, notes]]] : [], additions);
       } else if (begun) await conn.unsafe('ROLLBACK');
     } catch (e) {
       if (next >= 0) {

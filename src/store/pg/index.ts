@@ -334,10 +334,15 @@ export class PgStore implements Store {
             });
           return fn(tx);
         },
-        (u) => this.signals.payload(u),
+        // Inside the transaction only when it makes caches stale; else after the commit (signals.ts).
+        (u) => (Signals.inside(u) ? this.signals.payload(u) : null),
         opts?.patient,
       );
       // Committed: whatever follows must not make the caller believe it failed.
+      if (!Signals.inside(unit)) {
+        const payload = this.signals.payload(unit);
+        if (payload !== null) this.signals.post(payload);
+      }
       for (const c of unit.stale) this.caches.get(c)?.clear();
       for (const s of unit.signals) this.signals.fire(s);
       if (unit.changes.size) this.signals.changed(unit.changes.list());

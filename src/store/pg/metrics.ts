@@ -1,9 +1,10 @@
 // Metric counters on PostgreSQL (../interface.ts `Metrics`): team buckets (team, hour, domain,
 // broadcast, site, sending IP; schema version 4 added the site, 16 the IP), per-email buckets (team, hour, email) and a broadcast's links (team, broadcast,
 // sha256(url)). Counts are added by the database (`posthorn_add_counts`), never read and written
-// back: every node's sends count into the same hour at once without a conflict.
+// back: every node's sends count into the same hour at once without a conflict. A team bucket is
+// one row per shard (schema version 17), summed when read.
 import { createHash } from 'node:crypto';
-import { unitOf, type Exec } from './env';
+import { unitOf, type Exec, type Many } from './env';
 import {
   METRICS_TTL_MS,
   type Counters,
@@ -17,6 +18,22 @@ import {
 } from '../interface';
 
 const HOUR = 3_600_000;
+/** Shards of a team's hour bucket (schema.ts, version 17): more than the connections adding at once to it. */
+const SHARDS = 16;
+
+/**
+ * Per-email buckets, upserted many at once: the last dimensions count, the sending IP once known
+ * stays (as LMDB's metrics.ts keeps it), counts are added.
+ */
+const EMAIL_BUCKETS: Many = {
+  text: `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires)
+     SELECT team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires FROM json_to_recordset($1::text::json)
+       AS r(team text, hour bigint, email_id text, domain_id text, broadcast_id text, site text, ip text, counts jsonb, expires bigint)
+     ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,
+       ip = COALESCE(excluded.ip, metrics_email.ip),
+       counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
+  merge: (earlier, later) => ({ ...later, ip: later.ip ?? earlier.ip }),
+};
 
 export class PgMetrics implements MetricsTx {
   constructor(
@@ -31,21 +48,30 @@ export class PgMetrics implements MetricsTx {
   add(team: string, at: number, dims: MetricDims, counts: Counters): void {
     const unit = unitOf(this.exec);
     const hour = Math.floor(at / HOUR) * HOUR;
-    const json = JSON.stringify(counts);
     // Every outcome of the hour adds to this row: added last, with the commit (env.ts, Additions).
     const key = [team, hour, dims.domain_id, dims.broadcast_id ?? '', dims.site ?? '', dims.ip ?? ''];
     unit.additions.add(key.join('\u0000'), {
-      text: `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
-       ON CONFLICT (team, hour, domain_id, broadcast_id, site, ip) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
+      // Into this connection's shard (schema.ts, version 17): transactions in flight at once add to different rows.
+      text: `INSERT INTO metrics (team, hour, domain_id, broadcast_id, site, ip, shard, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid() % ${SHARDS}, $7::text::jsonb, $8)
+       ON CONFLICT (team, hour, domain_id, broadcast_id, site, ip, shard) DO UPDATE SET counts = posthorn_add_counts(metrics.counts, excluded.counts)`,
       params: (sum) => [...key, sum, hour + METRICS_TTL_MS],
       counts,
     });
-    unit.write(
-      `INSERT INTO metrics_email (team, hour, email_id, domain_id, broadcast_id, site, ip, counts, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)
-       ON CONFLICT (team, hour, email_id) DO UPDATE SET domain_id = excluded.domain_id, broadcast_id = excluded.broadcast_id, site = excluded.site,
-         ip = COALESCE(excluded.ip, metrics_email.ip),
-         counts = posthorn_add_counts(metrics_email.counts, excluded.counts)`,
-      [team, hour, dims.email_id, dims.domain_id, dims.broadcast_id, dims.site ?? null, dims.ip ?? null, json, hour + this.emailTtlMs],
+    // The email's own bucket: with the commit too, the unit's (or group's) in one statement.
+    unit.additions.addRow(
+      EMAIL_BUCKETS,
+      `${team}\u0000${hour}\u0000${dims.email_id}`,
+      {
+        team,
+        hour,
+        email_id: dims.email_id,
+        domain_id: dims.domain_id,
+        broadcast_id: dims.broadcast_id,
+        site: dims.site ?? null,
+        ip: dims.ip ?? null,
+        expires: hour + this.emailTtlMs,
+      },
+      counts,
     );
   }
 
@@ -62,15 +88,26 @@ export class PgMetrics implements MetricsTx {
       'SELECT hour, domain_id, broadcast_id, site, ip, counts::text AS counts FROM metrics WHERE team = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, domain_id, broadcast_id, site, ip',
       [team, from, to],
     );
-    for (const r of rows)
-      each({
-        hour: Number(r.hour),
-        domain_id: r.domain_id,
-        broadcast_id: r.broadcast_id || null,
-        site: r.site || null,
-        ip: r.ip || null,
-        counts: JSON.parse(r.counts),
-      });
+    // A bucket's shards are consecutive rows: summed into one.
+    let cur: MetricBucket | null = null;
+    for (const r of rows) {
+      const hour = Number(r.hour);
+      const counts: Counters = JSON.parse(r.counts);
+      if (
+        cur &&
+        cur.hour === hour &&
+        cur.domain_id === r.domain_id &&
+        (cur.broadcast_id ?? '') === r.broadcast_id &&
+        (cur.site ?? '') === r.site &&
+        (cur.ip ?? '') === r.ip
+      ) {
+        for (const [k, v] of Object.entries(counts)) cur.counts[k] = (cur.counts[k] ?? 0) + v;
+        continue;
+      }
+      if (cur) each(cur);
+      cur = { hour, domain_id: r.domain_id, broadcast_id: r.broadcast_id || null, site: r.site || null, ip: r.ip || null, counts };
+    }
+    if (cur) each(cur);
   }
 
   async scanEmails(team: string, from: number, to: number, each: (b: EmailMetricBucket) => void): Promise<void> {
