@@ -12,6 +12,7 @@ import type { TriggerRec } from '../automation-records';
 import type { Subscription } from '../audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay } from '../delivery-records';
 import { CONTENTS, DUE_INDEXES } from '../collections';
+import { restoredAt } from './collection';
 
 export type DumpItem =
   | { kind: 'record'; table: string; rec: Rec }
@@ -44,16 +45,10 @@ export type DumpItem =
   | { kind: 'tlsReport'; report: TlsReportDay }
   | { kind: 'sendCount'; team: string; period: 'h' | 'd'; start: number; n: number };
 
-function strip<T extends object>(v: T & { _expires?: number }): T {
-  if (v._expires === undefined) return v;
-  const { _expires, ...rest } = v;
-  return rest as T;
-}
-
 /** Every item of `store`; `tables`: the collections to read (their database names). */
 export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
   const db = (name: string) => store.env.db(name);
-  for (const table of tables) for (const { value } of db(table).getRange({})) yield { kind: 'record', table, rec: strip(value as Rec) };
+  for (const table of tables) for (const { key, value } of db(table).getRange({})) yield { kind: 'record', table, rec: restoredAt<Rec>(key, value) };
   for (const [repo, { table }] of Object.entries(CONTENTS) as [keyof typeof CONTENTS, { table: string }][])
     for (const key of db(table).getKeys({})) {
       const [team, id] = key as string[];

@@ -3,7 +3,8 @@
 // kill -9; units of work issued in the same tick share one commit, so concurrent requests batch.
 import { open, type RootDatabase, type Database, type Key } from 'lmdb';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
+import { trimEvery } from './map-trim';
 
 export type { Key, Database };
 
@@ -49,11 +50,14 @@ export class LmdbEnv {
   private queued: Queued[] = [];
   private inFlight = false;
   private drained: (() => void)[] = [];
+  /** Stops releasing the map's pages from RSS (map-trim.ts). */
+  private readonly stopTrim: () => void;
 
   constructor(readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
+    const path = resolve(dataDir, 'posthorn.mdb');
     this.root = open({
-      path: join(dataDir, 'posthorn.mdb'),
+      path,
       // 1 TiB of address space; the file only grows as data is written.
       mapSize: 2 ** 40,
       // Named databases: two per collection (records and indexes) and a few more, 81 in all (store/collections.ts lists them).
@@ -61,6 +65,8 @@ export class LmdbEnv {
       // Structured records with shared msgpack structures.
       ...ENCODING,
     });
+    // Pages read stay in RSS until released: the whole file, in time (map-trim.ts).
+    this.stopTrim = trimEvery(path);
   }
 
   db(name: string): Database {
@@ -156,6 +162,7 @@ export class LmdbEnv {
   }
 
   async close(): Promise<void> {
+    this.stopTrim();
     await this.committed();
     await this.root.close();
   }
