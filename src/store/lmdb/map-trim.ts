@@ -8,6 +8,10 @@
 // maps them again from there (a minor fault, no disk read). lmdb-js maps the file read-only (no
 // writemap), so no page is dirty in the map: nothing can be lost. Linux only (the map is found in
 // /proc/self/maps); elsewhere, or where libc does not load, nothing is trimmed.
+// madvise works on addresses, so the range must still be the map when it is called: each thread
+// trims only while its own environment is open (env.ts stops the timer before close, on the same
+// thread), and the map is never moved while open (mapSize is fixed at 1 TiB, so lmdb-js never
+// remaps to grow it) — the addresses read from /proc/self/maps cannot have been given to anything else.
 import { readFileSync } from 'node:fs';
 import { dlopen, FFIType } from 'bun:ffi';
 
