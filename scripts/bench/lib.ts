@@ -162,7 +162,7 @@ export async function call<T = unknown>(target: Target, method: string, path: st
   const res = await fetch(target.url + path, {
     method,
     headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? (body as BodyInit) : JSON.stringify(body),
   });
   const text = await res.text();
   if (res.status < 200 || res.status > 299) throw new Non2xx(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);

@@ -12,7 +12,9 @@
  * after its DATA — so every attempt carries the whole message and every email stays queued,
  * retried every `--retry` (default 5 s, so attempts keep running). The server runs as a child
  * process (`bun src/main.ts serve`, fresh LMDB); its RSS is read from /proc and `GET /health` is
- * timed every 200 ms, while the emails are sent and for `--hold` seconds after the last one.
+ * timed every 200 ms — on a thread of this process's own (health-probe.ts), so that building and
+ * sending the bodies here does not count as the server's latency — while the emails are sent and
+ * for `--hold` seconds after the last one.
  * Reported: peak and final RSS, /health latency percentiles, attempts the destination saw.
  * `--encoding buffer` sends each attachment as a Node Buffer in JSON, `{"type":"Buffer","data":[…]}`
  * (docs/api.md §2 item 16: the SDK before 6.37), about 3.6 characters of JSON per random byte, so
@@ -84,21 +86,19 @@ for (let i = 0; (await call<DomainBody>(target, 'GET', `/domains/${domain.id}`))
   await Bun.sleep(100);
 }
 
-// Samples: RSS and /health latency every 200 ms.
+// Samples: RSS and /health latency every 200 ms, taken on a thread of their own (health-probe.ts).
 const rss: number[] = [];
 const anon: number[] = [];
 const health: number[] = [];
-let sampling = true;
-const sampler = (async () => {
-  while (sampling) {
-    rss.push(target.rss());
-    anon.push(target.rssParts().anon);
-    const t0 = performance.now();
-    await fetch(`${target.url}/health`).then((r) => r.arrayBuffer());
-    health.push(performance.now() - t0);
-    await Bun.sleep(200);
-  }
-})();
+const probe = new Worker(new URL('./health-probe.ts', import.meta.url).href);
+const probed = Promise.withResolvers<void>();
+probe.onmessage = (e: MessageEvent<'done' | { rss: number; anon: number; health: number }>) => {
+  if (e.data === 'done') return probed.resolve();
+  rss.push(e.data.rss);
+  anon.push(e.data.anon);
+  health.push(e.data.health);
+};
+probe.postMessage({ url: target.url, pid: target.pid });
 
 console.log('Posthorn memory benchmark');
 console.log(`  command   bun scripts/bench/memory.ts ${process.argv.slice(2).join(' ')}`);
@@ -109,17 +109,18 @@ console.log(
 );
 
 const rssBefore = target.rss();
-// One random attachment, encoded once: the server decodes and stores each copy separately.
+// One random attachment, encoded once: the server decodes and stores each copy separately. Each
+// body is put together as bytes (a copy), not as a string to encode again for every request.
 const bytes = randomBytes(Math.round(SIZE_MB * 1024 * 1024));
-const content = JSON.stringify(BUFFER ? bytes : bytes.toString('base64'));
+const content = Buffer.from(JSON.stringify(BUFFER ? bytes : bytes.toString('base64')));
 let next = 0;
 const sendStart = performance.now();
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
     for (let i = next++; i < COUNT; i = next++) {
       const fields = JSON.stringify({ from: 'Bench <bench@bench.test>', to: `user${i}@dest.test`, subject: `Large ${i}`, text: 'See the attachment.' });
-      const body = `${fields.slice(0, -1)},"attachments":[{"filename":"file-${i}.bin","content":${content}}]}`;
-      if (i === 0) console.log(`  body      ${mb(body.length)} of JSON per request`);
+      const body = Buffer.concat([Buffer.from(`${fields.slice(0, -1)},"attachments":[{"filename":"file-${i}.bin","content":`), content, Buffer.from('}]}')]);
+      if (i === 0) console.log(`  body      ${mb(body.byteLength)} of JSON per request`);
       await call(target, 'POST', '/emails', body);
       if ((i + 1) % 250 === 0) console.log(`  sent ${fmt(i + 1)} — RSS ${mb(target.rss())}`);
     }
@@ -129,8 +130,9 @@ const sendSeconds = (performance.now() - sendStart) / 1000;
 const rssSent = rss.length;
 const healthSent = health.length;
 await Bun.sleep(HOLD * 1000);
-sampling = false;
-await sampler;
+probe.postMessage('stop');
+await probed.promise;
+probe.terminate();
 
 const pct = (list: number[], p: number) => {
   const s = [...list].sort((a, b) => a - b);

@@ -162,7 +162,7 @@ function createBase(table: RouteTable) {
       const s = stateOf(request);
       // The key's format is checked before the body is read (docs/api.md §3.3).
       if (s && r.idempotent) idempotencyKey(request.headers);
-      const read = await readJsonText(request);
+      const read = await readJsonText(request, r.largeBody);
       // The request log's copy is taken now: validation drops unknown keys.
       if (s && read) {
         s.body = read.body;

@@ -7,6 +7,7 @@ import { Kind, Type, TypeRegistry } from '@sinclair/typebox';
 import { EMAIL_STATUSES, type EmailStatus } from '../event-catalogue';
 import { AnyRecord, ExportQuery, Id, List, Nullable, PageQuery, Timestamp, type Static } from './common';
 import { BounceClassName } from './deliverability';
+import { StreamedBase64 } from './streamed-base64';
 
 const invalid = (field: string, why: string) => `Invalid \`${field}\` field: ${why}`;
 
@@ -38,6 +39,11 @@ TypeRegistry.Set<{ maxItems: number }>('Bytes', (schema, value) => {
 });
 const onAttachment = { errorName: 'invalid_attachment' };
 
+// Base64 `content`: a string, or — in a large body parsed as it arrived — the same string already
+// decoded (streamed-base64.ts), which is checked as the string it was. On the wire, a string.
+TypeRegistry.Set('Base64Text', (_schema, value) => typeof value === 'string' || value instanceof StreamedBase64);
+const Base64Text = Type.Unsafe<string | StreamedBase64>({ [Kind]: 'Base64Text', type: 'string' });
+
 /**
  * A Node Buffer as `JSON.stringify` writes it, `{"type":"Buffer","data":[…bytes]}`: what the SDK
  * before 6.37, resend-mcp and nodemailer transports send for a Buffer's content (docs/api.md §2 item 16).
@@ -63,7 +69,7 @@ const Attachment = Type.Object(
     content_id: Text('{field}'),
     inline_content_id: Text('{field}'),
     content: Type.Optional(
-      Type.Union([Type.String(), BufferContent, Type.Null()], {
+      Type.Union([Base64Text, BufferContent, Type.Null()], {
         error: 'Invalid `{field}` field: it must be a base64 string or a Buffer (`{"type":"Buffer","data":[…]}`).',
         ...onAttachment,
       }),

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyKeyTaken, type IdempotencyRecord, type Store, type Tx } from '../store';
 import { ApiError } from '../errors';
+import { StreamedBase64 } from '../schemas/streamed-base64';
 
 /** A key as given in `header` (1–256 characters), or null; throws 400 invalid_idempotency_key. */
 export function checkIdempotencyKey(value: string | null, header: string): string | null {
@@ -19,20 +20,37 @@ export function checkIdempotencyKey(value: string | null, header: string): strin
 
 /** Hash of the parsed body with keys sorted: whitespace and key order do not matter. */
 export function fingerprint(value: unknown): string {
-  return createHash('sha256').update(canonical(value)).digest('hex');
+  const decoded: StreamedBase64[] = [];
+  const text = canonical(value, decoded);
+  const hash = createHash('sha256');
+  if (!decoded.length) return hash.update(text).digest('hex');
+  // A content decoded as its body arrived stands in the text as a NUL (JSON.stringify escapes
+  // any other): hashed as the string it was, piece by piece, never whole.
+  text.split('\u0000').forEach((part, i) => {
+    hash.update(part);
+    if (i >= decoded.length) return;
+    hash.update('"');
+    for (const piece of decoded[i]!.text()) hash.update(piece);
+    hash.update('"');
+  });
+  return hash.digest('hex');
 }
 
-function canonical(v: unknown): string {
+function canonical(v: unknown, decoded: StreamedBase64[]): string {
+  if (v instanceof StreamedBase64) {
+    decoded.push(v);
+    return '\u0000';
+  }
   if (Array.isArray(v)) {
     // An array of plain values (a Buffer attachment's millions of bytes, docs/api.md §2 item 16)
     // reads the same through JSON.stringify, without a string per element.
     if (v.every((x) => x === null || typeof x !== 'object')) return JSON.stringify(v);
-    return `[${v.map(canonical).join(',')}]`;
+    return `[${v.map((x) => canonical(x, decoded)).join(',')}]`;
   }
   if (v && typeof v === 'object')
     return `{${Object.keys(v)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k], decoded)}`)
       .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }

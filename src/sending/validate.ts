@@ -11,6 +11,7 @@ import { parseScheduledAt } from './schedule';
 import type { AttachmentInput, ValidatedEmail } from './types';
 import { isObject, given } from '../schemas/common';
 import { MAX_ATTACHMENTS_BASE64, type SendEmailRequest } from '../schemas/emails';
+import { StreamedBase64 } from '../schemas/streamed-base64';
 
 export { MAX_ATTACHMENTS_BASE64 };
 export const MAX_TO = 50;
@@ -166,6 +167,12 @@ function attachmentInputs(value: NonNullable<SendEmailRequest['attachments']> | 
 
     const content = item.content;
     const path = item.path;
+    if (content instanceof StreamedBase64) {
+      // Plain base64 decoded as a large body arrived (api/platform/streamed-json.ts): counted as its text.
+      total += Math.ceil(content.length / 4) * 4;
+      if (total > MAX_ATTACHMENTS_BASE64) throw attachmentsTooLarge();
+      return { filename, content: content.bytes, path: null, content_type, content_id };
+    }
     if (given(content) && typeof content === 'object') {
       // A Buffer's bytes, checked by the wire schema (docs/api.md §7.1, §2 item 16); counted as base64.
       total += base64Length(content.data.length);

@@ -2,6 +2,7 @@
 // a parse error (the SDK sends Content-Type: application/json on bodiless requests).
 import { errors } from '../../errors';
 import { readBounded } from '../../net/stream';
+import { StreamedJson, type LargeBody } from './streamed-json';
 
 export const MAX_BODY_BYTES = 50 * 1024 * 1024;
 /**
@@ -17,13 +18,30 @@ export async function readJson(req: Request): Promise<unknown> {
   return (await readJsonText(req))?.body;
 }
 
-/** A JSON body and its text as received (the request log keeps the text); undefined when empty. */
-export async function readJsonText(req: Request): Promise<{ body: unknown; text: string } | undefined> {
+/**
+ * Bodies past this size, on a route that declares where its attachments are (route.ts
+ * `largeBody`), are parsed as they arrive (streamed-json.ts): a 5 MB file's 7 MB of JSON is then
+ * never held whole beside its text and its parsed string (issue 38's memory goal).
+ */
+export const STREAM_FROM_BYTES = 1024 * 1024;
+/** A streamed body is decoded and parsed in slices of this much, the event loop let go between. */
+const SLICE_BYTES = 256 * 1024;
+
+/**
+ * A JSON body and its text as received (the request log keeps the text); undefined when empty.
+ * A large body of a `largeBody` route comes without its text.
+ */
+export async function readJsonText(req: Request, largeBody?: LargeBody): Promise<{ body: unknown; text?: string } | undefined> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw errors.tooLarge();
+  if (largeBody && (declared === null || Number(declared) > STREAM_FROM_BYTES)) return readStreamed(req, largeBody, declared !== null);
   let text: string;
   if (declared !== null) text = await req.text();
   else text = await readLimited(req);
+  return parseText(text);
+}
+
+function parseText(text: string): { body: unknown; text: string } | undefined {
   if (text.length > MAX_BODY_BYTES) throw errors.tooLarge();
   if (text.trim() === '') return undefined;
   let body: unknown;
@@ -32,8 +50,58 @@ export async function readJsonText(req: Request): Promise<{ body: unknown; text:
   } catch {
     throw errors.badJson();
   }
-  if (deeperThan(body, MAX_BODY_DEPTH)) throw errors.badJson(`The request body is nested too deeply: at most ${MAX_BODY_DEPTH} levels of arrays and objects.`);
+  if (deeperThan(body, MAX_BODY_DEPTH)) throw tooDeep();
   return { body, text };
+}
+
+const tooDeep = () => errors.badJson(`The request body is nested too deeply: at most ${MAX_BODY_DEPTH} levels of arrays and objects.`);
+
+/**
+ * A body read as it arrives: one that ends within STREAM_FROM_BYTES is parsed whole as above; past
+ * it, piece by piece (streamed-json.ts), to the same value and the same answers — 413 past 50 MB
+ * first (the rest is still counted after a syntax error), then bad JSON, then the nesting. The
+ * text is decoded as `req.text()` decodes it (`declared`: a byte order mark dropped) or as a
+ * chunked body is (kept, and refused by the parser as JSON.parse refuses it).
+ */
+async function readStreamed(req: Request, where: LargeBody, declared: boolean): Promise<{ body: unknown } | undefined> {
+  if (!req.body) return parseText('');
+  const reader = req.body.getReader();
+  const head: Uint8Array[] = [];
+  let size = 0;
+  const next = async () => {
+    const r = await reader.read();
+    if (r.done) return null;
+    size += r.value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw errors.tooLarge();
+    }
+    return r.value;
+  };
+  for (let chunk = await next(); ; chunk = await next()) {
+    if (!chunk) {
+      const bytes = Buffer.concat(head, size);
+      return parseText(declared ? new TextDecoder().decode(bytes) : bytes.toString('utf8'));
+    }
+    head.push(chunk);
+    if (size > STREAM_FROM_BYTES) break;
+  }
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: !declared });
+  const json = new StreamedJson(where, MAX_BODY_DEPTH);
+  const write = async (chunk: Uint8Array) => {
+    for (let at = 0; at < chunk.byteLength; at += SLICE_BYTES) {
+      json.write(decoder.decode(chunk.subarray(at, at + SLICE_BYTES), { stream: true }));
+      // Other requests (and GET /health) get their turn between slices.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  for (const chunk of head.splice(0)) await write(chunk);
+  for (let chunk = await next(); chunk; chunk = await next()) await write(chunk);
+  json.write(decoder.decode());
+  const body = json.end();
+  if (body === undefined) return undefined;
+  if (json.tooDeep) throw tooDeep();
+  return { body };
 }
 
 /** Does `value` nest arrays and objects more than `max` levels deep? Walked with a list, not recursion. */

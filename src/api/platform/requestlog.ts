@@ -5,6 +5,7 @@
 import type { Store, LogRec, ApiKeyRec } from '../../store';
 import { newId, nowIso } from '../../ids';
 import { inBackground } from '../../store/guarded';
+import { StreamedBase64 } from '../../schemas/streamed-base64';
 
 const TOKEN_ANYWHERE = /re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}/g;
 /** Webhook signing secrets (POST /webhooks, GET /webhooks/{id}, rotate) are masked the same way. */
@@ -22,8 +23,9 @@ function mask(text: string): string {
  * it has to go (no attachment content, no string past the cut); else a redacted copy of the parsed
  * body. Taken before validation, which strips unknown keys from the parsed body in place.
  */
-export function loggedBody(body: unknown, text: string): string {
-  if (text.length <= MAX_STRING && !text.includes('"attachments"')) return mask(text);
+export function loggedBody(body: unknown, text: string | undefined): string {
+  // No text: a large body parsed as it arrived (streamed-json.ts), larger than the cut anyway.
+  if (text !== undefined && text.length <= MAX_STRING && !text.includes('"attachments"')) return mask(text);
   return JSON.stringify(redact(body));
 }
 
@@ -51,6 +53,7 @@ function redactAttachment(a: unknown): unknown {
   const { content, ...rest } = a as Record<string, unknown>;
   const out = redact(rest) as Record<string, unknown>;
   if (typeof content === 'string') out.content = `[${Buffer.byteLength(content, 'base64')} bytes]`;
+  else if (content instanceof StreamedBase64) out.content = `[${content.bytes.byteLength} bytes]`;
   else if (isBuffer(content)) out.content = `[${content.data.length} bytes]`;
   else if (content !== undefined) out.content = redact(content);
   return out;

@@ -8,6 +8,7 @@ import type { Static, StaticDecode, TSchema } from '@sinclair/typebox';
 import type { ApiKeyRec, Role, SessionRec, UserRec } from '../../store';
 import type { AuditAction } from '../../accounts/audit';
 import type { RequestState } from './context';
+import type { LargeBody } from './streamed-json';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -106,6 +107,11 @@ export interface RouteDef<A extends Access, P, Q, B extends BodySpec, R extends 
    * checks only the body's top-level type.
    */
   idempotent?: I;
+  /**
+   * Where a send's attachments are in the body (a send's `attachments`, or each batch item's): a
+   * large body is then parsed as it arrives, their base64 decoded as it comes (body.ts).
+   */
+  largeBody?: LargeBody;
   response: R;
   /** The success status when it does not vary (default 200). */
   status?: number;
@@ -127,6 +133,7 @@ export interface Route {
   query?: TSchema;
   body: BodySpec;
   idempotent?: boolean;
+  largeBody?: LargeBody;
   response: ResponseSpec;
   status?: number;
   hidden?: boolean;

@@ -98,6 +98,7 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
       ...doc,
       access: 'sending',
       idempotent: true,
+      largeBody: 'email',
       body: SendEmailRequest,
       response: SendEmailResponse,
       async handler({ caller, request, body, set }) {
@@ -120,6 +121,7 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
       description: 'Each item is a send (POST /emails); `x-batch-validation: permissive` accepts the valid items and reports the others by index.',
       access: 'sending',
       idempotent: true,
+      largeBody: 'batch',
       body: BatchRequest,
       response: BatchResponse,
       async handler({ caller, request, body: raw, set }) {
