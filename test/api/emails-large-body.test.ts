@@ -109,6 +109,25 @@ describe('a large send streamed in is the send it would have been whole', () => 
     expect(logged.attachments[0].content).toBe(`[${file.byteLength} bytes]`);
   });
 
+  test('an attachment as a Node Buffer in JSON past the threshold (read whole when it shows early, else streamed): the same bytes', async () => {
+    const bytes = file.subarray(0, 400_000);
+    const buffer = send({ to: 'buf@dest.test', attachments: [{ filename: 'b.bin', content: bytes.toJSON() as unknown as string }] });
+    const text = JSON.stringify(buffer);
+    expect(text.length).toBeGreaterThan(STREAM_FROM_BYTES);
+    // As sent (the Buffer's start within the first MB: read whole), and padded (it comes later: streamed).
+    const early = await fetch(`${p.url}/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json' },
+      body: text,
+    });
+    expect(early.status).toBe(200);
+    const late = await post('/emails', text, 'streamed');
+    expect(late.status).toBe(200);
+    const [a, b] = [await storedOf(((await early.json()) as { id: string }).id), await storedOf(late.body.id!)];
+    expect(b).toEqual(a);
+    expect(a.files).toEqual([bytes.toString('hex')]);
+  });
+
   test('POST /emails/batch, streamed: each item its attachments', async () => {
     const items = [
       send({ to: 'b0@dest.test' }),
