@@ -60,7 +60,23 @@ import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import nodemailer from 'nodemailer';
 import { wrk as runWrk, cpuOf, startBare, startDurable, type CpuProbe } from './wrk';
-import { startChild, tempDir, call, closedLoop, freePort, fmt, mb, machine, table, fail, verifiedSendingDomain, DEST_TTL_S, ROOT, type Target } from './lib';
+import {
+  startChild,
+  tempDir,
+  call,
+  sendInBatches,
+  closedLoop,
+  freePort,
+  fmt,
+  mb,
+  machine,
+  table,
+  fail,
+  verifiedSendingDomain,
+  DEST_TTL_S,
+  ROOT,
+  type Target,
+} from './lib';
 import type { MetricsBody } from './lib';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
@@ -572,16 +588,7 @@ if (ONLY.has('queued')) {
   };
   // First they wait held (docs/api.md §19.7): queued, and not tried.
   await call(target, 'POST', '/queue/dest.test/hold');
-  let sent = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (sent < QUEUED) {
-        const n = Math.min(100, QUEUED - sent);
-        sent += n;
-        await call(target, 'POST', '/emails/batch', Array.from({ length: n }, email));
-      }
-    }),
-  );
+  await sendInBatches(target, QUEUED, email);
   await settled(`RSS, ${fmt(QUEUED)} emails queued, held (MB)`);
   // Then each is tried once and waits for its retry, its attempt and its events (sent,
   // delivery_delayed) stored: what a destination that is down leaves behind.

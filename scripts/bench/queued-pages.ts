@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { startChild, tempDir, call, fmt, mb, fail, verifiedSendingDomain, type Target, type MetricsBody } from './lib';
+import { startChild, tempDir, call, sendInBatches, fmt, mb, fail, verifiedSendingDomain, type Target, type MetricsBody } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 import { ENCODING } from '../../src/store/lmdb/env';
@@ -103,16 +103,7 @@ function show(step: string) {
 }
 
 await call(target, 'POST', '/queue/dest.test/hold');
-let sent = 0;
-await Promise.all(
-  Array.from({ length: 4 }, async () => {
-    while (sent < QUEUED) {
-      const n = Math.min(100, QUEUED - sent);
-      sent += n;
-      await call(target, 'POST', '/emails/batch', Array.from({ length: n }, email));
-    }
-  }),
-);
+await sendInBatches(target, QUEUED, email);
 await settle();
 show(`${fmt(QUEUED)} emails queued, held`);
 await call(target, 'POST', '/queue/dest.test/release');
