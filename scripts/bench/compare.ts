@@ -65,6 +65,7 @@ import {
   tempDir,
   call,
   sendInBatches,
+  numberedEmails,
   closedLoop,
   freePort,
   fmt,
@@ -167,16 +168,9 @@ dns.zone.setNegativeTtl(DEST_TTL_S);
 const wrk = (url: string, body: string, headers: Record<string, string>, connections: number, cpu?: CpuProbe) =>
   runWrk(url, body, headers, { warmUpSeconds: WRK_WARM_UP_SECONDS, seconds: SECONDS, connections, cpu });
 
-let seq = 0;
 /** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */
 let sender = 'bench.test';
-const email = () => ({
-  from: `Bench <bench@${sender}>`,
-  to: [`user${++seq}@dest.test`],
-  subject: `Benchmark ${seq}`,
-  html: `<p>Hello number ${seq}</p>`,
-  text: `Hello number ${seq}`,
-});
+const email = numberedEmails(() => sender);
 
 /** `op` run `n` times in all, by `workers` loops at once, each starting the next when its last is done. */
 async function inParallel(workers: number, n: number, op: () => Promise<unknown>): Promise<void> {

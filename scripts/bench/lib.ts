@@ -169,6 +169,18 @@ export async function call<T = unknown>(target: Target, method: string, path: st
   return (text ? JSON.parse(text) : null) as T;
 }
 
+/** A maker of numbered test emails from `sender()` (read at each call: a bench may change domain between runs). */
+export function numberedEmails(sender: () => string): () => { from: string; to: string[]; subject: string; html: string; text: string } {
+  let seq = 0;
+  return () => ({
+    from: `Bench <bench@${sender()}>`,
+    to: [`user${++seq}@dest.test`],
+    subject: `Benchmark ${seq}`,
+    html: `<p>Hello number ${seq}</p>`,
+    text: `Hello number ${seq}`,
+  });
+}
+
 /** `count` emails made by `email` sent through POST /emails/batch, 100 a request, 4 requests in flight. */
 export async function sendInBatches(target: Target, count: number, email: () => unknown): Promise<void> {
   let sent = 0;

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { startChild, tempDir, call, sendInBatches, fmt, mb, fail, verifiedSendingDomain, type Target, type MetricsBody } from './lib';
+import { startChild, tempDir, call, sendInBatches, numberedEmails, fmt, mb, fail, verifiedSendingDomain, type Target, type MetricsBody } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
 import { ENCODING } from '../../src/store/lmdb/env';
@@ -34,14 +34,7 @@ const target = await startChild(dataDir, {
 });
 const sender = 'bench1.test';
 await verifiedSendingDomain(target, dns.zone, sender);
-let seq = 0;
-const email = () => ({
-  from: `Bench <bench@${sender}>`,
-  to: [`user${++seq}@dest.test`],
-  subject: `Benchmark ${seq}`,
-  html: `<p>Hello number ${seq}</p>`,
-  text: `Hello number ${seq}`,
-});
+const email = numberedEmails(() => sender);
 
 /** Resident pages of the LMDB file's mapping in the server (smaps). */
 function mapRss(t: Target): number {
