@@ -367,14 +367,12 @@ function compact<T extends Rec>(r: T & Stored): Stored {
  * (before compact) reads the same.
  */
 function restored<T>(team: string, id: string, v: T & Stored, withExpiry = false): T & Stored {
-  if ((v as { id?: unknown }).id !== undefined) {
-    if (withExpiry || v._expires === undefined) return v;
+  let r = v;
+  if (!withExpiry && v._expires !== undefined) {
     const { _expires, ...rest } = v;
-    return rest as T & Stored;
+    r = rest as T & Stored;
   }
-  if (withExpiry || v._expires === undefined) return { id, team_id: team, ...v };
-  const { _expires, ...rest } = v;
-  return { id, team_id: team, ...rest } as unknown as T & Stored;
+  return (r as { id?: unknown }).id !== undefined ? r : ({ id, team_id: team, ...r } as T & Stored);
 }
 
 /** `restored` of an entry read by range ([team, id] key): also a backup's copy (dump.ts). */

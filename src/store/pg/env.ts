@@ -117,7 +117,11 @@ export class Additions {
     const out: [string, unknown[]][] = [];
     // One statement per kind of row, its rows as one JSON parameter (one to encode, one to decode).
     const byText = new Map<string, Batched[]>();
-    for (const b of this.batched.values()) byText.set(b.many.text, [...(byText.get(b.many.text) ?? []), b]);
+    for (const b of this.batched.values()) {
+      const rows = byText.get(b.many.text);
+      if (rows) rows.push(b);
+      else byText.set(b.many.text, [b]);
+    }
     for (const [text, rows] of byText) {
       rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       out.push([text, [JSON.stringify(rows.map((b) => ({ ...b.row, counts: b.counts })))]]);
