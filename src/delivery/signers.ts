@@ -22,6 +22,9 @@ interface Signer {
   pending: Map<number, { resolve: (header: string | null) => void; reject: (e: Error) => void }>;
 }
 
+/** Bytes of a large message handed to the signing thread a message at a time (signPieces). */
+const PIECE = 256 * 1024;
+
 /** The domain's name and keys only (what crosses to the thread). */
 const keysOf = (domain: DkimDomain): DkimDomain => ({
   name: domain.name,
@@ -50,7 +53,7 @@ export class SigningPool {
 
   /**
    * The DKIM-Signature header of a message read in pieces (a large one, never held whole: each
-   * piece is copied to the thread as it is read) and the message's size; null when the thread
+   * piece is copied to the thread as it is read, in PIECE-byte messages) and the message's size; null when the thread
    * cannot sign it so (mail/dkim.ts DkimPieces) and it is to be composed and signed whole.
    */
   async signPieces(pieces: AsyncIterable<Uint8Array>, domain: DkimDomain): Promise<{ header: Buffer; size: number } | null> {
@@ -62,12 +65,28 @@ export class SigningPool {
     const id = this.seq;
     // A thread that dies meanwhile rejects it before it is awaited.
     asked.catch(() => {});
+    // The composer's pieces are small (lines of base64): gathered into PIECE bytes a message, the
+    // thread is woken once per PIECE, not per line.
+    let piece = new Uint8Array(PIECE);
+    let filled = 0;
+    const post = () => {
+      const out = filled === PIECE ? piece : piece.slice(0, filled);
+      signer.worker.postMessage({ id, piece: out } satisfies SignRequest, [out.buffer as ArrayBuffer]);
+      piece = new Uint8Array(PIECE);
+      filled = 0;
+    };
     try {
-      for await (const piece of pieces) {
-        const copy = new Uint8Array(piece);
-        size += copy.byteLength;
-        signer.worker.postMessage({ id, piece: copy } satisfies SignRequest, [copy.buffer as ArrayBuffer]);
+      for await (const read of pieces) {
+        size += read.byteLength;
+        for (let at = 0; at < read.byteLength; ) {
+          const n = Math.min(PIECE - filled, read.byteLength - at);
+          piece.set(read.subarray(at, at + n), filled);
+          filled += n;
+          at += n;
+          if (filled === PIECE) post();
+        }
       }
+      if (filled) post();
       signer.worker.postMessage({ id, end: keysOf(domain) } satisfies SignRequest);
     } catch (e) {
       // Reading the message failed: the thread forgets it, and nothing waits for its answer.
