@@ -8,7 +8,7 @@ import { resolveMx, hostAddresses, type MxRoute } from './mx';
 import { isPrivateAddress } from '../net/guard';
 import { relayTarget } from './relay';
 import { localReply, type Reply } from '../mail/smtp-reply';
-import { ConnectError, type SmtpSession, type Target } from './smtp-client';
+import { ConnectError, type OutgoingMessage, type SmtpSession, type Target } from './smtp-client';
 import type { ConnectionPool, Lease } from './pool';
 import { mxAllowed, tlsResultType, type TlsResultType } from '../mail/mta-sts';
 import type { StsLookup } from './mta-sts';
@@ -18,10 +18,10 @@ export interface AttemptInput {
   entry: QueueEntry;
   domain: DomainRec;
   /**
-   * The unsigned message, asked for once a destination has taken the connection: nothing is
+   * The signed message, asked for once a destination has taken the connection: nothing is
    * composed or signed for a destination that cannot be reached.
    */
-  message: () => Promise<Uint8Array>;
+  message: () => Promise<OutgoingMessage>;
   /** The VERP envelope sender. */
   from: string;
 }
@@ -70,8 +70,6 @@ export interface AttemptDeps {
   config: Pick<Config, 'delivery' | 'smtp' | 'security'>;
   dns: Resolver;
   pool: ConnectionPool;
-  /** DKIM signing with the sending domain's keys: the signed message as its two parts (header, message). */
-  sign: (raw: Uint8Array) => Promise<[Buffer, Buffer]>;
   /** Shaping: the destination's site once its MX hosts are known (none in relay mode), and its room. */
   route: (domain: string, hosts: string[]) => Route;
   /** MTA-STS in direct mode (docs/mail.md §3.2): a recipient domain's policy, and the authorities MX certificates may chain to. */
@@ -103,10 +101,10 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   });
 
   // Composed and signed once, when the first destination has answered.
-  let message: [Buffer, Buffer] | null = null;
-  const signed = async (): Promise<[Buffer, Buffer] | Reply> => {
+  let message: OutgoingMessage | null = null;
+  const signed = async (): Promise<OutgoingMessage | Reply> => {
     try {
-      message ??= await deps.sign(await input.message());
+      message ??= await input.message();
       return message;
     } catch (e) {
       // A broken key is the operator's to fix: retry (and bounce Transient when the window ends).
@@ -216,7 +214,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         else sts.failures.push(failure(tlsResultType(v?.reason ?? 'TLS_FAILURE'), target.host, session.address, v?.reason ?? null));
       }
       const bytes = await signed();
-      if (!Array.isArray(bytes)) {
+      if ('code' in bytes) {
         pool.release(session, true);
         return everyone(bytes);
       }

@@ -23,7 +23,7 @@ import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { localReply, verdict } from '../mail/smtp-reply';
 import { Verp } from '../mail/verp';
-import { composeEmail } from '../sending/message';
+import { composeEmail, composeEmailStream } from '../sending/message';
 import type { DomainRec, EmailRec, QueueEntry, Store, Tx } from '../store';
 import { DueService } from '../work/due-service';
 import { nextAttemptAt, windowOver } from '../work/retry';
@@ -39,6 +39,8 @@ import { recordIncident, senderReplies } from './incidents';
 import { type Counts, putBack, recordTls, retried, retryDue, settleRecipients, settleScope, withAttempt, attemptRecord, classesOf, replyFor } from './settle';
 import { Shaper, SiteRules } from './shaping';
 import { SigningPool } from './signers';
+import type { OutgoingMessage } from './smtp-client';
+import { Readable } from 'node:stream';
 import { INSTALL_TEAM, SendingIps } from './ips';
 
 /** How often the sending IPs' counts are written to the store (ips.ts). */
@@ -90,6 +92,14 @@ const CLAIM = { patient: true, lease: true } as const;
 
 /** Bytes of messages held by delivery attempts at once. */
 export const MESSAGE_BUDGET = 64 * 1024 * 1024;
+/** Stored parts from which a message is streamed through its attempt rather than composed whole (as large bodies are read, api/platform/body.ts). */
+export const STREAM_MESSAGE_FROM = 1024 * 1024;
+
+/** The DKIM-Signature header, then the message composed afresh. */
+async function* signedStream(header: Buffer, message: () => Readable): AsyncGenerator<Uint8Array> {
+  yield header;
+  yield* message();
+}
 
 export class DeliveryEngine extends DueService<Claimed, Attempted> {
   readonly verp: Verp;
@@ -352,10 +362,16 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     if (size === undefined) return { result: noLongerStored(c.entry), started };
     const release = await this.budget.take(3 * size);
     try {
-      const message = async () => {
+      const message = async (): Promise<OutgoingMessage> => {
         const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
         if (!content) throw new Error('the message is no longer stored');
-        return composeEmail(this.svc, c.email, content, c.domain);
+        const keys = signingKeys(c.domain);
+        // A large message is composed twice — to sign, then to send — and never held whole: the
+        // same bytes, as composing is deterministic (sending/message.ts).
+        const stream = size >= STREAM_MESSAGE_FROM ? composeEmailStream(this.svc, c.email, content, c.domain) : null;
+        const signed = stream && (await this.signers.signPieces(stream(), keys));
+        if (stream && signed) return { size: signed.size, open: () => Readable.from(signedStream(signed.header, stream), { objectMode: false }) };
+        return this.signers.sign(await composeEmail(this.svc, c.email, content, c.domain), keys);
       };
       const result = await attemptDelivery(
         { entry: c.entry, domain: c.domain, message, from },
@@ -363,7 +379,6 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
           config: this.svc.config,
           dns: this.svc.dns,
           pool: this.pool,
-          sign: (raw) => this.signers.sign(raw, signingKeys(c.domain)),
           route: (domain, hosts) => this.route(c, domain, hosts),
           mtaSts: this.mtaSts,
           siteRelay: (site) => this.shaper.rules.relay(site),

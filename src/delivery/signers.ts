@@ -19,8 +19,18 @@ const refs = (w: Worker) => w as unknown as { ref(): void; unref(): void };
 
 interface Signer {
   worker: Worker;
-  pending: Map<number, { resolve: (header: string) => void; reject: (e: Error) => void }>;
+  pending: Map<number, { resolve: (header: string | null) => void; reject: (e: Error) => void }>;
 }
+
+/** Bytes of a large message handed to the signing thread a message at a time (signPieces). */
+const PIECE = 256 * 1024;
+
+/** The domain's name and keys only (what crosses to the thread). */
+const keysOf = (domain: DkimDomain): DkimDomain => ({
+  name: domain.name,
+  dkim: { selector: domain.dkim.selector, private_key: domain.dkim.private_key },
+  ...(domain.ed25519 ? { ed25519: domain.ed25519 } : {}),
+});
 
 export class SigningPool {
   private readonly signers: (Signer | null)[];
@@ -41,6 +51,52 @@ export class SigningPool {
     return [Buffer.from(header, 'latin1'), Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)];
   }
 
+  /**
+   * The DKIM-Signature header of a message read in pieces (a large one, never held whole: each
+   * piece is copied to the thread as it is read, in PIECE-byte messages) and the message's size; null when the thread
+   * cannot sign it so (mail/dkim.ts DkimPieces) and it is to be composed and signed whole.
+   */
+  async signPieces(pieces: AsyncIterable<Uint8Array>, domain: DkimDomain): Promise<{ header: Buffer; size: number } | null> {
+    if (this.closed) throw new Error('the signing pool is closed');
+    const signer = this.least();
+    let size = 0;
+    // Registered before the first piece, so the thread counts as busy (least) and stays referenced.
+    const asked = this.ask(signer, (id) => ({ id, piece: new Uint8Array(0) }), []);
+    const id = this.seq;
+    // A thread that dies meanwhile rejects it before it is awaited.
+    asked.catch(() => {});
+    // The composer's pieces are small (lines of base64): gathered into PIECE bytes a message, the
+    // thread is woken once per PIECE, not per line.
+    let piece = new Uint8Array(PIECE);
+    let filled = 0;
+    const post = () => {
+      const out = filled === PIECE ? piece : piece.slice(0, filled);
+      signer.worker.postMessage({ id, piece: out } satisfies SignRequest, [out.buffer as ArrayBuffer]);
+      piece = new Uint8Array(PIECE);
+      filled = 0;
+    };
+    try {
+      for await (const read of pieces) {
+        size += read.byteLength;
+        for (let at = 0; at < read.byteLength; ) {
+          const n = Math.min(PIECE - filled, read.byteLength - at);
+          piece.set(read.subarray(at, at + n), filled);
+          filled += n;
+          at += n;
+          if (filled === PIECE) post();
+        }
+      }
+      if (filled) post();
+      signer.worker.postMessage({ id, end: keysOf(domain) } satisfies SignRequest);
+    } catch (e) {
+      // Reading the message failed: the thread forgets it, and nothing waits for its answer.
+      this.forget(signer, id, e as Error);
+      throw e;
+    }
+    const header = await asked;
+    return header === null ? null : { header: Buffer.from(header, 'latin1'), size: size + Buffer.byteLength(header, 'latin1') };
+  }
+
   /** Start every thread and hear from each: resolves once all of them run. */
   async ready(): Promise<void> {
     for (let i = 0; i < this.signers.length; i++) this.signers[i] ??= this.start(i);
@@ -52,15 +108,20 @@ export class SigningPool {
     // A copy of its own for the thread, handed over without a second copy (the original may share
     // its memory with other buffers, or be sent meanwhile).
     const copy = new Uint8Array(raw);
-    const dkim: DkimDomain = {
-      name: domain.name,
-      dkim: { selector: domain.dkim.selector, private_key: domain.dkim.private_key },
-      ...(domain.ed25519 ? { ed25519: domain.ed25519 } : {}),
-    };
-    return this.ask(this.least(), (id) => ({ id, raw: copy, domain: dkim }), [copy.buffer as ArrayBuffer]);
+    return this.ask(this.least(), (id) => ({ id, raw: copy, domain: keysOf(domain) }), [copy.buffer as ArrayBuffer]) as Promise<string>;
   }
 
-  private ask(signer: Signer, request: (id: number) => SignRequest, transfer: Transferable[]): Promise<string> {
+  /** A request given up: the thread drops what it holds of it, its promise is rejected with `why`. */
+  private forget(signer: Signer, id: number, why: Error): void {
+    signer.worker.postMessage({ id, end: null } satisfies SignRequest);
+    const p = signer.pending.get(id);
+    if (!p) return;
+    signer.pending.delete(id);
+    if (signer.pending.size === 0) refs(signer.worker).unref();
+    p.reject(why);
+  }
+
+  private ask(signer: Signer, request: (id: number) => SignRequest, transfer: Transferable[]): Promise<string | null> {
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
       // Held while it has work: a thread waiting on an unreferenced Worker, with nothing else to
@@ -97,6 +158,7 @@ export class SigningPool {
       signer.pending.delete(m.id);
       if (signer.pending.size === 0) refs(worker).unref();
       if ('header' in m) p.resolve(m.header);
+      else if ('whole' in m) p.resolve(null);
       else p.reject(new Error(m.error));
     };
     worker.onerror = (e) => log.error('delivery.signer_error', { error: e.message });

@@ -76,6 +76,15 @@ export interface SendOutcome {
   lost?: boolean;
 }
 
+/** A message too large to hold whole (the delivery engine's): its size, and its bytes read afresh each time it is sent. */
+export interface StreamedMessage {
+  size: number;
+  open(): Readable;
+}
+
+/** What a transaction sends: the message in parts (the DKIM-Signature header, then the message), or streamed. */
+export type OutgoingMessage = Uint8Array[] | StreamedMessage;
+
 // RFC 5321 §4.5.3.2 suggests 5 minutes per command and 10 for the end of data; connecting and
 // the greeting get less, so an unreachable host does not hold a delivery slot for long.
 const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 5 * 60_000 };
@@ -230,12 +239,17 @@ export class SmtpSession {
    * One mail transaction: MAIL FROM, RCPT TO each recipient, DATA. Never throws: every recipient
    * gets a reply — the server's, or one made up for a lost connection (RFC 3463 4.4.2).
    */
-  send(from: string, recipients: string[], parts: Uint8Array[]): Promise<SendOutcome> {
+  send(from: string, recipients: string[], outgoing: OutgoingMessage): Promise<SendOutcome> {
     this.messages++;
-    const size = parts.reduce((n, p) => n + p.byteLength, 0);
+    const parts = Array.isArray(outgoing) ? outgoing : null;
+    const size = parts ? parts.reduce((n, p) => n + p.byteLength, 0) : (outgoing as StreamedMessage).size;
     // Streamed in slices of the parts (no copy), so a large message is never duplicated in memory;
     // one of a slice or less goes out in one write with the end of data (see OneWrite).
-    const message = size <= SLICE ? new OneWrite(Buffer.concat(parts, size), () => this.socket) : Readable.from(slices(parts), { objectMode: false });
+    const message = !parts
+      ? (outgoing as StreamedMessage).open()
+      : size <= SLICE
+        ? new OneWrite(Buffer.concat(parts, size), () => this.socket)
+        : Readable.from(slices(parts), { objectMode: false });
     // nodemailer keeps its per-recipient bookkeeping (accepted, rejectedErrors) on the envelope
     // object it is given, which tells RCPT rejections apart from a failed DATA.
     const envelope = { from, to: recipients, size } as SMTPConnectionEnvelope;

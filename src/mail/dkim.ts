@@ -81,8 +81,7 @@ interface Signature {
 /** The DKIM-Signature header field(s) (CRLF-terminated) to put in front of `raw`. */
 export async function dkimSignature(raw: Uint8Array, d: DkimDomain, opts: { signTime?: Date } = {}): Promise<string> {
   const message = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const all: Signature[] = [{ selector: d.dkim.selector, privateKey: d.dkim.private_key, algorithm: 'rsa-sha256' }];
-  if (d.ed25519) all.push({ selector: d.ed25519.selector, privateKey: d.ed25519.private_key, algorithm: 'ed25519-sha256' });
+  const all = signaturesOf(d);
   const parts = crlfParts(message);
   return parts ? signParts(parts, d.name, all, opts.signTime ?? new Date()) : signWithMailauth(message, d.name, all, opts.signTime);
 }
@@ -102,11 +101,67 @@ function crlfParts(m: Buffer): { header: Buffer; body: Buffer } | null {
 const UNSAFE_TAG_VALUE = /[^\x21-\x3a\x3c-\x7e]/;
 
 function signParts(parts: { header: Buffer; body: Buffer }, domain: string, all: Signature[], signTime: Date): string {
-  // relaxed body canonicalization (§3.4.4), SHA-256, the whole body (no l=).
-  const hasher = dkimBody('relaxed', 'sha256', false);
+  const hasher = bodyHasher();
   hasher.update(parts.body);
-  const bodyHash = hasher.digest('base64');
-  const lines = getSigningHeaderLines(parseHeaders(parts.header).parsed, SIGNED_HEADERS);
+  return signHeader(parts.header, hasher.digest('base64'), domain, all, signTime);
+}
+
+/** relaxed body canonicalization (§3.4.4), SHA-256, the whole body (no l=). */
+const bodyHasher = () => dkimBody('relaxed', 'sha256', false);
+
+const signaturesOf = (d: DkimDomain): Signature[] => [
+  { selector: d.dkim.selector, privateKey: d.dkim.private_key, algorithm: 'rsa-sha256' },
+  ...(d.ed25519 ? [{ selector: d.ed25519.selector, privateKey: d.ed25519.private_key, algorithm: 'ed25519-sha256' as const }] : []),
+];
+
+/**
+ * dkimSignature of a message read in pieces (a large one, never held whole): the header section
+ * kept, the body hashed as it passes. `signature` is null when the message is not one signParts
+ * signs — a lone CR or LF anywhere (the composer converts such a message, mime.ts), no header
+ * section — and the message is then signed whole.
+ */
+export class DkimPieces {
+  private head: Buffer | null = Buffer.alloc(0);
+  private header: Buffer | null = null;
+  private readonly hasher = bodyHasher();
+  /** The last byte of the previous piece (a CR or LF may pair across two pieces). */
+  private last = -1;
+  private lone = false;
+
+  update(piece: Uint8Array): void {
+    const b = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+    if (!b.byteLength || this.lone) return;
+    // An LF pairs with the CR before it, a CR with the LF after it — in the last piece, or the next.
+    if (this.last === 13 && b[0] !== 10) this.lone = true;
+    for (let i = b.indexOf(10); i >= 0 && !this.lone; i = b.indexOf(10, i + 1)) if ((i ? b[i - 1] : this.last) !== 13) this.lone = true;
+    for (let i = b.indexOf(13); i >= 0 && !this.lone; i = b.indexOf(13, i + 1)) if (i + 1 < b.byteLength && b[i + 1] !== 10) this.lone = true;
+    this.last = b[b.byteLength - 1]!;
+    if (this.lone) return;
+    if (this.head) {
+      const head = Buffer.concat([this.head, b]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.head = head;
+        return;
+      }
+      this.head = null;
+      this.header = end > 0 ? head.subarray(0, end + 2) : null;
+      if (!this.header) this.lone = true;
+      else this.hasher.update(head.subarray(end + 4));
+      return;
+    }
+    this.hasher.update(b);
+  }
+
+  /** The DKIM-Signature header field(s), as dkimSignature gives them for the whole message; null: sign it whole. */
+  signature(d: DkimDomain, opts: { signTime?: Date } = {}): string | null {
+    if (this.lone || this.last === 13 || !this.header) return null;
+    return signHeader(this.header, this.hasher.digest('base64'), d.name, signaturesOf(d), opts.signTime ?? new Date());
+  }
+}
+
+function signHeader(header: Buffer, bodyHash: string, domain: string, all: Signature[], signTime: Date): string {
+  const lines = getSigningHeaderLines(parseHeaders(header).parsed, SIGNED_HEADERS);
   // §5.4: From MUST be signed; a signature without it fails at every verifier (§6.1.1).
   if (!lines.headers.some((h) => h.key === 'from')) throw new DkimError(`DKIM signing for ${domain} failed: ENOFROM`);
   const timestamp = Math.floor(signTime.getTime() / 1000);

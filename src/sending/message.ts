@@ -8,7 +8,8 @@ import type { Config } from '../config';
 import type { DomainRec, EmailContent, EmailRec } from '../store';
 import type { ResolvedAttachment } from './types';
 import type { MessageParts } from '../store';
-import { composeMime, type Composable } from './mime';
+import type { Readable } from 'node:stream';
+import { composeMime, composeMimeStream, type Composable, type ComposeOptions } from './mime';
 import { withTracking, type TrackingContext } from './tracking';
 
 /** What composing a message needs beside the email: tracking links' base and secret, the Feedback-ID's sender id. */
@@ -21,6 +22,29 @@ export interface MessageContext extends TrackingContext {
  * subdomain, when verified, is the base of tracking links); null when it was deleted meanwhile.
  */
 export async function composeEmail(ctx: MessageContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): Promise<Uint8Array> {
+  const made = composition(ctx, email, content, domain);
+  return made instanceof Uint8Array ? made : composeMime(made.composable, made.options);
+}
+
+/**
+ * The same message as a stream, composed afresh for each call of the function returned (a large
+ * message is read twice by its delivery attempt — to sign, then to send — and never held whole);
+ * null for a message submitted whole (SMTP), which is in memory already. The stream has
+ * composeEmail's bytes unless it holds a lone CR or LF (mime.ts composeMimeStream): its reader checks.
+ */
+export function composeEmailStream(ctx: MessageContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): (() => Readable) | null {
+  const made = composition(ctx, email, content, domain);
+  if (made instanceof Uint8Array) return null;
+  return () => composeMimeStream(made.composable, made.options);
+}
+
+/** What composing the message takes, or the message itself when it was submitted whole. */
+function composition(
+  ctx: MessageContext,
+  email: EmailRec,
+  content: EmailContent,
+  domain: DomainRec | null,
+): Uint8Array | { composable: Composable; options: ComposeOptions } {
   const feedback = feedbackId(email, ctx.config.delivery.feedback_id);
   if (content.raw) return feedback ? withFeedbackId(content.raw, feedback) : content.raw;
   const parts = content.message;
@@ -34,12 +58,15 @@ export async function composeEmail(ctx: MessageContext, email: EmailRec, content
   }));
   const composable = validatedOf(email, content, parts);
   if (feedback && !hasHeader(Object.keys(email.headers), 'feedback-id')) composable.headers = { ...email.headers, 'Feedback-ID': feedback };
-  return composeMime(composable, {
-    messageId: email.message_id,
-    date: new Date(email.created_at),
-    attachments,
-    html: html ?? undefined,
-  });
+  return {
+    composable,
+    options: {
+      messageId: email.message_id,
+      date: new Date(email.created_at),
+      attachments,
+      html: html ?? undefined,
+    },
+  };
 }
 
 /** The html part as it is sent: tracking added when the email is tracked (and its domain still exists). */

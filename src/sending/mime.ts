@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { compile } from 'html-to-text';
 import { withoutEditorDocument } from './editor-document';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
+import type { Readable } from 'node:stream';
 import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
 import { hasBareCr, hasBareLf } from '../mail/line-breaks';
@@ -56,11 +57,21 @@ export async function composeMime(email: Composable, opts: ComposeOptions): Prom
   // The bodies are CRLF already and nodemailer writes CRLF itself, so its newline conversion — a
   // stream through every part, a quarter of the time to compose a small message — is needed only
   // for what it copies as given: a message/* attachment with LF line ends, say.
-  const message = await compose(email, opts, false);
-  return hasBareLf(message) || hasBareCr(message) ? compose(email, opts, true) : message;
+  const message = await compose(email, opts, false).build();
+  return hasBareLf(message) || hasBareCr(message) ? compose(email, opts, true).build() : message;
 }
 
-async function compose(email: Composable, opts: ComposeOptions, convertNewlines: boolean): Promise<Buffer> {
+/**
+ * The message as composeMime makes it when it has no lone CR or LF, as a stream of pieces — for a
+ * large message, composed once more each time it is read rather than held whole (the delivery
+ * attempt, docs/ARCHITECTURE.md). Whoever reads it checks for a lone CR or LF, and then takes
+ * composeMime's bytes instead.
+ */
+export function composeMimeStream(email: Composable, opts: ComposeOptions): Readable {
+  return compose(email, opts, false).createReadStream();
+}
+
+function compose(email: Composable, opts: ComposeOptions, convertNewlines: boolean): ReturnType<MailComposer['compile']> {
   // `text` null = derive it; "" = the caller wants no text part (docs/api.md §7.1).
   const text = email.text ?? (email.html && opts.textFromHtml !== false ? derivedText(email.html) : null);
   const composer = new MailComposer({
@@ -83,7 +94,7 @@ async function compose(email: Composable, opts: ComposeOptions, convertNewlines:
   const root = composer.compile();
   // After the standard fields, in the caller's order (validate.ts refused the reserved ones).
   for (const [name, value] of Object.entries(email.headers)) root.addHeader(name, value);
-  return root.build();
+  return root;
 }
 
 function attachment(a: ResolvedAttachment): MailComposerAttachment {

@@ -7,7 +7,7 @@ import { describe, test, expect, beforeAll } from 'bun:test';
 import { generateKeyPairSync, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { dkimSignature, DkimError, type DkimDomain } from '../../src/mail/dkim';
+import { dkimSignature, DkimError, DkimPieces, type DkimDomain } from '../../src/mail/dkim';
 import { openSsl } from '../../src/mail/openssl';
 import { generateDkimKey, generateEd25519Key, keyRecord } from '../../src/domains/dkim';
 
@@ -143,6 +143,57 @@ describe('DKIM signatures', () => {
     const err = await dkimSignature(MESSAGES['empty body']!, { name: 'example.test', dkim: { selector: 's', private_key: broken } }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(DkimError);
     expect((err as Error).message).not.toContain(broken.split('\n')[1]!.slice(0, 20));
+  });
+});
+
+// A large message is signed from its pieces as they are read (delivery/signers.ts signPieces):
+// whatever the cuts — inside a CRLF, inside the empty line that ends the header — the signature is
+// dkimSignature's of the whole; a message it would not sign so (a lone CR or LF, no header end) is
+// left to be signed whole.
+describe('DKIM signatures of a message in pieces', () => {
+  /** The pieces of `raw`, of 1 to `max` bytes (deterministic). */
+  function inPieces(raw: Buffer, seed: number, max: number): Buffer[] {
+    const random = rng(seed);
+    const out: Buffer[] = [];
+    for (let at = 0; at < raw.byteLength; ) {
+      const next = Math.min(raw.byteLength, at + 1 + int(random, max));
+      out.push(raw.subarray(at, next));
+      at = next;
+    }
+    return out;
+  }
+  const signedInPieces = (pieces: Buffer[], d: DkimDomain) => {
+    const signer = new DkimPieces();
+    for (const p of pieces) signer.update(p);
+    return signer.signature(d, { signTime });
+  };
+  const large = Buffer.concat([
+    MESSAGES['multipart, as Posthorn builds it']!.subarray(0, -2),
+    CRLF(['', ...Array.from({ length: 4000 }, (_, i) => `line ${i}  with\t trailing space  `), '----_b-1--', '']),
+  ]);
+
+  for (const [name, raw] of Object.entries({ ...MESSAGES, 'a longer one': large }))
+    test(`${name}: the signature of the whole, or none (to be signed whole)`, async () => {
+      const whole = raw.includes('\r\n\r\n') && !/(^|[^\r])\n|\r(?!\n)/.test(raw.toString('latin1'));
+      for (const [seed, max] of [
+        [1, 3],
+        [2, 100],
+        [3, 70_000],
+      ] as const) {
+        const got = signedInPieces(inPieces(raw, seed, max), domain(seed === 2));
+        if (!whole) expect(got).toBeNull();
+        else expect(got).toBe(await dkimSignature(raw, domain(seed === 2), { signTime }));
+      }
+    });
+
+  test('a lone CR or LF anywhere, across a cut or at the very end: none', () => {
+    const base = MESSAGES['multipart, as Posthorn builds it']!;
+    for (const bad of ['x\ry', 'x\ny', '\r', 'x\r'])
+      for (const at of [base.byteLength - 4, base.byteLength])
+        for (const max of [1, 2, 5, 1000]) {
+          const raw = Buffer.concat([base.subarray(0, at), Buffer.from(bad, 'latin1'), base.subarray(at)]);
+          expect(signedInPieces(inPieces(raw, max, max), domain(false))).toBeNull();
+        }
   });
 });
 

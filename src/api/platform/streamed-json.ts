@@ -20,6 +20,8 @@ interface Token {
 /** The parser's state while it reads (stream-json 1.9.1, Parser.js): whether it is inside a string. */
 interface ParserState {
   _expect: string;
+  /** Text received and not yet made into tokens. */
+  _buffer: string;
   _transform(chunk: string, encoding: string, done: (e?: Error | null) => void): void;
   _flush(done: (e?: Error | null) => void): void;
   push(token: Token): boolean;
@@ -28,6 +30,10 @@ interface ParserState {
 // White space to JavaScript (\s, what stream-json skips), not to JSON.
 const NOT_JSON_SPACE = /[\v\f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/g;
 const NON_SPACE = /\S/;
+// What ends a run of a string's plain characters: its closing quote, an escape, or a control
+// character (which JSON refuses inside a string, RFC 8259 §7).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters end a run of plain ones.
+const NOT_PLAIN = /["\\\x00-\x1f]/;
 
 interface Frame {
   container: Record<string, unknown> | unknown[];
@@ -90,7 +96,20 @@ export class StreamedJson {
   }
 
   private feed(text: string): void {
-    if (text && !this.failed) this.parser._transform(text, 'utf8', (e) => this.fail(e));
+    if (!text || this.failed) return;
+    // Inside a string value with nothing left over, its plain characters up to what ends them are
+    // its next piece as they are: handed on at once, not matched 256 characters at a time by the
+    // parser (which took three quarters of the HTTP thread's time under bench:memory, one
+    // request's pieces at a time while /health waited). The rest goes through the parser.
+    if (this.parser._expect === 'string' && this.parser._buffer === '') {
+      const stop = text.search(NOT_PLAIN);
+      if (stop !== 0) {
+        this.token({ name: 'stringChunk', value: stop < 0 ? text : text.slice(0, stop) });
+        if (stop < 0) return;
+        text = text.slice(stop);
+      }
+    }
+    this.parser._transform(text, 'utf8', (e) => this.fail(e));
   }
 
   private fail(e: Error | null | undefined): void {
