@@ -107,6 +107,13 @@ const report = async (label: string, per: number) => {
     `SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
   );
   const [xact] = await db.unsafe(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`);
+  // Row writes per table since the start (updates in place on the page, HOT, write no index entry).
+  const tables = await db.unsafe(
+    `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY n_tup_ins + n_tup_upd DESC LIMIT 8`,
+  );
+  console.log(
+    `rows written so far (inserted/updated (HOT)/deleted): ${tables.map((t: Record<string, string>) => `${t.relname} ${t.n_tup_ins}/${t.n_tup_upd} (${t.n_tup_hot_upd})/${t.n_tup_del}`).join(', ')}`,
+  );
   console.log(`\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email`);
   for (const r of rows)
     console.log(`${fmt(Number(r.calls) / per, 2).padStart(7)}  ${fmt((Number(r.ms) / Number(r.calls)) * 1000, 0).padStart(6)}µs  ${String(r.q).slice(0, 170)}`);

@@ -84,6 +84,17 @@ export class ClaimRound implements ScanClaim {
     return true;
   }
 
+  /**
+   * Would every key of `domain` from here on be passed over? Its site has no room and moves
+   * nothing (not suspended), and no one holds it — so a PostgreSQL claim leaves the rest of a
+   * deep backlog to it out of its scan (Queue.due's 'domain').
+   */
+  full(domain: string): boolean {
+    if (this.holds.domains.has(domain)) return false;
+    const r = this.roomOf(this.shaper.siteOf(domain));
+    return r.n <= 0 && r.until === null;
+  }
+
   noRoom(sites: ReadonlySet<string>): boolean {
     for (const site of sites) if (this.roomOf(site).n > 0) return false;
     return true;

@@ -45,6 +45,8 @@ export interface ScanClaim {
   pass(domain: string, id: string, due: number): boolean;
   /** Have none of these sites room for one more attempt? */
   noRoom(sites: ReadonlySet<string>): boolean;
+  /** Would every later key of this domain be passed over too (its site has no room)? */
+  full?(domain: string): boolean;
 }
 
 export interface Found {
@@ -114,7 +116,9 @@ async function scanFromStart(queue: Pick<Queue, 'due'>, now: number, max: number
   const looked = new Looked();
   const found = await queue.due(now, max, (domain, id, due) => {
     looked.see(domain, id, due);
-    return claim.pass(domain, id, due);
+    if (!claim.pass(domain, id, due)) return false;
+    // The rest of the domain's keys may be left unread (a deep backlog to a site with no room).
+    return claim.full?.(domain) ? 'domain' : true;
   });
   return { found, end: scanEnd(found.length, max, looked.n, looked.last) };
 }

@@ -172,8 +172,12 @@ export const HELD_DUE = Number.MAX_SAFE_INTEGER;
 /** Keys a queue scan (`Queue.due`) looks at, at most, entries passed over included. */
 export const QUEUE_SCAN_LIMIT = 5000;
 
-/** A queue scan's verdict on a key: true passes the entry over, false takes it, 'stop' ends the scan. */
-export type QueuePass = (domain: string, entryId: string, due: number) => boolean | 'stop';
+/**
+ * A queue scan's verdict on a key: true passes the entry over, false takes it, 'stop' ends the
+ * scan; 'domain' passes it over and tells the scan that every later key of its domain would be
+ * passed over too (its site has no room), so a backend may leave them out unread.
+ */
+export type QueuePass = (domain: string, entryId: string, due: number) => boolean | 'stop' | 'domain';
 
 /** Where a page of a team's entries to one destination ended: its last entry (`Queue.ofTeam`). */
 export type QueueCursor = Pick<QueueEntry, 'id' | 'email_id'>;

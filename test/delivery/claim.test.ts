@@ -100,6 +100,24 @@ describe('a due key: passed over by key, or read', () => {
   });
 });
 
+describe('a domain whose later keys would all be passed over (full)', () => {
+  // Each row: the situation, the keys passed first, the domain asked about, and the answer.
+  const rows: [string, Situation, string[], string, boolean][] = [
+    ['room left: not full', {}, ['pair.test/1'], 'pair.test', false],
+    ['no room left: full', {}, ['pair.test/1', 'pair.test/2'], 'pair.test', true],
+    ['its attempts in flight fill its room: full', { perSite: { pair: 2 } }, [], 'pair.test', true],
+    ['held by someone: its keys are read, not full', { holds: ['t2/pair.test'], perSite: { pair: 2 } }, [], 'pair.test', false],
+    ['a suspended site: its entries move one by one, not full', { suspended: { pair: NOW + 10_000 } }, [], 'pair.test', false],
+    ['a short rate wait: full', { taken: { quick: 30 } }, [], 'quick.test', true],
+    ['a long rate wait: its entries move, not full', { taken: { minute: 1 } }, [], 'minute.test', false],
+  ];
+  test.each(rows)('%s', (_situation, s, passed, domain, expected) => {
+    const { round: r } = round(s);
+    for (const k of passed) r.pass(...pair(k), NOW - 10);
+    expect(r.full(domain)).toBe(expected);
+  });
+});
+
 describe('room at the sites the last scan passed over', () => {
   const rows: [string, Situation, string[], boolean][] = [
     ['none passed over: no room', {}, [], true],

@@ -315,6 +315,39 @@ describe('several instances (nodes) on one database', () => {
     expect((await b.tlsReports.list(t, { limit: 10 })).map((d) => d.domain)).toEqual(['dest.test']);
   });
 
+  test("a scan told that a domain is full ('domain') reads none of its later keys and finds the others' behind them", async () => {
+    const t = team();
+    const at = Date.now() - 60_000;
+    const entry = (domain: string, i: number): QueueEntry => ({
+      id: newId(),
+      team_id: t,
+      email_id: newId(),
+      domain,
+      recipients: [`r${i}@${domain}`],
+      attempts: 0,
+      first_attempt_at: null,
+      last_error: null,
+    });
+    // A backlog deeper than a chunk of the scan, and one entry of another domain after it.
+    const deep = Array.from({ length: 300 }, (_, i) => entry(`deep-${t}.test`, i));
+    const other = entry(`other-${t}.test`, 0);
+    await a.write(async (tx) => {
+      for (const [i, e] of deep.entries()) tx.queue.put(e, at + i);
+      tx.queue.put(other, at + 400);
+    });
+    const mine = new Set([...deep, other].map((e) => e.id));
+    const asked: string[] = [];
+    const due = await a.write((tx) =>
+      tx.queue.due(Date.now(), 10, (domain, id) => {
+        if (!mine.has(id)) return true;
+        asked.push(id);
+        return domain === deep[0]!.domain ? 'domain' : false;
+      }),
+    );
+    expect(asked).toEqual([deep[0]!.id, other.id]);
+    expect(due.map((d) => d.entry.id)).toEqual([other.id]);
+  });
+
   test("held queue entries wait out of the due range; a team's entries list by destination", async () => {
     const t = team();
     const entry = (domain: string): QueueEntry => ({

@@ -78,6 +78,7 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
   private readonly upsertSql: string;
   private readonly updateSql: string;
   private readonly insertSql: string;
+  private readonly upsertAllSql: string;
 
   constructor(
     private readonly def: CollectionDef<T, I>,
@@ -90,6 +91,7 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
       this.upsertSql = sqlOf.upsertSql;
       this.updateSql = sqlOf.updateSql;
       this.insertSql = sqlOf.insertSql;
+      this.upsertAllSql = sqlOf.upsertAllSql;
       return;
     }
     const t = def.table;
@@ -106,6 +108,9 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
       .join(', ');
     this.updateSql = `WITH w AS (UPDATE ${t} SET ${assign} WHERE team = $1 AND id = $2 AND xmin::text = $${cols.length + 1} RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`;
     this.insertSql = `WITH w AS (INSERT INTO ${t} (${cols.join(', ')}) VALUES (${vals}) ON CONFLICT (team, id) DO NOTHING RETURNING 1) SELECT posthorn_expect(count(*), 1) FROM w`;
+    // The rows of `putAll`: one JSON parameter; `value` a json column keeps each record's text as written.
+    const types = cols.map((c) => `${c} ${c === 'value' ? 'json' : c === 'expires' ? 'bigint' : 'text'}`).join(', ');
+    this.upsertAllSql = `INSERT INTO ${t} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM json_to_recordset($1::text::json) AS r(${types}) ON CONFLICT (team, id) DO UPDATE SET ${set}`;
   }
 
   /** This collection in a unit of work (or back on the pool). */
@@ -207,6 +212,33 @@ export class PgCollection<T extends Rec, I extends string = never> implements Re
     else if (seen === null) unit.write(this.insertSql, values);
     else unit.write(this.updateSql, [...values, seen]);
     unit.written.add(key);
+    if (this.def.cache) unit.stale.add(this.def.cache);
+  }
+
+  /**
+   * `put` of each record, in one statement: for records not read in this unit (nothing to check),
+   * the request log's entries — one statement for them all, not one each. A record read here
+   * goes through `put` (its version is checked).
+   */
+  putAll(recs: T[]): void {
+    const unit = unitOf(this.exec);
+    const rows = new Map<string, Record<string, unknown>>();
+    for (const rec of recs) {
+      const key = rowKey(this.def.table, rec.team_id, rec.id);
+      if (!unit.written.has(key) && unit.versions.has(key)) {
+        this.put(rec);
+        continue;
+      }
+      // One row per key, the last one (an upsert may not touch a row twice in one statement).
+      rows.delete(key);
+      const row: Record<string, unknown> = { team: rec.team_id, id: rec.id, value: rec, expires: this.def.expiresAt?.(rec) ?? null };
+      for (const i of this.indexes) row[`i_${i.name}`] = i.value(rec) ?? null;
+      rows.set(key, row);
+      unit.written.add(key);
+    }
+    if (!rows.size) return;
+    this.allRows.clear();
+    unit.write(this.upsertAllSql, [JSON.stringify([...rows.values()])]);
     if (this.def.cache) unit.stale.add(this.def.cache);
   }
 

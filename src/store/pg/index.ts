@@ -438,8 +438,10 @@ export class PgStore implements Store {
       // durable): its commit does not wait for the WAL's flush, which the database makes within
       // moments (wal_writer_delay) — visible at once, lost only if the database server itself
       // crashes in that moment. A flush less beside each accepted email's own.
-      (tx as PgTx)._unit.write('SET LOCAL synchronous_commit TO OFF');
-      for (const r of recs) tx.logs.put(r);
+      const unit = (tx as PgTx)._unit;
+      unit.write('SET LOCAL synchronous_commit TO OFF');
+      // One statement for the batch (its rows one JSON parameter), not one per entry.
+      this.repos.logs.bind(unit).putAll(recs);
     });
   }
 

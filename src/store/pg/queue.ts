@@ -70,26 +70,42 @@ export class PgQueue implements QueueTx {
     let looked = 0;
     let from: [number, string, string] | null = null;
     const max = Math.max(QUEUE_SCAN_LIMIT, limit);
+    /** Domains whose every later key the claim passes over ('domain'): the database leaves them out, not this loop. */
+    const skipped: string[] = [];
     let stopped = false;
     while (!stopped && picked.length < limit && looked < max) {
       const size = Math.min(max - looked, Math.max(100, 4 * (limit - picked.length)));
-      const [only, region] = this.only(from ? 6 : 4);
-      const rows: { id: string; domain: string; due: string }[] = await this.exec.query(
-        from
-          ? `SELECT id, domain, due FROM queue WHERE due <= $1 AND (due, domain, id) > ($2, $3, $4)${only} ORDER BY due, domain, id LIMIT $5`
-          : `SELECT id, domain, due FROM queue WHERE due <= $1 AND due > $2${only} ORDER BY due, domain, id LIMIT $3`,
-        from ? [now, ...from, size, ...region] : [now, after, size, ...region],
+      const params: unknown[] = [now, ...(from ?? [after])];
+      const cond = [from ? '(due, domain, id) > ($2, $3, $4)' : 'due > $2'];
+      if (this.region) cond.push(this.mine.replace('$R', `$${params.push(this.region)}`).slice(' AND '.length));
+      const keys = `SELECT id, domain, due FROM queue WHERE due <= $1 AND ${cond.join(' AND ')} ORDER BY due, domain, id`;
+      // With domains skipped, the database walks past their keys — at most the scan's keys left
+      // (QUEUE_SCAN_LIMIT, as if they were looked at here) — and `n` says how far it went.
+      const rows: { id: string; domain: string; due: string; n?: string }[] = await this.exec.query(
+        skipped.length
+          ? `SELECT id, domain, due, n FROM (SELECT id, domain, due, row_number() OVER () AS n FROM (${keys} LIMIT $${params.push(max - looked)}) k) k
+             WHERE domain <> ALL($${params.push(skipped)}::text[]) LIMIT $${params.push(size)}`
+          : `${keys} LIMIT $${params.push(size)}`,
+        params,
       );
+      const seen = looked;
+      const skipping = new Set(skipped);
       for (const r of rows) {
-        looked++;
+        looked = r.n === undefined ? looked + 1 : seen + Number(r.n);
         if (picked.length >= limit) break;
+        if (skipping.has(r.domain)) continue;
         const verdict = pass?.(r.domain, r.id, Number(r.due));
         if (verdict === 'stop') {
           stopped = true;
           break;
         }
-        if (!verdict) picked.push(r.id);
+        // Its site has no room: its domain's keys after it are passed over here, and left out by the next query.
+        if (verdict === 'domain') {
+          skipping.add(r.domain);
+          skipped.push(r.domain);
+        } else if (!verdict) picked.push(r.id);
       }
+      // Fewer than asked: the due keys (or, skipping, the keys the scan may look at) are all seen.
       if (rows.length < size) break;
       const last = rows[rows.length - 1]!;
       from = [Number(last.due), last.domain, last.id];
