@@ -77,7 +77,10 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     creds = JSON.parse(init.stdout.toString()) as { api_key: string };
   }
   const version = Bun.spawnSync([process.execPath, main, 'version'], { env: fullEnv }).stdout.toString().trim();
-  const child = Bun.spawn([process.execPath, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
+  // BENCH_SERVE_FLAGS: flags for bun before the script, e.g. `--cpu-prof-md --cpu-prof-dir=/tmp/p`
+  // to profile the HTTP thread under a bench's load (the profile is written when the child stops).
+  const flags = (process.env.BENCH_SERVE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = Bun.spawn([process.execPath, ...flags, main, 'serve'], { cwd: dataDir, env: fullEnv, stdout: 'inherit', stderr: 'inherit' });
   process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
