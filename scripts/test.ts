@@ -97,9 +97,21 @@ const MARKERS: [RegExp, 'pass' | 'fail' | 'skip' | 'todo'][] = [
   [/^\s*(\(todo\)|\u270e) /, 'todo'],
 ];
 
-/** Counts result markers line by line while the output streams past. */
+/** How many lines above a failed test's marker are kept for the recap (bun prints the error there). */
+const FAIL_CONTEXT = 30;
+/** At most this many failures are recapped: the recap must stay short enough to be read. */
+const FAIL_RECAP_MAX = 10;
+
+/**
+ * Counts result markers line by line while the output streams past, and keeps each failed test
+ * with its file and the lines bun printed above it (its error), so the run's last lines can name
+ * the failures: a CI log often keeps only its tail.
+ */
 export class MarkerCounter {
   counts = { pass: 0, fail: 0, skip: 0, todo: 0 };
+  failures: { file: string; lines: string[] }[] = [];
+  private file = '';
+  private recent: string[] = [];
   private partial = '';
   push(text: string): void {
     const lines = (this.partial + text).split('\n');
@@ -112,8 +124,30 @@ export class MarkerCounter {
   }
   private line(raw: string): void {
     const line = raw.replace(ANSI, '');
-    for (const [re, kind] of MARKERS) if (re.test(line)) this.counts[kind]++;
+    // bun names each file on a line of its own before that file's results.
+    if (/^\S.*\.(test|spec)\.[cm]?[jt]sx?:$/.test(line)) {
+      this.file = line.slice(0, -1);
+      this.recent = [];
+      return;
+    }
+    for (const [re, kind] of MARKERS) {
+      if (!re.test(line)) continue;
+      this.counts[kind]++;
+      if (kind === 'fail' && this.failures.length < FAIL_RECAP_MAX) this.failures.push({ file: this.file, lines: [...this.recent, line] });
+      if (kind === 'pass' || kind === 'fail') this.recent = [];
+      return;
+    }
+    this.recent.push(line);
+    if (this.recent.length > FAIL_CONTEXT) this.recent.shift();
   }
+}
+
+/** The failed tests again, each with its error, for the end of the run. Empty when none failed. */
+export function failureRecap(failures: MarkerCounter['failures'], total: number): string {
+  if (failures.length === 0) return '';
+  const parts = failures.map((f) => `--- ${f.file || '(file unknown)'}\n${f.lines.join('\n')}`);
+  const more = total > failures.length ? `\n(${total - failures.length} more failed; see above)` : '';
+  return `\n==> failed tests (${total})\n${parts.join('\n')}${more}\n`;
 }
 
 /**
@@ -172,7 +206,10 @@ function write(stream: NodeJS.WriteStream, chunk: string | Uint8Array): Promise<
 }
 
 /** One `bun test` child: its output passes through; its summary and exit code come back. */
-async function runBun(args: string[], extraEnv: Record<string, string>): Promise<{ summary: Summary | null; code: number }> {
+async function runBun(
+  args: string[],
+  extraEnv: Record<string, string>,
+): Promise<{ summary: Summary | null; code: number; failures: MarkerCounter['failures']; failed: number }> {
   const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent', POSTHORN_CHECK_RESPONSES: '1', ...extraEnv };
   // stderr goes through a pipe: keep bun's colours when our own stderr is a terminal.
   if (process.stderr.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined) env.FORCE_COLOR = '1';
@@ -207,7 +244,7 @@ async function runBun(args: string[], extraEnv: Record<string, string>): Promise
 
   let code = child.exitCode ?? 1;
   if (child.signalCode) code = 128 + ((constants.signals as Record<string, number>)[child.signalCode] ?? 1);
-  return { summary: parseSummary(tail, markers.counts), code };
+  return { summary: parseSummary(tail, markers.counts), code, failures: markers.failures, failed: markers.counts.fail };
 }
 
 /** Two passes' summaries as one (null when either has none: that pass crashed). */
@@ -244,13 +281,19 @@ async function main(): Promise<number> {
   const first = await runBun([...base, ...extra, ...(full ? ['./test'] : [])], {});
   let summary = first.summary;
   let code = first.code;
+  let failures = first.failures;
+  let failed = first.failed;
   if (full) {
     await write(process.stderr, `\n==> the API suites again, on PostgreSQL (POSTHORN_TEST_STORE=pg): ${PG_PASS.join(' ')}\n`);
     const second = await runBun([...base, ...extra, ...PG_PASS], { POSTHORN_TEST_STORE: 'pg' });
     // Either pass failing fails the run (closingLine's guards then hold for the sum).
     summary = addSummaries(summary, second.summary);
     code = first.code || second.code;
+    failures = [...failures, ...second.failures].slice(0, FAIL_RECAP_MAX);
+    failed += second.failed;
   }
+  const recap = failureRecap(failures, failed);
+  if (recap) await write(process.stdout, recap);
   const result = closingLine(summary, code);
   await write(process.stdout, `\n${result.line}\n`);
   return result.code;
