@@ -25,9 +25,7 @@ describe('npm test summary', () => {
     for (let i = 0; i < OUTPUT.length; i += 7) m.push(OUTPUT.slice(i, i + 7));
     m.end();
     expect(m.counts).toEqual({ pass: 2, fail: 1, skip: 0, todo: 0 });
-    expect(m.failures).toEqual([
-      { file: 'test/a.test.ts', lines: ['error: expect(received).toBe(expected)', 'Expected: 2', '(fail) a > two [2.00ms]'] },
-    ]);
+    expect(m.failures).toEqual([{ file: 'test/a.test.ts', lines: ['error: expect(received).toBe(expected)', 'Expected: 2', '(fail) a > two [2.00ms]'] }]);
     const recap = failureRecap(m.failures, 1);
     expect(recap).toContain('==> failed tests (1)');
     expect(recap).toContain('--- test/a.test.ts\nerror: expect(received).toBe(expected)');
