@@ -49,12 +49,40 @@ function bestOf(list: AuthVerdict[]): AuthVerdict {
   return 'unknown';
 }
 
+/**
+ * Offset just past the empty line that ends the header section, found as mailauth's DKIM parser
+ * finds it (an LF after an LF, or after a CRLF that follows an LF; an empty first line: no header
+ * section), or null when there is none.
+ */
+export function headerEnd(raw: Uint8Array): number | null {
+  for (let i = raw.indexOf(0x0a); i >= 0; i = raw.indexOf(0x0a, i + 1)) {
+    if (i === 0 || (i === 1 && raw[0] === 0x0d) || raw[i - 1] === 0x0a || (raw[i - 1] === 0x0d && i >= 2 && raw[i - 2] === 0x0a)) return i + 1;
+  }
+  return null;
+}
+
+/**
+ * What mailauth needs to read: the body only matters to a DKIM-Signature (its body hash, RFC 6376
+ * §3.7) and to an ARC-Message-Signature. With neither in the header section — most inbound mail
+ * here, and all of the bench's — the header section alone gives the same SPF, DKIM ("none") and
+ * DMARC (the From domain) results, and mailauth's byte-by-byte body pass (a third of its cost on a
+ * 2 KB message, more on larger ones) is skipped. Any header section naming "signature" or "arc-"
+ * anywhere, or without an end, is read whole.
+ */
+export function authenticationInput(raw: Buffer): Buffer {
+  const end = headerEnd(raw);
+  if (end === null || end === raw.byteLength) return raw;
+  const header = raw.toString('latin1', 0, end).toLowerCase();
+  if (header.includes('signature') || header.includes('arc-')) return raw;
+  return raw.subarray(0, end);
+}
+
 export async function checkAuthentication(raw: Buffer, conn: Connection, dns: Resolver): Promise<Auth> {
   const failed: Auth = { spf: 'processing_failed', dkim: 'processing_failed', dmarc: 'processing_failed' };
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const res = await Promise.race([
-      authenticate(raw, {
+      authenticate(authenticationInput(raw), {
         ip: conn.ip,
         helo: conn.helo,
         sender: conn.sender,
