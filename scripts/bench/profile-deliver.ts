@@ -5,7 +5,7 @@
  * function self time. Proportions survive a busy machine; rates do not.
  *
  *   bun scripts/bench/profile-deliver.ts --mode relay --load single --count 3000 --warm-up 3000 --profile
- *   bun scripts/bench/profile-deliver.ts --aggregate DIR [--top 30]     (an earlier run's profiles again)
+ *   bun scripts/bench/profile-deliver.ts --aggregate DIR [--top 30] [--count N]   (an earlier run's profiles again; µs per email of N)
  */
 import { parseArgs } from 'node:util';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ const { values: o } = parseArgs({
 
 type Frame = { name: string; sourceURL?: string; line?: number };
 
-/** The area of issue 38's breakdown a sample belongs to: its innermost frame in src/ that names one. */
+/** The area of issue 38's breakdown a sample belongs to: its innermost frame in src/ that names one, else its innermost library frame. */
 function area(frames: Frame[]): string {
   for (const f of frames) {
     const u = f.sourceURL ?? '';
@@ -43,25 +43,33 @@ function area(frames: Frame[]): string {
     const p = m[1]!;
     if (/^delivery\/(claim|scan|engine|in-flight|shaping|controls)\.ts/.test(p)) return 'claim/engine';
     if (/^delivery\/(settle|incidents)\.ts/.test(p) || /^(events|telemetry|webhooks|suppressions)\//.test(p)) return 'settle/events';
-    if (/^delivery\/(attempt|smtp-client|pool|route|relay|mx|ips|mta-sts)\.ts/.test(p)) return 'smtp client/attempt';
-    if (/^delivery\/signer|^mail\/dkim/.test(p)) return 'dkim';
+    if (/^delivery\/(attempt|smtp-client|pool|route|relay|mx|ips|mta-sts)\.ts/.test(p)) return 'smtp client';
+    if (/^delivery\/signer|^mail\/(dkim|openssl)/.test(p)) return 'dkim';
     if (/^sending\/(message|mime|tracking)\.ts/.test(p)) return 'composition';
     if (/^store\//.test(p)) return `store:${p.replace(/^store\//, '').replace(/\.ts$/, '')}`;
     if (/^work\//.test(p)) return 'work loop';
     if (/^(api|schemas|sending)\//.test(p)) return `accept:${p.split('/')[0]}`;
     return `src:${p}`;
   }
+  // No src/ frame (a stream or socket callback, a commit's): the library says what it is.
   for (const f of frames) {
     const u = f.sourceURL ?? '';
-    const m = /node_modules\/([^/]+)\/(?:lib\/)?([^/]+)?/.exec(u);
-    if (m) return `pkg:${m[1]}${m[1] === 'nodemailer' ? `/${m[2]}` : ''}`;
-    if (u.startsWith('node:') || u.startsWith('bun:')) return `builtin:${u}`;
+    if (/nodemailer\/.*(mime-node|mail-composer|mime-funcs|qp|base64|punycode|addressparser)/.test(u)) return 'composition';
+    if (/nodemailer\/.*smtp-connection/.test(u)) return 'smtp client';
+    if (/node_modules\/(lmdb|msgpackr|ordered-binary)\//.test(u)) return 'store:lmdb (library)';
+    if (/node_modules\/mailauth\//.test(u)) return 'dkim';
+    const m = /node_modules\/([^/]+)\//.exec(u);
+    if (m) return `pkg:${m[1]}`;
+    if (/^node:(net|events|stream)|^internal:streams/.test(u)) return 'sockets/streams (node:net, events)';
+    if (u.startsWith('node:') || u.startsWith('bun:') || u.startsWith('internal:')) return `builtin:${u}`;
   }
-  return frames.length ? `other:${frames[0]!.name || '(anon)'}` : '(no JS frame: native, GC, idle)';
+  const top = frames[0]?.name;
+  if (top === 'gc') return 'gc (Bun.gc)';
+  return frames.length ? `other:${top || '(anon)'}` : '(no JS frame: native, GC, idle)';
 }
 
-/** Prints each thread's profile in `dir` by area and by function self time; `cpuUs`: the thread's CPU µs per email, to scale by. */
-function aggregate(dir: string, top: number, cpuUsByThread = new Map<string, number>()): void {
+/** Prints each thread's profile in `dir` by area and by function self time; with `perEmail`, µs per email besides. */
+function aggregate(dir: string, top: number, perEmail?: { count: number; intervalUs: number }): void {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
     const d = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const traces: { frames: Frame[] }[] = d.stackTraces.traces;
@@ -77,9 +85,12 @@ function aggregate(dir: string, top: number, cpuUsByThread = new Map<string, num
       bySelf.set(k, (bySelf.get(k) ?? 0) + 1);
     }
     const name = file.replace(/\.json$/, '');
-    const us = cpuUsByThread.get(name);
-    const pct = (x: number) => `${((100 * x) / n).toFixed(1).padStart(5)}%${us ? ` ${String(Math.round((us * x) / n)).padStart(5)} µs` : ''}`;
-    console.log(`\n=== ${name}: ${n} samples over ${(d.wallMs / 1000).toFixed(1)} s${us ? `, ${us} µs CPU per email` : ''}`);
+    // A sample stands for about `interval` µs of the thread's CPU: per email, samples × interval / emails.
+    const pct = (x: number) =>
+      `${((100 * x) / n).toFixed(1).padStart(5)}%${perEmail ? ` ${String(Math.round((x * perEmail.intervalUs) / perEmail.count)).padStart(5)} µs` : ''}`;
+    console.log(
+      `\n=== ${name}: ${n} samples over ${(d.wallMs / 1000).toFixed(1)} s${perEmail ? ` (≈ ${Math.round((n * perEmail.intervalUs) / perEmail.count)} µs per email)` : ''}`,
+    );
     console.log('-- by area (innermost src/ frame)');
     for (const [k, v] of [...byArea].sort((a, b) => b[1] - a[1])) if (v / n >= 0.003) console.log(`  ${pct(v)}  ${k}`);
     console.log('-- by function (self)');
@@ -88,7 +99,7 @@ function aggregate(dir: string, top: number, cpuUsByThread = new Map<string, num
 }
 
 if (o.aggregate) {
-  aggregate(o.aggregate, Number(o.top));
+  aggregate(o.aggregate, Number(o.top), o.count && o.aggregate ? { count: Number(o.count), intervalUs: Number(o.interval) } : undefined);
   process.exit(0);
 }
 
@@ -169,5 +180,5 @@ const rows = [...th1]
 const server = rows.reduce((n, t) => n + t.s, 0);
 console.log(`${o.mode} ${o.load}: ${Math.round(COUNT / secs)} emails/s (accepted in ${accepted.toFixed(1)} s, delivered in ${secs.toFixed(1)} s)`);
 console.log(`CPU µs per email: server ${per(server)} (${rows.map((t) => `${t.name}[${t.tid}] ${per(t.s)}`).join(', ')}); sink ${per(sink1 - sink0)}`);
-if (o.profile) aggregate(o.dir, Number(o.top));
+if (o.profile) aggregate(o.dir, Number(o.top), { count: COUNT, intervalUs: Number(o.interval) });
 process.exit(0);
