@@ -3,7 +3,7 @@
 // `init` (the configuration), `kick` (the other thread committed work of this kind), `idle` and
 // `counts` (questions, answered by id), `stop` (finish, close the store, say `stopped`).
 import type { Config } from '../config';
-import { openStore, storeOptions, SIGNALS, type Change, type Signal, type Store } from '../store';
+import { openStore, storeOptions, SIGNALS, type Signal, type Store } from '../store';
 import { log, setQuiet, setSink } from '../log';
 import { createBackOffice, type BackOffice } from './parts';
 import { keepMemoryTidy } from '../limits/memory';
@@ -18,28 +18,7 @@ profileThisThreadIfAsked('backoffice');
 let store: Store | null = null;
 let office: BackOffice | null = null;
 
-/**
- * Changes committed since the last message, told to the HTTP thread in one message per turn of the
- * event loop rather than one per commit: the delivery engine commits a claim and a settle per email,
- * and posting each commit's changes was 2–3 % of this thread's CPU under delivery load
- * (profile-deliver.ts). Any other message takes them along first, so the HTTP thread hears
- * everything in the order it happened.
- */
-let changes: Change[] = [];
-function flushChanges(): void {
-  if (!changes.length) return;
-  const list = changes;
-  changes = [];
-  self.postMessage({ t: 'changes', changes: list } satisfies FromThread);
-}
-function tellChanges(list: readonly Change[]): void {
-  if (!changes.length) setImmediate(flushChanges);
-  for (const c of list) changes.push(c);
-}
-const send = (m: FromThread) => {
-  flushChanges();
-  self.postMessage(m);
-};
+const send = (m: FromThread) => self.postMessage(m);
 // Log lines are written by the main thread.
 setSink((line) => send({ t: 'log', line }));
 
@@ -79,7 +58,7 @@ async function init(config: Config, quiet: boolean): Promise<void> {
     store = await openStore(storeOptions(config));
     // The dashboard's live stream is on the HTTP thread: an embedded store's changes are told to
     // it here (PostgreSQL's NOTIFY carries them there itself, store/pg/signals.ts).
-    if (!store.hearsOthers) store.onChange(tellChanges);
+    if (!store.hearsOthers) store.onChange((changes) => send({ t: 'changes', changes }));
     office = createBackOffice(config, store);
     await office.start();
     // This thread's heap is its own: its garbage (messages composed, signed, sent) is collected here.
