@@ -23,7 +23,7 @@ export interface ComposeOptions {
 
 type NormalizeHeaderKey = (this: unknown, key: unknown) => string;
 const mimeNodeProto = MimeNode.prototype as unknown as { _normalizeHeaderKey?: NormalizeHeaderKey };
-/** nodemailer's own header-name normalization (pinned version, docs/ARCHITECTURE.md §5), before memoHeaderKeys. */
+/** nodemailer's own header-name normalization (pinned version, docs/ARCHITECTURE.md §5), which memoHeaderKey answers from a memo. */
 export const nodemailerHeaderKey: NormalizeHeaderKey | undefined = mimeNodeProto._normalizeHeaderKey;
 /** Header names normalized at most this many: what senders put in `headers` is theirs. */
 const HEADER_KEYS_KEPT = 1024;
