@@ -1,6 +1,9 @@
 #!/usr/bin/env bun
 // Entry point of the `posthorn` executable.
 import { main } from './cli/index';
+import { profileThisThreadIfAsked } from './bench-profile';
+
+profileThisThreadIfAsked('main');
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -9,8 +9,11 @@ import { createBackOffice, type BackOffice } from './parts';
 import { keepMemoryTidy } from '../limits/memory';
 import { yieldToListeners } from './priority';
 import type { ToThread, FromThread } from './messages';
+import { profileThisThreadIfAsked } from '../bench-profile';
 
 declare const self: Worker;
+
+profileThisThreadIfAsked('backoffice');
 
 let store: Store | null = null;
 let office: BackOffice | null = null;

@@ -5,11 +5,13 @@
 import { DkimPieces, dkimSignature } from '../mail/dkim';
 import type { SignRequest, SignReply } from './signer-messages';
 import { keepMemoryTidy } from '../limits/memory';
+import { profileThisThreadIfAsked } from '../bench-profile';
 
 declare const self: Worker;
 
 // This thread's heap is its own: the copies of messages it signed are collected here.
 keepMemoryTidy();
+profileThisThreadIfAsked('signer');
 
 /** Large messages whose pieces are arriving, by request id. */
 const inPieces = new Map<number, DkimPieces>();

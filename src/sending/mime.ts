@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { compile } from 'html-to-text';
 import { withoutEditorDocument } from './editor-document';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
+import MimeNode from 'nodemailer/lib/mime-node';
 import type { Readable } from 'node:stream';
 import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
@@ -19,6 +20,32 @@ export interface ComposeOptions {
   /** The html part as sent, when it differs from `email.html` (tracking added); text is still derived from `email.html`. */
   html?: string;
 }
+
+type NormalizeHeaderKey = (this: unknown, key: unknown) => string;
+const mimeNodeProto = MimeNode.prototype as unknown as { _normalizeHeaderKey?: NormalizeHeaderKey };
+/** nodemailer's own header-name normalization (pinned version, docs/ARCHITECTURE.md §5), which memoHeaderKey answers from a memo. */
+export const nodemailerHeaderKey: NormalizeHeaderKey | undefined = mimeNodeProto._normalizeHeaderKey;
+/** Header names normalized at most this many: what senders put in `headers` is theirs. */
+const HEADER_KEYS_KEPT = 1024;
+const headerKeys = new Map<string, string>();
+
+/**
+ * nodemailer normalizes a header name (three regular expressions over it) every time it sets, reads
+ * or encodes a header — about 4 % of the back office's CPU under delivery load (profile-deliver.ts).
+ * The result depends on the name alone, so each name's is kept: the same bytes, computed once
+ * (docs/ARCHITECTURE.md §5, "Where Posthorn reaches into a library"; canary in
+ * test/dependencies/nodemailer.test.ts).
+ */
+export function memoHeaderKey(this: unknown, key: unknown): string {
+  if (typeof key !== 'string') return nodemailerHeaderKey!.call(this, key);
+  let out = headerKeys.get(key);
+  if (out === undefined) {
+    out = nodemailerHeaderKey!.call(this, key);
+    if (headerKeys.size < HEADER_KEYS_KEPT) headerKeys.set(key, out);
+  }
+  return out;
+}
+if (nodemailerHeaderKey) mimeNodeProto._normalizeHeaderKey = memoHeaderKey;
 
 // A plain-text rendering for clients that do not show html; images carry no text worth keeping,
 // and a hidden preheader (broadcasts' preview_text) is for inbox lists, not the message text.

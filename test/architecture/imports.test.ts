@@ -10,7 +10,7 @@ import { bundleWeb } from '../../src/dashboard/bundle';
 
 /** Layers, lowest first. A unit is a top-level folder of src/, or a file directly in src/. */
 const LAYERS: string[][] = [
-  ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'], // leaves: standards and vocabulary
+  ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue', 'bench-profile'], // leaves: standards and vocabulary; bench-profile: benchmarks' thread profiles
   ['work', 'schemas'], // shared machinery: the due-work loop, retry schedules; the wire schemas and their check
   ['store'], // the store interface and its LMDB backend
   ['links', 'limits', 'telemetry', 'acme'], // acme: certificates by ACME (RFC 8555)
@@ -25,7 +25,7 @@ const LAYERS: string[][] = [
   ['main'],
 ];
 /** Units that import nothing of the app but themselves. */
-const PURE = ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue'];
+const PURE = ['mail', 'net', 'dns', 'errors', 'ids', 'log', 'version', 'config', 'worker-entry', 'event-catalogue', 'bench-profile'];
 
 const layerOf = new Map(LAYERS.flatMap((units, i) => units.map((u) => [u, i] as const)));
 

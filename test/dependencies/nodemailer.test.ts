@@ -10,6 +10,8 @@ import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import { startSink, type Sink } from '../helpers/sink';
+import MimeNode from 'nodemailer/lib/mime-node';
+import { memoHeaderKey, nodemailerHeaderKey } from '../../src/sending/mime';
 
 const check = (what: string) =>
   `nodemailer changed under src/delivery/smtp-client.ts: ${what} — read smtp-connection/index.js of the new version and adapt SmtpSession (docs/ARCHITECTURE.md §5)`;
@@ -137,5 +139,42 @@ describe('nodemailer: `upgrading` (smtp-client.ts openAt, a failed STARTTLS hand
     });
     expect(seen.upgrading, check(`\`upgrading\` is not set while a STARTTLS handshake runs (error ${String(seen.code)})`)).toBe(true);
     conn.close();
+  });
+});
+
+// src/sending/mime.ts keeps nodemailer's normalized header names (MimeNode's `_normalizeHeaderKey`,
+// undocumented): it must still exist, be what MimeNode calls, and depend on the name alone.
+describe('MimeNode._normalizeHeaderKey, as sending/mime.ts keeps its answers', () => {
+  const mimeCheck = (what: string) =>
+    `nodemailer changed under src/sending/mime.ts: ${what} — read mime-node/index.js of the new version and adapt memoHeaderKey (docs/ARCHITECTURE.md §5)`;
+  const names = [
+    'from',
+    'To',
+    'x-smtpapi',
+    'mime-version',
+    'dkim-signature',
+    'list-id',
+    'x-spf',
+    'content-features',
+    'otp-token',
+    'From: ceo@example.com (',
+    'x-\u0001odd\tname',
+  ];
+
+  test('it exists, and the composer calls the kept answers', () => {
+    expect(typeof nodemailerHeaderKey, mimeCheck('MimeNode.prototype._normalizeHeaderKey is gone')).toBe('function');
+    expect((MimeNode.prototype as unknown as { _normalizeHeaderKey: unknown })._normalizeHeaderKey).toBe(memoHeaderKey);
+  });
+
+  test('its answer depends on the name alone, and the kept answer is the same', () => {
+    for (const name of names) {
+      const fresh = nodemailerHeaderKey!.call({}, name);
+      expect(nodemailerHeaderKey!.call(new MimeNode('text/plain'), name), mimeCheck(`the normalized name of ${name} depends on the node`)).toBe(fresh);
+      expect(memoHeaderKey.call({}, name)).toBe(fresh);
+      expect(memoHeaderKey.call({}, name)).toBe(fresh);
+    }
+    const node = new MimeNode('text/plain');
+    node.setHeader('x-smtpapi', 'a');
+    expect(node.getHeader('X-SMTPAPI'), mimeCheck('setHeader and getHeader no longer meet through the normalized name')).toBe('a');
   });
 });
