@@ -178,9 +178,10 @@ if (traceFile) {
         t.gcs.map((g) => g[k]),
         50,
       );
-    console.log(
-      `thread ${id}  heap peak ${mb(t.peak)}; ${t.gcs.length} collections, median ${mb(med('before'))} → ${mb(med('after'))}, ${fmt(med('ms'), 0)} ms (max ${fmt(peak(t.gcs.map((g) => g.ms)), 0)} ms)`,
-    );
+    const gcs = t.gcs.length
+      ? `${t.gcs.length} collections, median ${mb(med('before'))} → ${mb(med('after'))}, ${fmt(med('ms'), 0)} ms (max ${fmt(peak(t.gcs.map((g) => g.ms)), 0)} ms)`
+      : 'no collection forced';
+    console.log(`thread ${id}  heap peak ${mb(t.peak)}; ${gcs}`);
   }
 }
 await target.stop();
