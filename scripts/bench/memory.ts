@@ -22,6 +22,8 @@
  * `--trace` has each thread of the server log its heap and its collections (src/limits/memory.ts,
  * POSTHORN_MEMORY_TRACE) and reports them per thread (0 the HTTP thread, 1 the back office, the
  * others signing threads).
+ * The server inherits this process's environment: `MIMALLOC_PURGE_DELAY=0 npm run bench:memory`
+ * measures it as scripts/posthorn.service runs it (freed memory returned to the system at once).
  * Needs about count × size × 2.4 of free disk (the stored attachment and the composed message).
  * Nothing leaves 127.0.0.1.
  */
