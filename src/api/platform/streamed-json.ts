@@ -189,6 +189,11 @@ const DECODE_CHARS = 64 * 1024;
 const LAST = /^[A-Za-z0-9+/]*={0,2}$/;
 /** The most bytes an attachment may have (40 MB of base64, docs/api.md §7.1): no larger buffer is set aside. */
 const MAX_BYTES = 30 * 1024 * 1024;
+/**
+ * Bytes decoded before the one buffer is set aside (the pieces so far copied into it): the many
+ * small attachments a batch may carry never each reserve what is left of a 50 MB body.
+ */
+const TARGET_FROM = 256 * 1024;
 /** Room set aside and left unused that is given back (the bytes copied to a buffer of their size). */
 const MAX_SLACK = 1024 * 1024;
 
@@ -203,8 +208,10 @@ const MAX_SLACK = 1024 * 1024;
  */
 class Base64Decoder {
   private pending = '';
-  /** Where the pieces are decoded to, while they fit; null once they are kept as pieces. */
-  private target: Buffer | null;
+  /** Where the pieces are decoded to once TARGET_FROM were, while they fit; null until then, or once they do not. */
+  private target: Buffer | null = null;
+  /** The room the string may need, in bytes; 0 once a buffer was set aside or cannot be. */
+  private room: number;
   /** Bytes decoded so far. */
   private size = 0;
   private readonly pieces: Buffer[] = [];
@@ -215,9 +222,7 @@ class Base64Decoder {
   /** `maxChars`: at most how many characters the string has, when known. */
   constructor(maxChars?: number) {
     // Three bytes for each whole group, and a partial last one (RFC 4648 §4).
-    const room = maxChars === undefined ? 0 : Math.min(MAX_BYTES, Math.ceil(maxChars / 4) * 3);
-    // Short strings stay strings (`end`): nothing is set aside for them.
-    this.target = room > DECODE_CHARS ? Buffer.allocUnsafe(room) : null;
+    this.room = maxChars === undefined ? 0 : Math.min(MAX_BYTES, Math.ceil(maxChars / 4) * 3);
   }
 
   add(chunk: string): void {
@@ -273,6 +278,15 @@ class Base64Decoder {
 
   /** Decodes `text` after the bytes so far; answers how many bytes it made. */
   private decode(text: string): number {
+    if (this.room && this.size >= TARGET_FROM) {
+      // Past TARGET_FROM: one buffer for the rest, the pieces so far copied to its start.
+      if (this.room >= this.size + Math.ceil(text.length / 4) * 3) {
+        this.target = Buffer.allocUnsafe(this.room);
+        let at = 0;
+        for (const piece of this.pieces.splice(0)) at += piece.copy(this.target, at);
+      }
+      this.room = 0;
+    }
     const target = this.target;
     let made: number;
     if (target && this.size + Math.ceil(text.length / 4) * 3 <= target.byteLength) made = target.write(text, this.size, 'base64');
