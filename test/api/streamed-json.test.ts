@@ -81,3 +81,15 @@ describe('a body in pieces parses as JSON.parse parses it whole', () => {
     }
   });
 });
+
+test('with the length known, a large attachment is decoded into one buffer of about its size (held once)', () => {
+  const file = randomBytes(2 * 1024 * 1024);
+  const text = JSON.stringify({ to: 'b@example.test', attachments: [{ filename: 'f.bin', content: file.toString('base64') }], text: 'x'.repeat(100_000) });
+  let at = 0;
+  const json = new StreamedJson('email', 64, () => text.length - at);
+  for (; at < text.length; at += 256 * 1024) json.write(text.slice(at, at + 256 * 1024));
+  const content = (json.end() as { attachments: { content: StreamedBase64 }[] }).attachments[0]!.content;
+  expect(Buffer.from(content.bytes).equals(file)).toBe(true);
+  // The bytes and the room left unused beside them: at most 1 MB more than the file.
+  expect(content.bytes.buffer.byteLength).toBeLessThanOrEqual(file.byteLength + 1024 * 1024);
+});
