@@ -19,6 +19,11 @@
  * `--encoding buffer` sends each attachment as a Node Buffer in JSON, `{"type":"Buffer","data":[…]}`
  * (docs/api.md §2 item 16: the SDK before 6.37), about 3.6 characters of JSON per random byte, so
  * at most 13 MB fit in the 50 MB body; base64 (the default) is 1.33 characters per byte.
+ * `--trace` has each thread of the server log its heap and its collections (src/limits/memory.ts,
+ * POSTHORN_MEMORY_TRACE) and reports them per thread (0 the HTTP thread, 1 the back office, the
+ * others signing threads).
+ * The server inherits this process's environment: `MIMALLOC_PURGE_DELAY=0 npm run bench:memory`
+ * measures it as scripts/posthorn.service runs it (freed memory returned to the system at once).
  * Needs about count × size × 2.4 of free disk (the stored attachment and the composed message).
  * Nothing leaves 127.0.0.1.
  */
@@ -38,6 +43,7 @@ const { values: opts } = parseArgs({
     retry: { type: 'string', default: '5s' },
     concurrency: { type: 'string', default: '4' },
     encoding: { type: 'string', default: 'base64' },
+    trace: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -47,7 +53,7 @@ const HOLD = Number(opts.hold);
 const CONCURRENCY = Number(opts.concurrency);
 const BUFFER = opts.encoding === 'buffer';
 if (!(Number.isInteger(COUNT) && COUNT > 0 && SIZE_MB > 0 && SIZE_MB <= 30 && HOLD >= 0 && CONCURRENCY >= 1 && (BUFFER || opts.encoding === 'base64')))
-  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4] [--encoding base64|buffer]');
+  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4] [--encoding base64|buffer] [--trace]');
 setQuiet(true);
 
 // The destination: takes every message in full, then refuses it for now.
@@ -70,7 +76,9 @@ const destPort = await new Promise<number>((resolve) =>
 );
 
 const dns = await startDnsServer();
+const traceFile = opts.trace ? `${tempDir('posthorn-bench-memory-trace-')}/trace.txt` : null;
 const target = await startChild(tempDir('posthorn-bench-memory-'), {
+  ...(traceFile ? { POSTHORN_MEMORY_TRACE: traceFile } : {}),
   POSTHORN_DNS_SERVERS: dns.address,
   POSTHORN_DELIVERY_MODE: 'relay',
   POSTHORN_DELIVERY_RELAY_URL: `smtp://127.0.0.1:${destPort}`,
@@ -155,6 +163,29 @@ console.log(
   `/health while sending p50 ${fmt(pct(health.slice(0, healthSent), 50), 1)} ms  p99 ${fmt(pct(health.slice(0, healthSent), 99), 1)} ms  max ${fmt(peak(health.slice(0, healthSent)), 1)} ms;` +
     `  after p50 ${fmt(pct(health.slice(healthSent), 50), 1)} ms  max ${fmt(peak(health.slice(healthSent)), 1)} ms`,
 );
+if (traceFile) {
+  // Per thread: its heap at its highest, and its collections (how often, from how much to how much, how long).
+  const threads = new Map<string, { peak: number; gcs: { before: number; after: number; ms: number }[] }>();
+  for (const line of (await Bun.file(traceFile).text()).split('\n')) {
+    const f = line.split(' ');
+    if (f.length < 4) continue;
+    const t = threads.get(f[1]!) ?? { peak: 0, gcs: [] };
+    threads.set(f[1]!, t);
+    if (f[2] === 'gc') t.gcs.push({ before: Number(f[3]), after: Number(f[5]), ms: Number.parseFloat(f[6]!) });
+    else t.peak = Math.max(t.peak, Number(f[3]));
+  }
+  for (const [id, t] of [...threads].sort()) {
+    const med = (k: 'before' | 'after' | 'ms') =>
+      pct(
+        t.gcs.map((g) => g[k]),
+        50,
+      );
+    const gcs = t.gcs.length
+      ? `${t.gcs.length} collections, median ${mb(med('before'))} → ${mb(med('after'))}, ${fmt(med('ms'), 0)} ms (max ${fmt(peak(t.gcs.map((g) => g.ms)), 0)} ms)`
+      : 'no collection forced';
+    console.log(`thread ${id}  heap peak ${mb(t.peak)}; ${gcs}`);
+  }
+}
 await target.stop();
 destination.close();
 await dns.close();

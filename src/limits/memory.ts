@@ -16,7 +16,14 @@
 // reuse — and stopped the thread for nothing (200–700 ms under POST /emails at 64 connections, 6 %
 // of the HTTP thread's samples): the next then waits for twice the growth, until one gives back a
 // quarter or more of what had grown.
-import { readFileSync } from 'node:fs';
+//
+// POSTHORN_MEMORY_TRACE=<file> (bench-only, `bench:memory --trace`) appends each look and each
+// collection of every thread to that file: `<ms> <thread> <anonymous> <heap>` and
+// `<ms> <thread> gc <heap before> -> <heap after> <pause>ms` — which thread's heap the peak is made of.
+import { appendFileSync, readFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
+
+const TRACE = process.env.POSTHORN_MEMORY_TRACE;
 
 // Often enough that a thread's heap cannot grow far past a step between two looks (a 5 MB send
 // leaves some 40 MB of garbage); process.memoryUsage costs a few microseconds.
@@ -65,13 +72,16 @@ export function keepMemoryTidy(): { stop(): void } {
   const timer = setInterval(() => {
     const anonNow = anonymousBytes();
     const heapNow = threadHeapBytes();
+    if (TRACE) appendFileSync(TRACE, `${Date.now()} ${threadId} ${anonNow} ${heapNow}\n`);
     if (!shouldCollect(step, { base: anon, now: anonNow }, { base: heap, now: heapNow })) {
       anon = Math.min(anon, anonNow);
       heap = Math.min(heap, heapNow);
       return;
     }
+    const t0 = performance.now();
     Bun.gc(true);
     const heapAfter = threadHeapBytes();
+    if (TRACE) appendFileSync(TRACE, `${Date.now()} ${threadId} gc ${heapNow} -> ${heapAfter} ${(performance.now() - t0).toFixed(0)}ms\n`);
     step = nextStep(step, heapNow - heap, heapNow - heapAfter);
     heap = heapAfter;
     anon = anonymousBytes();

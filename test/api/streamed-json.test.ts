@@ -17,9 +17,16 @@ const asParsed = (v: unknown): unknown =>
         ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asParsed(x)]))
         : v;
 
-function parsedInPieces(text: string, cut: (at: number) => number): unknown {
-  const json = new StreamedJson('email', 64);
-  for (let at = 0; at < text.length; ) {
+/**
+ * `left`: what the parser is told of the characters still to come from each piece on (body.ts: the
+ * declared length less the bytes before it) — nothing, the truth, or too little (a body longer than
+ * it said): the value is the same whatever it is told.
+ */
+function parsedInPieces(text: string, cut: (at: number) => number, left: 'unknown' | 'exact' | 'short' = 'unknown'): unknown {
+  let at = 0;
+  const told = left === 'unknown' ? undefined : () => (left === 'exact' ? text.length - at : Math.floor((text.length - at) / 2));
+  const json = new StreamedJson('email', 64, told);
+  while (at < text.length) {
     const next = Math.min(text.length, at + cut(at));
     json.write(text.slice(at, next));
     at = next;
@@ -56,15 +63,16 @@ describe('a body in pieces parses as JSON.parse parses it whole', () => {
     ['pieces of 1–70,000 characters', cuts(3, 70_000)],
     ['the whole text at once', () => Number.MAX_SAFE_INTEGER],
   ] as const)
-    test(name, () => {
-      const got = parsedInPieces(body, cut);
-      expect(asParsed(got)).toEqual(JSON.parse(body));
-      // Plain base64 arrives decoded, the rest as strings.
-      const files = (got as { attachments: { content: unknown }[] }).attachments.map((a) => a.content);
-      expect(files[0]).toBeInstanceOf(StreamedBase64);
-      expect(Buffer.from((files[0] as StreamedBase64).bytes).equals(Buffer.from(base64, 'base64'))).toBe(true);
-      expect(typeof files[1]).toBe('string');
-    });
+    for (const left of ['unknown', 'exact', 'short'] as const)
+      test(`${name}, the length still to come ${left}`, () => {
+        const got = parsedInPieces(body, cut, left);
+        expect(asParsed(got)).toEqual(JSON.parse(body));
+        // Plain base64 arrives decoded, the rest as strings.
+        const files = (got as { attachments: { content: unknown }[] }).attachments.map((a) => a.content);
+        expect(files[0]).toBeInstanceOf(StreamedBase64);
+        expect(Buffer.from((files[0] as StreamedBase64).bytes).equals(Buffer.from(base64, 'base64'))).toBe(true);
+        expect(typeof files[1]).toBe('string');
+      });
 
   test('a control character or a bad escape inside a string is refused as JSON.parse refuses it', () => {
     for (const bad of ['{"subject":"a\u0001b"}', '{"subject":"a\\qb"}', '{"subject":"abc']) {
@@ -72,4 +80,16 @@ describe('a body in pieces parses as JSON.parse parses it whole', () => {
       for (const cut of [cuts(4, 3), () => Number.MAX_SAFE_INTEGER]) expect(() => parsedInPieces(bad, cut)).toThrow();
     }
   });
+});
+
+test('with the length known, a large attachment is decoded into one buffer of about its size (held once)', () => {
+  const file = randomBytes(2 * 1024 * 1024);
+  const text = JSON.stringify({ to: 'b@example.test', attachments: [{ filename: 'f.bin', content: file.toString('base64') }], text: 'x'.repeat(100_000) });
+  let at = 0;
+  const json = new StreamedJson('email', 64, () => text.length - at);
+  for (; at < text.length; at += 256 * 1024) json.write(text.slice(at, at + 256 * 1024));
+  const content = (json.end() as { attachments: { content: StreamedBase64 }[] }).attachments[0]!.content;
+  expect(Buffer.from(content.bytes).equals(file)).toBe(true);
+  // The bytes and the room left unused beside them: at most 1 MB more than the file.
+  expect(content.bytes.buffer.byteLength).toBeLessThanOrEqual(file.byteLength + 1024 * 1024);
 });

@@ -98,10 +98,16 @@ async function readStreamed(req: Request, where: LargeBody, declared: boolean): 
     }
   }
   const decoder = new TextDecoder('utf-8', { ignoreBOM: !declared });
-  const json = new StreamedJson(where, MAX_BODY_DEPTH);
+  // Characters are at most bytes: what the declared length leaves after the bytes written bounds
+  // the length of an attachment starting in the next slice (its decoded bytes get one buffer).
+  const length = Number(req.headers.get('content-length'));
+  let fed = 0;
+  const json = new StreamedJson(where, MAX_BODY_DEPTH, declared ? () => Math.max(0, length - fed) : undefined);
   const write = async (chunk: Uint8Array) => {
     for (let at = 0; at < chunk.byteLength; at += SLICE_BYTES) {
-      json.write(decoder.decode(chunk.subarray(at, at + SLICE_BYTES), { stream: true }));
+      const slice = chunk.subarray(at, at + SLICE_BYTES);
+      json.write(decoder.decode(slice, { stream: true }));
+      fed += slice.byteLength;
       // Other requests (and GET /health) get their turn between slices.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -60,6 +60,11 @@ export class StreamedJson {
     private readonly where: LargeBody,
     /** Deepest nesting of arrays and objects (body.ts MAX_BODY_DEPTH). */
     private readonly maxDepth: number,
+    /**
+     * At most how many characters are still to come, counting from the start of the piece being
+     * written (a body's Content-Length less what came before it); unset when the length is unknown.
+     */
+    private readonly charsLeft?: () => number,
   ) {
     // Tokens: keys and numbers whole, strings in pieces (a long one never held whole).
     this.parser = new Parser({ packKeys: true, streamKeys: false, packNumbers: true, streamNumbers: false, packStrings: false }) as unknown as ParserState;
@@ -136,7 +141,8 @@ export class StreamedJson {
         this.stack[this.stack.length - 1]!.key = t.value as string;
         return;
       case 'startString':
-        if (this.atAttachmentContent()) this.base64 = new Base64Decoder();
+        // The string is in what the parser holds and what is still to come: its length is at most that.
+        if (this.atAttachmentContent()) this.base64 = new Base64Decoder(this.charsLeft && this.charsLeft() + this.parser._buffer.length);
         else this.string = '';
         return;
       case 'stringChunk':
@@ -181,55 +187,135 @@ export class StreamedJson {
 /** Characters gathered before a piece is decoded. */
 const DECODE_CHARS = 64 * 1024;
 const LAST = /^[A-Za-z0-9+/]*={0,2}$/;
+/** The most bytes an attachment may have (40 MB of base64, docs/api.md §7.1): no larger buffer is set aside. */
+const MAX_BYTES = 30 * 1024 * 1024;
+/**
+ * Bytes decoded before the one buffer is set aside (the pieces so far copied into it): the many
+ * small attachments a batch may carry never each reserve what is left of a 50 MB body.
+ */
+const TARGET_FROM = 256 * 1024;
+/** Room set aside and left unused that is given back (the bytes copied to a buffer of their size). */
+const MAX_SLACK = 1024 * 1024;
 
 /**
  * One base64 string, decoded piece by piece while it is plain base64 (src/sending/validate.ts's
  * check: the alphabet, padding only at the end, a length that is not 1 more than a multiple of 4,
- * no spaces); from the first piece that is not, the string itself, put back together.
+ * no spaces); from the first piece that is not, the string itself, put back together. When the
+ * body's length bounds the string's (`maxChars`), the pieces are decoded into one buffer of that
+ * size, so the bytes are never held twice (pieces, then their concatenation: 10 MB at the end of
+ * each 5 MB file, issue 38's memory goal); otherwise, or when that buffer proves too small, into
+ * pieces put together at the end.
  */
 class Base64Decoder {
   private pending = '';
+  /** Where the pieces are decoded to once TARGET_FROM were, while they fit; null until then, or once they do not. */
+  private target: Buffer | null = null;
+  /** The room the string may need, in bytes; 0 once a buffer was set aside or cannot be. */
+  private room: number;
+  /** Bytes decoded so far. */
+  private size = 0;
   private readonly pieces: Buffer[] = [];
   private decodedChars = 0;
   /** The text, once it proved not to be plain base64. */
   private plain: string | null = null;
+
+  /** `maxChars`: at most how many characters the string has, when known. */
+  constructor(maxChars?: number) {
+    // Three bytes for each whole group, and a partial last one (RFC 4648 §4).
+    this.room = maxChars === undefined ? 0 : Math.min(MAX_BYTES, Math.ceil(maxChars / 4) * 3);
+  }
 
   add(chunk: string): void {
     if (this.plain !== null) {
       this.plain += chunk;
       return;
     }
-    this.pending += chunk;
-    if (this.pending.length < DECODE_CHARS + 4) return;
-    // Whole groups, leaving at least one for the end: the padding, if any, is in the last.
-    const n = Math.floor((this.pending.length - 4) / 4) * 4;
-    const head = this.pending.slice(0, n);
-    // Decoding skips what is not base64 and stops at '=': fewer bytes than groups tell it; the
-    // URL-safe alphabet it also takes is looked for (four times cheaper than a regular expression).
-    const bytes = Buffer.from(head, 'base64');
-    if (bytes.byteLength !== (n / 4) * 3 || head.includes('-') || head.includes('_')) {
-      this.plain = this.text();
+    const total = this.pending.length + chunk.length;
+    if (total < DECODE_CHARS + 4) {
+      this.pending += chunk;
       return;
     }
-    this.pieces.push(bytes);
+    // Whole groups, leaving at least one for the end: the padding, if any, is in the last.
+    const n = Math.floor((total - 4) / 4) * 4;
+    const before = this.size;
+    // A long piece is decoded where it lies (a substring), not joined to what was left first: the
+    // join would copy it whole. The few characters left complete their groups from its start.
+    let parts: string[];
+    let left: string;
+    if (chunk.length >= DECODE_CHARS) {
+      const k = (4 - (this.pending.length % 4)) % 4;
+      const upTo = n - this.pending.length;
+      parts = [this.pending + chunk.slice(0, k), chunk.slice(k, upTo)];
+      left = chunk.slice(upTo);
+    } else {
+      const text = this.pending + chunk;
+      parts = [text.slice(0, n)];
+      left = text.slice(n);
+    }
+    for (const part of parts) {
+      // Decoding skips what is not base64 and stops at '=': fewer bytes than groups tell it; the
+      // URL-safe alphabet it also takes is looked for (four times cheaper than a regular expression).
+      if (this.decode(part) !== (part.length / 4) * 3 || part.includes('-') || part.includes('_')) {
+        this.plain = this.text(before) + this.pending + chunk;
+        return;
+      }
+    }
     this.decodedChars += n;
-    this.pending = this.pending.slice(n);
+    this.pending = left;
   }
 
   end(): string | StreamedBase64 {
     if (this.plain !== null) return this.plain;
     // Short: the string, as JSON.parse gives it.
-    if (!this.pieces.length) return this.pending;
+    if (!this.decodedChars) return this.pending;
     const rest = this.pending;
     const length = this.decodedChars + rest.length;
-    if (!LAST.test(rest) || length % 4 === 1 || (rest.endsWith('=') && length % 4 !== 0)) return this.text();
+    if (!LAST.test(rest) || length % 4 === 1 || (rest.endsWith('=') && length % 4 !== 0)) return this.text(this.size) + rest;
     const tail = rest.slice(rest.length - (rest.endsWith('=') ? 4 : length % 4));
-    this.pieces.push(Buffer.from(rest, 'base64'));
-    return new StreamedBase64(Buffer.concat(this.pieces), length, tail);
+    this.decode(rest);
+    return new StreamedBase64(this.bytes(), length, tail);
   }
 
-  /** The characters so far: what was decoded is whole groups, so it re-encodes to itself. */
-  private text(): string {
-    return Buffer.concat(this.pieces).toString('base64') + this.pending;
+  /** Decodes `text` after the bytes so far; answers how many bytes it made. */
+  private decode(text: string): number {
+    if (this.room && this.size >= TARGET_FROM) {
+      // Past TARGET_FROM: one buffer for the rest, the pieces so far copied to its start.
+      if (this.room >= this.size + Math.ceil(text.length / 4) * 3) {
+        this.target = Buffer.allocUnsafe(this.room);
+        let at = 0;
+        for (const piece of this.pieces.splice(0)) at += piece.copy(this.target, at);
+      }
+      this.room = 0;
+    }
+    const target = this.target;
+    let made: number;
+    if (target && this.size + Math.ceil(text.length / 4) * 3 <= target.byteLength) made = target.write(text, this.size, 'base64');
+    else {
+      // No buffer, or it is too small after all (a body longer than it said): pieces from here on.
+      if (target) {
+        this.pieces.push(target.subarray(0, this.size));
+        this.target = null;
+      }
+      const bytes = Buffer.from(text, 'base64');
+      this.pieces.push(bytes);
+      made = bytes.byteLength;
+    }
+    this.size += made;
+    return made;
+  }
+
+  /** The bytes decoded, in one buffer. */
+  private bytes(): Buffer {
+    const target = this.target;
+    if (!target) return Buffer.concat(this.pieces);
+    // Much room left unused is given back: the bytes are kept until the email is stored.
+    if (target.byteLength - this.size > MAX_SLACK) return Buffer.from(target.subarray(0, this.size));
+    return target.subarray(0, this.size);
+  }
+
+  /** The characters of the first `bytes` decoded: whole groups, so they re-encode to themselves. */
+  private text(bytes: number): string {
+    const all = this.target ? this.target : Buffer.concat(this.pieces);
+    return all.toString('base64', 0, bytes);
   }
 }
