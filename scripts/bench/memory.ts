@@ -22,12 +22,15 @@
  * `--trace` has each thread of the server log its heap and its collections (src/limits/memory.ts,
  * POSTHORN_MEMORY_TRACE) and reports them per thread (0 the HTTP thread, 1 the back office, the
  * others signing threads).
- * The server inherits this process's environment: `MIMALLOC_PURGE_DELAY=0 npm run bench:memory`
- * measures it as scripts/posthorn.service runs it (freed memory returned to the system at once).
+ * The server runs with the allocator settings of the shipped unit (scripts/posthorn.service's
+ * `Environment=MIMALLOC_…` lines: MIMALLOC_PURGE_DELAY=0, freed memory returned to the system at
+ * once), as a VPS runs it; `--allocator default` leaves them out (or set one in this process's
+ * environment to override it).
  * Needs about count × size × 2.4 of free disk (the stored attachment and the composed message).
  * Nothing leaves 127.0.0.1.
  */
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import { startChild, tempDir, call, fmt, mb, machine, fail, type DomainBody } from './lib';
@@ -44,6 +47,7 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     encoding: { type: 'string', default: 'base64' },
     trace: { type: 'boolean', default: false },
+    allocator: { type: 'string', default: 'unit' },
   },
   strict: true,
 });
@@ -52,8 +56,30 @@ const SIZE_MB = Number(opts.size);
 const HOLD = Number(opts.hold);
 const CONCURRENCY = Number(opts.concurrency);
 const BUFFER = opts.encoding === 'buffer';
-if (!(Number.isInteger(COUNT) && COUNT > 0 && SIZE_MB > 0 && SIZE_MB <= 30 && HOLD >= 0 && CONCURRENCY >= 1 && (BUFFER || opts.encoding === 'base64')))
-  fail('usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4] [--encoding base64|buffer] [--trace]');
+if (
+  !(
+    Number.isInteger(COUNT) &&
+    COUNT > 0 &&
+    SIZE_MB > 0 &&
+    SIZE_MB <= 30 &&
+    HOLD >= 0 &&
+    CONCURRENCY >= 1 &&
+    (BUFFER || opts.encoding === 'base64') &&
+    (opts.allocator === 'unit' || opts.allocator === 'default')
+  )
+)
+  fail(
+    'usage: bun scripts/bench/memory.ts [--count 2000] [--size 5] [--hold 20] [--retry 5s] [--concurrency 4] [--encoding base64|buffer] [--trace] [--allocator unit|default]',
+  );
+
+/** The allocator's settings the shipped systemd unit gives the server (`Environment=MIMALLOC_…=…`), unless set here already. */
+function unitAllocatorEnv(): Record<string, string> {
+  const unit = readFileSync(new URL('../posthorn.service', import.meta.url), 'utf8');
+  const env: Record<string, string> = {};
+  for (const m of unit.matchAll(/^Environment=(MIMALLOC_[A-Z_]+)=(\S*)$/gm)) if (process.env[m[1]!] === undefined) env[m[1]!] = m[2]!;
+  return env;
+}
+const allocatorEnv = opts.allocator === 'unit' ? unitAllocatorEnv() : {};
 setQuiet(true);
 
 // The destination: takes every message in full, then refuses it for now.
@@ -78,6 +104,7 @@ const destPort = await new Promise<number>((resolve) =>
 const dns = await startDnsServer();
 const traceFile = opts.trace ? `${tempDir('posthorn-bench-memory-trace-')}/trace.txt` : null;
 const target = await startChild(tempDir('posthorn-bench-memory-'), {
+  ...allocatorEnv,
   ...(traceFile ? { POSTHORN_MEMORY_TRACE: traceFile } : {}),
   POSTHORN_DNS_SERVERS: dns.address,
   POSTHORN_DELIVERY_MODE: 'relay',
@@ -112,6 +139,10 @@ console.log('Posthorn memory benchmark');
 console.log(`  command   bun scripts/bench/memory.ts ${process.argv.slice(2).join(' ')}`);
 console.log(`  server    ${target.version}, child process, fresh LMDB, logs off, relay mode, retry every ${opts.retry}`);
 console.log(`  machine   ${machine()}`);
+const allocatorSet = Object.entries({ ...allocatorEnv, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('MIMALLOC_'))) });
+console.log(
+  `  allocator ${allocatorSet.length ? allocatorSet.map(([k, v]) => `${k}=${v}`).join(' ') : "mimalloc's defaults"}${opts.allocator === 'unit' ? ' (scripts/posthorn.service)' : ''}`,
+);
 console.log(
   `  load      ${fmt(COUNT)} emails × one ${SIZE_MB} MB attachment (${BUFFER ? 'a Buffer in JSON' : 'base64'}), ${CONCURRENCY} senders; the destination answers 451 after DATA\n`,
 );
