@@ -77,6 +77,7 @@ import {
   DEST_TTL_S,
   ROOT,
   type Target,
+  inParallel,
 } from './lib';
 import type { MetricsBody } from './lib';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
@@ -171,19 +172,6 @@ const wrk = (url: string, body: string, headers: Record<string, string>, connect
 /** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */
 let sender = 'bench.test';
 const email = numberedEmails(() => sender);
-
-/** `op` run `n` times in all, by `workers` loops at once, each starting the next when its last is done. */
-async function inParallel(workers: number, n: number, op: () => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next < n) {
-        next++;
-        await op();
-      }
-    }),
-  );
-}
 
 /** Posthorn on a fresh data dir with a verified sending domain; delivery to `env`'s destination. */
 let instances = 0;

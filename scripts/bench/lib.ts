@@ -270,3 +270,16 @@ export async function verifiedSendingDomain(
     await Bun.sleep(100);
   }
 }
+
+/** `n` calls of `op`, `workers` at a time (each worker starts the next call when its last one ends). */
+export async function inParallel(workers: number, n: number, op: () => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < n) {
+        next++;
+        await op();
+      }
+    }),
+  );
+}

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SQL } from 'bun';
-import { verifiedSendingDomain, startChild, tempDir, call, fmt, processCpu, threadCpu } from './lib';
+import { verifiedSendingDomain, startChild, tempDir, call, fmt, processCpu, threadCpu, inParallel } from './lib';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startDnsServer } from '../../test/helpers/dns';
 import { startSink } from '../../test/helpers/sink';
@@ -53,17 +53,6 @@ const send = () => {
     html: `<p>Hello number ${n}</p>`,
   });
 };
-async function inParallel(k: number, n: number, op: () => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: k }, async () => {
-      while (next < n) {
-        next++;
-        await op();
-      }
-    }),
-  );
-}
 await inParallel(16, 200, send); // warm-up, accepted only
 await Bun.sleep(1000);
 /** CPU seconds of every postgres process. */

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { call, DEST_TTL_S, fail, freePort, numberedEmails, processCpu, startChild, tempDir, threadCpu, verifiedSendingDomain } from './lib';
+import { call, DEST_TTL_S, fail, freePort, numberedEmails, processCpu, startChild, tempDir, threadCpu, verifiedSendingDomain, inParallel } from './lib';
 import { startSmtpSink } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -125,17 +125,6 @@ if (o.profile) {
 const target = await startChild(tempDir('posthorn-profile-deliver-'), env);
 await verifiedSendingDomain(target, dns.zone, 'bench1.test');
 const email = numberedEmails(() => 'bench1.test');
-async function inParallel(workers: number, n: number, op: () => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next < n) {
-        next++;
-        await op();
-      }
-    }),
-  );
-}
 // bench:compare's deliver loads: 16 clients sending single emails, 4 sending batches of 100.
 const send = (n: number) =>
   o.load === 'single'
