@@ -78,6 +78,7 @@ import {
   ROOT,
   type Target,
   inParallel,
+  deliverLoads,
 } from './lib';
 import type { MetricsBody } from './lib';
 import { postfixAvailable, postfixVersion, startPostfix, startSmtpSink, runSmtpSource } from './postfix';
@@ -402,14 +403,7 @@ async function untilCount(count: () => number, target: number, n: number, t0: nu
   return n / ((performance.now() - t0) / 1000);
 }
 
-/** The deliver part's loads: how `n` emails are accepted (n a multiple of 100 for the batch load). */
-const DELIVER_LOADS = {
-  single: { name: '16 × single', send: (target: Target, n: number) => inParallel(16, n, () => call(target, 'POST', '/emails', email())) },
-  batch: {
-    name: '4 × batch ×100',
-    send: (target: Target, n: number) => inParallel(4, Math.ceil(n / 100), () => call(target, 'POST', '/emails/batch', Array.from({ length: 100 }, email))),
-  },
-} as const;
+const DELIVER_LOADS = deliverLoads(email);
 type DeliverLoad = keyof typeof DELIVER_LOADS;
 
 if (ONLY.has('deliver')) {

@@ -283,3 +283,14 @@ export async function inParallel(workers: number, n: number, op: () => Promise<u
     }),
   );
 }
+
+/** bench:compare's deliver loads (profile-deliver.ts too): how `n` emails are accepted (n a multiple of 100 for the batch load). */
+export function deliverLoads(email: () => unknown) {
+  return {
+    single: { name: '16 × single', send: (target: Target, n: number) => inParallel(16, n, () => call(target, 'POST', '/emails', email())) },
+    batch: {
+      name: '4 × batch ×100',
+      send: (target: Target, n: number) => inParallel(4, Math.ceil(n / 100), () => call(target, 'POST', '/emails/batch', Array.from({ length: 100 }, email))),
+    },
+  } as const;
+}

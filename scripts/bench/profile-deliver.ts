@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { call, DEST_TTL_S, fail, freePort, numberedEmails, processCpu, startChild, tempDir, threadCpu, verifiedSendingDomain, inParallel } from './lib';
+import { DEST_TTL_S, fail, freePort, numberedEmails, processCpu, startChild, tempDir, threadCpu, verifiedSendingDomain, deliverLoads } from './lib';
 import { startSmtpSink } from './postfix';
 import { startDnsServer } from '../../test/helpers/dns';
 import { setQuiet } from '../../src/log';
@@ -126,10 +126,8 @@ const target = await startChild(tempDir('posthorn-profile-deliver-'), env);
 await verifiedSendingDomain(target, dns.zone, 'bench1.test');
 const email = numberedEmails(() => 'bench1.test');
 // bench:compare's deliver loads: 16 clients sending single emails, 4 sending batches of 100.
-const send = (n: number) =>
-  o.load === 'single'
-    ? inParallel(16, n, () => call(target, 'POST', '/emails', email()))
-    : inParallel(4, n / 100, () => call(target, 'POST', '/emails/batch', Array.from({ length: 100 }, email)));
+const load = deliverLoads(email)[o.load === 'single' ? 'single' : 'batch'];
+const send = (n: number) => load.send(target, n);
 async function until(n: number) {
   const deadline = performance.now() + 600_000;
   while (sink.count() < n) {
