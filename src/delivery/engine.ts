@@ -356,7 +356,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     const { emailContent } = this.svc.store;
     // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once:
     // three times its parts (the parts read, the message composed from them in base64, what
-    // signing and sending hold beside it).
+    // signing and sending hold beside it) — far more than a streamed one holds (its files are read
+    // in pieces), kept so that no more large attempts than before are in flight at once.
     const size = await emailContent.byteSize(c.entry.team_id, c.entry.email_id);
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
     if (size === undefined) return { result: noLongerStored(c.entry), started };
