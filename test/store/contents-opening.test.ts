@@ -1,7 +1,8 @@
 // A large body's attachments read as streams from their files (Contents.getOpening, used by a
 // delivery attempt to compose a large message without holding it, sending/message.ts openContent):
 // the files asked for are left out of `files` and opened anew at each call, in pieces of the size
-// asked; the others are read whole as `get` reads them; a small body comes whole. SpillFiles.open
+// asked; the others are read whole as `get` reads them; a small body, and every body in PostgreSQL
+// (rows), comes whole. SpillFiles.open
 // reads a record's file from the trash once the record is deleted (as SpillFiles.read does), and
 // gives an empty stream when the file is nowhere.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type EmailContent, type Store } from '../../src/store';
 import { SpillFiles } from '../../src/store/lmdb/spill';
+import { postgres } from '../helpers/postgres';
 
 let dir: string;
 let store: Store;
@@ -48,6 +50,19 @@ describe('Contents.getOpening', () => {
       expect(Buffer.concat(pieces).equals(big)).toBe(true);
     }
     expect(await store.emailContent.getOpening(team, '0195608a-51e4-70ed-a079-d3bde8e25d02', ['big'], 1024)).toBeUndefined();
+  });
+
+  test('in PostgreSQL a large body comes whole, nothing to open', async () => {
+    const pg = await openStore({ dataDir: '/nonexistent', databaseUrl: await (await postgres()).database(), retentionDays: 30, holdMs: 0 });
+    try {
+      const big = randomBytes(700 * 1024);
+      await pg.write(async (tx) => tx.emailContent.put('team-a', '0195608a-51e4-70ed-a079-d3bde8e25d06', content({ big })));
+      const got = (await pg.emailContent.getOpening('team-a', '0195608a-51e4-70ed-a079-d3bde8e25d06', ['big'], 1024))!;
+      expect(got.open).toEqual({});
+      expect(Buffer.compare(Buffer.from(got.content.files.big!), big)).toBe(0);
+    } finally {
+      await pg.close();
+    }
   });
 
   test('a small body comes whole, nothing to open', async () => {
