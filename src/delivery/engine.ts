@@ -23,7 +23,7 @@ import { ByteBudget } from '../limits/budget';
 import { log } from '../log';
 import { localReply, verdict } from '../mail/smtp-reply';
 import { Verp } from '../mail/verp';
-import { composeEmail, composeEmailStream } from '../sending/message';
+import { composeEmail, composeEmailStream, openContent } from '../sending/message';
 import type { DomainRec, EmailRec, QueueEntry, Store, Tx } from '../store';
 import { DueService } from '../work/due-service';
 import { nextAttemptAt, windowOver } from '../work/retry';
@@ -356,22 +356,30 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     const { emailContent } = this.svc.store;
     // The message is in memory only during its attempt, and only MESSAGE_BUDGET of them at once:
     // three times its parts (the parts read, the message composed from them in base64, what
-    // signing and sending hold beside it).
+    // signing and sending hold beside it) — far more than a streamed one holds (its files are read
+    // in pieces), kept so that no more large attempts than before are in flight at once.
     const size = await emailContent.byteSize(c.entry.team_id, c.entry.email_id);
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
     if (size === undefined) return { result: noLongerStored(c.entry), started };
     const release = await this.budget.take(3 * size);
     try {
       const message = async (): Promise<OutgoingMessage> => {
-        const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
-        if (!content) throw new Error('the message is no longer stored');
         const keys = signingKeys(c.domain);
-        // A large message is composed twice — to sign, then to send — and never held whole: the
-        // same bytes, as composing is deterministic (sending/message.ts).
-        const stream = size >= STREAM_MESSAGE_FROM ? composeEmailStream(this.svc, c.email, content, c.domain) : null;
+        if (size < STREAM_MESSAGE_FROM) {
+          const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
+          if (!content) throw new Error('the message is no longer stored');
+          return this.signers.sign(await composeEmail(this.svc, c.email, content, c.domain), keys);
+        }
+        // A large message is composed twice — to sign, then to send — and never held whole, its
+        // attachments read from their files as they are composed: the same bytes, as composing is
+        // deterministic (sending/message.ts).
+        const stored = await openContent(emailContent, c.email);
+        if (!stored) throw new Error('the message is no longer stored');
+        const { content, open } = stored;
+        const stream = composeEmailStream(this.svc, c.email, content, c.domain, open);
         const signed = stream && (await this.signers.signPieces(stream(), keys));
         if (stream && signed) return { size: signed.size, open: () => Readable.from(signedStream(signed.header, stream), { objectMode: false }) };
-        return this.signers.sign(await composeEmail(this.svc, c.email, content, c.domain), keys);
+        return this.signers.sign(await composeEmail(this.svc, c.email, content, c.domain, open), keys);
       };
       const result = await attemptDelivery(
         { entry: c.entry, domain: c.domain, message, from },

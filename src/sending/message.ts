@@ -5,11 +5,10 @@
 // addresses, bodies, headers, attachments and whether it is tracked; MIME boundaries derive from the
 // Message-ID (mime.ts), so composing twice gives the same bytes.
 import type { Config } from '../config';
-import type { DomainRec, EmailContent, EmailRec } from '../store';
-import type { ResolvedAttachment } from './types';
+import type { Contents, DomainRec, EmailContent, EmailRec } from '../store';
 import type { MessageParts } from '../store';
 import type { Readable } from 'node:stream';
-import { composeMime, composeMimeStream, type Composable, type ComposeOptions } from './mime';
+import { composeMime, composeMimeStream, wholeAttachment, type Composable, type ComposedAttachment, type ComposeOptions } from './mime';
 import { withTracking, type TrackingContext } from './tracking';
 
 /** What composing a message needs beside the email: tracking links' base and secret, the Feedback-ID's sender id. */
@@ -17,12 +16,40 @@ export interface MessageContext extends TrackingContext {
   config: Pick<Config, 'public_url'> & { delivery: Pick<Config['delivery'], 'feedback_id'> };
 }
 
+/** Attachment files left in their files by `openContent`: each read as a stream, anew at each composition. */
+export type OpenFiles = Record<string, () => Readable>;
+
+/**
+ * A stored file is read for composing in pieces of this many bytes: a whole number of base64 lines
+ * (76 characters are 57 bytes, RFC 2045 §6.8), so nodemailer's encoder carries nothing from one
+ * piece to the next, and each piece's base64 is a small string, not one of the whole file.
+ */
+export const FILE_PIECE = 57 * 1152;
+
+/**
+ * The content of `email` to compose as a stream (composeEmailStream): its large attachments left
+ * in their files, read as they are composed (a 5 MB file is otherwise read whole, and its base64
+ * made as one 7 MB string and two buffers, at each composition). A message/* part is read whole
+ * (mime.ts wholeAttachment). Undefined when it is no longer stored.
+ */
+export async function openContent(contents: Contents<EmailContent>, email: EmailRec): Promise<{ content: EmailContent; open: OpenFiles } | undefined> {
+  const streamed = email.attachments.filter((a) => !wholeAttachment(a.content_type)).map((a) => a.id);
+  return contents.getOpening(email.team_id, email.id, streamed, FILE_PIECE);
+}
+
 /**
  * The unsigned RFC 5322 message of `email`. `domain` is its sending domain now (the tracking
  * subdomain, when verified, is the base of tracking links); null when it was deleted meanwhile.
+ * `open`: the attachments `content.files` lacks (openContent).
  */
-export async function composeEmail(ctx: MessageContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): Promise<Uint8Array> {
-  const made = composition(ctx, email, content, domain);
+export async function composeEmail(
+  ctx: MessageContext,
+  email: EmailRec,
+  content: EmailContent,
+  domain: DomainRec | null,
+  open: OpenFiles = {},
+): Promise<Uint8Array> {
+  const made = composition(ctx, email, content, domain, open);
   return made instanceof Uint8Array ? made : composeMime(made.composable, made.options);
 }
 
@@ -32,8 +59,14 @@ export async function composeEmail(ctx: MessageContext, email: EmailRec, content
  * null for a message submitted whole (SMTP), which is in memory already. The stream has
  * composeEmail's bytes unless it holds a lone CR or LF (mime.ts composeMimeStream): its reader checks.
  */
-export function composeEmailStream(ctx: MessageContext, email: EmailRec, content: EmailContent, domain: DomainRec | null): (() => Readable) | null {
-  const made = composition(ctx, email, content, domain);
+export function composeEmailStream(
+  ctx: MessageContext,
+  email: EmailRec,
+  content: EmailContent,
+  domain: DomainRec | null,
+  open: OpenFiles = {},
+): (() => Readable) | null {
+  const made = composition(ctx, email, content, domain, open);
   if (made instanceof Uint8Array) return null;
   return () => composeMimeStream(made.composable, made.options);
 }
@@ -44,15 +77,16 @@ function composition(
   email: EmailRec,
   content: EmailContent,
   domain: DomainRec | null,
+  open: OpenFiles,
 ): Uint8Array | { composable: Composable; options: ComposeOptions } {
   const feedback = feedbackId(email, ctx.config.delivery.feedback_id);
   if (content.raw) return feedback ? withFeedbackId(content.raw, feedback) : content.raw;
   const parts = content.message;
   if (!parts) throw new Error(`email ${email.id} has neither a message nor its parts`);
   const html = sentHtml(ctx, email, content, parts, domain);
-  const attachments: ResolvedAttachment[] = email.attachments.map((a) => ({
+  const attachments: ComposedAttachment[] = email.attachments.map((a) => ({
     filename: a.filename,
-    content: content.files[a.id] ?? new Uint8Array(0),
+    content: content.files[a.id] ?? open[a.id] ?? new Uint8Array(0),
     content_type: a.content_type,
     content_id: a.content_id,
   }));

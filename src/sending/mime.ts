@@ -10,11 +10,18 @@ import type { Address } from '../mail/address';
 import type { ResolvedAttachment, ValidatedEmail } from './types';
 import { hasBareCr, hasBareLf } from '../mail/line-breaks';
 
+/**
+ * An attachment as it is composed: its bytes, or a function opening them as a stream of pieces (a
+ * large stored file, read anew at each composition rather than held whole: message.ts). Never a
+ * message/* part, whose lines mime.ts makes CRLF on the whole of it.
+ */
+export type ComposedAttachment = Omit<ResolvedAttachment, 'content'> & { content: Uint8Array | (() => Readable) };
+
 export interface ComposeOptions {
   /** The Message-ID header, exactly: `<id@domain>`. */
   messageId: string;
   date: Date;
-  attachments: ResolvedAttachment[];
+  attachments: ComposedAttachment[];
   /** Derive a text/plain part from the html when `text` was not given (default true). */
   textFromHtml?: boolean;
   /** The html part as sent, when it differs from `email.html` (tracking added); text is still derived from `email.html`. */
@@ -124,12 +131,19 @@ function compose(email: Composable, opts: ComposeOptions, convertNewlines: boole
   return root;
 }
 
-function attachment(a: ResolvedAttachment): MailComposerAttachment {
-  const content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+/** Attachments of these types are copied as they are, their lines made CRLF (attachment): never composed from a stream. */
+export const wholeAttachment = (contentType: string) => /^message\//i.test(contentType);
+
+function attachment(a: ComposedAttachment): MailComposerAttachment {
+  const given = a.content;
+  // A stream is base64-encoded as its pieces arrive, to the bytes its whole content gives: every
+  // attachment but a message/* part has `Content-Transfer-Encoding: base64` set whatever its content
+  // (nodemailer's mail-composer), and a message/* part is never a stream (ComposedAttachment).
+  const content = typeof given === 'function' ? given() : Buffer.from(given.buffer, given.byteOffset, given.byteLength);
   return {
     // nodemailer copies a message/* part as it is (7bit or 8bit, never encoded): a message it holds
     // is made of CRLF lines like any other (RFC 2046 §5.2.1).
-    content: /^message\//i.test(a.content_type) ? Buffer.from(lines(content.toString('latin1')), 'latin1') : content,
+    content: wholeAttachment(a.content_type) && Buffer.isBuffer(content) ? Buffer.from(lines(content.toString('latin1')), 'latin1') : content,
     // No name given → none invented (nodemailer would make up `attachment-1.bin`).
     filename: a.filename ?? false,
     contentType: a.content_type,

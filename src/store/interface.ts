@@ -16,6 +16,7 @@
 //     side effects outside `tx`; work to do after the commit goes to `tx.afterCommit`.
 //   - Writes (`put`, `remove`, `add`…) return nothing and need no await: the backend orders them
 //     before the unit's next read and before its commit.
+import type { Readable } from 'node:stream';
 import type { SegmentRec, ContactRec, LogRec } from './records';
 import type { QueueEntry } from './email-records';
 import type { SpooledMessage } from './inbound-records';
@@ -87,6 +88,18 @@ export interface Contents<C> {
   byteSize(team: string, id: string): Promise<number | undefined>;
   /** Only one attachment's payload (downloads). */
   file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
+  /**
+   * `get`, but the payloads of `attachments` that a large body keeps in files stay there: `files`
+   * lacks them, and `open` has for each a function reading it as a stream of `slice`-byte pieces,
+   * anew at each call (delivery composes a large message twice, and never holds it whole). A body
+   * kept whole (small, or in PostgreSQL) comes as `get` gives it, `open` empty.
+   */
+  getOpening(
+    team: string,
+    id: string,
+    attachments: readonly string[],
+    slice: number,
+  ): Promise<{ content: C; open: Record<string, () => Readable> } | undefined>;
   /**
    * Outside a unit of work, before the one that will `put` this body: write what a large body keeps
    * apart (its byte fields, as files, flushed) off the event loop, so the unit of work only names

@@ -11,6 +11,7 @@ import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers
 import { waitForEmail } from '../helpers/emails';
 import { prepare, commit } from '../../src/sending/submit';
 import { STREAM_MESSAGE_FROM } from '../../src/delivery/engine';
+import { composeEmail, composeEmailStream, openContent } from '../../src/sending/message';
 
 let w: MailWorld;
 beforeAll(async () => {
@@ -81,6 +82,45 @@ describe('a large attachment', () => {
     expect(msg.raw.subarray(0, end).toString('latin1')).toMatch(/^(DKIM-Signature: [\s\S]*\r\n)+$/);
     expect(msg.raw.subarray(end).equals(unsigned)).toBe(true);
     expect(Buffer.compare((await simpleParser(msg.raw)).attachments[0]!.content, bytes)).toBe(0);
+    expect((await authenticateReceived(w.dns, msg)).dkim.results[0]?.status.result).toBe('pass');
+  });
+
+  test('past 1 MB, its attachments composed from their files as streams: the bytes composing the whole payloads gives, a message/* part read whole; delivered, DKIM passes', async () => {
+    const big = randomBytes(STREAM_MESSAGE_FROM + 100 * 1024 + 7); // not a whole number of base64 lines
+    const notes = Buffer.from(`Notes — straße\n${'line of text\n'.repeat(30_000)}`, 'utf8');
+    const forwarded = Buffer.from(`Subject: inner\nFrom: a@b.test\n\n${'inner body\n'.repeat(30_000)}`, 'latin1');
+    const { data, error } = await w.p.resend.emails.send({
+      from: 'Big <big@example.test>',
+      to: 'files@dest.test',
+      subject: 'From files',
+      html: '<p>Three files.</p>',
+      attachments: [
+        { filename: 'big.bin', content: big.toString('base64') },
+        { filename: 'notes.txt', content: notes.toString('base64'), contentType: 'text/plain' },
+        { filename: 'fwd.eml', content: forwarded.toString('base64'), contentType: 'message/rfc822' },
+      ],
+    });
+    expect(error).toBeNull();
+    const team = w.p.creds.team_id;
+    const email = await waitForEmail(w.p.svc, { team_id: team, id: data!.id }, (e) => e.last_event === 'delivered');
+    const { store } = w.p.svc;
+    const opened = (await openContent(store.emailContent, email))!;
+    // Only the message/* part is read into memory; the others stay in their files.
+    const [bin, txt, eml] = email.attachments.map((a) => a.id) as [string, string, string];
+    expect(Object.keys(opened.content.files)).toEqual([eml]);
+    expect(Object.keys(opened.open).sort()).toEqual([bin, txt].sort());
+    const domain = (await store.domains.get(team, email.domain_id)) ?? null;
+    const whole = Buffer.from(await composeEmail(w.p.svc, email, (await store.emailContent.get(team, email.id))!, domain));
+    const streamed = composeEmailStream(w.p.svc, email, opened.content, domain, opened.open)!;
+    // Twice, as a delivery attempt reads it (to sign, then to send): each read opens the files anew.
+    for (let i = 0; i < 2; i++) expect(Buffer.concat(await Array.fromAsync(streamed())).equals(whole)).toBe(true);
+    expect(Buffer.from(await composeEmail(w.p.svc, email, opened.content, domain, opened.open)).equals(whole)).toBe(true);
+    const msg = w.sink.messages.find((m) => m.rcptTo.includes('files@dest.test'))!;
+    expect(msg.raw.subarray(msg.raw.length - whole.length).equals(whole)).toBe(true);
+    const parsed = await simpleParser(msg.raw);
+    expect(parsed.attachments.map((a) => a.filename)).toEqual(['big.bin', 'notes.txt', 'fwd.eml']);
+    expect(Buffer.compare(parsed.attachments[0]!.content, big)).toBe(0);
+    expect(Buffer.compare(parsed.attachments[1]!.content, notes)).toBe(0);
     expect((await authenticateReceived(w.dns, msg)).dkim.results[0]?.status.result).toBe('pass');
   });
 

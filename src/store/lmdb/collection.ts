@@ -1,6 +1,7 @@
 // Typed collections on LMDB: records keyed [team_id, id] (ids are UUIDv7, so a team's records sort
 // oldest first and pagination is a range scan), with declared secondary indexes kept in the same
 // transaction as the record, and optional retention through the TTL index.
+import type { Readable } from 'node:stream';
 import type { Database, Key, LmdbEnv } from './env';
 import type { TtlIndex } from './ttl';
 import { paginate } from '../paginate';
@@ -279,6 +280,27 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
     if (!v?._spill) return v?.files[attachment];
     if (!Object.hasOwn(v._spill.files, attachment)) return undefined;
     return this.spill.read(this.name, team, id, filePart(attachment));
+  }
+
+  async getOpening(
+    team: string,
+    id: string,
+    attachments: readonly string[],
+    slice: number,
+  ): Promise<{ content: C; open: Record<string, () => Readable> } | undefined> {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    if (!v) return undefined;
+    if (!v._spill) return { content: v, open: {} };
+    const { _spill, ...rest } = v;
+    const files: Record<string, Uint8Array> = {};
+    const open: Record<string, () => Readable> = {};
+    for (const att of Object.keys(_spill.files)) {
+      if (attachments.includes(att)) open[att] = () => this.spill.open(this.name, team, id, filePart(att), slice);
+      else files[att] = (await this.spill.read(this.name, team, id, filePart(att))) ?? EMPTY;
+    }
+    const content = { ...rest, files } as unknown as C;
+    if (_spill.raw >= 0) content.raw = (await this.spill.read(this.name, team, id, 'raw')) ?? EMPTY;
+    return { content, open };
   }
 
   async stage(team: string, id: string, content: C): Promise<void> {

@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 
 /** Contents whose byte fields together exceed this are spilled to files. */
 export const SPILL_BYTES = 256 * 1024;
@@ -115,6 +116,25 @@ export class SpillFiles {
   /** One part from byte `offset` on, read in slices as it is consumed. */
   stream(ns: string, team: string, id: string, part: string, offset: number): AsyncIterable<Uint8Array> {
     return createReadStream(this.path(ns, team, id, part), { start: offset, highWaterMark: 64 * 1024 });
+  }
+
+  /**
+   * One part as a stream of `slice`-byte pieces, from its place or, for a record deleted meanwhile,
+   * from the trash (as `read`: the file is opened at once, so a move to the trash after this does
+   * not matter); empty when it is in neither.
+   */
+  open(ns: string, team: string, id: string, part: string, slice: number): Readable {
+    for (const trash of [false, true]) {
+      let fd: number;
+      try {
+        fd = openSync(this.path(ns, team, id, part, trash), 'r');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        continue;
+      }
+      return createReadStream('', { fd, highWaterMark: slice });
+    }
+    return Readable.from([], { objectMode: false });
   }
 
   /** Remove one part at once (a file no record ever named). */

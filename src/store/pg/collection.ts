@@ -4,6 +4,7 @@
 //
 // Inside a unit of work a read remembers each row's version; `put` and `remove` of a row read
 // there check it is unchanged (env.ts), so a read-modify-write never overwrites another node's.
+import type { Readable } from 'node:stream';
 import { unitOf, type Exec, type Row } from './env';
 import type { Contents, ContentsTx, Page, PageQuery, Rec, RecordsTx } from '../interface';
 import type { IndexDef } from '../collections';
@@ -343,6 +344,12 @@ export class PgContents<C extends ByteFields> implements ContentsTx<C>, Contents
     );
     if (!row?.has) return undefined;
     return bytes(row.bytes) ?? new Uint8Array(0);
+  }
+
+  /** Bodies are rows: read whole, as `get` reads them. */
+  async getOpening(team: string, id: string): Promise<{ content: C; open: Record<string, () => Readable> } | undefined> {
+    const content = await this.get(team, id);
+    return content && { content, open: {} };
   }
 
   /** Nothing to stage: the bytes go to the database in the unit of work that names them. */
