@@ -362,6 +362,9 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
     if (size === undefined) return { result: noLongerStored(c.entry), started };
     const release = await this.budget.take(3 * size);
+    // The attachment files a streamed composition opened: closed when the attempt ends, read to
+    // their end or not (a connection lost mid-message leaves its stream unread).
+    const opened: Readable[] = [];
     try {
       const message = async (): Promise<OutgoingMessage> => {
         const keys = signingKeys(c.domain);
@@ -375,7 +378,17 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
         // deterministic (sending/message.ts).
         const stored = await openContent(emailContent, c.email);
         if (!stored) throw new Error('the message is no longer stored');
-        const { content, open } = stored;
+        const { content } = stored;
+        const open = Object.fromEntries(
+          Object.entries(stored.open).map(([id, read]) => [
+            id,
+            () => {
+              const r = read();
+              opened.push(r);
+              return r;
+            },
+          ]),
+        );
         const stream = composeEmailStream(this.svc, c.email, content, c.domain, open);
         const signed = stream && (await this.signers.signPieces(stream(), keys));
         if (stream && signed) return { size: signed.size, open: () => Readable.from(signedStream(signed.header, stream), { objectMode: false }) };
@@ -405,6 +418,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       );
       return { result, started };
     } finally {
+      for (const r of opened) r.destroy();
       release();
     }
   }
