@@ -11,7 +11,7 @@ import type { Config } from '../config';
 import { log } from '../log';
 import { smtpCertificate } from './certificate';
 import { createSmtpServer, localDesk, sharedLimits, type SmtpDeps } from './server';
-import { sharedCells, ACCEPTED_CELL } from './limits';
+import { sharedCells, acceptedCell } from './limits';
 import { ListenerThread, type ThreadWake } from './threads';
 
 export type { SmtpDeps, ThreadWake };
@@ -151,7 +151,9 @@ export async function startSmtp(svc: SmtpDeps, opts: { threads?: number; wake?: 
         cert: { key: cert.key, cert: cert.cert },
         listeners: listeners.map((l) => ({ mode: l.mode, port: l.port })),
       };
-      const started = await Promise.all(Array.from({ length: threads - 1 }, (_, i) => ListenerThread.start(i + 1, init, desk, opts.wake as ThreadWake)));
+      const started = await Promise.all(
+        Array.from({ length: threads - 1 }, (_, i) => ListenerThread.start(i + 1, init, desk, opts.wake as ThreadWake, limits.gate)),
+      );
       for (const t of started) if (t) others.push(t);
       if (threads > 1) log.info('smtp.listener_threads', { threads: others.length + 1 });
     }
@@ -176,7 +178,7 @@ export async function startSmtp(svc: SmtpDeps, opts: { threads?: number; wake?: 
       log.info('smtp.certificate_swapped', { listeners: servers.length, threads: others.length + 1 });
     },
     accepted() {
-      return Array.from({ length: threads }, (_, i) => Atomics.load(cells, ACCEPTED_CELL + i));
+      return Array.from({ length: threads }, (_, i) => Atomics.load(cells, acceptedCell(i)));
     },
     async settled() {
       await Promise.all(others.map((t) => t.settled()));

@@ -19,15 +19,19 @@ const REFUSAL_LOG_MS = 10_000;
 /**
  * Where the counts every listener shares live: an Int32Array over a SharedArrayBuffer, so that the
  * listener threads (threads.ts) count in the same cells with Atomics. Cell 0: open sessions; cell 1:
- * message bytes held (≤ MAX_BUFFERED_BYTES, 512 MB, fits); cells 2…: sessions each thread accepted
- * (tests: that every thread serves).
+ * message bytes held (≤ MAX_BUFFERED_BYTES, 512 MB, fits); then per thread the sessions it
+ * accepted (tests: that every thread serves), then per thread its sessions open now (taken back
+ * from cell 0 should the thread die).
  */
 export function sharedCells(threads: number): Int32Array {
-  return new Int32Array(new SharedArrayBuffer(4 * (2 + threads)));
+  return new Int32Array(new SharedArrayBuffer(4 * (2 + 2 * threads)));
 }
 export const OPEN_CELL = 0;
 export const HELD_CELL = 1;
-export const ACCEPTED_CELL = 2;
+/** The cell counting the sessions thread `thread` accepted. */
+export const acceptedCell = (thread: number) => 2 + thread;
+/** The cell counting the sessions open on thread `thread`. */
+export const threadOpenCell = (cells: Int32Array, thread: number) => 2 + (cells.length - 2) / 2 + thread;
 
 /** Open sessions across the listeners (of every thread, when the cells are shared). */
 export class ConnectionGate {
@@ -54,6 +58,11 @@ export class ConnectionGate {
       const open = Atomics.load(this.cells, OPEN_CELL);
       if (open <= 0 || Atomics.compareExchange(this.cells, OPEN_CELL, open, open - 1) === open) return;
     }
+  }
+
+  /** Sessions that ended without leaving (a listener thread that died): their places given back. */
+  forget(sessions: number): void {
+    for (let i = 0; i < sessions; i++) this.leave();
   }
 
   get size(): number {

@@ -14,7 +14,7 @@ import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
 import { submitMessage, type SubmissionDeps } from './submission';
 import { spoolInbound, type SpoolDeps } from './inbound';
-import { ConnectionGate, AuthGuard, MessageBudget, sharedCells, ACCEPTED_CELL } from './limits';
+import { ConnectionGate, AuthGuard, MessageBudget, sharedCells, acceptedCell, threadOpenCell } from './limits';
 import { adaptConnection, type SmtpConnection } from './adapt';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
@@ -144,8 +144,13 @@ class PosthornSmtpServer extends SMTPServer {
       refuseConnection(socket, this.settings.hostname, this.desk);
       return;
     }
-    Atomics.add(this.limits.cells, ACCEPTED_CELL + this.limits.thread, 1);
-    socket.once('close', () => this.limits.gate.leave());
+    const { cells, thread } = this.limits;
+    Atomics.add(cells, acceptedCell(thread), 1);
+    Atomics.add(cells, threadOpenCell(cells, thread), 1);
+    socket.once('close', () => {
+      Atomics.sub(cells, threadOpenCell(cells, thread), 1);
+      this.limits.gate.leave();
+    });
     super.connect(socket, socketOptions);
   }
 }

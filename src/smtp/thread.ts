@@ -33,11 +33,18 @@ function ask<T>(m: (id: number) => FromListenerThread): Promise<T> {
 }
 
 function remoteDesk(config: Config, store: Store): SmtpDesk {
+  // Sessions that tried AUTH: only their end is news to the main thread's failure counts.
+  const authenticating = new Set<string>();
   return {
     config,
     store,
-    login: (ip, session, username, password) => ask((id) => ({ t: 'login', id, ip, session, username, password })),
-    closed: (session) => send({ t: 'closed', session }),
+    login: (ip, session, username, password) => {
+      authenticating.add(session);
+      return ask((id) => ({ t: 'login', id, ip, session, username, password }));
+    },
+    closed: (session) => {
+      if (authenticating.delete(session)) send({ t: 'closed', session });
+    },
     // Copied to the main thread (not transferred: a small Buffer is a slice of a shared pool).
     submit: (user, recipients, raw, session) => ask((id) => ({ t: 'submit', id, session, user, recipients, raw })),
     refused: (ip) => send({ t: 'refused', ip }),

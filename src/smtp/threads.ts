@@ -12,6 +12,7 @@ import { log, isQuiet, writeLine } from '../log';
 import { workerEntry } from '../worker-entry';
 import { replyFor } from './replies';
 import type { SessionUser, SmtpDesk } from './server';
+import { threadOpenCell, type ConnectionGate } from './limits';
 import type { ListenerMode } from './index';
 
 const THREAD_ENTRY = workerEntry(import.meta.url, './thread.ts', 'src/smtp/thread.ts');
@@ -66,14 +67,25 @@ export class ListenerThread {
   private pings = new Map<number, () => void>();
   private seq = 0;
   private closed: Promise<void>;
+  private stopping = false;
 
   private constructor(
     private readonly index: number,
     private readonly desk: SmtpDesk,
     private readonly wake: ThreadWake,
+    cells: Int32Array,
+    gate: ConnectionGate,
   ) {
     this.worker = new Worker(THREAD_ENTRY);
     this.closed = new Promise((resolve) => this.worker.addEventListener('close', () => resolve()));
+    // A thread that dies is not started again (the other threads serve its ports); the sessions it
+    // had open are given back to smtp.max_connections.
+    void this.closed.then(() => {
+      if (this.stopping) return;
+      const open = Atomics.exchange(cells, threadOpenCell(cells, index), 0);
+      gate.forget(open);
+      log.error('smtp.thread_exited', { thread: index, sessions: open });
+    });
     this.worker.onerror = (e) => log.error('smtp.thread_error', { thread: index, error: e.message });
   }
 
@@ -83,8 +95,9 @@ export class ListenerThread {
     init: { config: Config; cells: Int32Array; cert: { key: string; cert: string }; listeners: { mode: ListenerMode; port: number }[] },
     desk: SmtpDesk,
     wake: ThreadWake,
+    gate: ConnectionGate,
   ): Promise<ListenerThread | null> {
-    const thread = new ListenerThread(index, desk, wake);
+    const thread = new ListenerThread(index, desk, wake, init.cells, gate);
     const started = await new Promise<boolean>((resolve) => {
       thread.worker.onmessage = (e: MessageEvent<FromListenerThread>) => {
         const m = e.data;
@@ -100,6 +113,7 @@ export class ListenerThread {
       thread.send({ t: 'init', quiet: isQuiet(), thread: index, ...init });
     });
     if (started) return thread;
+    thread.stopping = true;
     thread.worker.terminate();
     return null;
   }
@@ -157,6 +171,7 @@ export class ListenerThread {
 
   /** Close the thread's listeners (sessions get smtp-server's close timeout), its store, and end it. */
   async stop(): Promise<void> {
+    this.stopping = true;
     const timer = setTimeout(() => {
       log.warn('smtp.thread_stop_timeout', { thread: this.index });
       this.worker.terminate();

@@ -125,6 +125,30 @@ describe('two listener threads', () => {
   });
 });
 
+describe('the AUTH failure lockout across threads', () => {
+  let s: Awaited<ReturnType<typeof running>>;
+  beforeAll(async () => {
+    s = await running();
+  });
+  afterAll(() => s.stop());
+
+  test('failures on either thread count for the address; once locked, AUTH is refused on both', async () => {
+    const from = '127.0.0.7';
+    const auth = async () => {
+      const c = await SmtpDialog.open(s.smtp.port('tls'), { implicitTls: true, from });
+      await c.command('EHLO client.test');
+      const reply = (await c.command(`AUTH PLAIN ${plainAuth('resend', 're_wrong')}`)).text;
+      c.close();
+      return reply;
+    };
+    // Five failures (one a connection, on whichever thread) lock the address out (limits.ts AUTH_POLICY).
+    for (let i = 0; i < 5; i++) await auth();
+    await onEveryThread(s.smtp, async () => {
+      expect(await auth()).toStartWith('454 4.7.0 Too many authentication failures from 127.0.0.7');
+    });
+  });
+});
+
 describe('smtp.max_connections across threads', () => {
   let s: Awaited<ReturnType<typeof running>>;
   beforeAll(async () => {
