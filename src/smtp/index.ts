@@ -146,7 +146,7 @@ export async function startSmtp(svc: SmtpDeps, opts: { threads?: number; wake?: 
     }
     if (listeners.length && opts.wake) {
       const init = {
-        config: svc.config as Config,
+        config: opts.wake.config,
         cells,
         cert: { key: cert.key, cert: cert.cert },
         listeners: listeners.map((l) => ({ mode: l.mode, port: l.port })),

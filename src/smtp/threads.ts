@@ -53,8 +53,13 @@ export type FromListenerThread =
   | { t: 'pong'; id: number }
   | { t: 'stopped' };
 
-/** Where a thread's commits are told: the back office (woken by a spool entry) and the live feed. */
+/**
+ * What listener threads need of the service beyond SmtpDeps: the whole configuration (a thread
+ * opens the store with it), and where its commits are told — the back office (woken by a spool
+ * entry) and the live feed.
+ */
 export interface ThreadWake {
+  config: Config;
   backOffice: { kick(signal: Signal): void };
   live: { publish(changes: readonly Change[]): void };
 }
