@@ -43,7 +43,7 @@ export async function serve(config: Config): Promise<number> {
   }
   const http = startHttp(svc);
   // A port that cannot be bound is logged with its fix; the other listeners run regardless. Every
-  // port is served on as many threads as the machine has cores (up to four; one in cluster mode).
+  // port is served on one thread per spare core (up to four; one on 1–2 cores and in cluster mode).
   const smtp = await startSmtp(svc, { threads: listenerThreads(config), wake: svc });
   svc.telemetry.smtpSessions = () => smtp.sessions();
   // With tls.acme on: the certificate Posthorn obtains itself, on the SMTP and HTTPS listeners.

@@ -20,14 +20,17 @@ export type { SmtpDeps, ThreadWake };
 const MAX_LISTENER_THREADS = 4;
 
 /**
- * How many threads serve the SMTP ports: one per core, up to MAX_LISTENER_THREADS; one on a
- * 1-core machine. One in cluster mode (PostgreSQL): each thread would hold a pool of database
- * connections of its own, and a node's ingest there waits on the database's round trips, not on
- * this thread's CPU.
+ * How many threads serve the SMTP ports: one per spare core (cores - 1, the other left to the back
+ * office, the JIT and LMDB's writers), up to MAX_LISTENER_THREADS — so one, as before, on 1 or 2
+ * cores: on 2 shared cores a second listener thread split the listener's CPU in two but did not
+ * raise the ingest rate, and cost about a tenth more CPU per message (README "Benchmarks", after
+ * SMTP listener threads). One in cluster mode (PostgreSQL): each thread would hold a pool of
+ * database connections of its own, and a node's ingest there waits on the database's round trips,
+ * not on this thread's CPU.
  */
 export function listenerThreads(config: Pick<Config, 'database'>, cores = availableParallelism()): number {
   if (config.database.url) return 1;
-  return Math.max(1, Math.min(cores, MAX_LISTENER_THREADS));
+  return Math.max(1, Math.min(cores - 1, MAX_LISTENER_THREADS));
 }
 
 export type ListenerMode = 'starttls' | 'tls';

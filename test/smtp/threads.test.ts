@@ -55,9 +55,10 @@ async function presented(port: number): Promise<string> {
   });
 }
 
-test('the number of threads: one per core up to four; one on one core and in cluster mode', () => {
+test('the number of threads: one per spare core up to four; one on one or two cores and in cluster mode', () => {
   expect(listenerThreads({ database: { url: null } } as never, 1)).toBe(1);
-  expect(listenerThreads({ database: { url: null } } as never, 2)).toBe(2);
+  expect(listenerThreads({ database: { url: null } } as never, 2)).toBe(1);
+  expect(listenerThreads({ database: { url: null } } as never, 4)).toBe(3);
   expect(listenerThreads({ database: { url: null } } as never, 16)).toBe(4);
   expect(listenerThreads({ database: { url: 'postgres://db/posthorn' } } as never, 16)).toBe(1);
 });
