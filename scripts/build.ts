@@ -92,7 +92,7 @@ export async function bundleWeb() {
 // ---------------------------------------------------------------------------------------------
 
 /** Entry files of Worker threads (src/worker-entry.ts), by their path from the repository root. */
-const WORKER_ENTRIES = ['src/backoffice/thread.ts', 'src/delivery/signer-thread.ts'];
+const WORKER_ENTRIES = ['src/backoffice/thread.ts', 'src/delivery/signer-thread.ts', 'src/smtp/thread.ts'];
 
 class BuildError extends Error {}
 

@@ -7,7 +7,7 @@ import { startHttp } from '../api/server';
 import { createTeam } from '../accounts/bootstrap';
 import { formatCredentials } from './init';
 import { startScheduler } from '../scheduler';
-import { startSmtp } from '../smtp';
+import { startSmtp, listenerThreads } from '../smtp';
 import { startCertificates } from './certificates';
 import { log } from '../log';
 import { keepMemoryTidy } from '../limits/memory';
@@ -42,8 +42,9 @@ export async function serve(config: Config): Promise<number> {
     log.warn('posthorn.cannot_deliver', { problems: problems.map((p) => ({ check: p.name, evidence: p.evidence, fix: p.fix })) });
   }
   const http = startHttp(svc);
-  // A port that cannot be bound is logged with its fix; the other listeners run regardless.
-  const smtp = await startSmtp(svc);
+  // A port that cannot be bound is logged with its fix; the other listeners run regardless. Every
+  // port is served on one thread per spare core (up to four; one on 1–2 cores and in cluster mode).
+  const smtp = await startSmtp(svc, { threads: listenerThreads(config), wake: svc });
   svc.telemetry.smtpSessions = () => smtp.sessions();
   // With tls.acme on: the certificate Posthorn obtains itself, on the SMTP and HTTPS listeners.
   const certificates = await startCertificates(svc, smtp);

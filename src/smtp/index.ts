@@ -2,13 +2,36 @@
 // RFC 3207) and of `smtp.tls_ports` (TLS from the first byte, RFC 8314 §3.3), all bound to
 // `smtp.host`. A port that cannot be bound is reported with the reason and the fix, and the
 // other listeners start anyway. `serve` starts them and stops them on shutdown; tests use port 0
-// and read the bound ports from `listeners`.
+// and read the bound ports from `listeners`. With `threads` > 1 every port is also served by a
+// listener on each of threads - 1 listener threads (threads.ts), bound with SO_REUSEPORT.
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { SMTPServer } from 'smtp-server';
+import type { Config } from '../config';
 import { log } from '../log';
 import { smtpCertificate } from './certificate';
-import { createSmtpServer, sharedLimits, type SmtpDeps } from './server';
+import { createSmtpServer, localDesk, sharedLimits, type SmtpDeps } from './server';
+import { sharedCells, acceptedCell } from './limits';
+import { ListenerThread, type ThreadWake } from './threads';
 
-export type { SmtpDeps };
+export type { SmtpDeps, ThreadWake };
+
+/** Listener threads beyond this many buy nothing: the back office and the HTTP listener need cores too. */
+const MAX_LISTENER_THREADS = 4;
+
+/**
+ * How many threads serve the SMTP ports: one per spare core (cores - 1, the other left to the back
+ * office, the JIT and LMDB's writers), up to MAX_LISTENER_THREADS — so one, as before, on 1 or 2
+ * cores: on 2 shared cores a second listener thread split the listener's CPU in two but did not
+ * raise the ingest rate, and cost about a tenth more CPU per message (README "Benchmarks", after
+ * SMTP listener threads). One in cluster mode (PostgreSQL): each thread would hold a pool of
+ * database connections of its own, and a node's ingest there waits on the database's round trips,
+ * not on this thread's CPU.
+ */
+export function listenerThreads(config: Pick<Config, 'database'>, cores = availableParallelism()): number {
+  if (config.database.url) return 1;
+  return Math.max(1, Math.min(cores - 1, MAX_LISTENER_THREADS));
+}
 
 export type ListenerMode = 'starttls' | 'tls';
 
@@ -42,6 +65,10 @@ export interface SmtpListeners {
    * TLS context is rebuilt (smtp-server `updateSecureContext`); sessions already in TLS keep theirs.
    */
   useCertificate(cert: { key: string; cert: string }): void;
+  /** Sessions each thread has accepted since the start, the main thread's first (tests: every thread serves). */
+  accepted(): number[];
+  /** Resolves once every listener thread has handled what it was sent before (tests: a certificate swap). */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,18 +87,36 @@ export function bindAdvice(code: string, port: number, host: string): string {
   }
 }
 
-function listen(server: SMTPServer, port: number, host: string): Promise<number> {
+function listen(server: SMTPServer['server'], port: number, host: string, reusePort: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (e: Error) => reject(e);
-    server.server.once('error', onError);
-    server.listen(port, host, () => {
-      server.server.off('error', onError);
-      resolve((server.server.address() as { port: number }).port);
+    server.once('error', onError);
+    server.listen({ port, host, reusePort }, () => {
+      server.off('error', onError);
+      resolve((server.address() as { port: number }).port);
     });
   });
 }
 
-export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
+/**
+ * Bind a listener that threads will share the port with. SO_REUSEPORT would also let a second
+ * Posthorn (same user) bind the port beside this one: the port is first bound without it, so a
+ * port already in use is refused as before (a listener with SO_REUSEPORT keeps out one without),
+ * then let go and bound again with it — the port found for 0 too.
+ */
+async function listenShared(server: SMTPServer['server'], port: number, host: string): Promise<number> {
+  const probe = createServer();
+  const free = await listen(probe, port, host, false);
+  await new Promise((resolve) => probe.close(resolve));
+  return listen(server, free, host, true);
+}
+
+/**
+ * Start the listeners. `threads` (serve: `listenerThreads`) > 1 also starts threads - 1 listener
+ * threads, told of by `wake` what they commit.
+ */
+export async function startSmtp(svc: SmtpDeps, opts: { threads?: number; wake?: ThreadWake } = {}): Promise<SmtpListeners> {
+  const threads = opts.wake ? Math.max(1, opts.threads ?? 1) : 1;
   const { host, starttls_ports, tls_ports } = svc.config.smtp;
   const wanted: { mode: ListenerMode; port: number }[] = [
     ...starttls_ports.map((port) => ({ mode: 'starttls' as const, port })),
@@ -80,14 +125,18 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
   const listeners: Listener[] = [];
   const failures: BindFailure[] = [];
   const servers: SMTPServer[] = [];
-  // One session count, one set of AUTH failure counts and one memory budget for every listener.
-  const limits = sharedLimits(svc.config);
+  // One session count, one set of AUTH failure counts and one memory budget for every listener of
+  // every thread.
+  const cells = sharedCells(threads);
+  const limits = sharedLimits(svc.config, cells, 0);
+  const desk = localDesk(svc, limits.gate);
+  const others: ListenerThread[] = [];
   if (wanted.length) {
     const cert = await smtpCertificate(svc.config);
     for (const { mode, port } of wanted) {
-      const server = createSmtpServer(svc, cert, mode, limits);
+      const server = createSmtpServer(desk, cert, mode, limits);
       try {
-        const bound = await listen(server, port, host);
+        const bound = threads > 1 ? await listenShared(server.server, port, host) : await listen(server.server, port, host, false);
         servers.push(server);
         listeners.push({ mode, configured: port, port: bound });
         log.info('smtp.listening', { host, port: bound, mode, hostname: svc.config.smtp.hostname, certificate: cert.source });
@@ -97,6 +146,19 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
         failures.push(failure);
         log.error('smtp.bind_failed', { host, ...failure, error: (e as Error).message });
       }
+    }
+    if (listeners.length && opts.wake) {
+      const init = {
+        config: opts.wake.config,
+        cells,
+        cert: { key: cert.key, cert: cert.cert },
+        listeners: listeners.map((l) => ({ mode: l.mode, port: l.port })),
+      };
+      const started = await Promise.all(
+        Array.from({ length: threads - 1 }, (_, i) => ListenerThread.start(i + 1, init, desk, opts.wake as ThreadWake, limits.gate)),
+      );
+      for (const t of started) if (t) others.push(t);
+      if (threads > 1) log.info('smtp.listener_threads', { threads: others.length + 1 });
     }
   }
   return {
@@ -115,10 +177,17 @@ export async function startSmtp(svc: SmtpDeps): Promise<SmtpListeners> {
     },
     useCertificate(cert) {
       for (const s of servers) s.updateSecureContext({ key: cert.key, cert: cert.cert });
-      log.info('smtp.certificate_swapped', { listeners: servers.length });
+      for (const t of others) t.useCertificate(cert);
+      log.info('smtp.certificate_swapped', { listeners: servers.length, threads: others.length + 1 });
+    },
+    accepted() {
+      return Array.from({ length: threads }, (_, i) => Atomics.load(cells, acceptedCell(i)));
+    },
+    async settled() {
+      await Promise.all(others.map((t) => t.settled()));
     },
     async stop() {
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await Promise.all([...servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))), ...others.map((t) => t.stop())]);
     },
   };
 }

@@ -16,30 +16,57 @@ import { SmtpReply } from './replies';
 /** A refused session is logged at most once per this long, with how many were refused meanwhile. */
 const REFUSAL_LOG_MS = 10_000;
 
-/** Open sessions across the listeners. */
+/**
+ * Where the counts every listener shares live: an Int32Array over a SharedArrayBuffer, so that the
+ * listener threads (threads.ts) count in the same cells with Atomics. Cell 0: open sessions; cell 1:
+ * message bytes held (≤ MAX_BUFFERED_BYTES, 512 MB, fits); then per thread the sessions it
+ * accepted (tests: that every thread serves), then per thread its sessions open now (taken back
+ * from cell 0 should the thread die).
+ */
+export function sharedCells(threads: number): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(4 * (2 + 2 * threads)));
+}
+export const OPEN_CELL = 0;
+export const HELD_CELL = 1;
+/** The cell counting the sessions thread `thread` accepted. */
+export const acceptedCell = (thread: number) => 2 + thread;
+/** The cell counting the sessions open on thread `thread`. */
+export const threadOpenCell = (cells: Int32Array, thread: number) => 2 + (cells.length - 2) / 2 + thread;
+
+/** Open sessions across the listeners (of every thread, when the cells are shared). */
 export class ConnectionGate {
-  private open = 0;
   private refusedSince = 0;
   private refusedCount = 0;
 
   constructor(
     readonly max: number,
     private readonly now: () => number = Date.now,
+    private readonly cells: Int32Array = sharedCells(1),
   ) {}
 
   /** Take a place for a new session; false when every place is taken. */
   enter(): boolean {
-    if (this.open >= this.max) return false;
-    this.open++;
-    return true;
+    for (;;) {
+      const open = Atomics.load(this.cells, OPEN_CELL);
+      if (open >= this.max) return false;
+      if (Atomics.compareExchange(this.cells, OPEN_CELL, open, open + 1) === open) return true;
+    }
   }
 
   leave(): void {
-    this.open = Math.max(0, this.open - 1);
+    for (;;) {
+      const open = Atomics.load(this.cells, OPEN_CELL);
+      if (open <= 0 || Atomics.compareExchange(this.cells, OPEN_CELL, open, open - 1) === open) return;
+    }
+  }
+
+  /** Sessions that ended without leaving (a listener thread that died): their places given back. */
+  forget(sessions: number): void {
+    for (let i = 0; i < sessions; i++) this.leave();
   }
 
   get size(): number {
-    return this.open;
+    return Atomics.load(this.cells, OPEN_CELL);
   }
 
   /**
@@ -62,24 +89,27 @@ export class ConnectionGate {
  * send 40 MB, so without a shared cap a few hundred slow senders could exhaust memory.
  */
 export class MessageBudget {
-  private held = 0;
-
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    private readonly cells: Int32Array = sharedCells(1),
+  ) {}
 
   /** Hold `bytes` more; false (nothing held) when they do not fit. */
   take(bytes: number): boolean {
-    if (this.held + bytes > this.max) return false;
-    this.held += bytes;
-    return true;
+    for (;;) {
+      const held = Atomics.load(this.cells, HELD_CELL);
+      if (held + bytes > this.max) return false;
+      if (Atomics.compareExchange(this.cells, HELD_CELL, held, held + bytes) === held) return true;
+    }
   }
 
   give(bytes: number): void {
-    this.held -= bytes;
+    Atomics.sub(this.cells, HELD_CELL, bytes);
   }
 
   /** Bytes held right now (tests: nothing stays counted after a session is gone). */
   get size(): number {
-    return this.held;
+    return Atomics.load(this.cells, HELD_CELL);
   }
 }
 

@@ -6,15 +6,15 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession, type SMTPServerDataStream } from 'smtp-server';
 import type { Config } from '../config';
-import type { ApiKeyRec } from '../store';
+import type { ApiKeyRec, Store } from '../store';
 import { log } from '../log';
 import type { Certificate } from './certificate';
-import { replies, replyFor } from './replies';
+import { replies, replyFor, SmtpReply } from './replies';
 import { smtpLogin, currentKey } from './auth';
 import { destinationOf } from './recipients';
 import { submitMessage, type SubmissionDeps } from './submission';
 import { spoolInbound, type SpoolDeps } from './inbound';
-import { ConnectionGate, AuthGuard, MessageBudget } from './limits';
+import { ConnectionGate, AuthGuard, MessageBudget, sharedCells, acceptedCell, threadOpenCell } from './limits';
 import { adaptConnection, type SmtpConnection } from './adapt';
 
 /** What the SMTP listeners need: submission's and inbound's, and the `smtp` settings. */
@@ -37,19 +37,87 @@ export const SOCKET_TIMEOUT_MS = 5 * 60_000;
 /** On shutdown, how long open sessions get to finish before they are closed. */
 export const CLOSE_TIMEOUT_MS = 10_000;
 
-/** What every listener shares: the session count, the AUTH failure counts, the bytes held in memory. */
+/**
+ * What every listener of every thread shares: the session count and the bytes held in memory, in
+ * cells of shared memory (limits.ts `sharedCells`); `thread` is this thread's place in them (0: the
+ * main thread). The AUTH failure counts are the main thread's alone (`localDesk`).
+ */
 export interface SharedLimits {
   gate: ConnectionGate;
-  auth: AuthGuard;
   budget: MessageBudget;
+  cells: Int32Array;
+  thread: number;
 }
 
-export function sharedLimits(config: Pick<Config, 'smtp'>): SharedLimits {
-  return { gate: new ConnectionGate(config.smtp.max_connections), auth: new AuthGuard(), budget: new MessageBudget(MAX_BUFFERED_BYTES) };
+export function sharedLimits(config: Pick<Config, 'smtp'>, cells = sharedCells(1), thread = 0): SharedLimits {
+  return {
+    gate: new ConnectionGate(config.smtp.max_connections, Date.now, cells),
+    budget: new MessageBudget(MAX_BUFFERED_BYTES, cells),
+    cells,
+    thread,
+  };
 }
 
 /** What an authenticated session keeps as `session.user`: the key, looked up again per message. */
-type SessionUser = Pick<ApiKeyRec, 'id' | 'team_id'>;
+export type SessionUser = Pick<ApiKeyRec, 'id' | 'team_id'>;
+
+/**
+ * What a listener asks of the service beyond its store: AUTH (with the failure limits), submission,
+ * and where a refused session is counted. The main thread's listeners do it themselves
+ * (`localDesk`); a listener thread's ask the main thread (threads.ts), so that the AUTH lockout, the
+ * rate limit, idempotency and the sending core's group commit stay one for the whole service.
+ */
+export interface SmtpDesk {
+  config: SmtpDeps['config'];
+  /** For RCPT and the inbound spool (this thread's own handle on the store). */
+  store: Store;
+  /** The user of a session whose credentials are good; rejects with the SmtpReply to answer (after any delay). */
+  login(ip: string, session: string, username: string | null | undefined, password: string | null | undefined): Promise<SessionUser>;
+  closed(session: string): void;
+  /** Submit a message for the session's key; resolves to the 250's text. */
+  submit(user: SessionUser, recipients: string[], raw: Buffer, session: string): Promise<string>;
+  /** A session refused at `smtp.max_connections`: counted, and logged now and then. */
+  refused(ip: string | undefined): void;
+}
+
+/** An SMTP reply decided on another thread, which logged there whatever it had to. */
+export class RemoteReply extends SmtpReply {}
+
+/** The desk of the main thread's listeners: its services, the AUTH failure limits kept here. */
+export function localDesk(svc: SmtpDeps, gate: ConnectionGate, auth = new AuthGuard()): SmtpDesk {
+  return {
+    config: svc.config,
+    store: svc.store,
+    async login(ip, session, username, password) {
+      const admitted = auth.admit(ip, session);
+      if (!admitted.ok) throw admitted.reply;
+      try {
+        const key = await smtpLogin(svc, username, password);
+        return { id: key.id, team_id: key.team_id };
+      } catch (e) {
+        const reply = replyFor(e);
+        if (reply.responseCode !== 535) throw reply;
+        const { delay, reply: answer } = auth.failed(ip, session, reply);
+        if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+        throw answer;
+      }
+    },
+    closed(session) {
+      auth.closed(session);
+    },
+    async submit(user, recipients, raw) {
+      const key = await currentKey(svc.store, user);
+      if (!key) throw replies.keyRevoked();
+      const id = await submitMessage(svc, key, recipients, raw);
+      log.info('smtp.submitted', { team_id: key.team_id, email_id: id, api_key_id: key.id, recipients: recipients.length, size: raw.byteLength });
+      return replies.accepted(id);
+    },
+    refused(ip) {
+      const refused = gate.refused();
+      if (refused !== null) log.warn('smtp.too_many_connections', { max_connections: gate.max, refused, ip });
+    },
+  };
+}
 
 /** smtp-server, each connection adapted (adapt.ts) and counted across the listeners before it is served. */
 class PosthornSmtpServer extends SMTPServer {
@@ -57,6 +125,7 @@ class PosthornSmtpServer extends SMTPServer {
     options: SMTPServerOptions,
     private readonly limits: SharedLimits,
     private readonly settings: Config['smtp'],
+    private readonly desk: SmtpDesk,
   ) {
     super(options);
     // smtp-server adds each new connection here just before its init(): the one place to adapt
@@ -72,25 +141,30 @@ class PosthornSmtpServer extends SMTPServer {
     // Counted before smtp-server sees the socket, so the session past the limit never waits for a
     // banner (RFC 5321 §3.1: 421 at connection time when the service is not available).
     if (!this.limits.gate.enter()) {
-      refuseConnection(socket, this.settings.hostname, this.limits.gate);
+      refuseConnection(socket, this.settings.hostname, this.desk);
       return;
     }
-    socket.once('close', () => this.limits.gate.leave());
+    const { cells, thread } = this.limits;
+    Atomics.add(cells, acceptedCell(thread), 1);
+    Atomics.add(cells, threadOpenCell(cells, thread), 1);
+    socket.once('close', () => {
+      Atomics.sub(cells, threadOpenCell(cells, thread), 1);
+      this.limits.gate.leave();
+    });
     super.connect(socket, socketOptions);
   }
 }
 
-function refuseConnection(socket: Socket | TLSSocket, hostname: string, gate: ConnectionGate): void {
+function refuseConnection(socket: Socket | TLSSocket, hostname: string, desk: SmtpDesk): void {
   socket.on('error', () => {});
   socket.end(`421 4.7.0 ${hostname} Too many connections, try again later\r\n`);
   // A client that never reads its side must not keep the descriptor.
   setTimeout(() => socket.destroy(), 5_000).unref();
-  const refused = gate.refused();
-  if (refused !== null) log.warn('smtp.too_many_connections', { max_connections: gate.max, refused, ip: socket.remoteAddress });
+  desk.refused(socket.remoteAddress);
 }
 
-export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'starttls' | 'tls', limits = sharedLimits(svc.config)): SMTPServer {
-  const { hostname } = svc.config.smtp;
+export function createSmtpServer(desk: SmtpDesk, cert: Pick<Certificate, 'key' | 'cert'>, mode: 'starttls' | 'tls', limits: SharedLimits): SMTPServer {
+  const { hostname } = desk.config.smtp;
   const options: SMTPServerOptions = {
     secure: mode === 'tls',
     key: cert.key,
@@ -109,7 +183,7 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
     maxRecipients: MAX_RECIPIENTS,
     // Counted across listeners by the gate; smtp-server's own count also bounds TLS handshakes
     // in progress on this listener.
-    maxClients: svc.config.smtp.max_connections,
+    maxClients: desk.config.smtp.max_connections,
     socketTimeout: SOCKET_TIMEOUT_MS,
     closeTimeout: CLOSE_TIMEOUT_MS,
     // Reverse lookups would go to the system resolver, not `dns.servers`; nothing here needs them.
@@ -127,28 +201,19 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
     },
 
     onAuth(auth, session, callback) {
-      const ip = session.remoteAddress;
-      const admitted = limits.auth.admit(ip, session.id);
-      if (!admitted.ok) return callback(admitted.reply);
-      smtpLogin(svc, auth.username, auth.password).then(
-        (key) => callback(null, { user: { id: key.id, team_id: key.team_id } satisfies SessionUser }),
-        (e) => {
-          const reply = replyFor(e);
-          if (reply.responseCode !== 535) return callback(reply);
-          const { delay, reply: answer } = limits.auth.failed(ip, session.id, reply);
-          if (delay) setTimeout(() => callback(answer), delay);
-          else callback(answer);
-        },
+      desk.login(session.remoteAddress, session.id, auth.username, auth.password).then(
+        (user) => callback(null, { user }),
+        (e) => callback(replyFor(e)),
       );
     },
 
     onClose(session) {
-      limits.auth.closed(session.id);
+      desk.closed(session.id);
     },
 
     onRcptTo(address, session, callback) {
       if (session.user) return callback(); // submission: any recipient, through the sending core
-      destinationOf(svc.store, address.address).then(
+      destinationOf(desk.store, address.address).then(
         (dest) => callback(dest ? null : replies.relayDenied()),
         (e) => callback(replyFor(e)),
       );
@@ -188,11 +253,11 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
         if (overBudget) return callback(replies.overloaded());
         const raw = Buffer.concat(chunks, size);
         release();
-        handleMessage(svc, session, raw).then(
+        handleMessage(desk, session, raw).then(
           (text) => callback(null, text),
           (e) => {
             const reply = replyFor(e);
-            if (reply.responseCode === 451 && reply.enhanced === '4.3.0')
+            if (reply.responseCode === 451 && reply.enhanced === '4.3.0' && !(e instanceof RemoteReply))
               log.error('smtp.data_failed', { session: session.id, error: String((e as Error)?.stack ?? e) });
             callback(reply);
           },
@@ -200,26 +265,20 @@ export function createSmtpServer(svc: SmtpDeps, cert: Certificate, mode: 'startt
       });
     },
   };
-  const server = new PosthornSmtpServer(options, limits, svc.config.smtp);
+  const server = new PosthornSmtpServer(options, limits, desk.config.smtp, desk);
   // Per-connection failures (a client dropping mid-session, a TLS handshake a scanner abandons).
   server.on('error', (e: Error & { code?: string }) => log.debug('smtp.connection_error', { mode, code: e.code, error: e.message }));
   return server;
 }
 
 /** The DATA of one transaction: submission when authenticated, else inbound. Resolves to the 250's text. */
-async function handleMessage(svc: SmtpDeps, session: SMTPServerSession, raw: Buffer): Promise<string> {
+async function handleMessage(desk: SmtpDesk, session: SMTPServerSession, raw: Buffer): Promise<string> {
   const recipients = session.envelope.rcptTo.map((r) => r.address);
   const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
   const user = session.user as SessionUser | undefined;
-  if (user) {
-    const key = await currentKey(svc.store, user);
-    if (!key) throw replies.keyRevoked();
-    const id = await submitMessage(svc, key, recipients, raw);
-    log.info('smtp.submitted', { team_id: key.team_id, email_id: id, api_key_id: key.id, recipients: recipients.length, size: raw.byteLength });
-    return replies.accepted(id);
-  }
+  if (user) return desk.submit(user, recipients, raw, session.id);
   await spoolInbound(
-    svc,
+    desk,
     {
       raw,
       envelope: { mail_from: mailFrom, remote_address: session.remoteAddress, helo: session.hostNameAppearsAs || '', tls: session.secure },
