@@ -83,6 +83,17 @@ export interface SmtpDesk {
 /** An SMTP reply decided on another thread, which logged there whatever it had to. */
 export class RemoteReply extends SmtpReply {}
 
+/**
+ * The reply to a DATA that failed; an unexpected failure (451 4.3.0) is logged with its stack where
+ * it happened — so not again on a listener thread, which gets a RemoteReply from the main thread.
+ */
+export function dataFailure(e: unknown, session: string): SmtpReply {
+  const reply = replyFor(e);
+  if (reply.responseCode === 451 && reply.enhanced === '4.3.0' && !(e instanceof RemoteReply))
+    log.error('smtp.data_failed', { session, error: String((e as Error)?.stack ?? e) });
+  return reply;
+}
+
 /** The desk of the main thread's listeners: its services, the AUTH failure limits kept here. */
 export function localDesk(svc: SmtpDeps, gate: ConnectionGate, auth = new AuthGuard()): SmtpDesk {
   return {
@@ -255,12 +266,7 @@ export function createSmtpServer(desk: SmtpDesk, cert: Pick<Certificate, 'key' |
         release();
         handleMessage(desk, session, raw).then(
           (text) => callback(null, text),
-          (e) => {
-            const reply = replyFor(e);
-            if (reply.responseCode === 451 && reply.enhanced === '4.3.0' && !(e instanceof RemoteReply))
-              log.error('smtp.data_failed', { session: session.id, error: String((e as Error)?.stack ?? e) });
-            callback(reply);
-          },
+          (e) => callback(dataFailure(e, session.id)),
         );
       });
     },

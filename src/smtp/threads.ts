@@ -11,7 +11,7 @@ import type { Change, Signal } from '../store';
 import { log, isQuiet, writeLine } from '../log';
 import { workerEntry } from '../worker-entry';
 import { replyFor } from './replies';
-import type { SessionUser, SmtpDesk } from './server';
+import { dataFailure, type SessionUser, type SmtpDesk } from './server';
 import { threadOpenCell, type ConnectionGate } from './limits';
 import type { ListenerMode } from './index';
 
@@ -141,11 +141,7 @@ export class ListenerThread {
     } else if (m.t === 'submit') {
       const raw = Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
       const submitted = this.desk.submit(m.user, m.recipients, raw, m.session).catch((e) => {
-        const reply = replyFor(e);
-        // Logged here, where the stack is (the thread's listener does not log a RemoteReply again).
-        if (reply.responseCode === 451 && reply.enhanced === '4.3.0')
-          log.error('smtp.data_failed', { session: m.session, error: String((e as Error)?.stack ?? e) });
-        throw reply;
+        throw dataFailure(e, m.session);
       });
       this.answer(m.id, submitted);
     }
