@@ -12,6 +12,7 @@ import { jsonResponse, errorResponse } from './platform/json';
 import { idempotencyKey } from './platform/idempotency';
 import { RouteTable, pathPattern, type TableRoute } from './platform/route-table';
 import { CHECK_RESPONSES_ENV, registerRoutes, registerShadows } from './platform/register';
+import { settle } from '../sending/incoming';
 import { openApiDocument } from './platform/openapi';
 import type { LiveFeed } from '../events/live';
 import type { Resource } from './platform/route';
@@ -125,6 +126,7 @@ export function buildApp(deps: ApiDeps & { requestLog: RequestLog }): Api {
   registerRoutes(app as never, table, {
     checkResponses: process.env[CHECK_RESPONSES_ENV] === '1',
     session: (request) => requireSession(svc.auth.sessions, request),
+    settle: (team) => settle(svc.store, svc.events, team),
     // The entry of an administrative action (docs/api.md §19.11): the target is the path's `id`, or the id the route answers.
     audit: async (r, request, caller, { params, body, out }) => {
       const idOf = (v: unknown) => (isObject(v) && typeof v.id === 'string' ? v.id : null);

@@ -15,6 +15,7 @@ import { InboundProcessor } from '../inbound';
 import { EventCounts } from '../telemetry';
 import { AutomationRunner } from '../automations/runner';
 import { GroupCommit } from '../sending/submit';
+import { IncomingWorker } from '../sending/incoming';
 import { Rspamd } from '../insights/rspamd';
 import { BounceClassifier } from '../mail/bounce-class';
 import { ThreadMessageHooks, type InboxListeners } from '../inboxes/hooks';
@@ -30,6 +31,8 @@ export interface BackOffice {
   automations: AutomationRunner;
   /** The Inbox Agent's runs (src/inboxes/agent.ts): drafts from the operator's model, off the intake path. */
   agent: InboxAgent;
+  /** Batches accepted as received, written as their emails (src/sending/incoming.ts). */
+  incoming: IncomingWorker;
   /** Inboxes' listeners on this thread: inbound mail joins threads here (src/inboxes/intake.ts). */
   inboxes: InboxListeners;
   /** Events recorded by this thread, by type (the HTTP thread's GET /metrics adds them up). */
@@ -72,7 +75,8 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
     : null;
   const agent = new InboxAgent({ store, inboxes: agentInboxes(store, events), model, config: agentConfig });
   if (model) inboxes.hooks.on(queueOnReceived(store));
-  const workers = { delivery, webhooks, inbound, automations, agent };
+  const incoming = new IncomingWorker({ store, events });
+  const workers = { delivery, webhooks, inbound, automations, agent, incoming };
   // Work this thread commits wakes its own workers; the other thread's commits arrive as messages.
   for (const signal of Object.keys(SIGNALS) as Signal[]) store.on(signal, () => workers[SIGNALS[signal]].kick());
   return {
@@ -80,7 +84,8 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
     inboxes,
     counts,
     async start() {
-      // Spooled mail first: a restart after a crash stores what was accepted before sending more.
+      // Spooled mail and batches first: a restart after a crash stores what was accepted before sending more.
+      incoming.start();
       await inbound.start();
       await delivery.start();
       webhooks.start();
@@ -90,7 +95,7 @@ export function createBackOffice(config: Config, store: Store): BackOffice {
     async stop(graceMs = 10_000) {
       // Runs first: a run settling commits an email the delivery engine then hears of.
       await automations.stop(graceMs);
-      await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs), agent.stop(Math.min(graceMs, 5_000))]);
+      await Promise.all([delivery.stop(graceMs), webhooks.stop(), inbound.stop(graceMs), agent.stop(Math.min(graceMs, 5_000)), incoming.stop()]);
       dns.close();
     },
   };

@@ -23,6 +23,7 @@ import type { EmailInput, ValidatedEmail } from './types';
 import { validate } from '../schemas/validate';
 import { SendEmailRequest } from '../schemas/emails';
 import { takeQuota, type EmailLimits } from '../limits/quota';
+import { fitsIncoming, incomingRecord } from './incoming-record';
 
 /** What the sending core needs. */
 export interface SendingDeps {
@@ -140,7 +141,7 @@ export async function prepare(
 }
 
 /** In a unit of work: persist one prepared email and queue or schedule it (`sandbox`: docs/api.md §7.11). */
-async function persist(tx: Tx, events: Events, p: Prepared, sandbox: boolean): Promise<EmailRec> {
+export async function persist(tx: Tx, events: Events, p: Prepared, sandbox: boolean): Promise<EmailRec> {
   const email = p.email;
   tx.emailContent.put(email.team_id, email.id, p.content);
   if (email.scheduled_at) {
@@ -160,17 +161,28 @@ export interface CommitOptions {
    * ended meanwhile (a broadcast contact who unsubscribed).
    */
   keep?: (tx: Tx, p: Prepared) => Promise<boolean>;
+  /**
+   * The emails may be accepted as received (a batch, docs/ARCHITECTURE.md §1 "The incoming queue"): one
+   * record for them all, written as their emails in a later unit of work (incoming.ts) — when their
+   * attachments are small enough to be kept in that record.
+   */
+  incoming?: boolean;
 }
 
 /**
  * In a unit of work: one caller's prepared emails (all of one team), and what it asked for
  * besides. The team's sending limits take them all or refuse them all (docs/api.md §6.1).
  */
-async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'sandbox' | 'prepared' | 'opts'>): Promise<EmailRec[]> {
+async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'sandbox' | 'prepared' | 'opts' | 'asReceived'>): Promise<EmailRec[]> {
   const { events, prepared, opts } = w;
   const kept: Prepared[] = [];
   for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) kept.push(p);
   if (kept.length) await takeQuota(tx, kept[0]!.email.team_id, kept.length, w.limits);
+  if (w.asReceived && kept.length) {
+    tx.incoming.add(incomingRecord(kept, w.sandbox));
+    await opts.also?.(tx);
+    return kept.map((p) => p.email);
+  }
   const out: EmailRec[] = [];
   for (const p of kept) out.push(await persist(tx, events, p, w.sandbox));
   await opts.also?.(tx);
@@ -184,6 +196,8 @@ interface Waiting {
   sandbox: boolean;
   prepared: Prepared[];
   opts: CommitOptions;
+  /** Written to the incoming queue as one record (CommitOptions.incoming, when the attachments allow it). */
+  asReceived: boolean;
   resolve: (emails: EmailRec[]) => void;
   reject: (e: unknown) => void;
 }
@@ -244,11 +258,14 @@ export class GroupCommit {
  * its own, so one caller's failure is never another's.
  */
 export async function commit(deps: SendingDeps, prepared: Prepared[], opts: CommitOptions = {}): Promise<EmailRec[]> {
+  const shared = { events: deps.events, limits: deps.config.limits, sandbox: deps.config.delivery.sandbox, prepared, opts };
+  // Accepted as received: the attachments stay in the incoming queue's record, nothing is staged.
+  if (opts.incoming && fitsIncoming(prepared)) return deps.commits.join({ ...shared, asReceived: true });
   // Large attachments are written to their files first, off the event loop (store.emailContent.stage).
   const { emailContent } = deps.store;
   await Promise.all(prepared.map((p) => emailContent.stage(p.email.team_id, p.email.id, p.content)));
   try {
-    const out = await deps.commits.join({ events: deps.events, limits: deps.config.limits, sandbox: deps.config.delivery.sandbox, prepared, opts });
+    const out = await deps.commits.join({ ...shared, asReceived: false });
     // Emails `keep` dropped were never put: nothing names their files.
     const kept = new Set(out.map((e) => e.id));
     for (const p of prepared) emailContent.unstage(p.email.team_id, p.email.id, kept.has(p.email.id));

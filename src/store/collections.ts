@@ -46,6 +46,7 @@ export const SIGNALS = {
   inbound: 'inbound',
   automations: 'automations',
   agent: 'agent',
+  incoming: 'incoming',
 } as const;
 export type Signal = keyof typeof SIGNALS;
 
@@ -534,6 +535,8 @@ export const REPOSITORIES = {
     // An update that gives up on a message (no due time) makes nothing due.
     wakes: { signal: 'inbound', by: { add: true, update: (_msg: SpooledMessage, due: number | null) => due !== null } },
   },
+  /** Batches accepted as received, waiting to be written as their emails (sending/incoming.ts). */
+  incoming: { lmdb: ['incoming'], pg: ['incoming'], wakes: { signal: 'incoming', by: { add: true } } },
   /** The automation trigger inbox, oldest first. */
   automationTriggers: { lmdb: ['automation_triggers'], pg: ['automation_triggers'], wakes: WAKES_RUNNER },
   /** Contact ↔ segment memberships, both ways. */

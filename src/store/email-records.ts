@@ -193,3 +193,19 @@ export interface QueueEntry {
   /** The sending domain's region when regions are in effect: only nodes of this region claim it (README.md, "Regions"). */
   region?: string;
 }
+
+/**
+ * A batch accepted as received (docs/ARCHITECTURE.md §1, "The incoming queue"): the emails the request
+ * made, prepared and checked, in one record written by the accepting commit. The back office — or
+ * a read of the team's emails that comes first — takes it and writes its emails in one unit of
+ * work (sending/incoming.ts).
+ */
+export interface IncomingRec {
+  /** Its first email's id (ids are UUIDv7: requests sort in the order they were accepted). */
+  id: string;
+  team_id: string;
+  created_at: string;
+  /** `delivery.sandbox` when it was accepted (docs/api.md §7.11). */
+  sandbox: boolean;
+  emails: { email: EmailRec; content: EmailContent; region?: string }[];
+}

@@ -18,7 +18,7 @@
 //     before the unit's next read and before its commit.
 import type { Readable } from 'node:stream';
 import type { SegmentRec, ContactRec, LogRec } from './records';
-import type { QueueEntry } from './email-records';
+import type { IncomingRec, QueueEntry } from './email-records';
 import type { SpooledMessage } from './inbound-records';
 import type { Subscription } from './audience-records';
 import type { QueueHold, SiteState, MtaStsPolicy, TlsReportDay, TlsReportPolicy, TlsFailure } from './delivery-records';
@@ -488,6 +488,25 @@ export interface MetricsTx extends Metrics {
   addLink(team: string, broadcastId: string, url: string, clicks: number, uniqueClicks: number): void;
 }
 
+/**
+ * The incoming queue (docs/ARCHITECTURE.md §1): batches accepted as received, waiting to be written as
+ * their emails, keyed (team, first email id), oldest first.
+ */
+export interface Incoming {
+  /** The requests waiting, oldest first: one team's, or every team's (null). Keys only. */
+  waiting(team: string | null, limit: number): Promise<{ team: string; id: string }[]>;
+  /** How many requests wait. */
+  count(): Promise<number>;
+}
+export interface IncomingTx extends Incoming {
+  add(rec: IncomingRec): void;
+  /**
+   * Read and remove a waiting request, or undefined when another unit of work took it first
+   * (PostgreSQL: its row stays locked until this unit ends, so a concurrent take waits, then finds none).
+   */
+  take(team: string, id: string): Promise<IncomingRec | undefined>;
+}
+
 /** How long team metric buckets are kept: 13 months, beyond email retention. */
 export const METRICS_TTL_MS = 396 * 24 * 3_600_000;
 
@@ -512,6 +531,8 @@ type Declared<M extends Mode> = {
 interface Repositories<M extends Mode> extends Declared<M> {
   /** Inbound messages answered 250, waiting for the inbound processor. */
   inboundSpool: Repo<M, InboundSpool, InboundSpoolTx>;
+  /** Batches accepted as received, waiting to be written as their emails. */
+  incoming: Repo<M, Incoming, IncomingTx>;
   memberships: Repo<M, Memberships, MembershipsTx>;
   queue: Repo<M, Queue, QueueTx>;
   /** Destinations held per team: their entries wait, out of the due range, until released. */

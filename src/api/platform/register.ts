@@ -31,6 +31,11 @@ export interface RegisterOptions {
   session(request: Request): Promise<SignedIn>;
   /** Write the audit log's entry of a route that declares one (`audit`), after it succeeded. */
   audit(r: TableRoute, request: Request, caller: Caller | SessionCaller, done: { params: unknown; body: unknown; out: unknown }): Promise<void>;
+  /**
+   * Before a team's route reads: the batches the team sent that still wait in the incoming queue
+   * are written as their emails (src/sending/incoming.ts `settle`), so every read sees them.
+   */
+  settle(team: string): Promise<void>;
 }
 
 export function registerRoutes(app: Elysia, table: RouteTable, opts: RegisterOptions): void {
@@ -56,7 +61,7 @@ export function registerShadows(app: Elysia, table: RouteTable): void {
     );
 }
 
-function handlerOf(r: TableRoute, { checkResponses, session, audit }: RegisterOptions) {
+function handlerOf(r: TableRoute, { checkResponses, session, audit, settle }: RegisterOptions) {
   const bodySchema = typeof r.body === 'object' ? r.body : null;
   const need = requiredRole(r);
   return async (ctx: ElysiaContext) => {
@@ -65,6 +70,8 @@ function handlerOf(r: TableRoute, { checkResponses, session, audit }: RegisterOp
     const caller = r.access === 'public' ? undefined : signedIn ? sessionCaller(signedIn) : callerOf(ctx.request);
     // Then the caller's role (a session's user's, a key's maker's): 403 restricted_role before the request is read.
     if (need && caller && !atLeast(actingRole(caller as Caller), need)) throw roleRefused(caller as Caller, need);
+    // The sending routes only add to the incoming queue: every other route of a team reads as if it were empty.
+    if (r.access === 'team' && caller) await settle(caller.team);
     const body = bodySchema ? (r.idempotent ? topLevel(bodySchema, ctx.body) : validate(bodySchema, ctx.body, 'body')) : undefined;
     const query = r.query ? validate(r.query, ctx.query, 'query') : ctx.query;
     const params = r.params ? validate(r.params, ctx.params, 'params') : ctx.params;

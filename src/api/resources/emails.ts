@@ -160,7 +160,8 @@ export const emailsResource = resource('Emails', (svc: ApiContext) => {
           });
           const data = accepted.map((p) => ({ id: p.email.id }));
           const o = { status: 200, body: mode === 'strict' ? { data } : { data, errors: failed } };
-          if (accepted.length) await commit(svc, accepted, { also: remember && ((tx) => remember(tx, o)) });
+          // Accepted as received: one record for the request, written as its emails in the back office (src/sending/incoming.ts).
+          if (accepted.length) await commit(svc, accepted, { also: remember && ((tx) => remember(tx, o)), incoming: true });
           else if (remember) await store.write(async (tx) => remember(tx, o));
           return o;
         });

@@ -1,12 +1,12 @@
 // Everything an LMDB store holds, read out item by item in the layouts the files of this folder
 // write (see each for its keys), for `posthorn db copy` (../copy.ts): records without their TTL
 // bookkeeping, bodies with their spilled files read back, queue and outbox entries, due indexes,
-// the inbound spool with its bytes, counters, memberships and choices. Reads only: the store may
+// the inbound spool with its bytes, the incoming queue, counters, memberships and choices. Reads only: the store may
 // not be written meanwhile (the copy runs with the service stopped).
 import type { Key } from './env';
 import type { LmdbStore } from '.';
 import type { Rec, IdempotencyRecord, Counters } from '../interface';
-import type { QueueEntry } from '../email-records';
+import type { IncomingRec, QueueEntry } from '../email-records';
 import type { SpooledMessage } from '../inbound-records';
 import type { TriggerRec } from '../automation-records';
 import type { Subscription } from '../audience-records';
@@ -21,6 +21,7 @@ export type DumpItem =
   | { kind: 'outbox'; team: string; webhook: string; due: number; id: string }
   | { kind: 'due'; name: string; due: number; team: string; id: string }
   | { kind: 'spool'; msg: SpooledMessage; due: number | null }
+  | { kind: 'incoming'; rec: IncomingRec }
   | { kind: 'trigger'; rec: TriggerRec }
   | { kind: 'progress'; team: string; broadcast: string; contact: string; email: string | null }
   | { kind: 'membership'; team: string; segment: string; contact: string; at: string }
@@ -68,6 +69,7 @@ export function* dump(store: LmdbStore, tables: string[]): Iterable<DumpItem> {
     const { due, expires: _expires, ...msg } = value as SpooledMessage & { due: number | null; expires?: number };
     yield { kind: 'spool', msg, due };
   }
+  for (const { value } of db('incoming').getRange({})) yield { kind: 'incoming', rec: value as IncomingRec };
   for (const { value } of db('automation_triggers').getRange({})) yield { kind: 'trigger', rec: value as TriggerRec };
   for (const { key, value } of db('broadcast_progress').getRange({})) {
     const [team, broadcast, contact] = key as string[];

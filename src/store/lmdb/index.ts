@@ -22,6 +22,7 @@ import { LmdbMetrics } from './metrics';
 import { LmdbTopicChoices } from './topic-choices';
 import { LmdbImportFiles, IMPORT_FILES, IMPORT_FILE_PARTS } from './import-files';
 import { LmdbInboundSpool } from './inbound-spool';
+import { LmdbIncoming } from './incoming';
 import { LmdbAutomationTriggers } from './automation-triggers';
 import { loadSecrets } from './secrets';
 import { CachedRecords } from '../cached';
@@ -83,6 +84,7 @@ interface Repos extends Declared {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the declared repositories (the interface above) are assigned in the constructor.
 class Repos {
   readonly inboundSpool: LmdbInboundSpool;
+  readonly incoming: LmdbIncoming;
   readonly memberships: LmdbMemberships;
   readonly queue: LmdbQueue;
   readonly queueHolds: LmdbQueueHolds;
@@ -132,6 +134,7 @@ class Repos {
     });
     this.inboundSpool = new LmdbInboundSpool(env, ttl, this.spill, policy.retentionMs);
     this.automationTriggers = new LmdbAutomationTriggers(env);
+    this.incoming = new LmdbIncoming(env);
   }
 
   /** Every store of bodies, the inbound spool's too (files beside the database, backups). */

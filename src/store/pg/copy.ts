@@ -1,7 +1,7 @@
 // `posthorn db copy`: an LMDB install moved into PostgreSQL (README.md, "Cluster mode"). Reads
 // everything the LMDB store holds (../lmdb/dump.ts) and writes it in bounded transactions to an
 // empty, migrated database: records with their retention recomputed, bodies with their bytes,
-// work in progress (queue, outbox, due indexes, spool, triggers, import files) as it stood, counters,
+// work in progress (queue, outbox, due indexes, spool, incoming queue, triggers, import files) as it stood, counters,
 // memberships, choices, idempotency keys — and the per-install secrets, so that signed links and
 // VERP return paths made before the move keep working after it. Run with the service stopped.
 import { createHash } from 'node:crypto';
@@ -54,6 +54,8 @@ export async function copyLmdbToPg(from: LmdbStore, to: PgStore, progress: (copi
         if (item.due === null) spool.update(item.msg, null);
         return;
       }
+      case 'incoming':
+        return repos.incoming.bind(u).add(item.rec);
       case 'trigger':
         return repos.automationTriggers.bind(u).add(item.rec);
       case 'progress':

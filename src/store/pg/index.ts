@@ -16,6 +16,7 @@ import { PgSendCounts } from './send-counts';
 import { PgOutbox } from './outbox';
 import { PgDueIndex } from './due-index';
 import { PgInboundSpool } from './inbound-spool';
+import { PgIncoming } from './incoming';
 import { PgAutomationTriggers } from './automation-triggers';
 import { PgMemberships } from './memberships';
 import { PgTopicChoices } from './topic-choices';
@@ -117,6 +118,7 @@ function repositories(env: PgEnv, opts: StoreOptions) {
   return {
     ...(declared as unknown as Declared),
     inboundSpool: new PgInboundSpool(env, policy.retentionMs),
+    incoming: new PgIncoming(env),
     memberships: new PgMemberships(env),
     queue: new PgQueue(env, opts.region ?? null),
     queueHolds: new PgQueueHolds(env),

@@ -339,6 +339,17 @@ ALTER TABLE metrics_email SET (fillfactor = 75);`,
       ...declaredTables(18),
     ].join('\n'),
   },
+  {
+    version: 19,
+    name: 'the incoming queue: batches accepted as received, one row per request, until written as their emails',
+    // (sending/incoming.ts) `take` deletes a row in the unit of work that writes its emails: a
+    // concurrent take waits for that unit, then finds nothing.
+    sql: [
+      `CREATE TABLE incoming (team ${KEY} NOT NULL, id ${KEY} NOT NULL, value json NOT NULL, PRIMARY KEY (team, id));
+CREATE INDEX incoming_id ON incoming (id);`,
+      ...declaredTables(19),
+    ].join('\n'),
+  },
 ];
 
 /** The advisory lock migrations run under ('posthorn' in ASCII). */
