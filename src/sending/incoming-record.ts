@@ -1,4 +1,4 @@
-// What the incoming queue keeps of a batch accepted as received (docs/ARCHITECTURE.md §1, "The incoming queue"):
+// What the incoming queue keeps of a batch accepted as received (docs/ARCHITECTURE.md §4, "The incoming queue"):
 // the prepared emails in one record (store IncomingRec), so the accepting commit writes one record
 // per request rather than several per email. incoming.ts writes them as their emails later.
 import type { IncomingRec } from '../store';

@@ -1,4 +1,4 @@
-// The incoming queue (docs/ARCHITECTURE.md §1, "The incoming queue"): a batch accepted as received — one record
+// The incoming queue (docs/ARCHITECTURE.md §4, "The incoming queue"): a batch accepted as received — one record
 // for the request, written by the accepting commit with its quota and idempotency record
 // (submit.ts) — is written here as its emails: each email's record, body, queue entries or
 // schedule and events (submit.ts `persist`, which reads the suppression list then). Taking the

@@ -162,7 +162,7 @@ export interface CommitOptions {
    */
   keep?: (tx: Tx, p: Prepared) => Promise<boolean>;
   /**
-   * The emails may be accepted as received (a batch, docs/ARCHITECTURE.md §1 "The incoming queue"): one
+   * The emails may be accepted as received (a batch, docs/ARCHITECTURE.md §4, "The incoming queue"): one
    * record for them all, written as their emails in a later unit of work (incoming.ts) — when their
    * attachments are small enough to be kept in that record.
    */

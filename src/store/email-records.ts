@@ -195,7 +195,7 @@ export interface QueueEntry {
 }
 
 /**
- * A batch accepted as received (docs/ARCHITECTURE.md §1, "The incoming queue"): the emails the request
+ * A batch accepted as received (docs/ARCHITECTURE.md §4, "The incoming queue"): the emails the request
  * made, prepared and checked, in one record written by the accepting commit. The back office — or
  * a read of the team's emails that comes first — takes it and writes its emails in one unit of
  * work (sending/incoming.ts).

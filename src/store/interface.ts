@@ -489,7 +489,7 @@ export interface MetricsTx extends Metrics {
 }
 
 /**
- * The incoming queue (docs/ARCHITECTURE.md §1): batches accepted as received, waiting to be written as
+ * The incoming queue (docs/ARCHITECTURE.md §4, "The incoming queue"): batches accepted as received, waiting to be written as
  * their emails, keyed (team, first email id), oldest first.
  */
 export interface Incoming {

@@ -313,6 +313,7 @@ describe('idempotency', () => {
     // Same key on the batch endpoint is unrelated.
     const batch = await p.resend.batch.send([body], { idempotencyKey: 'welcome-user/123' });
     expect(batch.error).toBeNull();
+    await p.svc.backOffice.idle('incoming');
     const count = (await p.svc.store.emails.all(p.creds.team_id)).filter((e) => e.subject === 'once').length;
     expect(count).toBe(2);
     // A 4xx outcome is replayed as well.

@@ -124,8 +124,9 @@ export async function waitForEmail(
   let cur: EmailRec | undefined;
   return until(
     async () => {
-      cur = (await svc.store.emails.get(email.team_id, email.id))!;
-      return done(cur) && cur;
+      // An email of a batch is written a moment after its 2xx (src/sending/incoming.ts).
+      cur = await svc.store.emails.get(email.team_id, email.id);
+      return cur !== undefined && done(cur) && cur;
     },
     async () =>
       `email ${email.id} to meet its condition; last state ${JSON.stringify({
