@@ -162,6 +162,14 @@ export class Telemetry {
       },
     });
     new Gauge({
+      name: 'posthorn_incoming_requests',
+      help: 'Batches accepted (answered 2xx) and not written as their emails yet: the incoming queue (docs/ARCHITECTURE.md §4).',
+      registers,
+      async collect() {
+        this.set(await self.store.incoming.count());
+      },
+    });
+    new Gauge({
       name: 'posthorn_blocklist_listed',
       help: 'Whether a DNS blocklist zone lists a sending address or domain (1) or not (0), as the last check found (docs/deliverability.md §3.1); an unknown answer is left out.',
       labelNames: ['zone', 'target'],

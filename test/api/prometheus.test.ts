@@ -68,6 +68,7 @@ describe('GET /metrics', () => {
     expect(sample(text, 'posthorn_smtp_sessions')).toBe(1);
     expect(sample(text, 'posthorn_inbound_spool{state="waiting"}')).toBe(0);
     expect(sample(text, 'posthorn_inbound_spool{state="failed"}')).toBe(0);
+    expect(sample(text, 'posthorn_incoming_requests')).toBe(0);
     expect(sample(text, 'posthorn_queue_entries{state="ready"}')).toBe(0);
     expect(sample(text, 'posthorn_queue_oldest_age_seconds')).toBe(0);
     expect(text).toMatch(/^posthorn_http_request_duration_seconds_bucket\{le="\+Inf",method="POST",status="200"\} [1-9]/m);

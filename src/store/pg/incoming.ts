@@ -9,7 +9,9 @@ import type { IncomingTx } from '../interface';
 import type { IncomingRec } from '../email-records';
 
 type Stored = Omit<IncomingRec, 'emails'> & {
-  emails: (Omit<IncomingRec['emails'][number], 'content'> & { content: Omit<IncomingRec['emails'][number]['content'], 'files'> & { files: Record<string, string> } })[];
+  emails: (Omit<IncomingRec['emails'][number], 'content'> & {
+    content: Omit<IncomingRec['emails'][number]['content'], 'files'> & { files: Record<string, string> };
+  })[];
 };
 
 export class PgIncoming implements IncomingTx {
