@@ -225,6 +225,7 @@ describe('which write wakes which worker', () => {
       update: { wakes: () => [spooled(), 1_000], quiet: () => [spooled(), null] },
     },
     automationTriggers: { add: { wakes: () => [trigger()] } },
+    incoming: { add: { wakes: () => [{ id: newId(), team_id: newId(), created_at: nowIso(), sandbox: false, emails: [] }] } },
     automationDue: { add: { wakes: () => [1_000, newId(), newId()] } },
     automationCleanup: { add: { wakes: () => [0, newId(), newId()] } },
     agentDue: { add: { wakes: () => [0, newId(), newId()] } },
