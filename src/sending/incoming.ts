@@ -90,13 +90,21 @@ export class IncomingWorker {
 
   private async drain(): Promise<void> {
     const { store, events } = this.deps;
+    const next = async (reader: { incoming: Store['incoming'] }) =>
+      (await reader.incoming.waiting(null, GROUP + this.failing.size)).filter((k) => !this.failing.has(k.id)).slice(0, GROUP);
     while (!this.stopped) {
-      const keys = (await store.incoming.waiting(null, GROUP + this.failing.size)).filter((k) => !this.failing.has(k.id)).slice(0, GROUP);
-      if (!keys.length) return;
       try {
-        await expand(store, events, keys);
+        // Read in the unit of work: on PostgreSQL it claims the rows, so each node writes others.
+        const written = await store.write(async (tx) => {
+          const keys = await next(tx);
+          await expandIn(tx, events, keys);
+          return keys.length;
+        });
+        if (!written) return;
       } catch {
         // One request's failure is never another's: each on its own, and the one that fails waits.
+        const keys = await next(store).catch(() => []);
+        if (!keys.length) return this.retryLater(true);
         for (const k of keys)
           await expand(store, events, [k]).catch((e) => {
             this.failing.add(k.id);
@@ -107,8 +115,9 @@ export class IncomingWorker {
     }
   }
 
-  private retryLater(): void {
-    if (!this.failing.size || this.retry || this.stopped) return;
+  /** `always`: the store itself failed (nothing could be read), so look again later anyway. */
+  private retryLater(always = false): void {
+    if ((!always && !this.failing.size) || this.retry || this.stopped) return;
     this.retry = setTimeout(() => {
       this.retry = null;
       this.failing.clear();

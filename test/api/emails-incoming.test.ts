@@ -106,10 +106,7 @@ describe('a batch waits in the incoming queue until the back office writes it', 
     p = await startPosthorn({ data_dir: dataDir, 'delivery.sandbox': false });
     await p.svc.backOffice.idle('incoming');
     expect(await p.svc.store.incoming.count()).toBe(0);
-    for (const id of ids) {
-      const email = await p.svc.store.emails.get(team, id);
-      expect(email?.last_event).toBe('queued');
-      expect((await p.svc.store.queue.entriesOf(team, id)).length).toBe(1);
-    }
+    // Queued (delivery may have tried them since).
+    for (const id of ids) expect((await p.svc.store.emails.get(team, id))?.queued_at).toBeString();
   });
 });

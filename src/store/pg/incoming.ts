@@ -3,7 +3,7 @@
 // sending/incoming.ts INCOMING_FILE_BYTES). `take` is a DELETE … RETURNING in the unit of work that
 // writes the emails: the row stays locked until it commits, so a concurrent take waits, then
 // finds nothing (or the unit runs again on a serialization failure, and then finds nothing).
-import { unitOf, type Exec } from './env';
+import { claimed, unitOf, type Exec } from './env';
 import { parse } from './collection';
 import type { IncomingTx } from '../interface';
 import type { IncomingRec } from '../email-records';
@@ -30,11 +30,12 @@ export class PgIncoming implements IncomingTx {
     return row ? decode(parse<Stored>(row.value)) : undefined;
   }
 
+  /** In a unit of work, the rows are claimed (`FOR UPDATE SKIP LOCKED`): another node's worker passes over them. */
   async waiting(team: string | null, limit: number): Promise<{ team: string; id: string }[]> {
     const rows: { team: string; id: string }[] =
       team === null
-        ? await this.exec.query('SELECT team, id FROM incoming ORDER BY id LIMIT $1', [limit])
-        : await this.exec.query('SELECT team, id FROM incoming WHERE team = $1 ORDER BY id LIMIT $2', [team, limit]);
+        ? await this.exec.query(`SELECT team, id FROM incoming ORDER BY id LIMIT $1${claimed(this.exec)}`, [limit])
+        : await this.exec.query(`SELECT team, id FROM incoming WHERE team = $1 ORDER BY id LIMIT $2${claimed(this.exec)}`, [team, limit]);
     return rows.map((r) => ({ team: r.team, id: r.id }));
   }
 
