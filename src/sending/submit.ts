@@ -4,7 +4,9 @@
 // and its queue entries (or schedule) in one flushed unit of work, checking suppressions inside
 // it, and counting the team's sending limits (limits/quota.ts) in the same unit of work. The MIME
 // message is composed later, when it is delivered (message.ts). The store announces the new queue
-// entries to the delivery engine after the commit.
+// entries to the delivery engine after the commit. A batch is accepted as received instead: its
+// commit writes one record of the incoming queue, with the quota and the idempotency record, and
+// the back office writes its emails through `persist` later (incoming.ts).
 import type { Config } from '../config';
 import type { ApiKeyRec, EmailRec, EmailContent, Store, Tx } from '../store';
 import type { Events } from '../events';
@@ -179,6 +181,7 @@ async function commitIn(tx: Tx, w: Pick<Waiting, 'events' | 'limits' | 'sandbox'
   for (const p of prepared) if (!opts.keep || (await opts.keep(tx, p))) kept.push(p);
   if (kept.length) await takeQuota(tx, kept[0]!.email.team_id, kept.length, w.limits);
   if (w.asReceived && kept.length) {
+    // The records as prepared: the caller answers their ids; incoming.ts writes them.
     tx.incoming.add(incomingRecord(kept, w.sandbox));
     await opts.also?.(tx);
     return kept.map((p) => p.email);
