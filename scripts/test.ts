@@ -112,6 +112,8 @@ export class MarkerCounter {
   failures: { file: string; lines: string[] }[] = [];
   private file = '';
   private recent: string[] = [];
+  /** In bun's closing list of the failed tests, which repeats their markers: not counted again. */
+  private closing = false;
   private partial = '';
   push(text: string): void {
     const lines = (this.partial + text).split('\n');
@@ -128,8 +130,11 @@ export class MarkerCounter {
     if (/^\S.*\.(test|spec)\.[cm]?[jt]sx?:$/.test(line)) {
       this.file = line.slice(0, -1);
       this.recent = [];
+      this.closing = false;
       return;
     }
+    if (/^\s*\d+ tests? failed:\s*$/.test(line)) this.closing = true;
+    if (this.closing) return;
     for (const [re, kind] of MARKERS) {
       if (!re.test(line)) continue;
       this.counts[kind]++;

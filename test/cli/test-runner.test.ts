@@ -13,6 +13,10 @@ const OUTPUT = [
   'test/b.test.ts:',
   '\u001b[32m(pass)\u001b[0m b > one',
   '',
+  // bun lists the failed tests again at the end: they are not counted twice.
+  '1 tests failed:',
+  '(fail) a > two [2.00ms]',
+  '',
   ' 2 pass',
   ' 1 fail',
   'Ran 3 tests across 2 files. [1.00s]',
