@@ -172,6 +172,16 @@ dns.zone.setNegativeTtl(DEST_TTL_S);
 const wrk = (url: string, body: string, headers: Record<string, string>, connections: number, cpu?: CpuProbe) =>
   runWrk(url, body, headers, { warmUpSeconds: WRK_WARM_UP_SECONDS, seconds: SECONDS, connections, cpu });
 
+/** wrk against a reference server (wrk.ts), the same body as Posthorn is given; the server is stopped after. */
+async function onReference(started: ReturnType<typeof startBare>, body: string, connections: number) {
+  const server = await started;
+  try {
+    return await wrk(server.url, body, { 'content-type': 'application/json' }, connections, cpuOf(server.pid));
+  } finally {
+    server.stop();
+  }
+}
+
 /** The sending domain of the Posthorn running now (each has its own: a fresh DKIM key in the zone). */
 let sender = 'bench.test';
 const email = numberedEmails(() => sender);
@@ -219,12 +229,8 @@ if (ONLY.has('http') || ONLY.has('batch') || ONLY.has('large')) {
   await call(target, 'POST', '/queue/dest.test/hold');
   if (ONLY.has('http')) {
     const body = JSON.stringify(email());
-    const bare = await startBare();
-    const ref = await wrk(bare.url, body, { 'content-type': 'application/json' }, 64, cpuOf(bare.pid));
-    bare.stop();
-    const durable = await startDurable();
-    const dref = await wrk(durable.url, body, { 'content-type': 'application/json' }, 64, cpuOf(durable.pid));
-    durable.stop();
+    const ref = await onReference(startBare(), body, 64);
+    const dref = await onReference(startDurable(), body, 64);
     const ours = await wrk(`${target.url}/emails`, body, auth, 64, cpuOf(target.pid));
     if (ours.non2xx) fail(`POST /emails: ${ours.non2xx} answers were not 2xx`);
     report('POST /emails, 64 conn (req/s) vs durable ref', fmt(ours.rps), fmt(dref.rps), ours.rps / dref.rps);
@@ -254,12 +260,7 @@ if (ONLY.has('http') || ONLY.has('batch') || ONLY.has('large')) {
     // The same body to two durable references, same client: one lmdb-js put of the request (what
     // Posthorn's accept writes), and one put per email (the least a store that keeps each email a
     // record of its own can write) — the floor of accepting, and the floor of writing the emails.
-    const refs: Record<'request' | 'email', Awaited<ReturnType<typeof wrk>>> = {} as never;
-    for (const per of ['request', 'email'] as const) {
-      const durable = await startDurable(per);
-      refs[per] = await wrk(durable.url.replace(/\/emails$/, '/emails/batch'), body, { 'content-type': 'application/json' }, 8, cpuOf(durable.pid));
-      durable.stop();
-    }
+    const refs = { request: await onReference(startDurable('request'), body, 8), email: await onReference(startDurable('email'), body, 8) };
     report('POST /emails/batch ×100, 8 conn (emails/s)', fmt(ours.rps * 100), 'goal 50,000', (ours.rps * 100) / 50_000);
     report('  accepted vs durable ref, one put a request', fmt(ours.rps * 100), fmt(refs.request.rps * 100), ours.rps / refs.request.rps);
     report('  written vs durable ref, one put an email', fmt(written), fmt(refs.email.rps * 100), written / (refs.email.rps * 100));
