@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * Where a node's PostgreSQL time goes — `bun scripts/bench/pg-statements.ts [--count 2000] [--top 25] [--lmdb]`.
+ * Where a node's PostgreSQL time goes — `bun scripts/bench/pg-statements.ts [--count 2000] [--top 25] [--lmdb] [--set name=value]…`.
  *
  * One node on a private PostgreSQL server (test/helpers/postgres.ts, with pg_stat_statements
  * loaded) accepts `--count` emails through POST /emails, 16 at a time, with their destination held,
@@ -20,7 +20,7 @@ import { setQuiet } from '../../src/log';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { lmdb: { type: 'boolean', default: false }, count: { type: 'string', default: '2000' }, top: { type: 'string', default: '25' } },
+  options: { lmdb: { type: 'boolean', default: false }, count: { type: 'string', default: '2000' }, top: { type: 'string', default: '25' }, set: { type: 'string', multiple: true } },
 });
 const N = Number(opts.count);
 setQuiet(true);
@@ -29,12 +29,21 @@ const sink = await startSink({ tls: 'none' });
 const pg = await startPgServer();
 const admin = new SQL({ url: pg.url('postgres'), max: 1 });
 await admin.unsafe(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+// `--set name=value` (repeatable): server settings to try (`ALTER SYSTEM`, applied by the restart below).
+for (const kv of opts.set ?? []) {
+  const [name, value] = kv.split('=');
+  if (!name || value === undefined || !/^[a-z_.]+$/.test(name)) throw new Error(`--set name=value, not ${kv}`);
+  await admin.unsafe(`ALTER SYSTEM SET ${name} = '${value.replace(/'/g, "''")}'`);
+}
 await admin.close();
 pg.stop();
 await pg.start();
 const url = await pg.database('prof');
 const db = new SQL({ url, max: 1 });
 await db.unsafe('CREATE EXTENSION pg_stat_statements');
+// Planning time too: a statement planned again at each call (a custom plan) costs that at each call.
+await db.unsafe('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
+await db.unsafe('SELECT pg_reload_conf()');
 const target = await startChild(tempDir('posthorn-pgprof-'), {
   POSTHORN_DNS_SERVERS: dns.address,
   POSTHORN_DELIVERY_MX_PORT: String(sink.port),
@@ -55,17 +64,27 @@ const send = () => {
 };
 await inParallel(16, 200, send); // warm-up, accepted only
 await Bun.sleep(1000);
-/** CPU seconds of every postgres process. */
+/** CPU seconds of every postgres process, in all and by kind (its title: a client's backend, the WAL writer, autovacuum…). */
 const pgCpu = () => {
   let t = 0;
+  let wakes = 0;
+  const kinds = new Map<string, number>();
   for (const p of readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue;
     try {
-      if (!readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('postgres')) continue;
-      t += processCpu(Number(p)).total;
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      if (!cmd.startsWith('postgres')) continue;
+      const s = processCpu(Number(p)).total;
+      t += s;
+      // "postgres: walwriter", "postgres: posthorn prof 127.0.0.1(…) idle": backends by their database.
+      const title = cmd.replace(/\0/g, ' ').trim();
+      const kind = /^postgres: \S+ \S+ /.test(title) ? 'backends' : title.replace(/^postgres: /, '').split(' ')[0]!;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + s);
+      // Each time a process slept and was woken (for a backend: mostly a message it waited for).
+      wakes += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
     } catch {}
   }
-  return t;
+  return { total: t, kinds, wakes };
 };
 const threads = () => {
   const m = new Map<string, number>();
@@ -82,18 +101,22 @@ const cpuReport = (per: number) => {
     .map(([n, s]) => [n, s - (cpu0.th.get(n) ?? 0)] as const)
     .filter(([, s]) => s > 0.05)
     .map(([n, s]) => `${n} ${fmt((s / per) * 1e6)}`);
+  const pgParts = [...pg.kinds]
+    .map(([n, s]) => [n, s - (cpu0.pg.kinds.get(n) ?? 0)] as const)
+    .filter(([, s]) => s > 0.01)
+    .map(([n, s]) => `${n} ${fmt((s / per) * 1e6)}`);
   console.log(
-    `CPU per email: posthorn ${fmt(((ph - cpu0.ph) / per) * 1e6)} µs (${parts.join(', ')}), postgres ${fmt(((pg - cpu0.pg) / per) * 1e6)} µs, bench ${fmt((self.user + self.system) / per)} µs`,
+    `CPU per email: posthorn ${fmt(((ph - cpu0.ph) / per) * 1e6)} µs (${parts.join(', ')}), postgres ${fmt(((pg.total - cpu0.pg.total) / per) * 1e6)} µs (${pgParts.join(', ')}; ${fmt((pg.wakes - cpu0.pg.wakes) / per, 1)} wake-ups), bench ${fmt((self.user + self.system) / per)} µs`,
   );
   cpu0 = { ph, pg, self: process.cpuUsage(), th };
 };
 const report = async (label: string, per: number) => {
   cpuReport(per);
   const rows = await db.unsafe(
-    `SELECT calls, total_exec_time AS ms, rows, regexp_replace(query, '\\s+', ' ', 'g') AS q FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT ${Number(opts.top)}`,
+    `SELECT calls, total_exec_time AS ms, total_plan_time AS plan, plans, rows, regexp_replace(query, '\\s+', ' ', 'g') AS q FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT ${Number(opts.top)}`,
   );
   const [tot] = await db.unsafe(
-    `SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    `SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms, sum(total_plan_time) AS plan, sum(plans)::bigint AS plans FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
   );
   const [xact] = await db.unsafe(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`);
   // Row writes per table since the start (updates in place on the page, HOT, write no index entry).
@@ -103,9 +126,11 @@ const report = async (label: string, per: number) => {
   console.log(
     `rows written so far (inserted/updated (HOT)/deleted): ${tables.map((t: Record<string, string>) => `${t.relname} ${t.n_tup_ins}/${t.n_tup_upd} (${t.n_tup_hot_upd})/${t.n_tup_del}`).join(', ')}`,
   );
-  console.log(`\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email`);
+  console.log(`\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email, ${fmt(Number(tot.plan) / per, 3)} ms planning (${fmt(Number(tot.plans) / per, 2)} plans) per email`);
   for (const r of rows)
-    console.log(`${fmt(Number(r.calls) / per, 2).padStart(7)}  ${fmt((Number(r.ms) / Number(r.calls)) * 1000, 0).padStart(6)}µs  ${String(r.q).slice(0, 170)}`);
+    console.log(
+      `${fmt(Number(r.calls) / per, 2).padStart(7)}  ${fmt((Number(r.ms) / Number(r.calls)) * 1000, 0).padStart(6)}µs  ${fmt((Number(r.plans) / Number(r.calls)) * 100, 0).padStart(4)}% planned ${fmt((Number(r.plan) / Math.max(1, Number(r.plans))) * 1000, 0).padStart(4)}µs  ${String(r.q).slice(0, 150)}`,
+    );
   return Number(xact.xact_commit);
 };
 await db.unsafe('SELECT pg_stat_statements_reset()');

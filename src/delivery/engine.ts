@@ -94,6 +94,8 @@ const CLAIM = { patient: true, lease: true } as const;
 export const MESSAGE_BUDGET = 64 * 1024 * 1024;
 /** Stored parts from which a message is streamed through its attempt rather than composed whole (as large bodies are read, api/platform/body.ts). */
 export const STREAM_MESSAGE_FROM = 1024 * 1024;
+/** Bodies smaller than this are read with their size, before the attempt takes its share of MESSAGE_BUDGET. */
+const READ_WITH_SIZE_BELOW = 64 * 1024;
 
 /** The DKIM-Signature header, then the message composed afresh. */
 async function* signedStream(header: Buffer, message: () => Readable): AsyncGenerator<Uint8Array> {
@@ -358,9 +360,12 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // three times its parts (the parts read, the message composed from them in base64, what
     // signing and sending hold beside it) — far more than a streamed one holds (its files are read
     // in pieces), kept so that no more large attempts than before are in flight at once.
-    const size = await emailContent.byteSize(c.entry.team_id, c.entry.email_id);
+    // A small body (nearly all) comes with its size, in one read: it waits for the budget read,
+    // which READ_WITH_SIZE_BELOW bounds.
+    const sized = await emailContent.sized(c.entry.team_id, c.entry.email_id, READ_WITH_SIZE_BELOW);
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
-    if (size === undefined) return { result: noLongerStored(c.entry), started };
+    if (sized === undefined) return { result: noLongerStored(c.entry), started };
+    const { size } = sized;
     const release = await this.budget.take(3 * size);
     // The attachment files a streamed composition opened: closed when the attempt ends, read to
     // their end or not (a connection lost mid-message leaves its stream unread).
@@ -369,7 +374,7 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
       const message = async (): Promise<OutgoingMessage> => {
         const keys = signingKeys(c.domain);
         if (size < STREAM_MESSAGE_FROM) {
-          const content = await emailContent.get(c.entry.team_id, c.entry.email_id);
+          const content = sized.content ?? (await emailContent.get(c.entry.team_id, c.entry.email_id));
           if (!content) throw new Error('the message is no longer stored');
           return this.signers.sign(await composeEmail(this.svc, c.email, content, c.domain), keys);
         }

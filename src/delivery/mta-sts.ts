@@ -16,8 +16,15 @@ import { log } from '../log';
 export const FETCH_TIMEOUT_MS = 10_000;
 /** How long a failed fetch (under one TXT id) is not tried again. */
 export const FETCH_RETRY_MS = 15 * 60_000;
-/** Failed fetches remembered at once (the oldest are forgotten first). */
-const MAX_FAILED = 10_000;
+/** Failed fetches, and domains' stored policies, remembered at once (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
+/**
+ * How long a domain's stored policy (or that none is stored) is used from memory rather than read
+ * again: every attempt to a domain looks it up, and on PostgreSQL each read is a round trip. This
+ * node's own fetches replace it at once; another node's are seen after at most this long (until
+ * then this node fetches a new policy itself, and stores the same).
+ */
+export const STORED_MEMO_MS = 60_000;
 
 /** A policy fetch that failed (RFC 8460 §4.3.2.2). */
 export interface FetchFailure {
@@ -48,6 +55,8 @@ export class MtaSts {
   /** `domain id` → when a failed fetch may be tried again (ms). */
   private readonly failed = new Map<string, number>();
   private readonly fetching = new Map<string, Promise<StsLookup>>();
+  /** `domain` → its stored policy (null: none) and when it was read (ms), for STORED_MEMO_MS. */
+  private readonly stored = new Map<string, { policy: MtaStsPolicy | null; at: number }>();
   private readonly now: () => number;
 
   constructor(private readonly o: MtaStsOptions) {
@@ -62,7 +71,7 @@ export class MtaSts {
     } catch {
       id = null; // DNS failed: no live policy discoverable now
     }
-    const stored = await this.o.store.mtaSts.get(domain);
+    const stored = await this.storedPolicy(domain, now);
     const live = stored && stored.expires_at > now ? stored : null;
     if (!id || live?.id === id) return { policy: live };
     const key = `${domain} ${id}`;
@@ -97,6 +106,7 @@ export class MtaSts {
           const at = this.now();
           const policy: MtaStsPolicy = { domain, id, ...parsed, text, fetched_at: at, expires_at: at + parsed.max_age * 1000 };
           await this.o.store.write(async (tx) => tx.mtaSts.put(policy));
+          this.remember(domain, policy, at);
           this.failed.delete(`${domain} ${id}`);
           log.info('delivery.mta_sts_policy', { domain, id, mode: policy.mode, max_age: policy.max_age });
           return { policy };
@@ -115,9 +125,23 @@ export class MtaSts {
     return { policy: live, failure };
   }
 
+  private async storedPolicy(domain: string, now: number): Promise<MtaStsPolicy | null> {
+    const hit = this.stored.get(domain);
+    if (hit && now - hit.at < STORED_MEMO_MS) return hit.policy;
+    const policy = (await this.o.store.mtaSts.get(domain)) ?? null;
+    this.remember(domain, policy, now);
+    return policy;
+  }
+
+  private remember(domain: string, policy: MtaStsPolicy | null, at: number): void {
+    this.stored.delete(domain);
+    if (this.stored.size >= MAX_REMEMBERED) this.stored.delete(this.stored.keys().next().value!);
+    this.stored.set(domain, { policy, at });
+  }
+
   private rememberFailure(key: string): void {
     this.failed.delete(key);
-    if (this.failed.size >= MAX_FAILED) this.failed.delete(this.failed.keys().next().value!);
+    if (this.failed.size >= MAX_REMEMBERED) this.failed.delete(this.failed.keys().next().value!);
     this.failed.set(key, this.now() + FETCH_RETRY_MS);
   }
 }

@@ -86,6 +86,11 @@ export interface Contents<C> {
   raw(team: string, id: string): Promise<Uint8Array | undefined>;
   /** The size of the byte fields (message and attachments), without reading them. */
   byteSize(team: string, id: string): Promise<number | undefined>;
+  /**
+   * `byteSize`, and everything as `get` gives it when that size is under `below`: one read where a
+   * small body is the rule (a delivery attempt; on PostgreSQL a read is a round trip).
+   */
+  sized(team: string, id: string, below: number): Promise<{ size: number; content?: C } | undefined>;
   /** Only one attachment's payload (downloads). */
   file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined>;
   /**

@@ -10,7 +10,8 @@ import { testCa } from '../helpers/pki';
 import { startPolicyServer, type PolicyServer } from '../helpers/mta-sts';
 import { verifiedDomain, queueEmail, waitForEmail, settled } from '../helpers/emails';
 import { parsePolicy, mxAllowed, policyId, tlsResultType } from '../../src/mail/mta-sts';
-import type { DomainRec, EmailRec } from '../../src/store';
+import { MtaSts, STORED_MEMO_MS } from '../../src/delivery/mta-sts';
+import type { DomainRec, EmailRec, Store } from '../../src/store';
 
 /** A row of GET /tls-reports, as far as these tests read it. */
 interface TlsReportRow {
@@ -252,6 +253,30 @@ describe('delivery under MTA-STS policies', () => {
     expect(lastAttempt(done)).toMatchObject({ host: 'plain.enforce.test', tls: false, mta_sts: 'testing' });
     expect(sts.fetches('enforce.test')).toBe(2);
     expect(await p.svc.store.mtaSts.get('enforce.test')).toMatchObject({ id: '2', mode: 'testing' });
+  });
+
+  test('a domain\'s stored policy is read once a minute, not at every attempt; a newer one stored elsewhere is seen after that', async () => {
+    // The store as the delivery engine has it, its policy reads counted.
+    const store = p.svc.store;
+    let reads = 0;
+    const counted = Object.create(store, {
+      mtaSts: { value: { get: (d: string) => (reads++, store.mtaSts.get(d)) } },
+    }) as Store;
+    let clock = Date.now();
+    const policies = new MtaSts({ store: counted, dns: p.svc.dns, ca: [], port: sts.port, allowPrivate: true, now: () => clock });
+    // No record and nothing stored: no policy, and the answer that none is stored is kept.
+    expect((await policies.lookup('memo.test')).policy).toBeNull();
+    expect((await policies.lookup('memo.test')).policy).toBeNull();
+    expect(reads).toBe(1);
+    // Another node stores one (as a fetch of its own would): seen once the memory is a minute old.
+    const at = Date.now();
+    const stored = { domain: 'memo.test', id: '9', ...parsePolicy(POLICY('enforce', 'mx.memo.test')), fetched_at: at, expires_at: at + 86_400_000 };
+    await store.write(async (tx) => tx.mtaSts.put({ ...stored, text: POLICY('enforce', 'mx.memo.test') }));
+    clock += STORED_MEMO_MS - 1;
+    expect((await policies.lookup('memo.test')).policy).toBeNull();
+    clock += 1;
+    expect((await policies.lookup('memo.test')).policy).toMatchObject({ id: '9', mode: 'enforce' });
+    expect(reads).toBe(2);
   });
 
   test('GET /tls-reports: newest day first, policy domains in order; pages, filters and bad input', async () => {

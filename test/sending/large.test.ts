@@ -45,6 +45,12 @@ describe('a large attachment', () => {
     const content = join(w.p.dataDir, 'content', 'email_content');
     expect(files(content).filter((f) => f.includes(id) && !f.startsWith('.trash'))).toHaveLength(1);
     expect(await w.p.svc.store.emailContent.byteSize(team, id)).toBe(bytes.byteLength);
+    // With its size, the body itself only when under the line asked for (the delivery engine's one read).
+    expect(await w.p.svc.store.emailContent.sized(team, id, bytes.byteLength)).toEqual({ size: bytes.byteLength });
+    const sized = (await w.p.svc.store.emailContent.sized(team, id, bytes.byteLength + 1))!;
+    expect(sized.size).toBe(bytes.byteLength);
+    expect(Buffer.compare(Object.values(sized.content!.files)[0]!, bytes)).toBe(0);
+    expect(await w.p.svc.store.emailContent.sized(team, '0195608a-51e4-70ed-a079-d3bde8e25d02', 1 << 20)).toBeUndefined();
 
     await waitForEmail(w.p.svc, { team_id: team, id }, (e) => e.last_event === 'delivered');
     const [msg] = await w.sink.waitFor(1);

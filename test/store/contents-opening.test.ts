@@ -76,6 +76,43 @@ describe('Contents.getOpening', () => {
   });
 });
 
+describe('Contents.sized (a delivery attempt\'s one read)', () => {
+  /** Both backends: a body kept in files (LMDB, past 256 KB) and a small one; the size always, the body under the line. */
+  const check = async (s: Store) => {
+    const team = 'team-a';
+    const big = randomBytes(400 * 1024);
+    const small = randomBytes(1000);
+    const [bigId, smallId] = ['0195608a-51e4-70ed-a079-d3bde8e25d10', '0195608a-51e4-70ed-a079-d3bde8e25d11'];
+    await s.write(async (tx) => {
+      tx.emailContent.put(team, bigId, { ...content({ big }), raw: small });
+      tx.emailContent.put(team, smallId, content({ small }));
+    });
+    expect(await s.emailContent.sized(team, bigId, 64 * 1024)).toEqual({ size: big.byteLength + small.byteLength });
+    const whole = (await s.emailContent.sized(team, bigId, 1 << 20))!;
+    expect(whole.size).toBe(big.byteLength + small.byteLength);
+    expect(Buffer.compare(Buffer.from(whole.content!.files.big!), big)).toBe(0);
+    expect(Buffer.compare(Buffer.from(whole.content!.raw!), small)).toBe(0);
+    const got = (await s.emailContent.sized(team, smallId, 64 * 1024))!;
+    expect(got.size).toBe(small.byteLength);
+    expect(got.content!.text).toBe('x');
+    expect(Buffer.compare(Buffer.from(got.content!.files.small!), small)).toBe(0);
+    // The line is exclusive: a body of exactly that size comes without its bytes.
+    expect(await s.emailContent.sized(team, smallId, small.byteLength)).toEqual({ size: small.byteLength });
+    expect(await s.emailContent.sized(team, '0195608a-51e4-70ed-a079-d3bde8e25d12', 1 << 20)).toBeUndefined();
+  };
+
+  test('LMDB', () => check(store));
+
+  test('PostgreSQL', async () => {
+    const pg = await openStore({ dataDir: '/nonexistent', databaseUrl: await (await postgres()).database(), retentionDays: 30, holdMs: 0 });
+    try {
+      await check(pg);
+    } finally {
+      await pg.close();
+    }
+  });
+});
+
 describe('SpillFiles.open', () => {
   test('from the file, then from the trash once its record is deleted; empty when the file is nowhere', async () => {
     const spill = new SpillFiles(join(dir, 'spill-open'));

@@ -230,6 +230,9 @@ interface SpillNote {
 }
 
 const sizeOf = (c: ByteFields) => (c.raw?.byteLength ?? 0) + Object.values(c.files).reduce((n, f) => n + f.byteLength, 0);
+/** The byte fields' size of a stored body, those it keeps in files included. */
+const spilledSize = (v: ByteFields & SpillNote) =>
+  v._spill ? Math.max(0, v._spill.raw) + Object.values(v._spill.files).reduce((n, f) => n + f, 0) : sizeOf(v);
 
 const EMPTY = new Uint8Array(0);
 const filePart = (attachment: string) => `file-${attachment}`;
@@ -253,7 +256,12 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
 
   async get(team: string, id: string): Promise<C | undefined> {
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
-    if (!v?._spill) return v;
+    return v && this.whole(team, id, v);
+  }
+
+  /** A stored body with what it keeps in files read back. */
+  private async whole(team: string, id: string, v: C & SpillNote): Promise<C> {
+    if (!v._spill) return v;
     const { _spill, ...rest } = v;
     const files: Record<string, Uint8Array> = {};
     for (const att of Object.keys(_spill.files)) files[att] = (await this.spill.read(this.name, team, id, filePart(att))) ?? EMPTY;
@@ -270,9 +278,14 @@ export class LmdbContents<C extends ByteFields> implements ContentsTx<C>, Conten
 
   async byteSize(team: string, id: string): Promise<number | undefined> {
     const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
+    return v && spilledSize(v);
+  }
+
+  async sized(team: string, id: string, below: number): Promise<{ size: number; content?: C } | undefined> {
+    const v = this.db.get([team, id]) as (C & SpillNote) | undefined;
     if (!v) return undefined;
-    if (!v._spill) return sizeOf(v);
-    return Math.max(0, v._spill.raw) + Object.values(v._spill.files).reduce((n, f) => n + f, 0);
+    const size = spilledSize(v);
+    return size < below ? { size, content: await this.whole(team, id, v) } : { size };
   }
 
   async file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined> {

@@ -293,6 +293,18 @@ type FileMap = Record<string, [number, number]>;
 
 const bytes = (v: unknown): Uint8Array | undefined => (v == null ? undefined : v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer));
 
+/** A body from its row: the text fields' JSON, the message bytes, the attachments cut out of `files`. */
+function whole<C extends ByteFields>(row: Row): C {
+  const { _files, ...rest } = parse<{ _files: FileMap }>(row.value);
+  const all = bytes(row.files) ?? new Uint8Array(0);
+  const files: Record<string, Uint8Array> = {};
+  for (const [att, [off, len]] of Object.entries(_files)) files[att] = all.subarray(off, off + len);
+  const out = { ...rest, files } as unknown as C;
+  const raw = bytes(row.raw);
+  if (raw) out.raw = raw;
+  return out;
+}
+
 /**
  * Bodies kept apart from their records ((team, id) → content). The text fields are JSON; the
  * message bytes are a column, the attachments one column end to end with their places noted, so
@@ -311,15 +323,7 @@ export class PgContents<C extends ByteFields> implements ContentsTx<C>, Contents
 
   async get(team: string, id: string): Promise<C | undefined> {
     const [row] = await this.exec.query(`SELECT value::text AS value, raw, files FROM ${this.table} WHERE team = $1 AND id = $2`, [team, id]);
-    if (!row) return undefined;
-    const { _files, ...rest } = parse<{ _files: FileMap }>(row.value);
-    const all = bytes(row.files) ?? new Uint8Array(0);
-    const files: Record<string, Uint8Array> = {};
-    for (const [att, [off, len]] of Object.entries(_files)) files[att] = all.subarray(off, off + len);
-    const out = { ...rest, files } as unknown as C;
-    const raw = bytes(row.raw);
-    if (raw) out.raw = raw;
-    return out;
+    return row && whole<C>(row);
   }
 
   async raw(team: string, id: string): Promise<Uint8Array | undefined> {
@@ -333,6 +337,19 @@ export class PgContents<C extends ByteFields> implements ContentsTx<C>, Contents
       [team, id],
     );
     return row ? Number(row.n) : undefined;
+  }
+
+  async sized(team: string, id: string, below: number): Promise<{ size: number; content?: C } | undefined> {
+    // The byte columns' lengths come from their headers (out-of-line values are not read for them);
+    // the columns themselves only when small.
+    const [row] = await this.exec.query(
+      `SELECT n, CASE WHEN n < $3 THEN value::text END AS value, CASE WHEN n < $3 THEN raw END AS raw, CASE WHEN n < $3 THEN files END AS files
+       FROM (SELECT coalesce(octet_length(raw), 0) + coalesce(octet_length(files), 0) AS n, value, raw, files FROM ${this.table} WHERE team = $1 AND id = $2) c`,
+      [team, id, below],
+    );
+    if (!row) return undefined;
+    const size = Number(row.n);
+    return size < below ? { size, content: whole<C>(row) } : { size };
   }
 
   async file(team: string, id: string, attachment: string): Promise<Uint8Array | undefined> {

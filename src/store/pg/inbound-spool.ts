@@ -43,7 +43,8 @@ export class PgInboundSpool implements InboundSpoolTx {
   }
 
   async nextDue(): Promise<number | null> {
-    const [row] = await this.exec.query('SELECT due FROM inbound_spool WHERE due IS NOT NULL ORDER BY due LIMIT 1');
+    // LIMIT as a parameter: the statement is prepared, not planned at each call (PgQueue.nextDue).
+    const [row] = await this.exec.query('SELECT due FROM inbound_spool WHERE due IS NOT NULL ORDER BY due LIMIT $1', [1]);
     return row ? Number(row.due) : null;
   }
 

@@ -47,7 +47,8 @@ export class PgOutbox implements OutboxTx {
   }
 
   async nextDue(): Promise<number | null> {
-    const [row] = await this.exec.query('SELECT due FROM webhook_outbox ORDER BY due LIMIT 1');
+    // LIMIT as a parameter: the statement is prepared, not planned at each call (PgQueue.nextDue).
+    const [row] = await this.exec.query('SELECT due FROM webhook_outbox ORDER BY due LIMIT $1', [1]);
     return row ? Number(row.due) : null;
   }
 

@@ -120,8 +120,9 @@ export class PgQueue implements QueueTx {
   }
 
   async nextDue(): Promise<number | null> {
-    const [only, region] = this.only(1);
-    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < ${HELD_DUE}${only} ORDER BY due LIMIT 1`, region);
+    // With parameters, so that the statement is prepared (Bun.sql sends one without as a simple query, planned at each call).
+    const [only, region] = this.only(2);
+    const [row] = await this.exec.query(`SELECT due FROM queue WHERE due < $1${only} ORDER BY due LIMIT 1`, [HELD_DUE, ...region]);
     return row ? Number(row.due) : null;
   }
 
