@@ -5,9 +5,12 @@
  * One node on a private PostgreSQL server (test/helpers/postgres.ts, with pg_stat_statements
  * loaded) accepts `--count` emails through POST /emails, 16 at a time, with their destination held,
  * then delivers them (and 200 warm-up emails) to an SMTP sink on loopback once it is released. For
- * each phase it prints the statements per email (calls, mean execution time, the SQL), commits per
- * email, and the CPU per email of the node (by thread), of every postgres process and of this
- * process. `--lmdb`: the same node on LMDB, for its rates and CPU beside. Nothing leaves 127.0.0.1.
+ * each phase it prints the statements per email (calls, mean execution time, how often and how long
+ * each was planned, the SQL), commits per email, and the CPU per email of the node (by thread), of
+ * the postgres processes (by kind) and of this process, with the postgres processes' wake-ups per
+ * email (voluntary context switches: a backend's are mostly the messages it waited for).
+ * `--lmdb`: the same node on LMDB, for its rates and CPU beside. `--set name=value`: a server
+ * setting to try (`--set fsync=off`). Nothing leaves 127.0.0.1.
  */
 import { parseArgs } from 'node:util';
 import { SQL } from 'bun';
@@ -20,7 +23,12 @@ import { setQuiet } from '../../src/log';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
-  options: { lmdb: { type: 'boolean', default: false }, count: { type: 'string', default: '2000' }, top: { type: 'string', default: '25' }, set: { type: 'string', multiple: true } },
+  options: {
+    lmdb: { type: 'boolean', default: false },
+    count: { type: 'string', default: '2000' },
+    top: { type: 'string', default: '25' },
+    set: { type: 'string', multiple: true },
+  },
 });
 const N = Number(opts.count);
 setQuiet(true);
@@ -126,7 +134,9 @@ const report = async (label: string, per: number) => {
   console.log(
     `rows written so far (inserted/updated (HOT)/deleted): ${tables.map((t: Record<string, string>) => `${t.relname} ${t.n_tup_ins}/${t.n_tup_upd} (${t.n_tup_hot_upd})/${t.n_tup_del}`).join(', ')}`,
   );
-  console.log(`\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email, ${fmt(Number(tot.plan) / per, 3)} ms planning (${fmt(Number(tot.plans) / per, 2)} plans) per email`);
+  console.log(
+    `\n== ${label}: ${fmt(Number(tot.calls) / per, 2)} statements per email, ${fmt(Number(tot.ms) / per, 3)} ms exec per email, ${fmt(Number(tot.plan) / per, 3)} ms planning (${fmt(Number(tot.plans) / per, 2)} plans) per email`,
+  );
   for (const r of rows)
     console.log(
       `${fmt(Number(r.calls) / per, 2).padStart(7)}  ${fmt((Number(r.ms) / Number(r.calls)) * 1000, 0).padStart(6)}µs  ${fmt((Number(r.plans) / Number(r.calls)) * 100, 0).padStart(4)}% planned ${fmt((Number(r.plan) / Math.max(1, Number(r.plans))) * 1000, 0).padStart(4)}µs  ${String(r.q).slice(0, 150)}`,

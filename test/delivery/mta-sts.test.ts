@@ -255,12 +255,19 @@ describe('delivery under MTA-STS policies', () => {
     expect(await p.svc.store.mtaSts.get('enforce.test')).toMatchObject({ id: '2', mode: 'testing' });
   });
 
-  test('a domain\'s stored policy is read once a minute, not at every attempt; a newer one stored elsewhere is seen after that', async () => {
+  test("a domain's stored policy is read once a minute, not at every attempt; a newer one stored elsewhere is seen after that", async () => {
     // The store as the delivery engine has it, its policy reads counted.
     const store = p.svc.store;
     let reads = 0;
     const counted = Object.create(store, {
-      mtaSts: { value: { get: (d: string) => (reads++, store.mtaSts.get(d)) } },
+      mtaSts: {
+        value: {
+          get: (d: string) => {
+            reads++;
+            return store.mtaSts.get(d);
+          },
+        },
+      },
     }) as Store;
     let clock = Date.now();
     const policies = new MtaSts({ store: counted, dns: p.svc.dns, ca: [], port: sts.port, allowPrivate: true, now: () => clock });

@@ -76,7 +76,7 @@ describe('Contents.getOpening', () => {
   });
 });
 
-describe('Contents.sized (a delivery attempt\'s one read)', () => {
+describe("Contents.sized (a delivery attempt's one read)", () => {
   /** Both backends: a body kept in files (LMDB, past 256 KB) and a small one; the size always, the body under the line. */
   const check = async (s: Store) => {
     const team = 'team-a';
