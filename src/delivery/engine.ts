@@ -360,8 +360,8 @@ export class DeliveryEngine extends DueService<Claimed, Attempted> {
     // three times its parts (the parts read, the message composed from them in base64, what
     // signing and sending hold beside it) — far more than a streamed one holds (its files are read
     // in pieces), kept so that no more large attempts than before are in flight at once.
-    // A small body (nearly all) comes with its size, in one read: it waits for the budget read,
-    // which READ_WITH_SIZE_BELOW bounds.
+    // A small body (nearly all) is read with its size, in one read; it may then wait for the
+    // attempt's share of the budget in memory already, at most READ_WITH_SIZE_BELOW bytes.
     const sized = await emailContent.sized(c.entry.team_id, c.entry.email_id, READ_WITH_SIZE_BELOW);
     // Deleted since the claim (retention): the outcome finds no email and records nothing.
     if (sized === undefined) return { result: noLongerStored(c.entry), started };
