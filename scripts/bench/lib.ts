@@ -146,6 +146,34 @@ export function threadCpu(pid: number | 'self'): Map<number, { name: string; sec
   return out;
 }
 
+/**
+ * CPU seconds used so far by every running postgres process: in all, by kind (a client's backend, the
+ * WAL writer, autovacuum…, from the process title), and how many times they slept and were woken
+ * (voluntary context switches: a backend's are mostly the messages it waited for).
+ */
+export function postgresCpu(): { total: number; kinds: Map<string, number>; wakes: number } {
+  let total = 0;
+  let wakes = 0;
+  const kinds = new Map<string, number>();
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      if (!cmd.startsWith('postgres')) continue;
+      const s = processCpu(Number(p)).total;
+      total += s;
+      // "postgres: walwriter", "postgres: posthorn prof 127.0.0.1(…) idle": backends by their database.
+      const title = cmd.replace(/\0/g, ' ').trim();
+      const kind = /^postgres: \S+ \S+ /.test(title) ? 'backends' : title.replace(/^postgres: /, '').split(' ')[0]!;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + s);
+      wakes += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return { total, kinds, wakes };
+}
+
 export class Non2xx extends Error {}
 
 /** What the benches read of a domain (docs/api.md, the domain object). */

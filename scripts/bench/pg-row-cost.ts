@@ -10,10 +10,9 @@
  *   bun scripts/bench/pg-row-cost.ts [--rows 20] [--transactions 300] [--rounds 3]
  */
 import { parseArgs } from 'node:util';
-import { readdirSync, readFileSync } from 'node:fs';
 import { SQL } from 'bun';
 import { startPgServer } from '../../test/helpers/postgres';
-import { fmt, processCpu } from './lib';
+import { fmt, postgresCpu } from './lib';
 
 const { values: opts } = parseArgs({
   options: { rows: { type: 'string', default: '20' }, transactions: { type: 'string', default: '300' }, rounds: { type: 'string', default: '3' } },
@@ -25,20 +24,6 @@ const ROUNDS = Number(opts.rounds);
 const pg = await startPgServer();
 const db = new SQL({ url: await pg.database('rowcost'), max: 1 });
 await db.unsafe('CREATE TABLE t (team text, id text, value json, expires bigint, PRIMARY KEY (team, id))');
-
-/** CPU seconds of every postgres process. */
-function pgCpu(): number {
-  let t = 0;
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('postgres')) t += processCpu(Number(p)).total;
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return t;
-}
 
 // About an email record's JSON.
 const value = JSON.stringify({
@@ -83,13 +68,13 @@ console.log(`${ROWS} rows a transaction, ${TRANSACTIONS} transactions a round; Â
 for (let round = 1; round <= ROUNDS; round++)
   for (const [name, run] of Object.entries(shapes)) {
     const self = process.cpuUsage();
-    const pg0 = pgCpu();
+    const pg0 = postgresCpu().total;
     const t0 = performance.now();
     for (let i = 0; i < TRANSACTIONS; i++) await run();
     const rows = ROWS * TRANSACTIONS;
     const used = process.cpuUsage(self);
     console.log(
-      `round ${round}  ${name.padEnd(12)}  this process ${fmt((used.user + used.system) / rows, 1).padStart(6)}  postgres ${fmt(((pgCpu() - pg0) / rows) * 1e6, 1).padStart(6)}  wall ${fmt(((performance.now() - t0) / rows) * 1000, 1).padStart(6)}`,
+      `round ${round}  ${name.padEnd(12)}  this process ${fmt((used.user + used.system) / rows, 1).padStart(6)}  postgres ${fmt(((postgresCpu().total - pg0) / rows) * 1e6, 1).padStart(6)}  wall ${fmt(((performance.now() - t0) / rows) * 1000, 1).padStart(6)}`,
     );
   }
 await db.close();

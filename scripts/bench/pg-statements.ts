@@ -14,8 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SQL } from 'bun';
-import { verifiedSendingDomain, startChild, tempDir, call, fmt, processCpu, threadCpu, inParallel } from './lib';
-import { readdirSync, readFileSync } from 'node:fs';
+import { verifiedSendingDomain, startChild, tempDir, call, fmt, processCpu, threadCpu, inParallel, postgresCpu } from './lib';
 import { startDnsServer } from '../../test/helpers/dns';
 import { startSink } from '../../test/helpers/sink';
 import { startPgServer } from '../../test/helpers/postgres';
@@ -72,37 +71,15 @@ const send = () => {
 };
 await inParallel(16, 200, send); // warm-up, accepted only
 await Bun.sleep(1000);
-/** CPU seconds of every postgres process, in all and by kind (its title: a client's backend, the WAL writer, autovacuum…). */
-const pgCpu = () => {
-  let t = 0;
-  let wakes = 0;
-  const kinds = new Map<string, number>();
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      if (!cmd.startsWith('postgres')) continue;
-      const s = processCpu(Number(p)).total;
-      t += s;
-      // "postgres: walwriter", "postgres: posthorn prof 127.0.0.1(…) idle": backends by their database.
-      const title = cmd.replace(/\0/g, ' ').trim();
-      const kind = /^postgres: \S+ \S+ /.test(title) ? 'backends' : title.replace(/^postgres: /, '').split(' ')[0]!;
-      kinds.set(kind, (kinds.get(kind) ?? 0) + s);
-      // Each time a process slept and was woken (for a backend: mostly a message it waited for).
-      wakes += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {}
-  }
-  return { total: t, kinds, wakes };
-};
 const threads = () => {
   const m = new Map<string, number>();
   for (const t of threadCpu(target.pid).values()) m.set(t.name, (m.get(t.name) ?? 0) + t.seconds);
   return m;
 };
-let cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+let cpu0 = { ph: processCpu(target.pid).total, pg: postgresCpu(), self: process.cpuUsage(), th: threads() };
 const cpuReport = (per: number) => {
   const ph = processCpu(target.pid).total,
-    pg = pgCpu(),
+    pg = postgresCpu(),
     self = process.cpuUsage(cpu0.self),
     th = threads();
   const parts = [...th]
@@ -144,7 +121,7 @@ const report = async (label: string, per: number) => {
   return Number(xact.xact_commit);
 };
 await db.unsafe('SELECT pg_stat_statements_reset()');
-cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+cpu0 = { ph: processCpu(target.pid).total, pg: postgresCpu(), self: process.cpuUsage(), th: threads() };
 let x0 = Number((await db.unsafe(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`))[0].xact_commit);
 let t0 = performance.now();
 await inParallel(16, N, send);
@@ -153,7 +130,7 @@ await Bun.sleep(500);
 let x1 = await report(`accept ${N} (held), ${fmt(acc)}/s`, N);
 console.log(`commits per email ${fmt((x1 - x0) / N, 2)}`);
 await db.unsafe('SELECT pg_stat_statements_reset()');
-cpu0 = { ph: processCpu(target.pid).total, pg: pgCpu(), self: process.cpuUsage(), th: threads() };
+cpu0 = { ph: processCpu(target.pid).total, pg: postgresCpu(), self: process.cpuUsage(), th: threads() };
 x0 = x1;
 const base = sink.messages.length;
 t0 = performance.now();
