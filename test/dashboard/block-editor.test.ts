@@ -217,6 +217,35 @@ describe('a broadcast built with blocks', () => {
     expect(await cspViolations(page)).toEqual([]);
   });
 
+  test("the live stream opens after the editor's chunk has loaded: a tool waiting for network idle is not held", async () => {
+    // The page opens its live stream (a request that never ends) once its own work has been quiet
+    // for a while (web/src/api.ts `quiet`). A slow chunk of code counts as its work: had the
+    // stream opened while the chunk was still loading, the browser would never be 500 ms without a
+    // request, and `networkidle` would never come (the dashboard tests wait for it).
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const times: { chunkDone?: number; stream?: number } = {};
+    await ctx.route(/\/dashboard\/assets\/chunk-[^/]*\.js$/, async (route) => {
+      await Bun.sleep(1_500);
+      await route.continue();
+    });
+    const p = await signIn(ctx, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
+    await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    p.on('requestfinished', (r) => {
+      if (/\/chunk-[^/]*\.js$/.test(r.url())) times.chunkDone = Date.now();
+    });
+    p.on('request', (r) => {
+      if (r.url().endsWith('/auth/session/events')) times.stream ??= Date.now();
+    });
+    const id = (await world.p.api('POST', `/broadcasts/${draftId}/duplicate`)).body.id as string;
+    await p.goto(`${base}/dashboard/broadcasts/${id}`);
+    await p.getByRole('textbox', { name: 'Email content' }).locator('h1').waitFor();
+    await p.waitForLoadState('networkidle', { timeout: 20_000 });
+    await until(() => times.stream !== undefined, 'the live stream opened');
+    expect(times.chunkDone).toBeDefined();
+    expect(times.stream!).toBeGreaterThan(times.chunkDone!);
+    await ctx.close();
+  }, 40_000);
+
   test('phone width: the block editor fits', async () => {
     const p = await signIn(phone, base, { email: world.p.creds.admin_email, password: world.p.creds.admin_password });
     await p.getByRole('heading', { name: 'Overview' }).waitFor();

@@ -41,24 +41,42 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * A request, its answer as parsed (JSON, else text); an `ApiFailure` for an error answer. Pages
  * call `get`, `post`, `patch`, `del`, which type the answer by the route.
  */
-export async function request(method: Method, path: string, body?: unknown): Promise<unknown> {
+export function request(method: Method, path: string, body?: unknown): Promise<unknown> {
+  return settling(send(method, path, body));
+}
+
+/** The page's own work under way, and when the last of it ended: `quiet` waits for the page to settle. */
+let inFlight = 0;
+let lastDone = 0;
+
+/**
+ * `work` counted as the page's own until it ends: every request, and each chunk of code a page
+ * loads with `import()` (the block editor, the automation builder), which can take longer than the
+ * requests beside it.
+ */
+export async function settling<T>(work: Promise<T>): Promise<T> {
   inFlight++;
   try {
-    return await send(method, path, body);
+    return await work;
   } finally {
     inFlight--;
     lastDone = Date.now();
   }
 }
 
-/** Requests under way, and when the last one ended: `quiet` waits for the page to settle. */
-let inFlight = 0;
-let lastDone = 0;
+// A file the browser loaded for the page outside `settling` (a style sheet, an image) ends a quiet
+// spell too (Resource Timing: an entry is recorded when its response has ended).
+if (typeof PerformanceObserver !== 'undefined') {
+  new PerformanceObserver(() => {
+    lastDone = Date.now();
+  }).observe({ type: 'resource' });
+}
 
 /**
- * Resolves once no request has been under way for `ms`: the live stream opens then, after the
- * page's first answers — a page does not need it before, and the browser's network-idle signal
- * (and tools waiting for it) is not held back by a request that never ends.
+ * Resolves once none of the page's own work has been under way for `ms`: the live stream opens
+ * then, after the page's first answers and chunks — a page does not need it before, and the
+ * browser's network-idle signal (and tools waiting for it: 500 ms without a request) is reached
+ * before a request that never ends begins.
  */
 export async function quiet(ms: number): Promise<void> {
   for (;;) {

@@ -1,6 +1,7 @@
 // The block editor, loaded when a page first shows it: TipTap and ProseMirror are a chunk of their
 // own (src/dashboard/bundle.ts splits the bundle), so pages without the editor do not load them.
 import { useEffect, useState } from 'preact/hooks';
+import { settling } from '../api';
 import { ErrorBox, Loading } from '../ui';
 import type { BlockEditorProps } from './block-editor';
 
@@ -11,7 +12,7 @@ export function LazyBlockEditor(props: BlockEditorProps) {
   const [mod, setMod] = useState<Module | null>(null);
   const [error, setError] = useState<Error | null>(null);
   useEffect(() => {
-    loading ??= import('./block-editor');
+    loading ??= settling(import('./block-editor'));
     loading.then(setMod, (e: Error) => {
       loading = null;
       setError(e);

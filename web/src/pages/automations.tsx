@@ -25,7 +25,7 @@ import {
 } from '../ui';
 import { useLive } from '../live';
 import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
-import { get, qs, url, page } from '../api';
+import { get, qs, url, page, settling } from '../api';
 import { setQuery, useLocation } from '../router';
 
 /** A step of an automation as its answer lists it. */
@@ -376,7 +376,7 @@ export function AutomationBuilder({ id }: { id?: string }) {
   const [mod, setMod] = useState<{ AutomationBuilderPage: typeof BuilderPage } | null>(null);
   const [error, setError] = useState<Error | null>(null);
   useEffect(() => {
-    builder ??= import('./automation-builder');
+    builder ??= settling(import('./automation-builder'));
     builder.then(setMod, (e: Error) => {
       builder = null;
       setError(e);
