@@ -4,7 +4,6 @@
 // (automation-builder.tsx, loaded on demand) or through the API.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { AutomationBuilderPage as BuilderPage } from './automation-builder';
 import {
   Badge,
   Card,
@@ -25,7 +24,8 @@ import {
 } from '../ui';
 import { useLive } from '../live';
 import type { Automation, AutomationRunSummary } from '../../../src/schemas/automations';
-import { get, qs, url, page, settling } from '../api';
+import { get, qs, url, page } from '../api';
+import { chunk } from '../chunk';
 import { setQuery, useLocation } from '../router';
 
 /** A step of an automation as its answer lists it. */
@@ -371,17 +371,9 @@ function RunDetail({ automation, run }: { automation: string; run: string }) {
 }
 
 /** The builder, its module (and @xyflow/system's) loaded when first opened. */
-let builder: Promise<{ AutomationBuilderPage: typeof BuilderPage }> | null = null;
+const useBuilder = chunk(() => import('./automation-builder'));
 export function AutomationBuilder({ id }: { id?: string }) {
-  const [mod, setMod] = useState<{ AutomationBuilderPage: typeof BuilderPage } | null>(null);
-  const [error, setError] = useState<Error | null>(null);
-  useEffect(() => {
-    builder ??= settling(import('./automation-builder'));
-    builder.then(setMod, (e: Error) => {
-      builder = null;
-      setError(e);
-    });
-  }, []);
+  const { mod, error } = useBuilder();
   if (error) return <ErrorBox error={{ message: `The builder could not be loaded: ${error.message}` }} />;
   return mod ? <mod.AutomationBuilderPage id={id} /> : <Loading />;
 }
