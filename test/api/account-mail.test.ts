@@ -3,7 +3,7 @@
 // link single-use, expiring, and never shown to the team through the API — and the SMTP settings.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
-import { verifiedDomain } from '../helpers/emails';
+import { verifiedDomain, storedEmails } from '../helpers/emails';
 import type { EmailRec } from '../../src/store';
 
 let p: Running;
@@ -17,7 +17,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 
 /** The system emails to `to`, newest last, with the link their content holds. */
 async function mailTo(to: string): Promise<{ email: EmailRec; link: string }[]> {
-  const all = await p.svc.store.emails.all(p.creds.team_id);
+  const all = await storedEmails(p.svc, p.creds.team_id);
   const out: { email: EmailRec; link: string }[] = [];
   for (const e of all)
     if (e.to.includes(to) && e.tags.some((t) => t.name === 'posthorn_system')) {

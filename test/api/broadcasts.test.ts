@@ -10,6 +10,7 @@ import { until } from '../helpers/wait';
 import { sendBroadcast } from '../../src/broadcasts/send';
 import { invalidAddressMessage } from '../../src/sending/address';
 import { newId, nowIso } from '../../src/ids';
+import { storedEmails } from '../helpers/emails';
 
 let p: Running;
 let team: string;
@@ -417,7 +418,7 @@ describe('cancel, delete, duplicate', () => {
 });
 
 describe('test send (Posthorn, §13.7)', () => {
-  const emailsNow = async () => (await p.svc.store.emails.all(team)).length;
+  const emailsNow = async () => (await storedEmails(p.svc, team)).length;
 
   test("each address gets the broadcast as a recipient would: placeholders, List-Unsubscribe, `[Test] ` and a tag; not the broadcast's emails", async () => {
     const ann = await p.api('POST', '/contacts', { body: { email: 'ann.test@dest.test', first_name: 'Ann' } });
@@ -528,7 +529,7 @@ describe('cancel while sending (§13.3)', () => {
     const { data, error } = await w.p.resend.broadcasts.create({ segmentId: seg, from: 'news@example.test', subject: 'Big news', text: 'News.', send: true });
     expect(error).toBeNull();
     const id = data!.id;
-    const mine = async () => (await w.p.svc.store.emails.all(t)).filter((e) => e.broadcast_id === id);
+    const mine = async () => (await storedEmails(w.p.svc, t)).filter((e) => e.broadcast_id === id);
     // The first batch: 60 delivered, 40 held in the queue; the limit keeps the broadcast queued.
     await until(async () => (await mine()).filter((e) => e.last_event === 'delivered').length === 60, '60 emails delivered', 20_000);
     expect((await mine()).length).toBe(100);

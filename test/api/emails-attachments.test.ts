@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import type { Running } from '../helpers/posthorn';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
-import { waitForEmail } from '../helpers/emails';
+import { waitForEmail, storedEmails } from '../helpers/emails';
 import { legacyResend, sentBodies, type LegacyMajor } from '../helpers/legacy-sdk';
 import { MAX_BUFFER_BYTES } from '../../src/schemas/emails';
 
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 const team = () => p.creds.team_id;
-const stored = async () => (await p.svc.store.emails.all(team())).length;
+const stored = async () => (await storedEmails(p.svc, team())).length;
 /** Every byte value, then random ones: what a file may hold. */
 const binary = (random: number) => Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(random)]);
 

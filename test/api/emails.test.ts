@@ -5,7 +5,7 @@ import { simpleParser } from 'mailparser';
 import type { Running } from '../helpers/posthorn';
 import type { TestDns } from '../helpers/dns';
 import type { Sink } from '../helpers/sink';
-import { verifiedDomain, waitForEmail, eventTypes } from '../helpers/emails';
+import { verifiedDomain, waitForEmail, eventTypes, storedEmails } from '../helpers/emails';
 import { releaseDue } from '../../src/sending/scheduled';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
 import { until } from '../helpers/wait';
@@ -203,14 +203,14 @@ describe('send with the SDK', () => {
 
 describe('rules', () => {
   test('unverified or unknown sender domain → 403 validation_error, nothing stored', async () => {
-    const before = (await p.svc.store.emails.all(p.creds.team_id)).length;
+    const before = (await storedEmails(p.svc, p.creds.team_id)).length;
     const r = await p.resend.emails.send({ from: 'a@unknown.test', to: 'x@dest.test', subject: 's', text: 't' });
     expect(r.error).toMatchObject({
       name: 'validation_error',
       statusCode: 403,
       message: 'The `unknown.test` domain is not verified. Please, add and verify your domain.',
     });
-    expect((await p.svc.store.emails.all(p.creds.team_id)).length).toBe(before);
+    expect((await storedEmails(p.svc, p.creds.team_id)).length).toBe(before);
   });
 
   test('a sending_access key bound to another domain → 403', async () => {
@@ -258,14 +258,14 @@ describe('batch', () => {
     ]);
     expect(ok.error).toBeNull();
     expect(ok.data!.data.length).toBe(2);
-    const before = (await p.svc.store.emails.all(p.creds.team_id)).length;
+    const before = (await storedEmails(p.svc, p.creds.team_id)).length;
     const bad = await p.resend.batch.send([
       { from: 'hello@example.test', to: 'b3@dest.test', subject: '3', text: 't' },
       { from: 'hello@example.test', to: 'not-an-address', subject: '4', text: 't' },
     ]);
     expect(bad.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(bad.error!.message).toStartWith('[1] Invalid `to` field.');
-    expect((await p.svc.store.emails.all(p.creds.team_id)).length).toBe(before);
+    expect((await storedEmails(p.svc, p.creds.team_id)).length).toBe(before);
   });
 
   test('permissive: accepted items sent, rejected ones reported by index', async () => {
@@ -314,7 +314,7 @@ describe('idempotency', () => {
     const batch = await p.resend.batch.send([body], { idempotencyKey: 'welcome-user/123' });
     expect(batch.error).toBeNull();
     await p.svc.backOffice.idle('incoming');
-    const count = (await p.svc.store.emails.all(p.creds.team_id)).filter((e) => e.subject === 'once').length;
+    const count = (await storedEmails(p.svc, p.creds.team_id)).filter((e) => e.subject === 'once').length;
     expect(count).toBe(2);
     // A 4xx outcome is replayed as well.
     const bad = await p.api('POST', '/emails', { body: { from: 'x' }, headers: { 'idempotency-key': 'k-bad' } });

@@ -7,7 +7,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { simpleParser } from 'mailparser';
 import type { Running } from '../helpers/posthorn';
 import type { Sink } from '../helpers/sink';
-import { waitForEmail, eventsOf } from '../helpers/emails';
+import { waitForEmail, eventsOf, storedEmails } from '../helpers/emails';
 import { startMailWorld, type MailWorld } from '../helpers/world';
 
 let world: MailWorld;
@@ -24,7 +24,7 @@ afterAll(() => world.stop());
 
 const team = () => p.creds.team_id;
 const stored = () => p.svc.store.templates.all(team());
-const storedEmails = async () => (await p.svc.store.emails.all(team())).length;
+const emailCount = async () => (await storedEmails(p.svc, team())).length;
 const UNKNOWN = '0195608a-51e4-70ed-a079-d3bde8e25d94';
 
 /** A template created and published through the SDK (create().publish()). */
@@ -286,10 +286,10 @@ describe('draft and published', () => {
   test('a draft cannot be sent; publish; edits wait as unpublished versions until published again', async () => {
     const a = alias();
     const id = (await p.resend.templates.create({ name: 'Versions', alias: a, from: 'hello@example.test', subject: 'V', html: '<p>version 1</p>' })).data!.id;
-    const before = await storedEmails();
+    const before = await emailCount();
     const draft = await p.resend.emails.send({ to: 'ann@dest.test', template: { id } });
     expect(draft.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('is not published') });
-    expect(await storedEmails()).toBe(before);
+    expect(await emailCount()).toBe(before);
 
     const pub = await p.resend.templates.publish(a);
     expect(pub.error).toBeNull();
@@ -455,7 +455,7 @@ describe('sending with `template`', () => {
         'Missing `subject` field.',
       ],
     ];
-    const before = await storedEmails();
+    const before = await emailCount();
     for (const [what, body, name, message] of cases) {
       const r = await p.api('POST', '/emails', { body });
       expect([what, r.status]).toEqual([what, 422]);
@@ -465,21 +465,21 @@ describe('sending with `template`', () => {
     // The SDK gets the same error.
     const sdk = await p.resend.emails.send({ to: 'a@dest.test', template: { id: t.id, variables: { NAME: 'x' } } });
     expect(sdk.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
-    expect(await storedEmails()).toBe(before);
+    expect(await emailCount()).toBe(before);
   });
 
   test('in a batch: each item through the same core; strict refuses the whole batch, permissive reports the item', async () => {
     const t = await published();
     const good = { to: 'ann@dest.test', template: { id: t.id, variables: { NAME: 'Ann', ORDER: 1 } } };
     const bad = { to: 'bob@dest.test', template: { id: t.id, variables: { NAME: 'Bob' } } };
-    const before = await storedEmails();
+    const before = await emailCount();
     const strict = await p.resend.batch.send([good, bad] as never);
     expect(strict.error).toMatchObject({
       statusCode: 422,
       name: 'validation_error',
       message: expect.stringMatching(/^\[1\] Missing `template\.variables\.ORDER` field/),
     });
-    expect(await storedEmails()).toBe(before);
+    expect(await emailCount()).toBe(before);
 
     const ok = await p.resend.batch.send([good, { ...good, to: 'cy@dest.test', template: { id: t.alias!, variables: { NAME: 'Cy', ORDER: 2 } } }] as never);
     expect(ok.error).toBeNull();

@@ -5,7 +5,7 @@
 // behind the unsubscribe link.
 import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startMailWorld, type MailWorld } from '../helpers/world';
-import { waitForEmail } from '../helpers/emails';
+import { waitForEmail, storedEmails } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import type { EmailRec } from '../../src/store';
 import { SignedLinks } from '../../src/links/signed';
@@ -388,7 +388,7 @@ describe('broadcasts with a topic', () => {
       6_000,
     );
     expect(rec.topic_id).toBe(t);
-    const emails = (await w.p.svc.store.emails.all(team())).filter((e) => e.broadcast_id === b.data!.id);
+    const emails = (await storedEmails(w.p.svc, team())).filter((e) => e.broadcast_id === b.data!.id);
     expect(emails.map((e) => e.to)).toEqual([[yes]]);
     expect(emails[0].topic_id).toBe(t);
     expect((await w.p.resend.broadcasts.get(b.data!.id)).data).toMatchObject({ topic_id: t });

@@ -10,7 +10,7 @@ import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer } from '../helpers/dns';
 import { startSink } from '../helpers/sink';
-import { verifiedDomain } from '../helpers/emails';
+import { verifiedDomain, storedEmails } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { openStore, type BroadcastRec, type EmailRec } from '../../src/store';
 import { startBroadcast } from '../../src/broadcasts';
@@ -48,7 +48,7 @@ async function untilStatus(p: Running, teamId: string, id: string, status: Broad
 }
 
 const emailsOf = async (p: Running, teamId: string, broadcastId: string): Promise<EmailRec[]> =>
-  (await p.svc.store.emails.all(teamId)).filter((e) => e.broadcast_id === broadcastId);
+  (await storedEmails(p.svc, teamId)).filter((e) => e.broadcast_id === broadcastId);
 
 /** A header of a received message, unfolded (RFC 5322 §2.2.3: long ones are folded). */
 function header(raw: Buffer, name: string): string | undefined {

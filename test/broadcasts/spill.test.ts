@@ -7,7 +7,7 @@ import { describe, test, expect, beforeAll, afterAll } from 'bun:test';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startDnsServer, type TestDns } from '../helpers/dns';
 import { startSink, type Sink } from '../helpers/sink';
-import { verifiedDomain } from '../helpers/emails';
+import { verifiedDomain, storedEmails } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { newId, nowIso } from '../../src/ids';
 import type { EmailRec, SendingIpRec } from '../../src/store';
@@ -177,7 +177,7 @@ describe('end to end: a broadcast over the allowance spills, most engaged first'
     // One an hour: dan (a click and an open) goes now; the others wait.
     await until(() => sink.messages.length === 1 || null, 'the first message delivered');
     expect(sink.messages[0]!.rcptTo).toEqual(['dan@dest.test']);
-    const emails = (await p.svc.store.emails.all(team)).filter((e) => e.broadcast_id === id);
+    const emails = (await storedEmails(p.svc, team)).filter((e) => e.broadcast_id === id);
     expect(emails.length).toBe(5);
     // Made in engagement order: dan, bob, then the segment's order.
     expect([...emails].sort((a, b) => (a.id < b.id ? -1 : 1)).map((e) => e.to[0])).toEqual([
@@ -195,7 +195,7 @@ describe('end to end: a broadcast over the allowance spills, most engaged first'
     const at = Date.parse(got.delivery_forecast.completes_at);
     expect(at).toBeGreaterThan(Date.now());
     expect(Math.floor(at / DAY)).toBeGreaterThan(Math.floor(Date.now() / DAY));
-    const states = (await p.svc.store.emails.all(team)).filter((e) => e.broadcast_id === id).flatMap((e) => Object.values(e.recipients));
+    const states = (await storedEmails(p.svc, team)).filter((e) => e.broadcast_id === id).flatMap((e) => Object.values(e.recipients));
     expect(states.filter((s) => s === 'bounced')).toEqual([]);
     // A broadcast whose pool sends without allowances has no forecast field at all.
     expect((await p.api('GET', `/broadcasts/${past}`)).body.delivery_forecast).toBeUndefined();

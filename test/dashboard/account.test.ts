@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { axeViolations, launchBrowser, screenshot, signIn } from '../helpers/browser';
 import { startPosthorn, type Running } from '../helpers/posthorn';
-import { verifiedDomain } from '../helpers/emails';
+import { verifiedDomain, storedEmails } from '../helpers/emails';
 
 let p: Running;
 let browser: Browser;
@@ -31,7 +31,7 @@ async function mailedPath(to: string): Promise<string> {
 }
 
 async function mailedLink(to: string): Promise<string> {
-  const all = await p.svc.store.emails.all(p.creds.team_id);
+  const all = await storedEmails(p.svc, p.creds.team_id);
   const e = all.filter((x) => x.to.includes(to) && x.tags.some((t) => t.name === 'posthorn_system')).pop()!;
   const content = (await p.svc.store.emailContent.get(e.team_id, e.id))!;
   return /(http:\/\/\S+\/dashboard\/\S+)/.exec(content.text!)![1]!;

@@ -10,10 +10,21 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Services } from '../../src/services';
 import type { DomainRec, EmailRec, EventRec } from '../../src/store';
 import { enqueue } from '../../src/sending/enqueue';
+import { settle } from '../../src/sending/incoming';
 import { newId } from '../../src/ids';
 import type { Running } from './posthorn';
 import type { TestDns } from './dns';
 import { until } from './wait';
+
+/**
+ * A team's emails as the API shows them. A batch is accepted as one record of the incoming queue
+ * and written as its emails by the back office moments later (src/sending/incoming.ts); every read
+ * through the API writes what is still waiting first, and so does this.
+ */
+export async function storedEmails(svc: Services, team: string): Promise<EmailRec[]> {
+  await settle(svc.store, svc.events, team);
+  return svc.store.emails.all(team);
+}
 
 /**
  * A domain created through the API, its sending records then marked verified in the store. With

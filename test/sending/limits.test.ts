@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPosthorn, type Running } from '../helpers/posthorn';
 import { startPosthornSmtp, submitter, type RunningSmtp } from '../helpers/smtp';
-import { verifiedDomain } from '../helpers/emails';
+import { verifiedDomain, storedEmails } from '../helpers/emails';
 import { until } from '../helpers/wait';
 import { sendBroadcast } from '../../src/broadcasts/send';
 import { QuotaExceeded } from '../../src/limits/quota';
@@ -121,7 +121,7 @@ describe('an hourly limit (emails_per_hour = 2)', () => {
     expect(error).toBeNull();
     await p.svc.broadcasts.idle();
     expect((await p.svc.store.broadcasts.get(team, data!.id))!.status).toBe('queued');
-    expect((await p.svc.store.emails.all(team)).filter((e) => e.broadcast_id === data!.id)).toEqual([]);
+    expect((await storedEmails(p.svc, team)).filter((e) => e.broadcast_id === data!.id)).toEqual([]);
     // Straight through the sending core: the same refusal, as a QuotaExceeded the runner waits on.
     await expect(sendBroadcast(p.svc, team, data!.id)).rejects.toBeInstanceOf(QuotaExceeded);
   });
@@ -150,6 +150,6 @@ describe('an hourly limit (emails_per_hour = 2)', () => {
     );
     const [run] = await p.svc.store.automationRuns.all(team);
     expect(run).toMatchObject({ status: 'running', at: 'welcome', attempts: 0 });
-    expect((await p.svc.store.emails.all(team)).filter((e) => e.contact_id)).toEqual([]);
+    expect((await storedEmails(p.svc, team)).filter((e) => e.contact_id)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { simpleParser } from 'mailparser';
 import type { TestDns } from '../helpers/dns';
 import type { Sink } from '../helpers/sink';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
-import { verifiedDomain, waitForEmail, settled, eventTypes, eventsOf } from '../helpers/emails';
+import { verifiedDomain, waitForEmail, settled, eventTypes, eventsOf, storedEmails } from '../helpers/emails';
 import { submitter, acceptedId, SmtpDialog, plainAuth, type RunningSmtp } from '../helpers/smtp';
 import { MAX_MESSAGE_BYTES } from '../../src/smtp/server';
 import { TestClock } from '../helpers/clock';
@@ -332,10 +332,10 @@ describe('session rules', () => {
     await c.command('RCPT TO:<b@dest.test>');
     expect((await c.command('DATA')).code).toBe(354);
     await s.p.resend.apiKeys.remove(data!.id);
-    const before = (await s.p.svc.store.emails.all(s.p.creds.team_id)).length;
+    const before = (await storedEmails(s.p.svc, s.p.creds.team_id)).length;
     const reply = await c.data('From: a@example.test\r\nTo: b@dest.test\r\nSubject: s\r\n\r\nbody\r\n.\r\n');
     expect(reply.text).toBe('554 5.7.8 The API key used to authenticate is no longer valid');
-    expect((await s.p.svc.store.emails.all(s.p.creds.team_id)).length).toBe(before);
+    expect((await storedEmails(s.p.svc, s.p.creds.team_id)).length).toBe(before);
     c.close();
   });
 

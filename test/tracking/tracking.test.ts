@@ -9,7 +9,7 @@ import { simpleParser } from 'mailparser';
 import { startMailWorld, authenticateReceived, type MailWorld } from '../helpers/world';
 import { submitter } from '../helpers/smtp';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { eventsOf } from '../helpers/emails';
+import { eventsOf, storedEmails } from '../helpers/emails';
 import type { Sink, Received } from '../helpers/sink';
 import { until } from '../helpers/wait';
 
@@ -266,7 +266,7 @@ describe('other ways in are tracked too', () => {
     const res = await fetch(local(hrefs[0]), { redirect: 'manual', headers: { 'user-agent': THUNDERBIRD } });
     expect(res.headers.get('location')).toBe('https://blog.test/post');
     const email = await until(async () => {
-      const all = await w.p.svc.store.emails.all(team);
+      const all = await storedEmails(w.p.svc, team);
       const e = all.find((x) => x.broadcast_id === b.data!.id);
       return e?.last_event === 'clicked' && e;
     }, 'broadcast click');
