@@ -54,8 +54,17 @@ async function readOnce(abort: AbortController): Promise<boolean> {
   }
 }
 
+/**
+ * How long the page's own work must have been over before the stream opens. A tool waiting for
+ * network idle (500 ms without a request) must see that moment; it may see it late when its own
+ * process is busy — the test suite's driver shares one with the server it drives, and 200 ms of
+ * margin was missed there — so the margin is 1.5 s. A change made meanwhile is not lost: the
+ * stream's `ready` reloads every listener.
+ */
+const SETTLED_MS = 2_000;
+
 async function run(abort: AbortController): Promise<void> {
-  await quiet(700);
+  await quiet(SETTLED_MS);
   // A sign-out aborts the stream (api.ts `setCsrf`) and ends this loop.
   while (!abort.signal.aborted && listeners.size && signedIn()) {
     const again = await readOnce(abort);
