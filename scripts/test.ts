@@ -13,7 +13,11 @@
  *
  * A full run (no paths or filters of the caller's) has a second pass: the API suites (PG_PASS) run
  * again with POSTHORN_TEST_STORE=pg, against a private PostgreSQL server the tests start
- * (test/helpers/postgres.ts); the closing line adds both passes up.
+ * (test/helpers/postgres.ts); the closing line adds both passes up. The files that drive Chromium
+ * run last, alone (two at once push pages past their time budgets on a small machine); the other
+ * files of the first pass run with the PostgreSQL pass beside them, in a second `bun test` whose
+ * output is printed when it ends — most tests wait on sockets and child processes, and the two
+ * together fill the cores one leaves half idle.
  *
  * Runs `bun test` as a child process (process.execPath, so the same Bun that runs this script),
  * with POSTHORN_LOG=silent, POSTHORN_CHECK_RESPONSES=1 (every JSON answer of the API is checked against its
@@ -31,6 +35,7 @@
  */
 import { resolve } from 'node:path';
 import { constants } from 'node:os';
+import { readFileSync } from 'node:fs';
 
 const ROOT = resolve(import.meta.dir, '..');
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -210,21 +215,36 @@ function write(stream: NodeJS.WriteStream, chunk: string | Uint8Array): Promise<
   });
 }
 
-/** One `bun test` child: its output passes through; its summary and exit code come back. */
-async function runBun(
-  args: string[],
-  extraEnv: Record<string, string>,
-): Promise<{ summary: Summary | null; code: number; failures: MarkerCounter['failures']; failed: number }> {
+type Pass = { summary: Summary | null; code: number; failures: MarkerCounter['failures']; failed: number; held?: Uint8Array[] };
+
+/**
+ * One `bun test` child: its output passes through, or with `held` is kept (stdout and stderr in the
+ * order they came) and returned for the caller to print once the pass beside it has ended, so the
+ * two do not interleave; its summary and exit code come back.
+ */
+async function runBun(args: string[], extraEnv: Record<string, string>, held = false): Promise<Pass> {
   const env: Record<string, string | undefined> = { ...process.env, POSTHORN_LOG: 'silent', POSTHORN_CHECK_RESPONSES: '1', ...extraEnv };
   // stderr goes through a pipe: keep bun's colours when our own stderr is a terminal.
   if (process.stderr.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined) env.FORCE_COLOR = '1';
 
-  const child = Bun.spawn(args, { cwd: ROOT, env, stdin: 'inherit', stdout: 'inherit', stderr: 'pipe' });
+  const child = Bun.spawn(args, { cwd: ROOT, env, stdin: 'inherit', stdout: held ? 'pipe' : 'inherit', stderr: 'pipe' });
   const forward = (signal: NodeJS.Signals) => {
     if (child.exitCode === null) child.kill(signal);
   };
   process.on('SIGINT', () => forward('SIGINT'));
   process.on('SIGTERM', () => forward('SIGTERM'));
+
+  const kept: Uint8Array[] = [];
+  const keepStdout = async () => {
+    if (!held) return;
+    const out = (child.stdout as ReadableStream<Uint8Array>).getReader();
+    for (;;) {
+      const { done, value } = await out.read();
+      if (done) return;
+      kept.push(value);
+    }
+  };
+  const stdoutDone = keepStdout();
 
   // Keep only the tail of stderr: the summary is at the very end, test output can be large.
   const KEEP = 256 * 1024;
@@ -235,7 +255,8 @@ async function runBun(
   for (;;) {
     const { done, value: chunk } = await reader.read();
     if (done) break;
-    await write(process.stderr, chunk);
+    if (held) kept.push(chunk);
+    else await write(process.stderr, chunk);
     const text = decoder.decode(chunk, { stream: true });
     markers.push(text);
     tail += text;
@@ -245,12 +266,38 @@ async function runBun(
   markers.push(rest);
   markers.end();
   tail += rest;
+  await stdoutDone;
   await child.exited;
 
   let code = child.exitCode ?? 1;
   if (child.signalCode) code = 128 + ((constants.signals as Record<string, number>)[child.signalCode] ?? 1);
-  return { summary: parseSummary(tail, markers.counts), code, failures: markers.failures, failed: markers.counts.fail };
+  return { summary: parseSummary(tail, markers.counts), code, failures: markers.failures, failed: markers.counts.fail, held: held ? kept : undefined };
 }
+
+/** Passes as one: their summaries added, the first failing exit code, the failures of all. */
+function combine(passes: readonly Pass[]): Pass {
+  const [first, ...rest] = passes;
+  return rest.reduce(
+    (a, b) => ({
+      summary: addSummaries(a.summary, b.summary),
+      code: a.code || b.code,
+      failures: [...a.failures, ...b.failures].slice(0, FAIL_RECAP_MAX),
+      failed: a.failed + b.failed,
+    }),
+    first!,
+  );
+}
+
+/** The suite's files (as bun finds them: `*.test.ts` under test/), by path. */
+function testFiles(): string[] {
+  return [...new Bun.Glob('test/**/*.test.ts').scanSync({ cwd: ROOT })].sort().map((f) => `./${f}`);
+}
+
+/** A file drives Chromium when it launches it (test/helpers/browser.ts `launchBrowser`). */
+export const drivesBrowser = (source: string): boolean => /\blaunchBrowser\(/.test(source);
+
+/** True when `file` (`./test/…`) is one of PG_PASS's files or under one of its folders. */
+export const inPgPass = (file: string): boolean => PG_PASS.some((p) => file === p || file.startsWith(`${p}/`));
 
 /** Two passes' summaries as one (null when either has none: that pass crashed). */
 export function addSummaries(a: Summary | null, b: Summary | null): Summary | null {
@@ -272,6 +319,34 @@ function preflight(): boolean {
   return r.exitCode === 0;
 }
 
+/**
+ * Every file, then PG_PASS's files on PostgreSQL: the files that do not drive a browser with the
+ * PostgreSQL pass's beside them, then those that do, alone.
+ */
+async function fullRun(base: string[], extra: string[]): Promise<Pass> {
+  const files = testFiles();
+  const browser = new Set(files.filter((f) => drivesBrowser(readFileSync(resolve(ROOT, f), 'utf8'))));
+  const plain = files.filter((f) => !browser.has(f));
+  const pg = { POSTHORN_TEST_STORE: 'pg' };
+  const pgPlain = plain.filter(inPgPass);
+  const pgBrowser = [...browser].filter(inPgPass);
+  await write(
+    process.stderr,
+    `\n==> ${plain.length} files that drive no browser; beside them, ${pgPlain.length} of the API suites on PostgreSQL (POSTHORN_TEST_STORE=pg: ${PG_PASS.join(' ')}), printed when they end\n`,
+  );
+  const [main, onPg] = await Promise.all([runBun([...base, ...extra, ...plain], {}), runBun([...base, ...extra, ...pgPlain], pg, true)]);
+  await write(process.stderr, `\n==> the API suites on PostgreSQL, run beside the above\n`);
+  for (const chunk of onPg.held ?? []) await write(process.stderr, chunk);
+  await write(process.stderr, `\n==> ${browser.size} files that drive Chromium, one at a time\n`);
+  const inBrowser = await runBun([...base, ...extra, ...browser], {});
+  const passes = [main, onPg, inBrowser];
+  if (pgBrowser.length) {
+    await write(process.stderr, `\n==> of those, the API suites on PostgreSQL: ${pgBrowser.join(' ')}\n`);
+    passes.push(await runBun([...base, ...extra, ...pgBrowser], pg));
+  }
+  return combine(passes);
+}
+
 async function main(): Promise<number> {
   if (!preflight()) {
     await write(process.stdout, '\n0 passed, 1 failed\n');
@@ -283,23 +358,11 @@ async function main(): Promise<number> {
   // timeout here — the tests drive real sockets and child processes — unless the caller set one.
   if (!extra.some((a) => a === '--timeout' || a.startsWith('--timeout='))) base.push(`--timeout=${DEFAULT_TIMEOUT_MS}`);
   const full = !hasPositional(extra);
-  const first = await runBun([...base, ...extra, ...(full ? ['./test'] : [])], {});
-  let summary = first.summary;
-  let code = first.code;
-  let failures = first.failures;
-  let failed = first.failed;
-  if (full) {
-    await write(process.stderr, `\n==> the API suites again, on PostgreSQL (POSTHORN_TEST_STORE=pg): ${PG_PASS.join(' ')}\n`);
-    const second = await runBun([...base, ...extra, ...PG_PASS], { POSTHORN_TEST_STORE: 'pg' });
-    // Either pass failing fails the run (closingLine's guards then hold for the sum).
-    summary = addSummaries(summary, second.summary);
-    code = first.code || second.code;
-    failures = [...failures, ...second.failures].slice(0, FAIL_RECAP_MAX);
-    failed += second.failed;
-  }
-  const recap = failureRecap(failures, failed);
+  const run = full ? await fullRun(base, extra) : await runBun([...base, ...extra], {});
+  const recap = failureRecap(run.failures, run.failed);
   if (recap) await write(process.stdout, recap);
-  const result = closingLine(summary, code);
+  // Any pass failing fails the run (closingLine's guards then hold for the sum).
+  const result = closingLine(run.summary, run.code);
   await write(process.stdout, `\n${result.line}\n`);
   return result.code;
 }

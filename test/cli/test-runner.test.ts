@@ -1,7 +1,9 @@
 // scripts/test.ts (npm test): the count line and the recap of failed tests at the end of the run,
 // which is what a CI log that keeps only its tail shows.
 import { describe, expect, test } from 'bun:test';
-import { closingLine, failureRecap, MarkerCounter, parseSummary } from '../../scripts/test.ts';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { closingLine, drivesBrowser, failureRecap, inPgPass, MarkerCounter, parseSummary } from '../../scripts/test.ts';
 
 const OUTPUT = [
   'test/a.test.ts:',
@@ -42,5 +44,22 @@ describe('npm test summary', () => {
     expect(closingLine(s, 1)).toEqual({ line: '2 passed, 1 failed', code: 1 });
     expect(closingLine({ ...s!, fail: 0 }, 1).line).toBe('2 passed, 1 failed');
     expect(closingLine(null, 0)).toEqual({ line: '0 passed, 1 failed', code: 1 });
+  });
+});
+
+describe('how a full run splits the files', () => {
+  test('a file that launches Chromium runs with the browser files, alone; the others beside the PostgreSQL pass', () => {
+    const source = (f: string) => readFileSync(resolve(import.meta.dir, '..', f), 'utf8');
+    expect(drivesBrowser(source('dashboard/dashboard.test.ts'))).toBe(true);
+    expect(drivesBrowser(source('security/red-team.test.ts'))).toBe(true);
+    expect(drivesBrowser(source('api/emails.test.ts'))).toBe(false);
+    expect(drivesBrowser(source('helpers/emails.ts'))).toBe(false);
+  });
+
+  test("PG_PASS's folders and files, and nothing that merely starts like them", () => {
+    expect(inPgPass('./test/api/emails.test.ts')).toBe(true);
+    expect(inPgPass('./test/automations/api.test.ts')).toBe(true);
+    expect(inPgPass('./test/automations/crash.test.ts')).toBe(false);
+    expect(inPgPass('./test/api-extra/x.test.ts')).toBe(false);
   });
 });
