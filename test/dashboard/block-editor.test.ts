@@ -116,6 +116,36 @@ describe('a broadcast built with blocks', () => {
     expect(await page.getByRole('tab', { name: 'Blocks' }).getAttribute('aria-selected')).toBe('true');
   }, 30_000);
 
+  test('a link being typed survives a render of the page (the broadcast changed and reloaded) and is applied when committed', async () => {
+    const stream = page.waitForRequest((r) => r.url().endsWith('/auth/session/events'));
+    await page.reload();
+    const doc = page.getByRole('textbox', { name: 'Email content' });
+    await doc.locator('.blk-button-face').click();
+    await stream;
+    const link = page.getByRole('group', { name: 'Button settings' }).getByLabel('Link');
+    await link.fill('https://shop.example.test/spring');
+    // A change of the broadcast heard on the live stream: the page reloads its record and renders again.
+    const reloaded = page.waitForResponse((r) => r.request().method() === 'GET' && r.url().endsWith(`/broadcasts/${draftId}`));
+    expect((await world.p.api('PATCH', `/broadcasts/${draftId}`, { body: { preview_text: 'Twenty percent off' } })).status).toBe(200);
+    await reloaded;
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+    expect(await link.inputValue()).toBe('https://shop.example.test/spring');
+    await link.press('Tab');
+    await page.getByText('All changes saved').waitFor({ timeout: 15_000 });
+    await until(
+      async () => ((await world.p.api('GET', `/broadcasts/${draftId}`)).body.html as string).includes('https://shop.example.test/spring'),
+      'the link saved',
+    );
+    // Back as the other tests expect it.
+    await doc.locator('.blk-button-face').click();
+    await link.fill('https://shop.example.test/sale');
+    await link.press('Tab');
+    await until(
+      async () => ((await world.p.api('GET', `/broadcasts/${draftId}`)).body.html as string).includes('https://shop.example.test/sale'),
+      'the link restored',
+    );
+  }, 40_000);
+
   test('the preview shows the placeholders filled from a chosen contact', async () => {
     await page.getByLabel('Preview as contact').selectOption({ label: 'ann@dest.test' });
     const frame = page.frameLocator('iframe[title="Email preview"]');

@@ -9,6 +9,7 @@ import Image from '@tiptap/extension-image';
 import { NodeSelection } from '@tiptap/pm/state';
 import StarterKit from '@tiptap/starter-kit';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { TargetedEvent } from 'preact';
 import type { DocNode } from './email-html';
 import { Button, Column, Columns, Footer, Placeholder, Spacer } from './nodes';
 import { cleanPastedHtml } from './paste';
@@ -331,32 +332,45 @@ function LinkButton({ editor }: { editor: Editor | null }) {
 
 type PmNode = NonNullable<ReturnType<Editor['state']['doc']['nodeAt']>>;
 
-/** The settings of the selected atom: its attributes as fields, applied as they are typed (one undo step each). */
+/**
+ * One attribute of the selected atom as a field. What is typed is the field's own until it is
+ * committed (the change event: Tab, Enter, leaving the field) and then applied as one undo step; a
+ * render meanwhile (an autosave finishing, the page's record reloaded) keeps it rather than putting
+ * the attribute's old value back.
+ */
+function AttrField({ id, label, value, type = 'text', hint, apply }: { id: string; label: string; value: string; type?: 'text' | 'number'; hint?: string; apply: (v: string) => void }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const own = {
+    id,
+    value: draft ?? value,
+    onInput: (e: TargetedEvent<HTMLInputElement>) => setDraft(e.currentTarget.value),
+    onChange: (e: TargetedEvent<HTMLInputElement>) => {
+      setDraft(null);
+      apply(e.currentTarget.value);
+    },
+  };
+  return (
+    <div class="blk-field">
+      <label for={id}>{label}</label>
+      {type === 'number' ? <input type="number" min={4} max={200} {...own} /> : <input type="text" placeholder={hint} {...own} />}
+    </div>
+  );
+}
+
+/** The settings of the selected atom: its attributes as fields, each applied when committed (one undo step each). */
 function Settings({ editor, node }: { editor: Editor; node: PmNode }) {
   const type = node.type.name;
   const set = (attrs: Record<string, unknown>) => editor.chain().updateAttributes(type, attrs).setNodeSelection(editor.state.selection.from).run();
   const field = (key: string, label: string, opts: { type?: 'text' | 'number'; hint?: string } = {}) => (
-    <div class="blk-field">
-      <label for={`blk-${key}`}>{label}</label>
-      {opts.type === 'number' ? (
-        <input
-          id={`blk-${key}`}
-          type="number"
-          min={4}
-          max={200}
-          value={String(node.attrs[key] ?? '')}
-          onChange={(e) => set({ [key]: Number(e.currentTarget.value) })}
-        />
-      ) : (
-        <input
-          id={`blk-${key}`}
-          type="text"
-          value={String(node.attrs[key] ?? '')}
-          placeholder={opts.hint}
-          onChange={(e) => set({ [key]: e.currentTarget.value })}
-        />
-      )}
-    </div>
+    <AttrField
+      key={`${type}-${key}`}
+      id={`blk-${key}`}
+      label={label}
+      value={String(node.attrs[key] ?? '')}
+      type={opts.type}
+      hint={opts.hint}
+      apply={(v) => set({ [key]: opts.type === 'number' ? Number(v) : v })}
+    />
   );
   let fields = null;
   if (type === 'button')
