@@ -338,7 +338,21 @@ type PmNode = NonNullable<ReturnType<Editor['state']['doc']['nodeAt']>>;
  * render meanwhile (an autosave finishing, the page's record reloaded) keeps it rather than putting
  * the attribute's old value back.
  */
-function AttrField({ id, label, value, type = 'text', hint, apply }: { id: string; label: string; value: string; type?: 'text' | 'number'; hint?: string; apply: (v: string) => void }) {
+function AttrField({
+  id,
+  label,
+  value,
+  type = 'text',
+  hint,
+  apply,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  type?: 'text' | 'number';
+  hint?: string;
+  apply: (v: string) => void;
+}) {
   const [draft, setDraft] = useState<string | null>(null);
   const own = {
     id,
